@@ -1,0 +1,49 @@
+# Two commands on a fresh machine: `make demo` and `make test`. Each creates or refreshes
+# .venv itself from pyproject.toml; nothing else is installed by hand.
+
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+PIP_FLAGS := --quiet --disable-pip-version-check
+
+.PHONY: demo test lint typecheck unit bench test-docker clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install $(PIP_FLAGS) --upgrade pip==25.3
+
+# Runtime only: enough for the demo.
+$(VENV)/.runtime: pyproject.toml | $(BIN)/python
+	$(BIN)/pip install $(PIP_FLAGS) -e .
+	touch $@
+
+# Everything the tests, the CDK app and the benchmarks need.
+$(VENV)/.dev: pyproject.toml | $(BIN)/python
+	$(BIN)/pip install $(PIP_FLAGS) -e '.[dev]'
+	touch $@ $(VENV)/.runtime
+
+demo: $(VENV)/.runtime
+	$(BIN)/stepsaga demo
+
+lint: $(VENV)/.dev
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+typecheck: $(VENV)/.dev
+	$(BIN)/mypy
+
+unit: $(VENV)/.dev
+	$(BIN)/pytest -q
+
+test: lint typecheck unit
+
+# Step Functions Local and DynamoDB Local through testcontainers (needs a Docker daemon).
+test-docker: $(VENV)/.dev
+	$(BIN)/pytest -q -m docker -p no:cacheprovider
+
+bench: $(VENV)/.dev
+	$(BIN)/python bench/ledger.py
+	$(BIN)/python bench/engine.py
+
+clean:
+	rm -rf $(VENV) .stepsaga cdk.out .mypy_cache .ruff_cache .pytest_cache

@@ -1,0 +1,1 @@
+"""compensations package."""

@@ -1,0 +1,183 @@
+"""The approved case: the only trusted source of tenant, case and intent.
+
+Validated at the boundary (CLI ``start``, the AWS backend, handlers' events); unknown
+fields are rejected so a typo never silently drops a consequential parameter.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from decimal import Decimal
+from pathlib import Path
+from typing import Annotated, Any
+
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
+
+from stepsaga.errors import InvalidActionError, InvalidInputError
+from stepsaga.money import Money
+
+#: Identifiers become parts of ledger keys and execution names: keep them to safe characters.
+TenantId = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9-]{0,31}$")]
+CaseId = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9_-]{0,47}$")]
+Reference = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$")]
+Text = Annotated[str, StringConstraints(min_length=1, max_length=200, strip_whitespace=True)]
+Country = Annotated[str, StringConstraints(pattern=r"^[A-Z]{2}$")]
+
+MAX_CASE_FILE_BYTES = 64 * 1024
+
+
+def _utc(value: datetime) -> datetime:
+    if value.tzinfo is None:
+        raise ValueError("must carry a timezone (e.g. 2026-11-29T09:30:00Z)")
+    return value.astimezone(UTC)
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, str_strip_whitespace=True)
+
+
+class Approval(_Strict):
+    approved_by: Annotated[str, StringConstraints(min_length=3, max_length=254)]
+    approved_at: Annotated[datetime, AfterValidator(_utc)]
+    revision: int = Field(ge=1, le=1_000_000, strict=True)
+
+
+class Reserve(_Strict):
+    sku: Reference
+    quantity: int = Field(ge=1, le=10_000, strict=True)
+    warehouse: Reference
+
+
+class Refund(_Strict):
+    payment_id: Reference
+    amount: Decimal | int | str = Field(union_mode="left_to_right")
+    currency: Annotated[str, StringConstraints(min_length=3, max_length=3)]
+
+    @model_validator(mode="after")
+    def _money_fits_currency(self) -> Refund:
+        money = self.money
+        if money.minor <= 0:
+            raise ValueError("amount must be positive")
+        if money.minor > 10**12:
+            raise ValueError("amount is implausibly large")
+        return self
+
+    @field_validator("amount", mode="before")
+    @classmethod
+    def _no_bool_or_float_noise(cls, value: Any) -> Any:
+        if isinstance(value, bool):
+            raise ValueError("must be a number or a decimal string")
+        if isinstance(value, str) and len(value) > 32:
+            raise ValueError("is too long")
+        if isinstance(value, float):
+            return Decimal(str(value))
+        return value
+
+    @property
+    def money(self) -> Money:
+        try:
+            return Money.parse(self.amount, self.currency)
+        except InvalidActionError as exc:
+            raise ValueError(exc.message) from None
+
+
+class Address(_Strict):
+    name: Text
+    line1: Text
+    line2: Text | None = None
+    city: Text
+    postal_code: Annotated[str, StringConstraints(min_length=1, max_length=16)]
+    country: Country
+
+
+class ShipmentItem(_Strict):
+    sku: Reference
+    quantity: int = Field(ge=1, le=10_000, strict=True)
+
+
+class Shipment(_Strict):
+    address: Address
+    items: list[ShipmentItem] = Field(min_length=1, max_length=100)
+
+
+class Case(_Strict):
+    """An approved replacement-order case (the file format in DESIGN.md)."""
+
+    tenant_id: TenantId
+    case_id: CaseId
+    approval: Approval
+    order_id: Reference
+    reserve: Reserve
+    refund: Refund
+    shipment: Shipment
+
+    def execution_input(self) -> dict[str, Any]:
+        """The JSON the state machine starts with: canonical money, ISO timestamps."""
+        data = self.model_dump(mode="json", exclude_none=True)
+        money = self.refund.money
+        data["refund"]["amount"] = money.format()
+        data["refund"]["currency"] = money.currency
+        data["approval"]["approved_at"] = self.approval.approved_at.strftime("%Y-%m-%dT%H:%M:%SZ")
+        return data
+
+
+def describe_validation_error(exc: ValidationError) -> str:
+    """One line naming the first offending field, e.g. ``refund.amount: …``."""
+    first = exc.errors()[0]
+    where = ".".join(str(p) for p in first["loc"]) or "case"
+    message = first["msg"]
+    if message.startswith("Value error, "):
+        message = message[len("Value error, ") :]
+    return f"{where}: {message}"
+
+
+def parse_case(data: object) -> Case:
+    """Validate already-decoded JSON; raises ``InvalidInputError`` with the field named."""
+    if not isinstance(data, dict):
+        raise InvalidInputError("case: must be a JSON object", field="case")
+    try:
+        return Case.model_validate(data)
+    except ValidationError as exc:
+        line = describe_validation_error(exc)
+        raise InvalidInputError(line, field=line.split(":", 1)[0]) from None
+
+
+def load_case(path: Path) -> Case:
+    """Read and validate a case file; every failure is one ``InvalidInputError`` line."""
+    if path.is_dir():
+        raise InvalidInputError(f"{path}: is a directory, not a case file", field="path")
+    try:
+        with path.open("rb") as handle:
+            raw = handle.read(MAX_CASE_FILE_BYTES + 1)
+    except FileNotFoundError:
+        raise InvalidInputError(f"{path}: no such file", field="path") from None
+    except OSError as exc:
+        raise InvalidInputError(f"{path}: cannot read ({exc.strerror})", field="path") from None
+    if len(raw) > MAX_CASE_FILE_BYTES:
+        raise InvalidInputError(f"{path}: larger than {MAX_CASE_FILE_BYTES} bytes", field="path")
+    if not raw.strip():
+        raise InvalidInputError(f"{path}: empty file", field="path")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InvalidInputError(f"{path}: not UTF-8 (byte {exc.start})", field="path") from None
+    try:
+        data = json.loads(text)
+    except RecursionError:
+        raise InvalidInputError(f"{path}: JSON nested too deeply", field="path") from None
+    except json.JSONDecodeError as exc:
+        raise InvalidInputError(
+            f"{path}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}",
+            field="path",
+        ) from None
+    return parse_case(data)

@@ -1,0 +1,1 @@
+"""The ``stepsaga`` command line (typer). One module per command group."""

@@ -1,0 +1,44 @@
+"""Root of the ``stepsaga`` CLI: global options, then one sub-app or command per module."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from stepsaga.cli.common import Backend, CliContext
+from stepsaga.home import StateHome
+
+app = typer.Typer(
+    name="stepsaga",
+    help="Run approved cases as sagas whose side effects happen at most once.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+)
+
+
+@app.callback()
+def root(
+    ctx: typer.Context,
+    backend: Annotated[
+        Backend, typer.Option(help="Where cases run: the embedded engine or AWS.")
+    ] = Backend.local,
+    home: Annotated[
+        Path | None,
+        typer.Option(
+            envvar="STEPSAGA_HOME",
+            help="State folder of the local backend (default ./.stepsaga).",
+            show_default=False,
+        ),
+    ] = None,
+) -> None:
+    ctx.obj = CliContext(backend=backend, home=StateHome(home) if home else StateHome.from_env())
+
+
+# Command groups register here, one line each (keep alphabetical).
+
+
+def main() -> None:
+    app()

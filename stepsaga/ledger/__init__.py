@@ -1,0 +1,1 @@
+"""The action ledger: durable claims that make every side effect retry-safe."""

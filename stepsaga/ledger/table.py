@@ -1,0 +1,17 @@
+"""The DynamoDB table layout, shared by the ledger adapter and the CDK stack.
+
+One table holds action records, reconciliation items and tenant budgets (single-table
+design); the CDK stack creates exactly this shape, so both read these names from here.
+"""
+
+from typing import Final
+
+PARTITION_KEY: Final = "pk"
+SORT_KEY: Final = "sk"
+#: Epoch seconds; DynamoDB TTL deletes the item some time (up to days) after this.
+TTL_ATTRIBUTE: Final = "expires_at"
+
+#: Sparse GSI: only OPEN reconciliation items carry these attributes.
+OPEN_ITEMS_INDEX: Final = "open-items-by-tenant"
+OPEN_ITEMS_PARTITION_KEY: Final = "gsi1pk"
+OPEN_ITEMS_SORT_KEY: Final = "gsi1sk"
