@@ -1,0 +1,64 @@
+"""Inventory over HTTP: reservations are addressed by our reservation id (a natural key)."""
+
+from __future__ import annotations
+
+from urllib.parse import quote
+
+import httpx
+
+from stepsaga.errors import NotFoundError
+from stepsaga.services.http import wire
+from stepsaga.services.http.client import JsonClient
+from stepsaga.services.http.config import HttpTimeouts
+from stepsaga.services.values import CallContext, Operation, Reservation, ReserveRequest
+
+
+def _path(reservation_id: str) -> str:
+    return f"/reservations/{quote(reservation_id, safe='')}"
+
+
+class HttpInventory:
+    def __init__(
+        self, base_url: str, timeouts: HttpTimeouts, *, transport: httpx.BaseTransport | None = None
+    ) -> None:
+        self._client = JsonClient(base_url, timeouts, transport=transport)
+
+    def close(self) -> None:
+        self._client.close()
+
+    def reserve(self, ctx: CallContext, request: ReserveRequest) -> Reservation:
+        # PUT to the id is idempotent by itself; the header says so to services that look.
+        return self._client.write(
+            Operation.RESERVE,
+            ctx,
+            "PUT",
+            _path(request.reservation_id),
+            wire.reserve_body(request),
+            wire.reservation_from,
+            idempotency_key=request.reservation_id,
+        )
+
+    def release(self, ctx: CallContext, reservation_id: str) -> Reservation:
+        def not_found() -> Exception:
+            return NotFoundError(
+                f"inventory.release: no reservation {reservation_id}",
+                service="inventory",
+                operation="release",
+                reservation_id=reservation_id,
+            )
+
+        return self._client.write(
+            Operation.RELEASE,
+            ctx,
+            "POST",
+            f"{_path(reservation_id)}/release",
+            None,
+            wire.reservation_from,
+            idempotency_key=reservation_id,
+            errors={404: not_found},
+        )
+
+    def find_reservation(self, ctx: CallContext, reservation_id: str) -> Reservation | None:
+        return self._client.read(
+            Operation.FIND_RESERVATION, ctx, _path(reservation_id), wire.reservation_from
+        )

@@ -1,0 +1,40 @@
+"""Payments over HTTP: refunds carry our action key as ``Idempotency-Key``."""
+
+from __future__ import annotations
+
+import httpx
+
+from stepsaga.services.http import wire
+from stepsaga.services.http.client import JsonClient
+from stepsaga.services.http.config import HttpTimeouts
+from stepsaga.services.values import CallContext, Operation, RefundRecord, RefundRequest
+
+
+class HttpPayments:
+    def __init__(
+        self, base_url: str, timeouts: HttpTimeouts, *, transport: httpx.BaseTransport | None = None
+    ) -> None:
+        self._client = JsonClient(base_url, timeouts, transport=transport)
+
+    def close(self) -> None:
+        self._client.close()
+
+    def refund(self, ctx: CallContext, request: RefundRequest) -> RefundRecord:
+        return self._client.write(
+            Operation.REFUND,
+            ctx,
+            "POST",
+            "/refunds",
+            wire.refund_body(request),
+            wire.refund_from,
+            idempotency_key=request.idempotency_key,
+        )
+
+    def find_refund_by_key(self, ctx: CallContext, idempotency_key: str) -> RefundRecord | None:
+        return self._client.read(
+            Operation.FIND_REFUND_BY_KEY,
+            ctx,
+            "/refunds",
+            wire.first_refund_from,
+            params={"idempotency_key": idempotency_key},
+        )

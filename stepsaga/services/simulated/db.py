@@ -1,0 +1,166 @@
+"""``services.sqlite3``: the simulated services' state, shared by threads and processes.
+
+One short-lived connection per operation (safe across threads and across ``fork``), WAL so
+readers never wait for writers, ``BEGIN IMMEDIATE`` so two writers never both read-then-write
+the same row, and a busy timeout so contention waits instead of failing. Every effect and
+its row in ``effects`` are written in one transaction: the table is the outside world's
+proof of "exactly once".
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator
+from contextlib import closing, contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+
+from stepsaga.errors import TransientError
+
+DEFAULT_BUSY_TIMEOUT_SECONDS = 15.0
+
+SCHEMA = (
+    """CREATE TABLE IF NOT EXISTS stock (
+        tenant_id TEXT NOT NULL,
+        sku TEXT NOT NULL,
+        warehouse TEXT NOT NULL,
+        available INTEGER NOT NULL CHECK (available >= 0),
+        PRIMARY KEY (tenant_id, sku, warehouse))""",
+    """CREATE TABLE IF NOT EXISTS reservations (
+        tenant_id TEXT NOT NULL,
+        reservation_id TEXT NOT NULL,
+        sku TEXT NOT NULL,
+        warehouse TEXT NOT NULL,
+        quantity INTEGER NOT NULL,
+        status TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        released_at TEXT,
+        PRIMARY KEY (tenant_id, reservation_id))""",
+    """CREATE TABLE IF NOT EXISTS refunds (
+        refund_id TEXT PRIMARY KEY,
+        tenant_id TEXT NOT NULL,
+        payment_id TEXT NOT NULL,
+        amount_minor INTEGER NOT NULL,
+        currency TEXT NOT NULL,
+        idempotency_key TEXT NOT NULL,
+        created_at TEXT NOT NULL)""",
+    """CREATE INDEX IF NOT EXISTS refunds_by_key
+        ON refunds (tenant_id, idempotency_key, created_at)""",
+    """CREATE TABLE IF NOT EXISTS shipments (
+        shipment_id TEXT PRIMARY KEY,
+        tenant_id TEXT NOT NULL,
+        reference TEXT NOT NULL,
+        items TEXT NOT NULL,
+        created_at TEXT NOT NULL)""",
+    """CREATE INDEX IF NOT EXISTS shipments_by_reference
+        ON shipments (tenant_id, reference, created_at)""",
+    """CREATE TABLE IF NOT EXISTS effects (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        service TEXT NOT NULL,
+        operation TEXT NOT NULL,
+        tenant_id TEXT NOT NULL,
+        case_id TEXT NOT NULL,
+        reference TEXT NOT NULL,
+        resource_id TEXT NOT NULL,
+        action_key TEXT NOT NULL,
+        call_number INTEGER NOT NULL,
+        at TEXT NOT NULL,
+        payment_id TEXT,
+        amount_minor INTEGER,
+        currency TEXT,
+        sku TEXT,
+        warehouse TEXT,
+        quantity INTEGER)""",
+    "CREATE INDEX IF NOT EXISTS effects_by_case ON effects (tenant_id, case_id)",
+    """CREATE TABLE IF NOT EXISTS call_counts (
+        tenant_id TEXT NOT NULL,
+        case_id TEXT NOT NULL,
+        operation TEXT NOT NULL,
+        calls INTEGER NOT NULL,
+        PRIMARY KEY (tenant_id, case_id, operation))""",
+    """CREATE TABLE IF NOT EXISTS fault_fires (
+        tenant_id TEXT NOT NULL,
+        case_id TEXT NOT NULL,
+        rule TEXT NOT NULL,
+        fired INTEGER NOT NULL,
+        PRIMARY KEY (tenant_id, case_id, rule))""",
+    """CREATE TABLE IF NOT EXISTS case_faults (
+        tenant_id TEXT NOT NULL,
+        case_id TEXT NOT NULL,
+        faults TEXT NOT NULL,
+        attached_at TEXT NOT NULL,
+        PRIMARY KEY (tenant_id, case_id))""",
+)
+
+#: Tables ``reset`` empties (everything: the simulated world starts over).
+TABLES = (
+    "stock",
+    "reservations",
+    "refunds",
+    "shipments",
+    "effects",
+    "call_counts",
+    "fault_fires",
+    "case_faults",
+)
+
+_TIME_FORMAT = "%Y-%m-%dT%H:%M:%S.%fZ"
+
+
+def to_text(moment: datetime) -> str:
+    """Fixed-width UTC text, so SQL string order is time order."""
+    return moment.astimezone(UTC).strftime(_TIME_FORMAT)
+
+
+def from_text(text: str) -> datetime:
+    return datetime.strptime(text, _TIME_FORMAT).replace(tzinfo=UTC)
+
+
+class ServicesDb:
+    def __init__(
+        self, path: Path, *, busy_timeout_seconds: float = DEFAULT_BUSY_TIMEOUT_SECONDS
+    ) -> None:
+        self.path = path
+        self._busy_timeout = busy_timeout_seconds
+        with self.write() as conn:
+            for statement in SCHEMA:
+                conn.execute(statement)
+
+    def _connect(self) -> sqlite3.Connection:
+        conn = sqlite3.connect(self.path, timeout=self._busy_timeout, isolation_level=None)
+        conn.row_factory = sqlite3.Row
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("PRAGMA synchronous=NORMAL")  # WAL + NORMAL survives a killed process
+        return conn
+
+    @contextmanager
+    def write(self) -> Iterator[sqlite3.Connection]:
+        """One ``BEGIN IMMEDIATE`` transaction: committed on exit, rolled back on any error
+        (including ``BaseException``: a simulated crash inside never half-applies)."""
+        with _unavailable_as_transient(), closing(self._connect()) as conn:
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield conn
+            except BaseException:
+                conn.rollback()
+                raise
+            conn.commit()
+
+    @contextmanager
+    def read(self) -> Iterator[sqlite3.Connection]:
+        with _unavailable_as_transient(), closing(self._connect()) as conn:
+            yield conn
+
+
+@contextmanager
+def _unavailable_as_transient() -> Iterator[None]:
+    """A locked, unreadable or corrupt store: the simulated service is unavailable. Nothing
+    was applied (SQLite transactions are atomic), so the caller may retry."""
+    try:
+        yield
+    except (sqlite3.IntegrityError, sqlite3.ProgrammingError, sqlite3.InterfaceError):
+        raise  # our bug, not an outage
+    except sqlite3.DatabaseError as exc:
+        raise TransientError(
+            f"simulated services store unavailable: {exc}", store="services.sqlite3"
+        ) from exc
