@@ -1,0 +1,41 @@
+"""How record fields are written as text and numbers, shared by both stores."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from typing import Any
+
+#: Fixed width and UTC, so stored timestamps sort and compare as strings.
+_FORMAT = "%Y-%m-%dT%H:%M:%S.%fZ"
+
+
+def time_text(value: datetime) -> str:
+    return value.astimezone(UTC).strftime(_FORMAT)
+
+
+def opt_time_text(value: datetime | None) -> str | None:
+    return None if value is None else time_text(value)
+
+
+def parse_time(text: str) -> datetime:
+    return datetime.strptime(text, _FORMAT).replace(tzinfo=UTC)
+
+
+def opt_parse_time(text: str | None) -> datetime | None:
+    return None if text is None else parse_time(text)
+
+
+def json_text(value: dict[str, Any] | None) -> str | None:
+    if value is None:
+        return None
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def parse_json(text: str | None) -> dict[str, Any] | None:
+    if text is None:
+        return None
+    value = json.loads(text)
+    if not isinstance(value, dict):
+        raise ValueError("stored JSON is not an object")
+    return value

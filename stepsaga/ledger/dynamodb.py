@@ -1,0 +1,537 @@
+"""The DynamoDB store: one table (``table.py``) holding records, budgets and recon items.
+
+Claims are conditional ``PutItem`` calls with ``ReturnValuesOnConditionCheckFailure=ALL_OLD``
+(a lost race returns the winner's record without another read); anything touching a budget
+or two items is one ``TransactWriteItems`` whose ``CancellationReasons`` say which condition
+failed. Reads are strongly consistent. Client errors are wrapped with ``raise … from``.
+
+Item layout (``pk`` / ``sk``):
+- action record ``ACTION#{key}`` / ``ACTION``; TTL ``expires_at`` in epoch seconds;
+- tenant budget ``BUDGET#{tenant}`` / ``BUDGET`` with a numeric ``remaining``;
+- recon item ``RECON#{item_id}`` / ``RECON``; ``gsi1pk`` = ``TENANT#{tenant}`` and
+  ``gsi1sk`` = ``{created_at}#{item_id}`` only while OPEN (the sparse index).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+from botocore.exceptions import BotoCoreError, ClientError, NoCredentialsError, NoRegionError
+
+from stepsaga.errors import InvalidInputError, StepSagaError, StoreUnavailableError
+from stepsaga.ledger.codec import (
+    json_text,
+    opt_parse_time,
+    opt_time_text,
+    parse_json,
+    parse_time,
+    time_text,
+)
+from stepsaga.ledger.models import (
+    EffectClass,
+    ReconItem,
+    ReconOutcome,
+    ReconStatus,
+    Record,
+    Status,
+)
+from stepsaga.ledger.store import Expect, ItemWrite, WriteOutcome, WriteResult
+from stepsaga.ledger.table import (
+    OPEN_ITEMS_INDEX,
+    OPEN_ITEMS_PARTITION_KEY,
+    OPEN_ITEMS_SORT_KEY,
+    PARTITION_KEY,
+    SORT_KEY,
+    TTL_ATTRIBUTE,
+)
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
+
+Item = dict[str, Any]
+
+ACTION_PREFIX, ACTION_SORT = "ACTION#", "ACTION"
+BUDGET_PREFIX, BUDGET_SORT = "BUDGET#", "BUDGET"
+RECON_PREFIX, RECON_SORT = "RECON#", "RECON"
+
+_UNAVAILABLE = {
+    "ProvisionedThroughputExceededException",
+    "ThrottlingException",
+    "RequestLimitExceeded",
+    "TransactionConflictException",
+    "TransactionInProgressException",
+    "InternalServerError",
+    "ServiceUnavailable",
+    "LimitExceededException",
+}
+_PASS_THROUGH = {"ConditionalCheckFailedException", "TransactionCanceledException"}
+
+
+class DynamoDBStore:
+    """``LedgerStore`` over one DynamoDB table, through a boto3 client."""
+
+    def __init__(self, table: str, client: DynamoDBClient) -> None:
+        self.table = table
+        self.client = client
+
+    def close(self) -> None:
+        self.client.close()
+
+    # --- records ---------------------------------------------------------------------
+
+    def get(self, key: str) -> Record | None:
+        with self._aws():
+            response = self.client.get_item(
+                TableName=self.table,
+                Key=_key(ACTION_PREFIX + key, ACTION_SORT),
+                ConsistentRead=True,
+            )
+        item = response.get("Item")
+        return _record(item) if item else None
+
+    def put(self, record: Record, *, expect: Expect | None, budget_delta: int = 0) -> WriteOutcome:
+        put = {"TableName": self.table, "Item": _record_item(record), **_record_condition(expect)}
+        if not budget_delta:
+            try:
+                with self._aws():
+                    self.client.put_item(**put, ReturnValuesOnConditionCheckFailure="ALL_OLD")
+            except ClientError as exc:  # only the conditional failure passes through
+                old: Item | None = exc.response.get("Item")  # type: ignore[assignment]
+                return WriteOutcome(WriteResult.STALE, current=_record(old) if old else None)
+            return WriteOutcome(WriteResult.WRITTEN)
+        transaction = [
+            {"Put": {**put, "ReturnValuesOnConditionCheckFailure": "ALL_OLD"}},
+            {"Update": self._budget_update(record.tenant_id, budget_delta)},
+        ]
+        reasons = self._transact(transaction)
+        if reasons is None:
+            return WriteOutcome(WriteResult.WRITTEN)
+        if _failed(reasons, 0):
+            old = reasons[0].get("Item")
+            return WriteOutcome(WriteResult.STALE, current=_record(old) if old else None)
+        if _failed(reasons, 1):
+            budget = reasons[1].get("Item")
+            if budget and "remaining" in budget:
+                return WriteOutcome(
+                    WriteResult.BUDGET_SHORT, remaining=int(budget["remaining"]["N"])
+                )
+            return WriteOutcome(WriteResult.NO_BUDGET)
+        raise _cancelled(reasons)
+
+    def query(
+        self,
+        *,
+        tenant: str | None = None,
+        case: str | None = None,
+        status: Status | None = None,
+        limit: int | None = None,
+    ) -> list[Record]:
+        filters = {"tenant_id": tenant, "case_id": case, "status": status}
+        records = [_record(item) for item in self._scan(ACTION_SORT, filters)]
+        records.sort(key=lambda r: (r.created_at, r.key))
+        return records[:limit] if limit is not None else records
+
+    def stale(self, *, lease_expired_before: datetime) -> list[Record]:
+        records = [
+            _record(item)
+            for item in self._scan(
+                ACTION_SORT,
+                {"status": Status.IN_PROGRESS},
+                lease_before=time_text(lease_expired_before),
+            )
+        ]
+        records.sort(key=lambda r: (r.lease_expires_at or r.created_at, r.key))
+        return records
+
+    # --- budgets ---------------------------------------------------------------------
+
+    def get_budget(self, tenant_id: str) -> int | None:
+        with self._aws():
+            response = self.client.get_item(
+                TableName=self.table,
+                Key=_key(BUDGET_PREFIX + tenant_id, BUDGET_SORT),
+                ConsistentRead=True,
+            )
+        item = response.get("Item")
+        return int(item["remaining"]["N"]) if item and "remaining" in item else None
+
+    def set_budget(self, tenant_id: str, amount: int) -> None:
+        with self._aws():
+            self.client.put_item(
+                TableName=self.table,
+                Item={
+                    **_key(BUDGET_PREFIX + tenant_id, BUDGET_SORT),
+                    "tenant_id": {"S": tenant_id},
+                    "remaining": {"N": str(amount)},
+                },
+            )
+
+    def _budget_update(self, tenant_id: str, delta: int) -> Item:
+        update: Item = {
+            "TableName": self.table,
+            "Key": _key(BUDGET_PREFIX + tenant_id, BUDGET_SORT),
+            "ExpressionAttributeValues": {":amount": {"N": str(abs(delta))}},
+        }
+        if delta < 0:
+            update["UpdateExpression"] = "SET remaining = remaining - :amount"
+            update["ConditionExpression"] = "attribute_exists(remaining) AND remaining >= :amount"
+            update["ReturnValuesOnConditionCheckFailure"] = "ALL_OLD"
+        else:
+            update["UpdateExpression"] = "ADD remaining :amount"
+        return update
+
+    # --- reconciliation items --------------------------------------------------------
+
+    def get_item(self, item_id: str) -> ReconItem | None:
+        with self._aws():
+            response = self.client.get_item(
+                TableName=self.table,
+                Key=_key(RECON_PREFIX + item_id, RECON_SORT),
+                ConsistentRead=True,
+            )
+        item = response.get("Item")
+        return _recon(item) if item else None
+
+    def put_item(self, item: ReconItem, *, expect: ReconStatus | None) -> ItemWrite:
+        try:
+            with self._aws():
+                self.client.put_item(
+                    TableName=self.table,
+                    Item=_recon_item(item),
+                    ReturnValuesOnConditionCheckFailure="ALL_OLD",
+                    **_item_condition(expect),
+                )
+        except ClientError as exc:
+            old: Item | None = exc.response.get("Item")  # type: ignore[assignment]
+            return ItemWrite(False, _recon(old) if old else None)
+        return ItemWrite(True)
+
+    def resolve(
+        self,
+        item: ReconItem,
+        record: Record | None,
+        *,
+        record_expect: Expect,
+        budget_delta: int = 0,
+    ) -> WriteResult:
+        transaction: list[Item] = [
+            {
+                "Put": {
+                    "TableName": self.table,
+                    "Item": _recon_item(item),
+                    **_item_condition(ReconStatus.OPEN),
+                }
+            }
+        ]
+        condition = _record_condition(record_expect)
+        if record is None:
+            transaction.append(
+                {
+                    "ConditionCheck": {
+                        "TableName": self.table,
+                        "Key": _key(ACTION_PREFIX + item.record_key, ACTION_SORT),
+                        **condition,
+                    }
+                }
+            )
+        else:
+            transaction.append(
+                {"Put": {"TableName": self.table, "Item": _record_item(record), **condition}}
+            )
+        if budget_delta:
+            transaction.append({"Update": self._budget_update(item.tenant_id, budget_delta)})
+        reasons = self._transact(transaction)
+        if reasons is None:
+            return WriteResult.WRITTEN
+        if _failed(reasons, 0) or _failed(reasons, 1):
+            return WriteResult.STALE
+        raise _cancelled(reasons)
+
+    def query_items(
+        self, *, tenant: str | None = None, status: ReconStatus | None = None
+    ) -> list[ReconItem]:
+        if tenant is not None and status is ReconStatus.OPEN:
+            items = list(self._open_items(tenant))
+        else:
+            filters = {"tenant_id": tenant, "status": status}
+            items = [_recon(raw) for raw in self._scan(RECON_SORT, filters)]
+        items.sort(key=lambda i: (i.created_at, i.item_id))
+        return items
+
+    def _open_items(self, tenant: str) -> Iterator[ReconItem]:
+        """The sparse index holds only OPEN items; fetch whole items if it projects keys only."""
+        paginator = self.client.get_paginator("query")
+        with self._aws():
+            for page in paginator.paginate(
+                TableName=self.table,
+                IndexName=OPEN_ITEMS_INDEX,
+                KeyConditionExpression="#gpk = :gpk",
+                ExpressionAttributeNames={"#gpk": OPEN_ITEMS_PARTITION_KEY},
+                ExpressionAttributeValues={":gpk": {"S": f"TENANT#{tenant}"}},
+            ):
+                for raw in page.get("Items", []):
+                    if "record_key" in raw:
+                        yield _recon(raw)
+                        continue
+                    item_id = raw[PARTITION_KEY]["S"].removeprefix(RECON_PREFIX)
+                    full = self.get_item(item_id)
+                    if full is not None and full.status is ReconStatus.OPEN:
+                        yield full
+
+    # --- plumbing --------------------------------------------------------------------
+
+    def _scan(
+        self, sort: str, filters: Mapping[str, object], *, lease_before: str | None = None
+    ) -> Iterator[Item]:
+        names = {"#sk": SORT_KEY}
+        values: Item = {":sk": {"S": sort}}
+        clauses = ["#sk = :sk"]
+        for i, (attribute, value) in enumerate(filters.items()):
+            if value is None:
+                continue
+            names[f"#f{i}"] = attribute
+            values[f":f{i}"] = {"S": str(value)}
+            clauses.append(f"#f{i} = :f{i}")
+        if lease_before is not None:
+            names["#lease"] = "lease_expires_at"
+            values[":lease"] = {"S": lease_before}
+            clauses.append("#lease < :lease")
+        paginator = self.client.get_paginator("scan")
+        with self._aws():
+            for page in paginator.paginate(
+                TableName=self.table,
+                FilterExpression=" AND ".join(clauses),
+                ExpressionAttributeNames=names,
+                ExpressionAttributeValues=values,
+                ConsistentRead=True,
+            ):
+                yield from page.get("Items", [])
+
+    def _transact(self, transaction: list[Item]) -> list[Item] | None:
+        """Run the transaction; None when it committed, else its cancellation reasons."""
+        try:
+            with self._aws():
+                self.client.transact_write_items(TransactItems=transaction)  # type: ignore[arg-type]
+        except ClientError as exc:
+            if exc.response.get("Error", {}).get("Code") != "TransactionCanceledException":
+                raise _wrap(exc, self.table) from exc
+            reasons: list[Item] = list(exc.response.get("CancellationReasons", []))  # type: ignore[arg-type]
+            if any(r.get("Code") == "TransactionConflict" for r in reasons):
+                raise StoreUnavailableError(
+                    "a concurrent transaction touched the same items; retry",
+                    table=self.table,
+                ) from exc
+            return reasons
+        return None
+
+    @contextmanager
+    def _aws(self) -> Iterator[None]:
+        """botocore failures as our error family; conditional failures pass through."""
+        try:
+            yield
+        except ClientError as exc:
+            if exc.response.get("Error", {}).get("Code") in _PASS_THROUGH:
+                raise
+            raise _wrap(exc, self.table) from exc
+        except (NoCredentialsError, NoRegionError) as exc:
+            raise InvalidInputError(f"DynamoDB client not configured: {exc}", field="url") from exc
+        except BotoCoreError as exc:
+            raise StoreUnavailableError(f"DynamoDB unreachable: {exc}", table=self.table) from exc
+
+
+def _wrap(exc: ClientError, table: str) -> StepSagaError:
+    error = exc.response.get("Error", {})
+    code = str(error.get("Code", "Unknown"))
+    message = str(error.get("Message", ""))
+    status = int(exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode", 0) or 0)
+    if code in _UNAVAILABLE or status >= 500:
+        return StoreUnavailableError(
+            f"DynamoDB is busy or failing ({code}); retry", table=table, code=code
+        )
+    if code == "ResourceNotFoundException":
+        return InvalidInputError(f"DynamoDB table {table!r} does not exist", field="url")
+    return InvalidInputError(f"DynamoDB refused the request ({code}: {message})", field="url")
+
+
+def _cancelled(reasons: list[Item]) -> StepSagaError:
+    codes = ", ".join(str(r.get("Code")) for r in reasons)
+    return StoreUnavailableError(f"DynamoDB cancelled the transaction ({codes}); retry")
+
+
+def _failed(reasons: list[Item], index: int) -> bool:
+    return len(reasons) > index and reasons[index].get("Code") == "ConditionalCheckFailed"
+
+
+def _key(pk: str, sk: str) -> Item:
+    return {PARTITION_KEY: {"S": pk}, SORT_KEY: {"S": sk}}
+
+
+def _record_condition(expect: Expect | None) -> Item:
+    if expect is None:
+        return {"ConditionExpression": f"attribute_not_exists({PARTITION_KEY})"}
+    return {
+        "ConditionExpression": "#status = :expect_status AND #owner = :expect_owner",
+        "ExpressionAttributeNames": {"#status": "status", "#owner": "owner"},
+        "ExpressionAttributeValues": {
+            ":expect_status": {"S": expect.status.value},
+            ":expect_owner": {"S": expect.owner},
+        },
+    }
+
+
+def _item_condition(expect: ReconStatus | None) -> Item:
+    if expect is None:
+        return {"ConditionExpression": f"attribute_not_exists({PARTITION_KEY})"}
+    return {
+        "ConditionExpression": "#status = :expect_status",
+        "ExpressionAttributeNames": {"#status": "status"},
+        "ExpressionAttributeValues": {":expect_status": {"S": expect.value}},
+    }
+
+
+def _put_optional(item: Item, name: str, value: str | int | None) -> None:
+    if value is None:
+        return
+    item[name] = {"N": str(value)} if isinstance(value, int) else {"S": value}
+
+
+def _record_item(record: Record) -> Item:
+    item: Item = {
+        **_key(ACTION_PREFIX + record.key, ACTION_SORT),
+        "key": {"S": record.key},
+        "tenant_id": {"S": record.tenant_id},
+        "case_id": {"S": record.case_id},
+        "revision": {"N": str(record.revision)},
+        "operation": {"S": record.operation},
+        "effect": {"S": record.effect.value},
+        "digest": {"S": record.digest},
+        "status": {"S": record.status.value},
+        "owner": {"S": record.owner},
+        "attempts": {"N": str(record.attempts)},
+        "debited": {"N": str(record.debited)},
+        "created_at": {"S": time_text(record.created_at)},
+        "updated_at": {"S": time_text(record.updated_at)},
+        TTL_ATTRIBUTE: {"N": str(int(record.expires_at.timestamp()))},
+    }
+    _put_optional(item, "lease_expires_at", opt_time_text(record.lease_expires_at))
+    _put_optional(item, "result", json_text(record.result))
+    _put_optional(item, "error", json_text(record.error))
+    _put_optional(item, "reference", record.reference)
+    _put_optional(item, "cost", record.cost)
+    return item
+
+
+def _s(item: Item, name: str) -> str | None:
+    value = item.get(name)
+    return None if value is None else str(value["S"])
+
+
+def _n(item: Item, name: str) -> int | None:
+    value = item.get(name)
+    return None if value is None else int(value["N"])
+
+
+def _record(item: Item) -> Record:
+    return Record(
+        key=str(item["key"]["S"]),
+        tenant_id=str(item["tenant_id"]["S"]),
+        case_id=str(item["case_id"]["S"]),
+        revision=int(item["revision"]["N"]),
+        operation=str(item["operation"]["S"]),
+        effect=EffectClass.parse(_s(item, "effect")),
+        digest=str(item["digest"]["S"]),
+        status=Status(item["status"]["S"]),
+        owner=str(item["owner"]["S"]),
+        lease_expires_at=opt_parse_time(_s(item, "lease_expires_at")),
+        attempts=int(item["attempts"]["N"]),
+        result=parse_json(_s(item, "result")),
+        error=parse_json(_s(item, "error")),
+        reference=_s(item, "reference"),
+        cost=_n(item, "cost"),
+        debited=_n(item, "debited") or 0,
+        created_at=parse_time(str(item["created_at"]["S"])),
+        updated_at=parse_time(str(item["updated_at"]["S"])),
+        expires_at=datetime.fromtimestamp(int(item[TTL_ATTRIBUTE]["N"]), UTC),
+    )
+
+
+def _recon_item(item: ReconItem) -> Item:
+    raw: Item = {
+        **_key(RECON_PREFIX + item.item_id, RECON_SORT),
+        "item_id": {"S": item.item_id},
+        "record_key": {"S": item.record_key},
+        "tenant_id": {"S": item.tenant_id},
+        "case_id": {"S": item.case_id},
+        "reason": {"S": item.reason},
+        "step": {"S": item.step},
+        "evidence": {"S": json_text(item.evidence) or "{}"},
+        "status": {"S": item.status.value},
+        "created_at": {"S": time_text(item.created_at)},
+        "updated_at": {"S": time_text(item.updated_at)},
+    }
+    if item.status is ReconStatus.OPEN:  # the sparse index sees open items only
+        raw[OPEN_ITEMS_PARTITION_KEY] = {"S": f"TENANT#{item.tenant_id}"}
+        raw[OPEN_ITEMS_SORT_KEY] = {"S": f"{time_text(item.created_at)}#{item.item_id}"}
+    _put_optional(raw, "outcome", item.outcome.value if item.outcome else None)
+    _put_optional(raw, "resolved_by", item.resolved_by)
+    _put_optional(raw, "note", item.note)
+    _put_optional(raw, "task_token", item.task_token)
+    _put_optional(raw, "resolved_at", opt_time_text(item.resolved_at))
+    return raw
+
+
+def _recon(raw: Item) -> ReconItem:
+    outcome = _s(raw, "outcome")
+    return ReconItem(
+        item_id=str(raw["item_id"]["S"]),
+        record_key=str(raw["record_key"]["S"]),
+        tenant_id=str(raw["tenant_id"]["S"]),
+        case_id=str(raw["case_id"]["S"]),
+        reason=str(raw["reason"]["S"]),
+        step=str(raw["step"]["S"]),
+        evidence=parse_json(_s(raw, "evidence")) or {},
+        status=ReconStatus(raw["status"]["S"]),
+        outcome=ReconOutcome(outcome) if outcome else None,
+        resolved_by=_s(raw, "resolved_by"),
+        note=_s(raw, "note"),
+        task_token=_s(raw, "task_token"),
+        created_at=parse_time(str(raw["created_at"]["S"])),
+        updated_at=parse_time(str(raw["updated_at"]["S"])),
+        resolved_at=opt_parse_time(_s(raw, "resolved_at")),
+    )
+
+
+def create_table(client: DynamoDBClient, table: str) -> None:
+    """Create the ledger table as the CDK stack does (for tests, moto and local trials)."""
+    client.create_table(
+        TableName=table,
+        BillingMode="PAY_PER_REQUEST",
+        AttributeDefinitions=[
+            {"AttributeName": PARTITION_KEY, "AttributeType": "S"},
+            {"AttributeName": SORT_KEY, "AttributeType": "S"},
+            {"AttributeName": OPEN_ITEMS_PARTITION_KEY, "AttributeType": "S"},
+            {"AttributeName": OPEN_ITEMS_SORT_KEY, "AttributeType": "S"},
+        ],
+        KeySchema=[
+            {"AttributeName": PARTITION_KEY, "KeyType": "HASH"},
+            {"AttributeName": SORT_KEY, "KeyType": "RANGE"},
+        ],
+        GlobalSecondaryIndexes=[
+            {
+                "IndexName": OPEN_ITEMS_INDEX,
+                "KeySchema": [
+                    {"AttributeName": OPEN_ITEMS_PARTITION_KEY, "KeyType": "HASH"},
+                    {"AttributeName": OPEN_ITEMS_SORT_KEY, "KeyType": "RANGE"},
+                ],
+                "Projection": {"ProjectionType": "ALL"},
+            }
+        ],
+    )
+    client.get_waiter("table_exists").wait(TableName=table)
+    client.update_time_to_live(
+        TableName=table,
+        TimeToLiveSpecification={"Enabled": True, "AttributeName": TTL_ATTRIBUTE},
+    )

@@ -1,0 +1,694 @@
+"""The ledger's rules, in one place; stores only keep records and check preconditions.
+
+``perform`` is the whole protocol: claim → run ``fn`` once → record the outcome. The
+lower-level ``claim`` / ``complete`` / ``fail`` / ``release`` / ``mark_unknown`` serve
+handlers that need phases (pending → applied). Every status change is a conditional write
+on status *and* owner, so a worker that lost its claim can never overwrite the winner.
+"""
+
+from __future__ import annotations
+
+import builtins
+import hashlib
+import json
+import logging
+import uuid
+from collections.abc import Callable, Mapping
+from dataclasses import replace
+from datetime import datetime
+from types import TracebackType
+from typing import Any
+
+from stepsaga.clock import Clock, SystemClock
+from stepsaga.errors import (
+    ActionConflictError,
+    ActionInProgressError,
+    AttemptBudgetExhaustedError,
+    BudgetExhaustedError,
+    BusinessRejectedError,
+    IllegalTransitionError,
+    InvalidActionError,
+    InvalidInputError,
+    NotFoundError,
+    OutcomeUnknownError,
+    ReplayWindowExpiredError,
+    StepSagaError,
+    StoreUnavailableError,
+    TransientError,
+)
+from stepsaga.ledger.canonical import iso_utc
+from stepsaga.ledger.models import (
+    Action,
+    Claim,
+    EffectClass,
+    ReconItem,
+    ReconOutcome,
+    ReconStatus,
+    Record,
+    Replay,
+    Status,
+    check_tenant,
+)
+from stepsaga.ledger.policy import LedgerPolicy
+from stepsaga.ledger.store import Expect, LedgerStore, WriteOutcome, WriteResult
+
+log = logging.getLogger(__name__)
+
+#: Rounds of read → conditional write before contention is reported as unavailability.
+MAX_ROUNDS = 8
+
+ActionFn = Callable[[Claim], Mapping[str, Any]]
+
+
+class Ledger:
+    """Claims, outcomes, budgets and reconciliation over one ``LedgerStore``."""
+
+    def __init__(
+        self,
+        store: LedgerStore,
+        *,
+        clock: Clock | None = None,
+        policy: LedgerPolicy | None = None,
+    ) -> None:
+        self._store = store
+        self._clock: Clock = clock or SystemClock()
+        self._policy = policy or LedgerPolicy()
+
+    @property
+    def policy(self) -> LedgerPolicy:
+        return self._policy
+
+    @property
+    def clock(self) -> Clock:
+        return self._clock
+
+    # --- the protocol --------------------------------------------------------------------
+
+    def perform(self, action: Action, fn: ActionFn) -> dict[str, Any]:
+        """Run ``fn`` at most once per successful claim and return its (recorded) result.
+
+        A duplicate returns the recorded result, or raises the recorded failure again.
+        ``fn`` raising ``BusinessRejectedError`` → FAILED (refunded); ``TransientError`` →
+        RELEASED (refunded); ``OutcomeUnknownError`` → UNKNOWN; anything else → UNKNOWN for
+        physical effects, RELEASED for keyed/blind writes. The exception is re-raised.
+        """
+        if not action.effect.recorded:
+            return _as_result(fn(self._transient_claim(action)))
+        granted = self.claim(action)
+        if isinstance(granted, Replay):
+            return granted.unwrap()
+        claim = granted
+        try:
+            result = _as_result(fn(claim))
+        except Exception as exc:
+            self._settle(claim, exc)
+            raise
+        completed = self.complete(claim, result)
+        return dict(completed.result or {})
+
+    def claim(self, action: Action) -> Claim | Replay:
+        """Take ownership of ``action`` for one attempt, or learn its final outcome."""
+        if not action.effect.recorded:
+            raise InvalidActionError(
+                f"{action.key}: read actions are not recorded; call perform", field="effect"
+            )
+        digest = action.digest
+        now = self._clock.now()
+        self._check_window(action, now)
+        current = self._store.get(action.key)
+        for _ in range(MAX_ROUNDS):
+            if current is None:
+                outcome, claim = self._claim_new(action, digest, now)
+            else:
+                decided = self._claim_existing(current, action, digest, now)
+                if isinstance(decided, Replay):
+                    return decided
+                outcome, claim = decided
+            if outcome.result is WriteResult.WRITTEN:
+                return claim
+            if outcome.result is WriteResult.BUDGET_SHORT:
+                raise BudgetExhaustedError(
+                    f"tenant {action.tenant_id}'s budget cannot cover {action.key} "
+                    f"(cost {action.cost}, remaining {outcome.remaining})",
+                    key=action.key,
+                    tenant_id=action.tenant_id,
+                    cost=action.cost,
+                    remaining=outcome.remaining,
+                )
+            current = outcome.current if outcome.current else self._store.get(action.key)
+        raise StoreUnavailableError(
+            f"{action.key}: gave up after {MAX_ROUNDS} contended writes", key=action.key
+        )
+
+    def complete(
+        self, claim: Claim, result: Mapping[str, Any], reference: str | None = None
+    ) -> Record:
+        """IN_PROGRESS → COMPLETED with the result replays will return."""
+        if reference is not None and not isinstance(reference, str):
+            raise InvalidInputError("reference must be a string", field="reference")
+        payload = _as_result(result)
+        return self._finish(claim, Status.COMPLETED, result=payload, reference=reference)
+
+    def fail(self, claim: Claim, error: Mapping[str, Any]) -> Record:
+        """IN_PROGRESS → FAILED: the effect is known not to have happened; refunds the debit.
+
+        ``error`` is ``StepSagaError.to_dict()`` (or ``{"error": name, "message": …}``);
+        replays raise it again.
+        """
+        return self._finish(
+            claim, Status.FAILED, error=_as_json_object(error, "error"), refund=True
+        )
+
+    def release(self, claim: Claim, reason: str) -> Record:
+        """IN_PROGRESS → RELEASED: failed before dispatch; may be claimed again. Refunds."""
+        return self._finish(claim, Status.RELEASED, error={"reason": _text(reason)}, refund=True)
+
+    def mark_unknown(self, claim: Claim, reason: str) -> Record:
+        """IN_PROGRESS → UNKNOWN: only reconciliation moves it on. Never refunds."""
+        return self._finish(claim, Status.UNKNOWN, error={"reason": _text(reason)})
+
+    # --- reading -------------------------------------------------------------------------
+
+    def get(self, key: str) -> Record | None:
+        return self._store.get(key)
+
+    def list(
+        self,
+        tenant: str | None = None,
+        case: str | None = None,
+        status: Status | str | None = None,
+        limit: int | None = None,
+    ) -> builtins.list[Record]:
+        """Records matching every given filter, oldest first."""
+        if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int)):
+            raise InvalidInputError("limit must be an integer", field="limit")
+        if limit is not None and limit < 1:
+            raise InvalidInputError("limit must be at least 1", field="limit")
+        return self._store.query(tenant=tenant, case=case, status=_status(status), limit=limit)
+
+    # --- sweeping ------------------------------------------------------------------------
+
+    def sweep(self) -> builtins.list[Record]:
+        """Stale IN_PROGRESS (lease expired more than the grace ago) → UNKNOWN. No refunds."""
+        now = self._clock.now()
+        swept: builtins.list[Record] = []
+        for record in self._store.stale(lease_expired_before=now - self._policy.sweep_grace):
+            unknown = replace(
+                record,
+                status=Status.UNKNOWN,
+                lease_expires_at=None,
+                error={"reason": f"lease expired at {_iso(record.lease_expires_at)}; swept"},
+                updated_at=now,
+            )
+            outcome = self._store.put(unknown, expect=Expect(Status.IN_PROGRESS, record.owner))
+            if outcome.result is WriteResult.WRITTEN:
+                swept.append(unknown)
+        return swept
+
+    # --- budgets -------------------------------------------------------------------------
+
+    def set_budget(self, tenant_id: str, amount: int) -> None:
+        """Set the tenant's remaining budget (claims with a cost debit it)."""
+        check_tenant(tenant_id)
+        if isinstance(amount, bool) or not isinstance(amount, int) or amount < 0:
+            raise InvalidInputError("budget amount must be a non-negative integer", field="amount")
+        self._store.set_budget(tenant_id, amount)
+
+    def budget(self, tenant_id: str) -> int | None:
+        """The tenant's remaining budget, or None when it has none (costs are not debited)."""
+        return self._store.get_budget(tenant_id)
+
+    # --- reconciliation ------------------------------------------------------------------
+
+    def open_item(
+        self, record_key: str, reason: str, *, step: str, evidence: Mapping[str, Any]
+    ) -> ReconItem:
+        """Ask reconciliation about an action; one item per (action key, reason)."""
+        record = self._store.get(record_key)
+        if record is None:
+            raise NotFoundError(f"no ledger record {record_key!r}", key=record_key)
+        reason, step = _text(reason, "reason"), _text(step, "step")
+        item_id = item_id_for(record_key, reason)
+        existing = self._store.get_item(item_id)
+        if existing is not None:
+            return existing
+        now = self._clock.now()
+        item = ReconItem(
+            item_id=item_id,
+            record_key=record_key,
+            tenant_id=record.tenant_id,
+            case_id=record.case_id,
+            reason=reason,
+            step=step,
+            evidence=_as_json_object(evidence, "evidence"),
+            status=ReconStatus.OPEN,
+            created_at=now,
+            updated_at=now,
+        )
+        written = self._store.put_item(item, expect=None)
+        if written.written:
+            return item
+        return written.current or self._require_item(item_id)
+
+    def get_item(self, item_id: str) -> ReconItem | None:
+        return self._store.get_item(item_id)
+
+    def list_items(
+        self, tenant: str | None = None, status: ReconStatus | str | None = None
+    ) -> builtins.list[ReconItem]:
+        if status is not None:
+            try:
+                status = ReconStatus(str(status).upper())
+            except ValueError:
+                raise InvalidInputError(
+                    f"unknown item status {status!r}; one of "
+                    + ", ".join(s.value for s in ReconStatus),
+                    field="status",
+                ) from None
+        return self._store.query_items(tenant=tenant, status=status)
+
+    def attach_task_token(self, item_id: str, token: str) -> ReconItem:
+        """Remember the Step Functions task token to resume when the item is resolved."""
+        token = _text(token, "token")
+        for _ in range(MAX_ROUNDS):
+            item = self._require_item(item_id)
+            if item.task_token == token:
+                return item
+            if item.status is not ReconStatus.OPEN:
+                raise IllegalTransitionError(
+                    f"item {item_id} is {item.status.value}; tokens attach to open items",
+                    item_id=item_id,
+                )
+            updated = replace(item, task_token=token, updated_at=self._clock.now())
+            if self._store.put_item(updated, expect=ReconStatus.OPEN).written:
+                return updated
+        raise StoreUnavailableError(f"item {item_id}: too much contention", item_id=item_id)
+
+    def resolve_item(
+        self,
+        item_id: str,
+        outcome: ReconOutcome | str,
+        by: str,
+        note: str,
+        result: Mapping[str, Any] | None = None,
+    ) -> ReconItem:
+        """Decide an uncertain action, in one transaction with its record.
+
+        ``APPLIED`` → record COMPLETED with ``result`` (what replays return);
+        ``NOT_APPLIED`` → record RELEASED (may be claimed again) and the debit refunded.
+        Resolving again with the same outcome returns the resolved item.
+        """
+        decided = _outcome(outcome)
+        by, note = _text(by, "by"), _text(note, "note")
+        payload = _as_result(result) if result is not None else {}
+        for _ in range(MAX_ROUNDS):
+            item = self._require_item(item_id)
+            if item.status is ReconStatus.RESOLVED:
+                if item.outcome is decided:
+                    return item
+                raise IllegalTransitionError(
+                    f"item {item_id} was already resolved as {item.outcome}", item_id=item_id
+                )
+            record = self._store.get(item.record_key)
+            if record is None:
+                raise NotFoundError(f"no ledger record {item.record_key!r}", key=item.record_key)
+            now = self._clock.now()
+            new_record, delta = self._reconciled(record, decided, payload, by, note, now)
+            resolved = replace(
+                item,
+                status=ReconStatus.RESOLVED,
+                outcome=decided,
+                resolved_by=by,
+                note=note,
+                resolved_at=now,
+                updated_at=now,
+            )
+            written = self._store.resolve(
+                resolved,
+                new_record,
+                record_expect=Expect(record.status, record.owner),
+                budget_delta=delta,
+            )
+            if written is WriteResult.WRITTEN:
+                return resolved
+        raise StoreUnavailableError(f"item {item_id}: too much contention", item_id=item_id)
+
+    # --- lifecycle -----------------------------------------------------------------------
+
+    def close(self) -> None:
+        self._store.close()
+
+    def __enter__(self) -> Ledger:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    # --- the rules -----------------------------------------------------------------------
+
+    def _check_window(self, action: Action, now: datetime) -> None:
+        if now - action.intent.approved_at >= self._policy.retention:
+            raise ReplayWindowExpiredError(
+                f"{action.key}: approved at {iso_utc(action.intent.approved_at)}, longer ago "
+                f"than the {self._policy.retention} retention window",
+                key=action.key,
+                approved_at=iso_utc(action.intent.approved_at),
+            )
+
+    def _expires_at(self, action: Action) -> datetime:
+        # Whole seconds: what DynamoDB's TTL attribute can hold.
+        return (action.intent.approved_at + self._policy.retention).replace(microsecond=0)
+
+    def _claim_new(self, action: Action, digest: str, now: datetime) -> tuple[WriteOutcome, Claim]:
+        owner = _token()
+        record = Record(
+            key=action.key,
+            tenant_id=action.tenant_id,
+            case_id=action.intent.case_id,
+            revision=action.intent.revision,
+            operation=action.operation,
+            effect=action.effect,
+            digest=digest,
+            status=Status.IN_PROGRESS,
+            owner=owner,
+            lease_expires_at=now + self._policy.lease,
+            attempts=1,
+            result=None,
+            error=None,
+            reference=None,
+            cost=action.cost,
+            created_at=now,
+            updated_at=now,
+            expires_at=self._expires_at(action),
+        )
+        return self._write_debiting(record, None, action.cost, takeover=False)
+
+    def _claim_existing(
+        self, current: Record, action: Action, digest: str, now: datetime
+    ) -> Replay | tuple[WriteOutcome, Claim]:
+        key = current.key
+        if current.expired(now):
+            raise ReplayWindowExpiredError(
+                f"{key}: the record expired at {_iso(current.expires_at)} and no longer protects",
+                key=key,
+                expires_at=_iso(current.expires_at),
+            )
+        if current.digest != digest:
+            raise ActionConflictError(
+                f"{key} was already used with different parameters; nothing changed",
+                key=key,
+                stored_digest=current.digest,
+                request_digest=digest,
+            )
+        if current.status in (Status.COMPLETED, Status.FAILED):
+            return Replay(current)
+        if current.status is Status.UNKNOWN:
+            raise OutcomeUnknownError(
+                f"{key}: the outcome is unknown; it waits for reconciliation",
+                key=key,
+                attempts=current.attempts,
+            )
+        if current.status is Status.IN_PROGRESS:
+            if current.lease_live(now):
+                assert current.lease_expires_at is not None
+                raise ActionInProgressError(
+                    f"{key}: another attempt holds the lease",
+                    retry_after_seconds=max(0.0, (current.lease_expires_at - now).total_seconds()),
+                    key=key,
+                    attempts=current.attempts,
+                )
+            if not current.effect.takeover_safe:
+                return self._lease_lost_physical(current, now)
+        self._check_attempts(current)
+        reclaimed = replace(
+            current,
+            status=Status.IN_PROGRESS,
+            owner=_token(),
+            lease_expires_at=now + self._policy.lease,
+            attempts=current.attempts + 1,
+            error=None,
+            cost=action.cost if current.status is Status.RELEASED else current.cost,
+            updated_at=now,
+        )
+        expect = Expect(current.status, current.owner)
+        if current.status is Status.RELEASED:
+            # The release refunded the last debit; a new attempt debits again.
+            return self._write_debiting(reclaimed, expect, action.cost, takeover=False)
+        # Takeover: the earlier attempt's debit stays with the action (same effect).
+        outcome = self._store.put(reclaimed, expect=expect)
+        return outcome, _claim_of(reclaimed, takeover=True)
+
+    def _lease_lost_physical(self, current: Record, now: datetime) -> tuple[WriteOutcome, Claim]:
+        """An expired lease proves lost ownership, not a failed effect: UNKNOWN, then raise."""
+        unknown = replace(
+            current,
+            status=Status.UNKNOWN,
+            lease_expires_at=None,
+            error={"reason": f"lease expired at {_iso(current.lease_expires_at)}"},
+            updated_at=now,
+        )
+        outcome = self._store.put(unknown, expect=Expect(Status.IN_PROGRESS, current.owner))
+        if outcome.result is WriteResult.WRITTEN:
+            raise OutcomeUnknownError(
+                f"{current.key}: the lease of attempt {current.attempts} expired; a physical "
+                "effect may have happened, so it goes to reconciliation",
+                key=current.key,
+                attempts=current.attempts,
+            )
+        return outcome, _claim_of(unknown, takeover=False)  # never returned: not WRITTEN
+
+    def _check_attempts(self, current: Record) -> None:
+        if current.attempts >= self._policy.attempt_budget:
+            raise AttemptBudgetExhaustedError(
+                f"{current.key}: used all {self._policy.attempt_budget} attempts",
+                key=current.key,
+                attempts=current.attempts,
+                attempt_budget=self._policy.attempt_budget,
+            )
+
+    def _write_debiting(
+        self, record: Record, expect: Expect | None, cost: int | None, *, takeover: bool
+    ) -> tuple[WriteOutcome, Claim]:
+        """Write the claim and debit its cost in one transaction; tenants without a budget
+        are not debited."""
+        if cost:
+            debited = replace(record, debited=cost)
+            outcome = self._store.put(debited, expect=expect, budget_delta=-cost)
+            if outcome.result is not WriteResult.NO_BUDGET:
+                return outcome, _claim_of(debited, takeover=takeover)
+        plain = replace(record, debited=0)
+        return self._store.put(plain, expect=expect), _claim_of(plain, takeover=takeover)
+
+    def _finish(
+        self,
+        claim: Claim,
+        status: Status,
+        *,
+        result: dict[str, Any] | None = None,
+        error: dict[str, Any] | None = None,
+        reference: str | None = None,
+        refund: bool = False,
+    ) -> Record:
+        if claim.transient:
+            raise IllegalTransitionError(
+                f"{claim.key}: read actions have no record to change", key=claim.key
+            )
+        held = claim.record
+        finished = replace(
+            held,
+            status=status,
+            lease_expires_at=None,
+            result=result,
+            error=error,
+            reference=reference if reference is not None else held.reference,
+            debited=0 if refund else held.debited,
+            updated_at=self._clock.now(),
+        )
+        outcome = self._store.put(
+            finished,
+            expect=Expect(Status.IN_PROGRESS, claim.owner),
+            budget_delta=held.debited if refund else 0,
+        )
+        if outcome.result is WriteResult.WRITTEN:
+            return finished
+        current = outcome.current or self._store.get(claim.key)
+        if current is not None and current.owner == claim.owner and current.status is status:
+            return current  # the same transition, repeated (e.g. after a lost reply)
+        raise IllegalTransitionError(
+            f"{claim.key}: cannot record {status.value}; the claim is no longer held "
+            f"(now {current.status.value if current else 'absent'})",
+            key=claim.key,
+            status=current.status.value if current else None,
+            owner_changed=current is not None and current.owner != claim.owner,
+        )
+
+    def _reconciled(
+        self,
+        record: Record,
+        outcome: ReconOutcome,
+        result: dict[str, Any],
+        by: str,
+        note: str,
+        now: datetime,
+    ) -> tuple[Record | None, int]:
+        """The record after an operator's finding (None: already there) and the refund."""
+        uncertain = record.status is Status.UNKNOWN or (
+            record.status is Status.IN_PROGRESS and not record.lease_live(now)
+        )
+        if uncertain and outcome is ReconOutcome.APPLIED:
+            return (
+                replace(
+                    record,
+                    status=Status.COMPLETED,
+                    lease_expires_at=None,
+                    result=result,
+                    error=None,
+                    updated_at=now,
+                ),
+                0,
+            )
+        if uncertain:
+            return (
+                replace(
+                    record,
+                    status=Status.RELEASED,
+                    lease_expires_at=None,
+                    error={"reason": f"reconciled as not applied by {by}: {note}"},
+                    debited=0,
+                    updated_at=now,
+                ),
+                record.debited,
+            )
+        settled = {
+            ReconOutcome.APPLIED: (Status.COMPLETED,),
+            ReconOutcome.NOT_APPLIED: (Status.RELEASED, Status.FAILED),
+        }[outcome]
+        if record.status in settled:
+            return None, 0
+        raise IllegalTransitionError(
+            f"{record.key} is {record.status.value}; it cannot be resolved as {outcome.value}",
+            key=record.key,
+            status=record.status.value,
+        )
+
+    def _transient_claim(self, action: Action) -> Claim:
+        now = self._clock.now()
+        record = Record(
+            key=action.key,
+            tenant_id=action.tenant_id,
+            case_id=action.intent.case_id,
+            revision=action.intent.revision,
+            operation=action.operation,
+            effect=action.effect,
+            digest=action.digest,
+            status=Status.IN_PROGRESS,
+            owner="read",
+            lease_expires_at=None,
+            attempts=1,
+            result=None,
+            error=None,
+            reference=None,
+            cost=action.cost,
+            created_at=now,
+            updated_at=now,
+            expires_at=self._expires_at(action),
+        )
+        return Claim(record=record, owner="read", attempt=1, transient=True)
+
+    def _require_item(self, item_id: str) -> ReconItem:
+        item = self._store.get_item(item_id)
+        if item is None:
+            raise NotFoundError(f"no reconciliation item {item_id!r}", item_id=item_id)
+        return item
+
+    def _settle(self, claim: Claim, exc: Exception) -> None:
+        """Record what ``fn``'s exception says about the effect. If recording fails, the
+        lease rules take over and the caller still sees the original error."""
+        try:
+            if isinstance(exc, BusinessRejectedError):
+                self.fail(claim, exc.to_dict())
+            elif isinstance(exc, TransientError):
+                self.release(claim, _describe(exc))
+            elif isinstance(exc, OutcomeUnknownError):
+                self.mark_unknown(claim, _describe(exc))
+            elif claim.record.effect.takeover_safe:
+                self.release(claim, _describe(exc))
+            else:
+                self.mark_unknown(claim, _describe(exc))
+        except StepSagaError as failure:
+            log.warning("%s: could not record the outcome: %s", claim.key, failure.message)
+
+
+def item_id_for(record_key: str, reason: str) -> str:
+    """Reconciliation items are idempotent per (action key, reason)."""
+    digest = hashlib.sha256(f"{record_key}\x00{reason}".encode()).hexdigest()
+    return f"rec-{digest[:24]}"
+
+
+def _claim_of(record: Record, *, takeover: bool) -> Claim:
+    return Claim(record=record, owner=record.owner, attempt=record.attempts, takeover=takeover)
+
+
+def _token() -> str:
+    return uuid.uuid4().hex
+
+
+def _iso(value: datetime | None) -> str | None:
+    return None if value is None else iso_utc(value)
+
+
+def _describe(exc: BaseException) -> str:
+    message = exc.message if isinstance(exc, StepSagaError) else str(exc)
+    return f"{type(exc).__name__}: {message}"[:1000]
+
+
+def _text(value: object, name: str = "reason") -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise InvalidInputError(f"{name} must be a non-empty string", field=name)
+    return value
+
+
+def _status(value: Status | str | None) -> Status | None:
+    if value is None:
+        return None
+    try:
+        return Status(str(value).upper())
+    except ValueError:
+        raise InvalidInputError(
+            f"unknown status {value!r}; one of " + ", ".join(s.value for s in Status),
+            field="status",
+        ) from None
+
+
+def _outcome(value: ReconOutcome | str) -> ReconOutcome:
+    try:
+        return ReconOutcome(str(value).lower())
+    except ValueError:
+        raise InvalidInputError(
+            f"unknown outcome {value!r}; one of " + ", ".join(o.value for o in ReconOutcome),
+            field="outcome",
+        ) from None
+
+
+def _as_json_object(value: object, name: str) -> dict[str, Any]:
+    """A JSON object as it will read back from the store (tuples → lists and so on)."""
+    if not isinstance(value, Mapping):
+        raise InvalidInputError(f"{name} must be a JSON object (a mapping)", field=name)
+    try:
+        text = json.dumps(dict(value), allow_nan=False, sort_keys=True)
+    except (TypeError, ValueError) as exc:
+        raise InvalidInputError(f"{name} is not JSON-serializable: {exc}", field=name) from None
+    decoded: dict[str, Any] = json.loads(text)
+    return decoded
+
+
+def _as_result(value: object) -> dict[str, Any]:
+    return _as_json_object(value, "result")
+
+
+__all__ = ["ActionFn", "EffectClass", "Ledger", "item_id_for"]

@@ -1,0 +1,492 @@
+"""The embedded store: one SQLite file, safe for many threads and several processes.
+
+WAL journal (readers never block the writer), ``BEGIN IMMEDIATE`` for every write (the
+write lock is taken up front, so two writers never deadlock upgrading a read lock), a busy
+timeout instead of instant "database is locked", ``synchronous=FULL`` unless the URL says
+otherwise. One connection per thread (and per process after a fork).
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager, suppress
+from datetime import datetime
+from pathlib import Path
+from typing import Any, TypeVar
+
+from stepsaga.errors import InvalidInputError, StoreUnavailableError
+from stepsaga.ledger.codec import (
+    json_text,
+    opt_parse_time,
+    opt_time_text,
+    parse_json,
+    parse_time,
+    time_text,
+)
+from stepsaga.ledger.models import (
+    EffectClass,
+    ReconItem,
+    ReconOutcome,
+    ReconStatus,
+    Record,
+    Status,
+)
+from stepsaga.ledger.store import Expect, ItemWrite, WriteOutcome, WriteResult
+
+T = TypeVar("T")
+
+SYNCHRONOUS_MODES = ("OFF", "NORMAL", "FULL", "EXTRA")
+SCHEMA_VERSION = 1
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS actions (
+    key TEXT PRIMARY KEY,
+    tenant_id TEXT NOT NULL,
+    case_id TEXT NOT NULL,
+    revision INTEGER NOT NULL,
+    operation TEXT NOT NULL,
+    effect TEXT NOT NULL,
+    digest TEXT NOT NULL,
+    status TEXT NOT NULL,
+    owner TEXT NOT NULL,
+    lease_expires_at TEXT,
+    attempts INTEGER NOT NULL,
+    result TEXT,
+    error TEXT,
+    reference TEXT,
+    cost INTEGER,
+    debited INTEGER NOT NULL,
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL,
+    expires_at TEXT NOT NULL
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS actions_by_case ON actions (tenant_id, case_id);
+CREATE INDEX IF NOT EXISTS actions_by_status ON actions (status, lease_expires_at);
+CREATE TABLE IF NOT EXISTS budgets (
+    tenant_id TEXT PRIMARY KEY,
+    remaining INTEGER NOT NULL
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS recon_items (
+    item_id TEXT PRIMARY KEY,
+    record_key TEXT NOT NULL,
+    tenant_id TEXT NOT NULL,
+    case_id TEXT NOT NULL,
+    reason TEXT NOT NULL,
+    step TEXT NOT NULL,
+    evidence TEXT NOT NULL,
+    status TEXT NOT NULL,
+    outcome TEXT,
+    resolved_by TEXT,
+    note TEXT,
+    task_token TEXT,
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL,
+    resolved_at TEXT
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS recon_by_tenant ON recon_items (tenant_id, status);
+"""
+
+_COLUMNS = (
+    "key, tenant_id, case_id, revision, operation, effect, digest, status, owner, "
+    "lease_expires_at, attempts, result, error, reference, cost, debited, created_at, "
+    "updated_at, expires_at"
+)
+_INSERT = (
+    f"INSERT INTO actions ({_COLUMNS}) VALUES ({', '.join('?' * 19)}) ON CONFLICT (key) DO NOTHING"
+)
+_UPDATE = (
+    "UPDATE actions SET "
+    + ", ".join(f"{c.strip()} = ?" for c in _COLUMNS.split(",")[1:])
+    + " WHERE key = ? AND status = ? AND owner = ?"
+)
+_SELECT = f"SELECT {_COLUMNS} FROM actions"
+
+_ITEM_COLUMNS = (
+    "item_id, record_key, tenant_id, case_id, reason, step, evidence, status, outcome, "
+    "resolved_by, note, task_token, created_at, updated_at, resolved_at"
+)
+
+
+class SqliteStore:
+    """``LedgerStore`` over one SQLite file."""
+
+    def __init__(
+        self, path: Path | str, *, synchronous: str = "FULL", busy_timeout_ms: int = 5000
+    ) -> None:
+        self.path = Path(path)
+        mode = synchronous.upper()
+        if mode not in SYNCHRONOUS_MODES:
+            raise InvalidInputError(
+                f"synchronous must be one of {', '.join(SYNCHRONOUS_MODES)}, got {synchronous!r}",
+                field="synchronous",
+            )
+        if busy_timeout_ms < 0:
+            raise InvalidInputError("busy_timeout_ms must be >= 0", field="busy_timeout_ms")
+        self.synchronous = mode
+        self.busy_timeout_ms = busy_timeout_ms
+        self._local = threading.local()
+        self._lock = threading.Lock()
+        self._connections: list[sqlite3.Connection] = []
+        self._generation = 0
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise InvalidInputError(
+                f"cannot create the folder for ledger {self.path}: {exc.strerror}", field="url"
+            ) from None
+        with self._errors():
+            self._setup(self._conn())
+
+    # --- connections -----------------------------------------------------------------
+
+    def _conn(self) -> sqlite3.Connection:
+        local = self._local
+        if (
+            getattr(local, "conn", None) is not None
+            and local.pid == os.getpid()
+            and local.generation == self._generation
+        ):
+            conn: sqlite3.Connection = local.conn
+            return conn
+        conn = sqlite3.connect(
+            self.path,
+            timeout=self.busy_timeout_ms / 1000,
+            isolation_level=None,
+            check_same_thread=False,
+        )
+        conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout_ms)}")
+        conn.execute("PRAGMA journal_mode = WAL")
+        conn.execute(f"PRAGMA synchronous = {self.synchronous}")
+        local.conn, local.pid, local.generation = conn, os.getpid(), self._generation
+        with self._lock:
+            self._connections.append(conn)
+        return conn
+
+    def _setup(self, conn: sqlite3.Connection) -> None:
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+        if version == SCHEMA_VERSION:
+            return
+        if version > SCHEMA_VERSION:
+            raise InvalidInputError(
+                f"{self.path} was written by a newer stepsaga (schema {version})", field="url"
+            )
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            for statement in _SCHEMA.split(";"):
+                if statement.strip():
+                    conn.execute(statement)
+            conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+            conn.execute("COMMIT")
+        except BaseException:
+            _rollback(conn)
+            raise
+
+    def close(self) -> None:
+        with self._lock:
+            connections, self._connections = self._connections, []
+            self._generation += 1
+        for conn in connections:
+            with suppress(sqlite3.Error):
+                conn.close()
+
+    @contextmanager
+    def _errors(self) -> Iterator[None]:
+        """SQLite failures as our error family: busy → retryable, broken file → bad input."""
+        try:
+            yield
+        except sqlite3.DatabaseError as exc:
+            text = str(exc)
+            lowered = text.lower()
+            if "locked" in lowered or "busy" in lowered:
+                raise StoreUnavailableError(
+                    f"ledger {self.path} is locked by another writer "
+                    f"(waited {self.busy_timeout_ms} ms)",
+                    path=str(self.path),
+                ) from exc
+            if isinstance(exc, sqlite3.OperationalError) and "unable to open" not in lowered:
+                raise StoreUnavailableError(
+                    f"ledger {self.path} is unavailable: {text}", path=str(self.path)
+                ) from exc
+            raise InvalidInputError(
+                f"{self.path} is not a usable ledger database: {text}", field="url"
+            ) from exc
+
+    def _write(self, body: Callable[[sqlite3.Connection], tuple[bool, T]]) -> T:
+        """Run ``body`` inside ``BEGIN IMMEDIATE``; commit when it says so, else roll back."""
+        with self._errors():
+            conn = self._conn()
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                commit, value = body(conn)
+            except BaseException:
+                _rollback(conn)
+                raise
+            conn.execute("COMMIT" if commit else "ROLLBACK")
+            return value
+
+    def _read(self, sql: str, args: Sequence[Any] = ()) -> list[Any]:
+        with self._errors():
+            return self._conn().execute(sql, args).fetchall()
+
+    # --- records ---------------------------------------------------------------------
+
+    def get(self, key: str) -> Record | None:
+        rows = self._read(f"{_SELECT} WHERE key = ?", (key,))
+        return _record(rows[0]) if rows else None
+
+    def put(self, record: Record, *, expect: Expect | None, budget_delta: int = 0) -> WriteOutcome:
+        def body(conn: sqlite3.Connection) -> tuple[bool, WriteOutcome]:
+            row = _row(record)
+            if expect is None:
+                cursor = conn.execute(_INSERT, row)
+            else:
+                cursor = conn.execute(
+                    _UPDATE, (*row[1:], record.key, expect.status.value, expect.owner)
+                )
+            if cursor.rowcount != 1:
+                current = conn.execute(f"{_SELECT} WHERE key = ?", (record.key,)).fetchone()
+                return False, WriteOutcome(
+                    WriteResult.STALE, current=_record(current) if current else None
+                )
+            budget = _apply_budget(conn, record.tenant_id, budget_delta)
+            return budget.result is WriteResult.WRITTEN, budget
+
+        return self._write(body)
+
+    def query(
+        self,
+        *,
+        tenant: str | None = None,
+        case: str | None = None,
+        status: Status | None = None,
+        limit: int | None = None,
+    ) -> list[Record]:
+        where: list[str] = []
+        args: list[Any] = []
+        for column, value in (("tenant_id", tenant), ("case_id", case), ("status", status)):
+            if value is not None:
+                where.append(f"{column} = ?")
+                args.append(str(value))
+        sql = _SELECT + (" WHERE " + " AND ".join(where) if where else "")
+        sql += " ORDER BY created_at, key"
+        if limit is not None:
+            sql += " LIMIT ?"
+            args.append(limit)
+        return [_record(row) for row in self._read(sql, args)]
+
+    def stale(self, *, lease_expired_before: datetime) -> list[Record]:
+        rows = self._read(
+            f"{_SELECT} WHERE status = ? AND lease_expires_at < ? ORDER BY lease_expires_at",
+            (Status.IN_PROGRESS.value, time_text(lease_expired_before)),
+        )
+        return [_record(row) for row in rows]
+
+    # --- budgets ---------------------------------------------------------------------
+
+    def get_budget(self, tenant_id: str) -> int | None:
+        rows = self._read("SELECT remaining FROM budgets WHERE tenant_id = ?", (tenant_id,))
+        return int(rows[0][0]) if rows else None
+
+    def set_budget(self, tenant_id: str, amount: int) -> None:
+        def body(conn: sqlite3.Connection) -> tuple[bool, None]:
+            conn.execute(
+                "INSERT INTO budgets (tenant_id, remaining) VALUES (?, ?) "
+                "ON CONFLICT (tenant_id) DO UPDATE SET remaining = excluded.remaining",
+                (tenant_id, amount),
+            )
+            return True, None
+
+        self._write(body)
+
+    # --- reconciliation items --------------------------------------------------------
+
+    def get_item(self, item_id: str) -> ReconItem | None:
+        rows = self._read(f"SELECT {_ITEM_COLUMNS} FROM recon_items WHERE item_id = ?", (item_id,))
+        return _item(rows[0]) if rows else None
+
+    def put_item(self, item: ReconItem, *, expect: ReconStatus | None) -> ItemWrite:
+        def body(conn: sqlite3.Connection) -> tuple[bool, ItemWrite]:
+            if not _put_item(conn, item, expect):
+                row = conn.execute(
+                    f"SELECT {_ITEM_COLUMNS} FROM recon_items WHERE item_id = ?", (item.item_id,)
+                ).fetchone()
+                return False, ItemWrite(False, _item(row) if row else None)
+            return True, ItemWrite(True)
+
+        return self._write(body)
+
+    def resolve(
+        self,
+        item: ReconItem,
+        record: Record | None,
+        *,
+        record_expect: Expect,
+        budget_delta: int = 0,
+    ) -> WriteResult:
+        def body(conn: sqlite3.Connection) -> tuple[bool, WriteResult]:
+            if not _put_item(conn, item, ReconStatus.OPEN):
+                return False, WriteResult.STALE
+            key = item.record_key
+            if record is None:
+                held = conn.execute(
+                    "SELECT 1 FROM actions WHERE key = ? AND status = ? AND owner = ?",
+                    (key, record_expect.status.value, record_expect.owner),
+                ).fetchone()
+                if held is None:
+                    return False, WriteResult.STALE
+            else:
+                cursor = conn.execute(
+                    _UPDATE,
+                    (*_row(record)[1:], key, record_expect.status.value, record_expect.owner),
+                )
+                if cursor.rowcount != 1:
+                    return False, WriteResult.STALE
+            outcome = _apply_budget(conn, item.tenant_id, budget_delta)
+            return outcome.result is WriteResult.WRITTEN, outcome.result
+
+        return self._write(body)
+
+    def query_items(
+        self, *, tenant: str | None = None, status: ReconStatus | None = None
+    ) -> list[ReconItem]:
+        where: list[str] = []
+        args: list[Any] = []
+        if tenant is not None:
+            where.append("tenant_id = ?")
+            args.append(tenant)
+        if status is not None:
+            where.append("status = ?")
+            args.append(status.value)
+        sql = f"SELECT {_ITEM_COLUMNS} FROM recon_items"
+        sql += (" WHERE " + " AND ".join(where) if where else "") + " ORDER BY created_at, item_id"
+        return [_item(row) for row in self._read(sql, args)]
+
+
+def _rollback(conn: sqlite3.Connection) -> None:
+    if conn.in_transaction:
+        with suppress(sqlite3.Error):
+            conn.execute("ROLLBACK")
+
+
+def _apply_budget(conn: sqlite3.Connection, tenant_id: str, delta: int) -> WriteOutcome:
+    if delta < 0:
+        row = conn.execute(
+            "SELECT remaining FROM budgets WHERE tenant_id = ?", (tenant_id,)
+        ).fetchone()
+        if row is None:
+            return WriteOutcome(WriteResult.NO_BUDGET)
+        if row[0] < -delta:
+            return WriteOutcome(WriteResult.BUDGET_SHORT, remaining=int(row[0]))
+    if delta:
+        conn.execute(
+            "INSERT INTO budgets (tenant_id, remaining) VALUES (?, ?) "
+            "ON CONFLICT (tenant_id) DO UPDATE SET remaining = remaining + excluded.remaining",
+            (tenant_id, delta),
+        )
+    return WriteOutcome(WriteResult.WRITTEN)
+
+
+def _put_item(conn: sqlite3.Connection, item: ReconItem, expect: ReconStatus | None) -> bool:
+    values = (
+        item.item_id,
+        item.record_key,
+        item.tenant_id,
+        item.case_id,
+        item.reason,
+        item.step,
+        json_text(item.evidence),
+        item.status.value,
+        item.outcome.value if item.outcome else None,
+        item.resolved_by,
+        item.note,
+        item.task_token,
+        time_text(item.created_at),
+        time_text(item.updated_at),
+        opt_time_text(item.resolved_at),
+    )
+    if expect is None:
+        cursor = conn.execute(
+            f"INSERT INTO recon_items ({_ITEM_COLUMNS}) VALUES ({', '.join('?' * 15)}) "
+            "ON CONFLICT (item_id) DO NOTHING",
+            values,
+        )
+    else:
+        columns = [c.strip() for c in _ITEM_COLUMNS.split(",")[1:]]
+        cursor = conn.execute(
+            "UPDATE recon_items SET "
+            + ", ".join(f"{c} = ?" for c in columns)
+            + " WHERE item_id = ? AND status = ?",
+            (*values[1:], item.item_id, expect.value),
+        )
+    return cursor.rowcount == 1
+
+
+def _row(record: Record) -> tuple[Any, ...]:
+    return (
+        record.key,
+        record.tenant_id,
+        record.case_id,
+        record.revision,
+        record.operation,
+        record.effect.value,
+        record.digest,
+        record.status.value,
+        record.owner,
+        opt_time_text(record.lease_expires_at),
+        record.attempts,
+        json_text(record.result),
+        json_text(record.error),
+        record.reference,
+        record.cost,
+        record.debited,
+        time_text(record.created_at),
+        time_text(record.updated_at),
+        time_text(record.expires_at),
+    )
+
+
+def _record(row: Sequence[Any]) -> Record:
+    return Record(
+        key=row[0],
+        tenant_id=row[1],
+        case_id=row[2],
+        revision=int(row[3]),
+        operation=row[4],
+        effect=EffectClass.parse(row[5]),
+        digest=row[6],
+        status=Status(row[7]),
+        owner=row[8],
+        lease_expires_at=opt_parse_time(row[9]),
+        attempts=int(row[10]),
+        result=parse_json(row[11]),
+        error=parse_json(row[12]),
+        reference=row[13],
+        cost=None if row[14] is None else int(row[14]),
+        debited=int(row[15]),
+        created_at=parse_time(row[16]),
+        updated_at=parse_time(row[17]),
+        expires_at=parse_time(row[18]),
+    )
+
+
+def _item(row: Sequence[Any]) -> ReconItem:
+    return ReconItem(
+        item_id=row[0],
+        record_key=row[1],
+        tenant_id=row[2],
+        case_id=row[3],
+        reason=row[4],
+        step=row[5],
+        evidence=parse_json(row[6]) or {},
+        status=ReconStatus(row[7]),
+        outcome=ReconOutcome(row[8]) if row[8] else None,
+        resolved_by=row[9],
+        note=row[10],
+        task_token=row[11],
+        created_at=parse_time(row[12]),
+        updated_at=parse_time(row[13]),
+        resolved_at=opt_parse_time(row[14]),
+    )

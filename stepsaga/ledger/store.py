@@ -1,0 +1,105 @@
+"""What a ledger backend must do: store records and change them only conditionally.
+
+Backends know nothing of the rules (leases, budgets, replay); ``rules.Ledger`` decides
+what to write and a store reports whether the precondition held. Every write is
+all-or-nothing: the record, the tenant budget change and (for reconciliation) the item.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from enum import Enum
+from typing import Protocol
+
+from stepsaga.ledger.models import ReconItem, ReconStatus, Record, Status
+
+
+class WriteResult(Enum):
+    WRITTEN = "written"
+    STALE = "stale"
+    """The record exists (insert) or no longer has the expected status/owner: nothing written."""
+    BUDGET_SHORT = "budget_short"
+    """The tenant's budget does not cover the debit: nothing written."""
+    NO_BUDGET = "no_budget"
+    """A debit was asked for but the tenant has no budget: nothing written."""
+
+
+@dataclass(frozen=True)
+class WriteOutcome:
+    result: WriteResult
+    current: Record | None = None
+    """The stored record when ``STALE``, if the store learned it without another read."""
+    remaining: int | None = None
+    """The budget left when ``BUDGET_SHORT``, if known."""
+
+
+@dataclass(frozen=True)
+class Expect:
+    """Precondition of a conditional write: the stored record's status and owner."""
+
+    status: Status
+    owner: str
+
+
+@dataclass(frozen=True)
+class ItemWrite:
+    written: bool
+    current: ReconItem | None = None
+
+
+class LedgerStore(Protocol):
+    def get(self, key: str) -> Record | None:
+        """The record, or None; never blocks on writers."""
+        ...
+
+    def put(self, record: Record, *, expect: Expect | None, budget_delta: int = 0) -> WriteOutcome:
+        """Write ``record`` whole if absent (``expect`` None) or if the stored one has
+        ``expect``'s status and owner. In the same transaction add ``budget_delta`` to the
+        tenant's budget: negative is a debit (needs a budget that covers it), positive a
+        refund."""
+        ...
+
+    def query(
+        self,
+        *,
+        tenant: str | None = None,
+        case: str | None = None,
+        status: Status | None = None,
+        limit: int | None = None,
+    ) -> list[Record]:
+        """Records matching every given filter, oldest first."""
+        ...
+
+    def stale(self, *, lease_expired_before: datetime) -> list[Record]:
+        """``IN_PROGRESS`` records whose lease ended before the given time."""
+        ...
+
+    def get_budget(self, tenant_id: str) -> int | None: ...
+
+    def set_budget(self, tenant_id: str, amount: int) -> None: ...
+
+    def get_item(self, item_id: str) -> ReconItem | None: ...
+
+    def put_item(self, item: ReconItem, *, expect: ReconStatus | None) -> ItemWrite:
+        """Write ``item`` if absent (``expect`` None) or if its stored status is ``expect``."""
+        ...
+
+    def resolve(
+        self,
+        item: ReconItem,
+        record: Record | None,
+        *,
+        record_expect: Expect,
+        budget_delta: int = 0,
+    ) -> WriteResult:
+        """One transaction: the item (stored status must be OPEN), the record (stored
+        status/owner must match ``record_expect``; unchanged when ``record`` is None) and
+        the budget change."""
+        ...
+
+    def query_items(
+        self, *, tenant: str | None = None, status: ReconStatus | None = None
+    ) -> list[ReconItem]: ...
+
+    def close(self) -> None: ...
