@@ -1,0 +1,59 @@
+"""Names the compiled machine uses, in one place (the saga validates them, the compiler
+emits them, the graph and the engine may read them).
+
+State names are PascalCase ASCII so they also make CloudFormation-safe substitution keys
+(``${<Function>FunctionArn}``).
+"""
+
+from __future__ import annotations
+
+import re
+
+STATE_NAME = re.compile(r"^[A-Z][A-Za-z0-9]{0,47}$")
+OPERATION = re.compile(r"^[a-z][a-z0-9_]{0,47}$")
+SAGA_NAME = re.compile(r"^[A-Za-z0-9_-]{1,80}$")
+HANDLER_PATH = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)+$")
+CASE_PATH = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$")
+
+#: ASL limit on state names.
+MAX_STATE_NAME = 80
+
+PREPARE = "Prepare"
+COMPLETED = "Completed"
+COMPENSATED = "Compensated"
+COMPENSATION_FAILED = "CompensationFailed"
+
+
+def reconcile(step: str) -> str:
+    return f"Reconcile{step}"
+
+
+def decision(step: str) -> str:
+    return f"{step}Decision"
+
+
+def await_decision(step: str) -> str:
+    return f"AwaitDecision{step}"
+
+
+def escalate(step: str) -> str:
+    return f"Escalate{step}"
+
+
+def record_failure(compensation: str) -> str:
+    return f"Record{compensation}Failure"
+
+
+def substitution_key(function: str) -> str:
+    """The ``DefinitionSubstitutions`` key of a function's ARN."""
+    return f"{function}FunctionArn"
+
+
+def placeholder(function: str) -> str:
+    """What ``FunctionName`` holds in the compiled ASL until substitution."""
+    return "${" + substitution_key(function) + "}"
+
+
+def snake(name: str) -> str:
+    """``ReserveStock`` → ``reserve_stock``."""
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()

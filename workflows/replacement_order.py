@@ -1,0 +1,78 @@
+"""The replacement-order saga (seed 002): reserve stock → refund the damaged item →
+create the replacement shipment.
+
+* ``ReserveStock`` (``keyed_write``: inventory reserves by a reservation id derived from
+  our key). If a later step is rejected, ``ReleaseReservation`` undoes it.
+* ``RefundPayment`` (``keyed_write``: payments accept our key as Idempotency-Key). A refund
+  is never reversed automatically: if the shipment is rejected, it is escalated to
+  reconciliation ("refund issued, replacement not shipped") — a record for a person, not an
+  automatic charge.
+* ``CreateShipment`` (``physical``: no key downstream, irreversible). An uncertain outcome
+  is reconciled by business reference, never retried blindly (the handler raises
+  ``OutcomeUnknownError``, which is never retried and routes to ``ReconcileCreateShipment``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from stepsaga.case import Case, Refund, Reserve, Shipment
+from stepsaga.workflow import (
+    Compensate,
+    CompensationEvent,
+    EffectClass,
+    Escalate,
+    Saga,
+    Step,
+    StepEvent,
+)
+
+saga = Saga(
+    name="replacement-order",
+    comment="Replacement order: reserve stock, refund the damaged item, ship the replacement.",
+    input_model=Case,
+    steps=[
+        Step(
+            "ReserveStock",
+            operation="reserve_stock",
+            effect=EffectClass.KEYED_WRITE,
+            params="reserve",
+            params_model=Reserve,
+            on_later_failure=Compensate(
+                "ReleaseReservation",
+                operation="release_reservation",
+                effect=EffectClass.KEYED_WRITE,
+            ),
+        ),
+        Step(
+            "RefundPayment",
+            operation="refund_payment",
+            effect=EffectClass.KEYED_WRITE,
+            params="refund",
+            params_model=Refund,
+            on_later_failure=Escalate("refund issued, replacement not shipped"),
+        ),
+        Step(
+            "CreateShipment",
+            operation="create_shipment",
+            effect=EffectClass.PHYSICAL,
+            params="shipment",
+            params_model=Shipment,
+            on_later_failure=Escalate("replacement shipped, case not completed"),
+        ),
+    ],
+)
+
+#: The events each handler of this saga receives (validate with ``parse_event``).
+ReserveStockEvent = StepEvent[Reserve]
+RefundPaymentEvent = StepEvent[Refund]
+CreateShipmentEvent = StepEvent[Shipment]
+ReleaseReservationEvent = CompensationEvent[Reserve]
+
+#: Params model per operation, for the reconciler (its events carry ``params`` untyped).
+PARAMS_BY_OPERATION: dict[str, Any] = {
+    "reserve_stock": Reserve,
+    "refund_payment": Refund,
+    "create_shipment": Shipment,
+    "release_reservation": Reserve,
+}
