@@ -184,7 +184,7 @@ class Ledger:
             raise InvalidInputError("limit must be an integer", field="limit")
         if limit is not None and limit < 1:
             raise InvalidInputError("limit must be at least 1", field="limit")
-        return self._store.query(tenant=tenant, case=case, status=_status(status), limit=limit)
+        return self._store.query(tenant=tenant, case=case, status=parse_status(status), limit=limit)
 
     # --- sweeping ------------------------------------------------------------------------
 
@@ -653,7 +653,8 @@ def _text(value: object, name: str = "reason") -> str:
     return value
 
 
-def _status(value: Status | str | None) -> Status | None:
+def parse_status(value: Status | str | None) -> Status | None:
+    """A status filter from user input (any case); unknown names are bad input."""
     if value is None:
         return None
     try:
