@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from stepsaga.cli import ledger, sim
+from stepsaga.cli import asl, ledger, sim
 from stepsaga.cli.common import Backend, CliContext
 from stepsaga.home import StateHome
 
@@ -39,6 +39,8 @@ def root(
 
 
 # Command groups register here, one line each (keep alphabetical).
+app.command("asl")(asl.asl)
+app.command("graph")(asl.graph)
 app.add_typer(ledger.app, name="ledger")
 app.add_typer(sim.app, name="sim")
 

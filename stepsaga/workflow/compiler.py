@@ -80,9 +80,10 @@ from stepsaga.workflow.events import (
 from stepsaga.workflow.payloads import Path, selector, template
 from stepsaga.workflow.retry import DEFAULT_RETRY, RetryPolicy
 from stepsaga.workflow.saga import IDENTITY_PATHS, RECONCILER_FUNCTION, Compensate, Saga, Step
+from stepsaga.workflow.validate import check_definition
 
-LAMBDA_INVOKE = "arn:aws:states:::lambda:invoke"
-LAMBDA_INVOKE_WAIT_FOR_TASK_TOKEN = "arn:aws:states:::lambda:invoke.waitForTaskToken"  # noqa: S105
+LAMBDA_INVOKE = names.LAMBDA_INVOKE
+LAMBDA_INVOKE_WAIT_FOR_TASK_TOKEN = names.LAMBDA_INVOKE_WAIT_FOR_TASK_TOKEN
 
 #: Context-object paths the compiled machines read.
 CONTEXT_PATHS = ("$$.Execution.Name", "$$.State.Name", "$$.State.RetryCount", "$$.Task.Token")
@@ -111,8 +112,13 @@ def reconciliation_path(state: str) -> str:
 
 
 def compile(saga: Saga) -> dict[str, Any]:
-    """The ASL definition of ``saga`` with ``${<Function>FunctionArn}`` placeholders."""
-    return _Compiler(saga).definition()
+    """The ASL definition of ``saga`` with ``${<Function>FunctionArn}`` placeholders.
+
+    The result has passed the graph check (``stepsaga.workflow.validate``).
+    """
+    definition = _Compiler(saga).definition()
+    check_definition(definition)
+    return definition
 
 
 compile_saga = compile
@@ -127,7 +133,7 @@ class _Compiler:
         states: dict[str, Any] = {names.PREPARE: self.prepare()}
         for index, step in enumerate(self.steps):
             states[step.name] = self.forward(index, step)
-            if step.effect.has_effect:
+            if step.has_effect:
                 states[names.reconcile(step.name)] = self.reconcile(step)
                 states[names.decision(step.name)] = self.decision(step)
                 states[names.await_decision(step.name)] = self.await_decision(step)
@@ -245,7 +251,7 @@ class _Compiler:
                 "Next": self.unwind_from(index),
             }
         ]
-        if step.effect.has_effect:
+        if step.has_effect:
             catch.append(
                 {
                     "ErrorEquals": error_names(RECONCILE),

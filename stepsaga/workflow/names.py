@@ -18,6 +18,9 @@ CASE_PATH = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$")
 #: ASL limit on state names.
 MAX_STATE_NAME = 80
 
+LAMBDA_INVOKE = "arn:aws:states:::lambda:invoke"
+LAMBDA_INVOKE_WAIT_FOR_TASK_TOKEN = "arn:aws:states:::lambda:invoke.waitForTaskToken"  # noqa: S105
+
 PREPARE = "Prepare"
 COMPLETED = "Completed"
 COMPENSATED = "Compensated"

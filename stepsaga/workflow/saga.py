@@ -24,7 +24,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from stepsaga.workflow import names
-from stepsaga.workflow.effects import UNDECLARED, EffectClass
+from stepsaga.workflow.effects import UNDECLARED, EffectClass, has_effect
 from stepsaga.workflow.retry import DEFAULT_RETRY, RetryPolicy, SagaDefinitionError
 
 #: Where the generic event fields come from in the execution input (the case).
@@ -179,7 +179,7 @@ class Step:
         _state_name(self.name, where)
         object.__setattr__(self, "effect", _effect(self.effect, where))
         if self.operation is None:
-            if self.effect.has_effect:
+            if self.has_effect:
                 raise SagaDefinitionError(
                     f"{where}: a {self.effect.value} step must declare its operation "
                     "(it is part of the action key)"
@@ -197,12 +197,12 @@ class Step:
             isinstance(self.params_model, type) and issubclass(self.params_model, BaseModel)
         ):
             raise SagaDefinitionError(f"{where}: params_model must be a pydantic model class")
-        if self.effect.has_effect and self.on_later_failure is None:
+        if self.has_effect and self.on_later_failure is None:
             raise SagaDefinitionError(
                 f"{where}: say what happens to its effect when a later step is rejected: "
                 "on_later_failure=Compensate(...) or Escalate(reason)"
             )
-        if not self.effect.has_effect and self.on_later_failure is not None:
+        if not self.has_effect and self.on_later_failure is not None:
             raise SagaDefinitionError(
                 f"{where}: a read step has no effect to compensate or escalate"
             )
@@ -215,6 +215,10 @@ class Step:
         _handler(self.handler_path, where)
         object.__setattr__(self, "retry", _retry(self.retry, where))
         _timeout(self.timeout_seconds, where)
+
+    @property
+    def has_effect(self) -> bool:
+        return has_effect(self.effect)
 
     @property
     def op(self) -> str:
@@ -298,7 +302,7 @@ class Saga:
 
     @property
     def uses_reconciler(self) -> bool:
-        return any(step.effect.has_effect for step in self.steps)
+        return any(step.has_effect for step in self.steps)
 
     def definition_substitutions(self, arn_for: Callable[[str], str]) -> dict[str, str]:
         """``DefinitionSubstitutions`` for the compiled ASL: ``<Function>FunctionArn`` →
@@ -332,7 +336,7 @@ class Saga:
         states = [names.PREPARE]
         for step in self.steps:
             states.append(step.name)
-            if step.effect.has_effect:
+            if step.has_effect:
                 states += [
                     names.reconcile(step.name),
                     names.decision(step.name),

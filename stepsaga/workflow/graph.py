@@ -1,0 +1,337 @@
+"""Pictures of a compiled state machine: Mermaid or Graphviz DOT.
+
+The graph is read from the ASL definition itself (not from the saga), so it draws exactly
+what runs. Each state gets a role from its task payload's ``kind`` — forward steps,
+compensation (compensations and escalations on the way back) and reconciliation
+(reconcile, await decision, record a failed compensation) — and each edge a kind drawn
+visibly differently: forward solid, compensation dotted/dashed, reconciliation thick.
+
+Highlighting a run: pass ``Visited`` (the states an execution entered and the transitions
+it took) to ``to_mermaid``/``to_dot``/``draw``; ``Visited.from_path`` builds one from the
+ordered list of entered states (e.g. from ``…StateEntered`` history events).
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+from stepsaga.errors import COMPENSATE, RECONCILE
+from stepsaga.errors import names as error_names
+from stepsaga.workflow.validate import transitions
+
+
+class Role(StrEnum):
+    FORWARD = "forward"
+    COMPENSATION = "compensation"
+    RECONCILIATION = "reconciliation"
+    TERMINAL = "terminal"
+
+
+class EdgeKind(StrEnum):
+    FORWARD = "forward"
+    COMPENSATION = "compensation"
+    RECONCILIATION = "reconciliation"
+
+
+class GraphFormat(StrEnum):
+    mermaid = "mermaid"
+    dot = "dot"
+
+
+_ROLE_OF_KIND = {
+    "step": Role.FORWARD,
+    "compensation": Role.COMPENSATION,
+    "escalate": Role.COMPENSATION,
+    "reconcile": Role.RECONCILIATION,
+    "await_decision": Role.RECONCILIATION,
+    "compensation_failed": Role.RECONCILIATION,
+}
+
+
+@dataclass(frozen=True)
+class Node:
+    name: str
+    type: str
+    role: Role
+    #: A short second line: effect class, ``waits for a person``, the Fail error …
+    detail: str
+
+
+@dataclass(frozen=True)
+class Edge:
+    source: str
+    target: str
+    kind: EdgeKind
+    label: str
+
+
+@dataclass(frozen=True)
+class StateGraph:
+    name: str
+    start: str
+    nodes: tuple[Node, ...]
+    edges: tuple[Edge, ...]
+
+
+@dataclass(frozen=True)
+class Visited:
+    """What one execution did: the states it entered and the transitions it took."""
+
+    states: frozenset[str] = frozenset()
+    transitions: frozenset[tuple[str, str]] = frozenset()
+
+    @classmethod
+    def from_path(cls, entered: Sequence[str]) -> Visited:
+        """From states in the order they were entered (consecutive pairs are transitions)."""
+        return cls(frozenset(entered), frozenset(itertools.pairwise(entered)))
+
+
+def build_graph(definition: Mapping[str, Any], name: str = "state machine") -> StateGraph:
+    states: Mapping[str, Any] = definition["States"]
+    roles = {n: _own_role(s) for n, s in states.items()}
+    # A Choice belongs to the path that leads into it (e.g. a reconciliation decision).
+    for state_name, state in states.items():
+        if state.get("Type") == "Choice":
+            sources = [s for s, st in states.items() if state_name in _targets(st)]
+            if any(roles[s] is Role.RECONCILIATION for s in sources):
+                roles[state_name] = Role.RECONCILIATION
+    nodes = tuple(Node(n, s.get("Type", "?"), roles[n], _detail(s)) for n, s in states.items())
+    edges: list[Edge] = []
+    for source, state in states.items():
+        for via, target, label, errors in _edges(state):
+            kind = _edge_kind(roles[source], roles.get(target, Role.FORWARD), via, errors)
+            edges.append(Edge(source, target, kind, label))
+    return StateGraph(name, str(definition["StartAt"]), nodes, tuple(edges))
+
+
+def _targets(state: Mapping[str, Any]) -> list[str]:
+    return [target for _, target in transitions(state)]
+
+
+def _own_role(state: Mapping[str, Any]) -> Role:
+    if state.get("Type") in ("Succeed", "Fail"):
+        return Role.TERMINAL
+    payload = (state.get("Parameters") or {}).get("Payload")
+    if isinstance(payload, Mapping):
+        return _ROLE_OF_KIND.get(str(payload.get("kind")), Role.FORWARD)
+    return Role.FORWARD
+
+
+def _detail(state: Mapping[str, Any]) -> str:
+    kind = state.get("Type")
+    if kind == "Fail":
+        return str(state.get("Error", "failed"))
+    if kind == "Succeed":
+        return "succeeded"
+    if kind == "Task":
+        if str(state.get("Resource", "")).endswith(".waitForTaskToken"):
+            return "waits for a person"
+        payload = (state.get("Parameters") or {}).get("Payload")
+        if isinstance(payload, Mapping):
+            if payload.get("kind") in ("step", "compensation") and "effect" in payload:
+                return str(payload["effect"])
+            return str(payload.get("kind", "task"))
+        return "task"
+    return str(kind).lower()
+
+
+def _catch_label(errors: list[str]) -> str:
+    if errors == ["States.ALL"]:
+        return "failed"
+    if set(errors) == set(error_names(COMPENSATE)):
+        return "rejected"
+    if set(errors) == set(error_names(RECONCILE)):
+        return "uncertain"
+    return ", ".join(errors)
+
+
+def _edges(state: Mapping[str, Any]) -> Iterable[tuple[str, str, str, list[str]]]:
+    """``(via, target, label, caught errors)`` per way out, in definition order."""
+    if isinstance(state.get("Next"), str):
+        yield "next", state["Next"], "", []
+    for rule in state.get("Choices") or []:
+        yield "choice", rule["Next"], _rule_label(rule), []
+    if isinstance(state.get("Default"), str):
+        yield "default", state["Default"], "otherwise", []
+    for catcher in state.get("Catch") or []:
+        errors = list(catcher.get("ErrorEquals", []))
+        yield "catch", catcher["Next"], _catch_label(errors), errors
+
+
+def _rule_label(rule: Mapping[str, Any]) -> str:
+    for key, value in rule.items():
+        if key not in ("Variable", "Next"):
+            return str(value) if key == "StringEquals" else f"{key} {json.dumps(value)}"
+    return "rule"
+
+
+def _edge_kind(source: Role, target: Role, via: str, errors: list[str]) -> EdgeKind:
+    if Role.RECONCILIATION in (source, target):
+        return EdgeKind.RECONCILIATION
+    if Role.COMPENSATION in (source, target):
+        return EdgeKind.COMPENSATION
+    if via == "catch":
+        reconcile = set(error_names(RECONCILE))
+        if errors and set(errors) <= reconcile:
+            return EdgeKind.RECONCILIATION
+        return EdgeKind.COMPENSATION
+    return EdgeKind.FORWARD
+
+
+# --- Mermaid ---------------------------------------------------------------------------
+
+_MERMAID_ARROW = {
+    EdgeKind.FORWARD: ("-->", "-->|{}|"),
+    EdgeKind.COMPENSATION: ("-.->", "-.->|{}|"),
+    EdgeKind.RECONCILIATION: ("==>", "==>|{}|"),
+}
+_COLORS = {
+    Role.FORWARD: ("#e8f1fb", "#2b6cb0"),
+    Role.COMPENSATION: ("#fff4e5", "#c05621"),
+    Role.RECONCILIATION: ("#fdecef", "#b83280"),
+    Role.TERMINAL: ("#f2f2f2", "#4a5568"),
+}
+_EDGE_COLORS = {
+    EdgeKind.FORWARD: "#2b6cb0",
+    EdgeKind.COMPENSATION: "#c05621",
+    EdgeKind.RECONCILIATION: "#b83280",
+}
+_VISITED = "#2f855a"
+#: Words Mermaid would read as syntax, not as a node id.
+_MERMAID_KEYWORDS = {"end", "graph", "subgraph", "flowchart", "class", "classdef", "style"}
+_MERMAID_KEYWORDS |= {"click", "default", "linkstyle", "direction"}
+
+
+def _ids(graph: StateGraph) -> dict[str, str]:
+    ids: dict[str, str] = {}
+    for node in graph.nodes:
+        base = re.sub(r"\W", "_", node.name) or "state"
+        if base.lower() in _MERMAID_KEYWORDS:
+            base = f"state_{base}"
+        candidate, n = base, 1
+        while candidate in ids.values():
+            n += 1
+            candidate = f"{base}_{n}"
+        ids[node.name] = candidate
+    return ids
+
+
+def _mermaid_text(text: str) -> str:
+    return text.replace('"', "#quot;")
+
+
+def _mermaid_node(node_id: str, node: Node) -> str:
+    label = f"{_mermaid_text(node.name)}<br/><small>{_mermaid_text(node.detail)}</small>"
+    if node.type == "Choice":
+        return f'{node_id}{{"{label}"}}'
+    if node.role is Role.TERMINAL:
+        return f'{node_id}(["{label}"])'
+    return f'{node_id}["{label}"]'
+
+
+def to_mermaid(graph: StateGraph, visited: Visited | None = None) -> str:
+    ids = _ids(graph)
+    lines = [
+        "flowchart TD",
+        f"    %% {graph.name}: forward -->, compensation -.->, reconciliation ==>",
+    ]
+    lines += [f"    {_mermaid_node(ids[n.name], n)}" for n in graph.nodes]
+    for edge in graph.edges:
+        plain, labelled = _MERMAID_ARROW[edge.kind]
+        arrow = labelled.format(_mermaid_text(edge.label)) if edge.label else plain
+        lines.append(f"    {ids[edge.source]} {arrow} {ids[edge.target]}")
+    for role, (fill, stroke) in _COLORS.items():
+        lines.append(f"    classDef {role.value} fill:{fill},stroke:{stroke},color:#1a202c")
+    lines.append(f"    classDef visited stroke:{_VISITED},stroke-width:4px")
+    for role in Role:
+        members = [ids[n.name] for n in graph.nodes if n.role is role]
+        if members:
+            lines.append(f"    class {','.join(members)} {role.value}")
+    for kind, color in _EDGE_COLORS.items():
+        numbers = [str(i) for i, e in enumerate(graph.edges) if e.kind is kind]
+        if numbers:
+            lines.append(f"    linkStyle {','.join(numbers)} stroke:{color}")
+    if visited is not None:
+        seen = [ids[n.name] for n in graph.nodes if n.name in visited.states]
+        if seen:
+            lines.append(f"    class {','.join(seen)} visited")
+        taken = [
+            str(i) for i, e in enumerate(graph.edges) if (e.source, e.target) in visited.transitions
+        ]
+        if taken:
+            lines.append(f"    linkStyle {','.join(taken)} stroke:{_VISITED},stroke-width:4px")
+    return "\n".join(lines) + "\n"
+
+
+# --- Graphviz DOT ----------------------------------------------------------------------
+
+_DOT_STYLE = {
+    EdgeKind.FORWARD: "solid",
+    EdgeKind.COMPENSATION: "dashed",
+    EdgeKind.RECONCILIATION: "bold",
+}
+
+
+def _dot_quote(*lines: str) -> str:
+    """A DOT string literal; several lines are joined with DOT's ``\\n``."""
+    escaped = (line.replace("\\", "\\\\").replace('"', '\\"') for line in lines)
+    return '"' + "\\n".join(escaped) + '"'
+
+
+def to_dot(graph: StateGraph, visited: Visited | None = None) -> str:
+    seen = visited.states if visited else frozenset()
+    taken = visited.transitions if visited else frozenset()
+    lines = [
+        f"digraph {_dot_quote(graph.name)} {{",
+        "    rankdir=TB;",
+        '    node [shape=box, style="rounded,filled", fontname="Helvetica"];',
+        '    edge [fontname="Helvetica", fontsize=10];',
+        "    // forward: solid, compensation: dashed, reconciliation: bold",
+    ]
+    for node in graph.nodes:
+        fill, stroke = _COLORS[node.role]
+        shape = "oval" if node.role is Role.TERMINAL else "box"
+        if node.type == "Choice":
+            shape = "diamond"
+        attrs = [
+            f"label={_dot_quote(node.name, node.detail)}",
+            f"shape={shape}",
+            f'fillcolor="{fill}"',
+            f'color="{_VISITED if node.name in seen else stroke}"',
+        ]
+        if node.name in seen:
+            attrs.append("penwidth=3")
+        lines.append(f"    {_dot_quote(node.name)} [{', '.join(attrs)}];")
+    for edge in graph.edges:
+        hit = (edge.source, edge.target) in taken
+        attrs = [
+            f"style={_DOT_STYLE[edge.kind]}",
+            f'color="{_VISITED if hit else _EDGE_COLORS[edge.kind]}"',
+        ]
+        if edge.label:
+            attrs.append(f"label={_dot_quote(edge.label)}")
+        if hit:
+            attrs.append("penwidth=3")
+        lines.append(
+            f"    {_dot_quote(edge.source)} -> {_dot_quote(edge.target)} [{', '.join(attrs)}];"
+        )
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+def draw(
+    definition: Mapping[str, Any],
+    fmt: GraphFormat = GraphFormat.mermaid,
+    *,
+    name: str = "state machine",
+    visited: Visited | None = None,
+) -> str:
+    """The picture of ``definition`` in ``fmt``, highlighting ``visited`` if given."""
+    graph = build_graph(definition, name)
+    return to_mermaid(graph, visited) if fmt is GraphFormat.mermaid else to_dot(graph, visited)
