@@ -1,0 +1,79 @@
+"""The embedded Step Functions engine: ASL (JSONPath) on SQLite with AWS semantics.
+
+Public API: :class:`LocalEngine` (boto3-flavoured), :class:`MockConfig` (Step Functions Local
+mock files), the progress notices for ``on_event`` and the error classes.
+"""
+
+from stepsaga.engine.definition import LAMBDA_INVOKE, LAMBDA_INVOKE_WAIT, Definition, load
+from stepsaga.engine.engine import (
+    TIME_SCALE_ENV,
+    LocalEngine,
+    check_name,
+    substitute,
+    time_scale_from_env,
+)
+from stepsaga.engine.errors import (
+    INTERRUPTED,
+    ExecutionAlreadyExists,
+    ExecutionDoesNotExist,
+    ExecutionNotRedrivable,
+    InvalidDefinition,
+    InvalidExecutionInput,
+    InvalidName,
+    InvalidOutput,
+    InvalidToken,
+    MockConfigError,
+    StateMachineAlreadyExists,
+    StateMachineDoesNotExist,
+    TaskDoesNotExist,
+    TaskTimedOut,
+)
+from stepsaga.engine.lambda_invoke import Handler, LambdaContext
+from stepsaga.engine.mockconfig import MockConfig, MockedResponse, MockTestCase
+from stepsaga.engine.models import (
+    Delay,
+    DelayChosen,
+    DelayKind,
+    EngineEvent,
+    ExecutionStatus,
+    HistoryRecorded,
+    WaitingTask,
+)
+
+__all__ = [
+    "INTERRUPTED",
+    "LAMBDA_INVOKE",
+    "LAMBDA_INVOKE_WAIT",
+    "TIME_SCALE_ENV",
+    "Definition",
+    "Delay",
+    "DelayChosen",
+    "DelayKind",
+    "EngineEvent",
+    "ExecutionAlreadyExists",
+    "ExecutionDoesNotExist",
+    "ExecutionNotRedrivable",
+    "ExecutionStatus",
+    "Handler",
+    "HistoryRecorded",
+    "InvalidDefinition",
+    "InvalidExecutionInput",
+    "InvalidName",
+    "InvalidOutput",
+    "InvalidToken",
+    "LambdaContext",
+    "LocalEngine",
+    "MockConfig",
+    "MockConfigError",
+    "MockTestCase",
+    "MockedResponse",
+    "StateMachineAlreadyExists",
+    "StateMachineDoesNotExist",
+    "TaskDoesNotExist",
+    "TaskTimedOut",
+    "WaitingTask",
+    "check_name",
+    "load",
+    "substitute",
+    "time_scale_from_env",
+]

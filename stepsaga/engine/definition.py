@@ -1,0 +1,628 @@
+"""Load an ASL definition into frozen state objects, refusing what the engine lacks.
+
+Everything is checked here, once, before any execution starts: unknown or unimplemented
+fields and state types, path and intrinsic syntax, ``Next``/``Default``/``Catch`` targets,
+reachability, retrier bounds. Errors name the state and the field
+(:class:`~stepsaga.engine.errors.InvalidDefinition`). Nothing is silently ignored.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from enum import StrEnum
+from typing import Any
+
+from stepsaga.engine import intrinsics
+from stepsaga.engine.choice import ChoiceRuleError, Predicate, compile_rule, parse_timestamp
+from stepsaga.engine.errors import STATES_ALL, InvalidDefinition
+from stepsaga.engine.paths import Path, PathSyntaxError, parse
+from stepsaga.engine.payload import Template, TemplateError, compile_template
+from stepsaga.engine.retry import Catcher, JitterStrategy, Retrier
+
+LAMBDA_INVOKE = "arn:aws:states:::lambda:invoke"
+LAMBDA_INVOKE_WAIT = "arn:aws:states:::lambda:invoke.waitForTaskToken"
+_MAX_SECONDS = 99_999_999
+_MAX_DELAY_SECONDS = 31_622_401
+
+
+class StateType(StrEnum):
+    TASK = "Task"
+    PASS = "Pass"  # noqa: S105
+    CHOICE = "Choice"
+    WAIT = "Wait"
+    SUCCEED = "Succeed"
+    FAIL = "Fail"
+
+
+_COMMON = {"Type", "Comment", "QueryLanguage"}
+_FIELDS: dict[StateType, set[str]] = {
+    StateType.TASK: _COMMON
+    | {"Next", "End", "Resource", "Parameters", "ResultSelector", "ResultPath", "InputPath"}
+    | {"OutputPath", "Retry", "Catch", "TimeoutSeconds", "TimeoutSecondsPath"}
+    | {"HeartbeatSeconds", "HeartbeatSecondsPath"},
+    StateType.PASS: _COMMON
+    | {"Next", "End", "Result", "ResultPath", "Parameters", "InputPath", "OutputPath"},
+    StateType.CHOICE: _COMMON | {"Choices", "Default", "InputPath", "OutputPath"},
+    StateType.WAIT: _COMMON
+    | {"Next", "End", "Seconds", "SecondsPath", "Timestamp", "TimestampPath", "InputPath"}
+    | {"OutputPath"},
+    StateType.SUCCEED: _COMMON | {"InputPath", "OutputPath"},
+    StateType.FAIL: _COMMON | {"Error", "ErrorPath", "Cause", "CausePath"},
+}
+_LAMBDA_PARAMETERS = {
+    "FunctionName",
+    "Payload",
+    "Qualifier",
+    "ClientContext",
+    "InvocationType",
+    "LogType",
+}
+_TOP_LEVEL = {"StartAt", "States", "Comment", "Version", "QueryLanguage"}
+
+
+@dataclass(frozen=True)
+class IO:
+    """``InputPath``/``OutputPath``: a path, or ``None`` for JSON ``null`` (→ ``{}``)."""
+
+    input_path: Path | None
+    output_path: Path | None
+
+
+@dataclass(frozen=True)
+class TaskState:
+    name: str
+    io: IO
+    next: str | None
+    waits_for_token: bool
+    parameters: Template
+    function_name: str | None  # when static: lets the engine check the registry up front
+    result_selector: Template | None
+    result_path: Path | None
+    retriers: tuple[Retrier, ...]
+    catchers: tuple[Catcher, ...]
+    timeout_seconds: int | None
+    timeout_path: Path | None
+    heartbeat_seconds: int | None
+    heartbeat_path: Path | None
+    type: StateType = StateType.TASK
+
+    @property
+    def resource(self) -> str:
+        return "invoke.waitForTaskToken" if self.waits_for_token else "invoke"
+
+
+@dataclass(frozen=True)
+class PassState:
+    name: str
+    io: IO
+    next: str | None
+    has_result: bool
+    result: Any
+    parameters: Template | None
+    result_path: Path | None
+    type: StateType = StateType.PASS
+
+
+@dataclass(frozen=True)
+class ChoiceState:
+    name: str
+    io: IO
+    choices: tuple[tuple[Predicate, str], ...]
+    default: str | None
+    type: StateType = StateType.CHOICE
+
+
+@dataclass(frozen=True)
+class WaitState:
+    name: str
+    io: IO
+    next: str | None
+    seconds: int | None
+    seconds_path: Path | None
+    timestamp: datetime | None
+    timestamp_path: Path | None
+    type: StateType = StateType.WAIT
+
+
+@dataclass(frozen=True)
+class SucceedState:
+    name: str
+    io: IO
+    type: StateType = StateType.SUCCEED
+
+
+@dataclass(frozen=True)
+class FailState:
+    name: str
+    error: str | None
+    error_path: Path | intrinsics.Call | None
+    cause: str | None
+    cause_path: Path | intrinsics.Call | None
+    type: StateType = StateType.FAIL
+
+
+State = TaskState | PassState | ChoiceState | WaitState | SucceedState | FailState
+
+
+@dataclass(frozen=True)
+class Definition:
+    """A loaded state machine definition; ``text`` is its canonical JSON, ``digest`` its hash."""
+
+    start_at: str
+    states: Mapping[str, State]
+    text: str
+    digest: str
+
+    def task_states(self) -> list[TaskState]:
+        return [s for s in self.states.values() if isinstance(s, TaskState)]
+
+
+def canonical_json(definition: Mapping[str, Any] | str) -> str:
+    data = json.loads(definition) if isinstance(definition, str) else definition
+    return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def load(definition: Mapping[str, Any] | str) -> Definition:
+    """Validate and compile ``definition`` (a dict or its JSON text)."""
+    if isinstance(definition, str):
+        try:
+            data = json.loads(definition)
+        except ValueError as exc:
+            raise InvalidDefinition(f"not JSON: {exc}") from None
+    else:
+        data = definition
+    if not isinstance(data, Mapping):
+        raise InvalidDefinition("a definition is a JSON object")
+    _refuse_unknown(data, _TOP_LEVEL, None, {"TimeoutSeconds": "execution-level TimeoutSeconds"})
+    _check_query_language(data, None)
+    states_raw = data.get("States")
+    if not isinstance(states_raw, Mapping) or not states_raw:
+        raise InvalidDefinition("States must be a non-empty object", field="States")
+    start_at = data.get("StartAt")
+    if not isinstance(start_at, str):
+        raise InvalidDefinition("StartAt must name a state", field="StartAt")
+    states = {name: _load_state(name, raw) for name, raw in states_raw.items()}
+    if start_at not in states:
+        raise InvalidDefinition(
+            f"StartAt names {start_at!r}, which is not a state", field="StartAt"
+        )
+    _check_transitions(start_at, states)
+    text = canonical_json(data)
+    return Definition(
+        start_at=start_at,
+        states=states,
+        text=text,
+        digest=hashlib.sha256(text.encode()).hexdigest(),
+    )
+
+
+# --- states ------------------------------------------------------------------------------
+
+
+def _load_state(name: str, raw: Any) -> State:
+    if not isinstance(name, str) or not 1 <= len(name) <= 80:
+        raise InvalidDefinition("state names have 1 to 80 characters", state=str(name))
+    if not isinstance(raw, Mapping):
+        raise InvalidDefinition("a state is a JSON object", state=name)
+    type_name = raw.get("Type")
+    try:
+        state_type = StateType(str(type_name))
+    except ValueError:
+        raise InvalidDefinition(
+            f"state type {type_name!r} is not supported by the embedded engine "
+            f"(supported: {', '.join(t.value for t in StateType)})",
+            state=name,
+            field="Type",
+        ) from None
+    _refuse_unknown(raw, _FIELDS[state_type], name)
+    _check_query_language(raw, name)
+    if state_type is StateType.TASK:
+        return _load_task(name, raw)
+    if state_type is StateType.PASS:
+        return PassState(
+            name=name,
+            io=_io(name, raw),
+            next=_next(name, raw),
+            has_result="Result" in raw,
+            result=raw.get("Result"),
+            parameters=_template(name, raw, "Parameters"),
+            result_path=_optional_path(name, raw, "ResultPath"),
+        )
+    if state_type is StateType.CHOICE:
+        return _load_choice(name, raw)
+    if state_type is StateType.WAIT:
+        return _load_wait(name, raw)
+    if state_type is StateType.SUCCEED:
+        return SucceedState(name=name, io=_io(name, raw))
+    return _load_fail(name, raw)
+
+
+_UNSUPPORTED_HINTS = {
+    "Assign": "variables (Assign)",
+    "Arguments": "JSONata (Arguments)",
+    "Output": "JSONata (Output)",
+    "Credentials": "cross-account Credentials",
+    "ItemProcessor": "Map",
+    "Iterator": "Map",
+    "Branches": "Parallel",
+}
+
+
+def _refuse_unknown(
+    raw: Mapping[str, Any],
+    allowed: set[str],
+    state: str | None,
+    hints: Mapping[str, str] | None = None,
+) -> None:
+    for field in raw:
+        if field in allowed:
+            continue
+        hint = (hints or {}).get(field) or _UNSUPPORTED_HINTS.get(field)
+        what = (
+            f"{hint} is not supported by the embedded engine"
+            if hint
+            else "unknown or unsupported field"
+        )
+        raise InvalidDefinition(what, state=state, field=field)
+
+
+def _check_query_language(raw: Mapping[str, Any], state: str | None) -> None:
+    language = raw.get("QueryLanguage", "JSONPath")
+    if language != "JSONPath":
+        raise InvalidDefinition(
+            f"QueryLanguage {language!r} is not supported (only JSONPath)",
+            state=state,
+            field="QueryLanguage",
+        )
+
+
+def _next(name: str, raw: Mapping[str, Any]) -> str | None:
+    has_next, end = "Next" in raw, raw.get("End", False)
+    if has_next and end:
+        raise InvalidDefinition(
+            "a state has either Next or End: true, not both", state=name, field="Next"
+        )
+    if has_next:
+        if not isinstance(raw["Next"], str):
+            raise InvalidDefinition("Next must name a state", state=name, field="Next")
+        return str(raw["Next"])
+    if end is not True:
+        raise InvalidDefinition("a state needs Next or End: true", state=name, field="End")
+    return None
+
+
+def _path(name: str, field: str, value: Any, *, context: bool = False) -> Path:
+    try:
+        path = parse(value)
+    except (PathSyntaxError, TypeError) as exc:
+        raise InvalidDefinition(str(exc), state=name, field=field) from None
+    if path.context and not context:
+        raise InvalidDefinition(
+            "this field cannot read the context object ($$)", state=name, field=field
+        )
+    return path
+
+
+def _optional_path(name: str, raw: Mapping[str, Any], field: str) -> Path | None:
+    """A path field: absent means ``$``, JSON ``null`` is returned as ``None``."""
+    if field not in raw:
+        return parse("$")
+    value = raw[field]
+    return None if value is None else _path(name, field, value)
+
+
+def _io(name: str, raw: Mapping[str, Any]) -> IO:
+    return IO(_optional_path(name, raw, "InputPath"), _optional_path(name, raw, "OutputPath"))
+
+
+def _template(name: str, raw: Mapping[str, Any], field: str) -> Template | None:
+    if field not in raw:
+        return None
+    try:
+        return compile_template(raw[field], field)
+    except TemplateError as exc:
+        raise InvalidDefinition(str(exc), state=name, field=exc.field) from None
+
+
+def _positive_int(
+    name: str, raw: Mapping[str, Any], field: str, *, minimum: int = 1, maximum: int = _MAX_SECONDS
+) -> int | None:
+    if field not in raw:
+        return None
+    value = raw[field]
+    if isinstance(value, bool) or not isinstance(value, int) or not minimum <= value <= maximum:
+        raise InvalidDefinition(
+            f"must be an integer from {minimum} to {maximum}", state=name, field=field
+        )
+    return value
+
+
+# --- Task --------------------------------------------------------------------------------
+
+
+def _load_task(name: str, raw: Mapping[str, Any]) -> TaskState:
+    resource = raw.get("Resource")
+    if resource not in (LAMBDA_INVOKE, LAMBDA_INVOKE_WAIT):
+        raise InvalidDefinition(
+            f"Resource {resource!r} is not supported by the embedded engine "
+            f"(supported: {LAMBDA_INVOKE}, {LAMBDA_INVOKE_WAIT})",
+            state=name,
+            field="Resource",
+        )
+    parameters_raw = raw.get("Parameters")
+    if not isinstance(parameters_raw, Mapping):
+        raise InvalidDefinition(
+            "lambda:invoke needs Parameters with FunctionName", state=name, field="Parameters"
+        )
+    for key in parameters_raw:
+        plain = key[:-2] if key.endswith(".$") else key
+        if plain not in _LAMBDA_PARAMETERS:
+            raise InvalidDefinition(
+                f"lambda:invoke parameter {plain!r} is not supported",
+                state=name,
+                field=f"Parameters.{key}",
+            )
+    if "FunctionName" not in parameters_raw and "FunctionName.$" not in parameters_raw:
+        raise InvalidDefinition(
+            "lambda:invoke needs FunctionName", state=name, field="Parameters.FunctionName"
+        )
+    invocation_type = parameters_raw.get("InvocationType", "RequestResponse")
+    if invocation_type != "RequestResponse" or "InvocationType.$" in parameters_raw:
+        raise InvalidDefinition(
+            "only InvocationType RequestResponse is supported",
+            state=name,
+            field="Parameters.InvocationType",
+        )
+    static_name = parameters_raw.get("FunctionName")
+    parameters = _template(name, raw, "Parameters")
+    assert parameters is not None
+    timeout = _positive_int(name, raw, "TimeoutSeconds")
+    heartbeat = _positive_int(name, raw, "HeartbeatSeconds")
+    if "TimeoutSeconds" in raw and "TimeoutSecondsPath" in raw:
+        raise InvalidDefinition(
+            "use TimeoutSeconds or TimeoutSecondsPath, not both",
+            state=name,
+            field="TimeoutSecondsPath",
+        )
+    if "HeartbeatSeconds" in raw and "HeartbeatSecondsPath" in raw:
+        raise InvalidDefinition(
+            "use HeartbeatSeconds or HeartbeatSecondsPath, not both",
+            state=name,
+            field="HeartbeatSecondsPath",
+        )
+    if timeout is not None and heartbeat is not None and heartbeat >= timeout:
+        raise InvalidDefinition(
+            "HeartbeatSeconds must be smaller than TimeoutSeconds",
+            state=name,
+            field="HeartbeatSeconds",
+        )
+    return TaskState(
+        name=name,
+        io=_io(name, raw),
+        next=_next(name, raw),
+        waits_for_token=resource == LAMBDA_INVOKE_WAIT,
+        parameters=parameters,
+        function_name=static_name if isinstance(static_name, str) else None,
+        result_selector=_template(name, raw, "ResultSelector"),
+        result_path=_optional_path(name, raw, "ResultPath"),
+        retriers=_retriers(name, raw.get("Retry", [])),
+        catchers=_catchers(name, raw.get("Catch", [])),
+        timeout_seconds=timeout,
+        timeout_path=_path(name, "TimeoutSecondsPath", raw["TimeoutSecondsPath"])
+        if "TimeoutSecondsPath" in raw
+        else None,
+        heartbeat_seconds=heartbeat,
+        heartbeat_path=_path(name, "HeartbeatSecondsPath", raw["HeartbeatSecondsPath"])
+        if "HeartbeatSecondsPath" in raw
+        else None,
+    )
+
+
+def _error_equals(name: str, field: str, raw: Mapping[str, Any], last: bool) -> tuple[str, ...]:
+    errors = raw.get("ErrorEquals")
+    if not isinstance(errors, list) or not errors or not all(isinstance(e, str) for e in errors):
+        raise InvalidDefinition(
+            "ErrorEquals must be a non-empty array of error names",
+            state=name,
+            field=f"{field}.ErrorEquals",
+        )
+    if STATES_ALL in errors and (len(errors) != 1 or not last):
+        raise InvalidDefinition(
+            "States.ALL must appear alone and in the last entry",
+            state=name,
+            field=f"{field}.ErrorEquals",
+        )
+    return tuple(errors)
+
+
+def _retriers(name: str, raw: Any) -> tuple[Retrier, ...]:
+    if not isinstance(raw, list):
+        raise InvalidDefinition("Retry must be an array", state=name, field="Retry")
+    retriers = []
+    for i, entry in enumerate(raw):
+        field = f"Retry[{i}]"
+        if not isinstance(entry, Mapping):
+            raise InvalidDefinition("a retrier is an object", state=name, field=field)
+        allowed = {
+            "ErrorEquals",
+            "IntervalSeconds",
+            "MaxAttempts",
+            "BackoffRate",
+            "MaxDelaySeconds",
+            "JitterStrategy",
+            "Comment",
+        }
+        for key in entry:
+            if key not in allowed:
+                raise InvalidDefinition(
+                    "unknown or unsupported field", state=name, field=f"{field}.{key}"
+                )
+        errors = _error_equals(name, field, entry, i == len(raw) - 1)
+        interval = _positive_int(name, entry, "IntervalSeconds")
+        attempts = _positive_int(name, entry, "MaxAttempts", minimum=0)
+        max_delay = _positive_int(name, entry, "MaxDelaySeconds", maximum=_MAX_DELAY_SECONDS)
+        rate = entry.get("BackoffRate", 2.0)
+        if isinstance(rate, bool) or not isinstance(rate, int | float) or rate < 1.0:
+            raise InvalidDefinition(
+                "BackoffRate must be a number >= 1.0", state=name, field=f"{field}.BackoffRate"
+            )
+        try:
+            jitter = JitterStrategy(entry.get("JitterStrategy", "NONE"))
+        except ValueError:
+            raise InvalidDefinition(
+                "JitterStrategy is FULL or NONE", state=name, field=f"{field}.JitterStrategy"
+            ) from None
+        retriers.append(
+            Retrier(
+                error_equals=errors,
+                interval_seconds=1 if interval is None else interval,
+                max_attempts=3 if attempts is None else attempts,
+                backoff_rate=float(rate),
+                max_delay_seconds=max_delay,
+                jitter=jitter,
+            )
+        )
+    return tuple(retriers)
+
+
+def _catchers(name: str, raw: Any) -> tuple[Catcher, ...]:
+    if not isinstance(raw, list):
+        raise InvalidDefinition("Catch must be an array", state=name, field="Catch")
+    catchers = []
+    for i, entry in enumerate(raw):
+        field = f"Catch[{i}]"
+        if not isinstance(entry, Mapping):
+            raise InvalidDefinition("a catcher is an object", state=name, field=field)
+        for key in entry:
+            if key not in {"ErrorEquals", "Next", "ResultPath", "Comment"}:
+                raise InvalidDefinition(
+                    "unknown or unsupported field", state=name, field=f"{field}.{key}"
+                )
+        if not isinstance(entry.get("Next"), str):
+            raise InvalidDefinition("a catcher needs Next", state=name, field=f"{field}.Next")
+        result_path = _optional_path(name, entry, "ResultPath")
+        catchers.append(
+            Catcher(
+                _error_equals(name, field, entry, i == len(raw) - 1), entry["Next"], result_path
+            )
+        )
+    return tuple(catchers)
+
+
+# --- Choice, Wait, Fail ------------------------------------------------------------------
+
+
+def _load_choice(name: str, raw: Mapping[str, Any]) -> ChoiceState:
+    choices_raw = raw.get("Choices")
+    if not isinstance(choices_raw, list) or not choices_raw:
+        raise InvalidDefinition("Choices must be a non-empty array", state=name, field="Choices")
+    choices = []
+    for i, rule in enumerate(choices_raw):
+        field = f"Choices[{i}]"
+        try:
+            predicate = compile_rule(rule, field, top_level=True)
+        except ChoiceRuleError as exc:
+            raise InvalidDefinition(str(exc), state=name, field=exc.field) from None
+        if not isinstance(rule.get("Next"), str):
+            raise InvalidDefinition("a choice rule needs Next", state=name, field=f"{field}.Next")
+        choices.append((predicate, str(rule["Next"])))
+    default = raw.get("Default")
+    if default is not None and not isinstance(default, str):
+        raise InvalidDefinition("Default must name a state", state=name, field="Default")
+    return ChoiceState(name=name, io=_io(name, raw), choices=tuple(choices), default=default)
+
+
+def _load_wait(name: str, raw: Mapping[str, Any]) -> WaitState:
+    given = [f for f in ("Seconds", "SecondsPath", "Timestamp", "TimestampPath") if f in raw]
+    if len(given) != 1:
+        raise InvalidDefinition(
+            "a Wait state needs exactly one of Seconds, SecondsPath, Timestamp, TimestampPath",
+            state=name,
+            field=given[1] if len(given) > 1 else "Seconds",
+        )
+    timestamp = None
+    if "Timestamp" in raw:
+        timestamp = parse_timestamp(raw["Timestamp"])
+        if timestamp is None:
+            raise InvalidDefinition(
+                "Timestamp must be an RFC 3339 timestamp", state=name, field="Timestamp"
+            )
+    return WaitState(
+        name=name,
+        io=_io(name, raw),
+        next=_next(name, raw),
+        seconds=_positive_int(name, raw, "Seconds", minimum=0),
+        seconds_path=_path(name, "SecondsPath", raw["SecondsPath"])
+        if "SecondsPath" in raw
+        else None,
+        timestamp=timestamp,
+        timestamp_path=_path(name, "TimestampPath", raw["TimestampPath"])
+        if "TimestampPath" in raw
+        else None,
+    )
+
+
+def _load_fail(name: str, raw: Mapping[str, Any]) -> FailState:
+    def text_or_path(field: str) -> tuple[str | None, Path | intrinsics.Call | None]:
+        path_field = f"{field}Path"
+        if field in raw and path_field in raw:
+            raise InvalidDefinition(
+                f"use {field} or {path_field}, not both", state=name, field=path_field
+            )
+        if field in raw:
+            if not isinstance(raw[field], str):
+                raise InvalidDefinition("must be a string", state=name, field=field)
+            return raw[field], None
+        if path_field in raw:
+            value = raw[path_field]
+            if isinstance(value, str) and intrinsics.looks_like_call(value):
+                try:
+                    return None, intrinsics.parse_call(value)
+                except ValueError as exc:
+                    raise InvalidDefinition(str(exc), state=name, field=path_field) from None
+            return None, _path(name, path_field, value, context=True)
+        return None, None
+
+    error, error_path = text_or_path("Error")
+    cause, cause_path = text_or_path("Cause")
+    return FailState(
+        name=name, error=error, error_path=error_path, cause=cause, cause_path=cause_path
+    )
+
+
+# --- the graph ---------------------------------------------------------------------------
+
+
+def _targets(state: State) -> list[tuple[str, str]]:
+    """(field, target) pairs of every transition out of ``state``."""
+    out: list[tuple[str, str]] = []
+    if isinstance(state, TaskState | PassState | WaitState) and state.next is not None:
+        out.append(("Next", state.next))
+    if isinstance(state, TaskState):
+        out += [(f"Catch[{i}].Next", c.next) for i, c in enumerate(state.catchers)]
+    if isinstance(state, ChoiceState):
+        out += [(f"Choices[{i}].Next", target) for i, (_, target) in enumerate(state.choices)]
+        if state.default is not None:
+            out.append(("Default", state.default))
+    return out
+
+
+def _check_transitions(start_at: str, states: Mapping[str, State]) -> None:
+    for state in states.values():
+        for field, target in _targets(state):
+            if target not in states:
+                raise InvalidDefinition(f"{target!r} is not a state", state=state.name, field=field)
+    seen = {start_at}
+    todo = [start_at]
+    while todo:
+        for _, target in _targets(states[todo.pop()]):
+            if target not in seen:
+                seen.add(target)
+                todo.append(target)
+    unreachable = [name for name in states if name not in seen]
+    if unreachable:
+        raise InvalidDefinition(f"not reachable from StartAt {start_at!r}", state=unreachable[0])

@@ -1,0 +1,408 @@
+"""SQLite persistence of state machines, executions, history, delays and task tokens.
+
+One file (``StateHome.executions_path``), WAL journal, ``synchronous=NORMAL``: a commit
+survives the process dying (what "interrupted, nothing lost" needs); only an OS crash or
+power loss can drop the last commits. Writers use ``BEGIN IMMEDIATE`` so two processes never
+interleave a read-check-write on the same execution.
+
+Schema (timestamps are UNIX seconds, JSON columns are text):
+
+* ``definitions(digest PK, text)`` — content-addressed ASL, so an execution keeps the
+  definition it started with when the state machine is updated;
+* ``state_machines(arn PK, name UNIQUE, digest, created, updated)``;
+* ``executions(arn PK, …)`` — the ``DescribeExecution`` fields, the *cursor* (state the
+  execution is in or failed in, that state's input, entered time/event, retry counters), the
+  mock test case and its invocation counters, and the owner (engine id, pid, host, process
+  start, heartbeat) while a process drives it;
+* ``events(execution_arn, id, type, previous_id, timestamp, details)`` — the history;
+* ``delays(execution_arn, event_id, kind, state, attempt, error, seconds, slept, timestamp)``
+  — retry and Wait delays chosen;
+* ``task_tokens(token PK, execution_arn, state, status, output/error/cause, deadlines…)``.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, fields
+from pathlib import Path
+from typing import Any
+
+SCHEMA_VERSION = "1"
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS definitions (digest TEXT PRIMARY KEY, text TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS state_machines (
+    arn TEXT PRIMARY KEY,
+    name TEXT NOT NULL UNIQUE,
+    digest TEXT NOT NULL,
+    created REAL NOT NULL,
+    updated REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS executions (
+    arn TEXT PRIMARY KEY,
+    state_machine_arn TEXT NOT NULL,
+    name TEXT NOT NULL,
+    digest TEXT NOT NULL,
+    status TEXT NOT NULL,
+    input TEXT NOT NULL,
+    output TEXT,
+    error TEXT,
+    cause TEXT,
+    start_date REAL NOT NULL,
+    stop_date REAL,
+    redrive_count INTEGER NOT NULL DEFAULT 0,
+    redrive_date REAL,
+    test_case TEXT,
+    mock_counts TEXT,
+    cursor_state TEXT,
+    cursor_input TEXT,
+    cursor_entered REAL,
+    cursor_event INTEGER,
+    retry_counts TEXT,
+    next_event_id INTEGER NOT NULL,
+    owner TEXT,
+    owner_pid INTEGER,
+    owner_host TEXT,
+    owner_started TEXT,
+    heartbeat REAL,
+    abort_requested INTEGER NOT NULL DEFAULT 0,
+    abort_error TEXT,
+    abort_cause TEXT
+);
+CREATE INDEX IF NOT EXISTS executions_by_machine ON executions (state_machine_arn, start_date);
+CREATE INDEX IF NOT EXISTS executions_by_status ON executions (status, start_date);
+CREATE TABLE IF NOT EXISTS events (
+    execution_arn TEXT NOT NULL,
+    id INTEGER NOT NULL,
+    type TEXT NOT NULL,
+    previous_id INTEGER NOT NULL,
+    timestamp REAL NOT NULL,
+    details TEXT,
+    PRIMARY KEY (execution_arn, id)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS delays (
+    execution_arn TEXT NOT NULL,
+    event_id INTEGER NOT NULL,
+    kind TEXT NOT NULL,
+    state TEXT NOT NULL,
+    attempt INTEGER NOT NULL,
+    error TEXT,
+    seconds REAL NOT NULL,
+    slept REAL NOT NULL,
+    timestamp REAL NOT NULL,
+    PRIMARY KEY (execution_arn, event_id, kind)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS task_tokens (
+    token TEXT PRIMARY KEY,
+    execution_arn TEXT NOT NULL,
+    state TEXT NOT NULL,
+    status TEXT NOT NULL,
+    output TEXT,
+    error TEXT,
+    cause TEXT,
+    created REAL NOT NULL,
+    deadline REAL,
+    heartbeat_seconds INTEGER,
+    heartbeat_deadline REAL,
+    closed REAL
+);
+CREATE INDEX IF NOT EXISTS task_tokens_by_execution ON task_tokens (execution_arn, status);
+"""
+
+
+@dataclass(frozen=True)
+class ExecutionRow:
+    arn: str
+    state_machine_arn: str
+    name: str
+    digest: str
+    status: str
+    input: str
+    output: str | None
+    error: str | None
+    cause: str | None
+    start_date: float
+    stop_date: float | None
+    redrive_count: int
+    redrive_date: float | None
+    test_case: str | None
+    mock_counts: str | None
+    cursor_state: str | None
+    cursor_input: str | None
+    cursor_entered: float | None
+    cursor_event: int | None
+    retry_counts: str | None
+    next_event_id: int
+    owner: str | None
+    owner_pid: int | None
+    owner_host: str | None
+    owner_started: str | None
+    heartbeat: float | None
+    abort_requested: int
+    abort_error: str | None
+    abort_cause: str | None
+
+
+_EXECUTION_COLUMNS = [f.name for f in fields(ExecutionRow)]
+
+
+@dataclass(frozen=True)
+class TokenRow:
+    token: str
+    execution_arn: str
+    state: str
+    status: str
+    output: str | None
+    error: str | None
+    cause: str | None
+    created: float
+    deadline: float | None
+    heartbeat_seconds: int | None
+    heartbeat_deadline: float | None
+    closed: float | None
+
+
+@dataclass(frozen=True)
+class EventRow:
+    id: int
+    type: str
+    previous_id: int
+    timestamp: float
+    details: str | None
+
+
+class LostOwnershipError(RuntimeError):
+    """A conditional write found that this engine no longer drives the execution."""
+
+
+class Store:
+    """Thin data access; the rules live in the runner and the engine."""
+
+    def __init__(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.path = path
+        self._db = sqlite3.connect(
+            path, isolation_level=None, timeout=30.0, check_same_thread=False
+        )
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=NORMAL")
+        self._db.execute("PRAGMA busy_timeout=30000")
+        self._depth = 0
+        for statement in _SCHEMA.split(";"):
+            if statement.strip():
+                self._db.execute(statement)
+        self._db.execute(
+            "INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (SCHEMA_VERSION,)
+        )
+
+    def close(self) -> None:
+        self._db.close()
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """``BEGIN IMMEDIATE`` … ``COMMIT``; nested uses join the outer transaction."""
+        if self._depth:
+            self._depth += 1
+            try:
+                yield
+            finally:
+                self._depth -= 1
+            return
+        self._db.execute("BEGIN IMMEDIATE")
+        self._depth = 1
+        try:
+            yield
+        except BaseException:
+            self._depth = 0
+            self._db.execute("ROLLBACK")
+            raise
+        self._depth = 0
+        self._db.execute("COMMIT")
+
+    # --- definitions and state machines --------------------------------------------
+
+    def put_definition(self, digest: str, text: str) -> None:
+        self._db.execute("INSERT OR IGNORE INTO definitions VALUES (?, ?)", (digest, text))
+
+    def get_definition(self, digest: str) -> str:
+        row = self._db.execute(
+            "SELECT text FROM definitions WHERE digest = ?", (digest,)
+        ).fetchone()
+        if row is None:
+            raise KeyError(digest)
+        return str(row[0])
+
+    def get_state_machine(self, arn: str) -> tuple[str, str, str, float, float] | None:
+        row = self._db.execute(
+            "SELECT arn, name, digest, created, updated FROM state_machines WHERE arn = ?", (arn,)
+        ).fetchone()
+        return None if row is None else (row[0], row[1], row[2], row[3], row[4])
+
+    def list_state_machines(self) -> list[tuple[str, str, str, float, float]]:
+        rows = self._db.execute(
+            "SELECT arn, name, digest, created, updated FROM state_machines ORDER BY name"
+        ).fetchall()
+        return [(r[0], r[1], r[2], r[3], r[4]) for r in rows]
+
+    def upsert_state_machine(self, arn: str, name: str, digest: str, now: float) -> None:
+        self._db.execute(
+            "INSERT INTO state_machines VALUES (?, ?, ?, ?, ?) "
+            "ON CONFLICT (arn) DO UPDATE SET digest = excluded.digest, updated = excluded.updated",
+            (arn, name, digest, now, now),
+        )
+
+    # --- executions ------------------------------------------------------------------
+
+    def insert_execution(self, values: Mapping[str, Any]) -> None:
+        columns = ", ".join(values)
+        marks = ", ".join("?" for _ in values)
+        self._db.execute(
+            f"INSERT INTO executions ({columns}) VALUES ({marks})", tuple(values.values())
+        )
+
+    def get_execution(self, arn: str) -> ExecutionRow | None:
+        row = self._db.execute(
+            f"SELECT {', '.join(_EXECUTION_COLUMNS)} FROM executions WHERE arn = ?", (arn,)
+        ).fetchone()
+        return None if row is None else ExecutionRow(*row)
+
+    def list_executions(
+        self, state_machine_arn: str | None, status: str | None, limit: int | None
+    ) -> list[ExecutionRow]:
+        where, args = [], []
+        if state_machine_arn is not None:
+            where.append("state_machine_arn = ?")
+            args.append(state_machine_arn)
+        if status is not None:
+            where.append("status = ?")
+            args.append(status)
+        sql = f"SELECT {', '.join(_EXECUTION_COLUMNS)} FROM executions"
+        if where:
+            sql += " WHERE " + " AND ".join(where)
+        sql += " ORDER BY start_date DESC, arn"
+        if limit is not None:
+            sql += f" LIMIT {int(limit)}"
+        return [ExecutionRow(*row) for row in self._db.execute(sql, args).fetchall()]
+
+    def update_execution(
+        self, arn: str, values: Mapping[str, Any], *, owner: str | None = None
+    ) -> None:
+        """Update columns; with ``owner``, only while that engine still owns the execution."""
+        assignments = ", ".join(f"{column} = ?" for column in values)
+        sql = f"UPDATE executions SET {assignments} WHERE arn = ?"
+        args: list[Any] = [*values.values(), arn]
+        if owner is not None:
+            sql += " AND owner = ?"
+            args.append(owner)
+        if self._db.execute(sql, args).rowcount != 1:
+            raise LostOwnershipError(arn)
+
+    def claim(
+        self, arn: str, owner_values: Mapping[str, Any], *, expected_owner: str | None
+    ) -> bool:
+        """Become the owner if the current owner is ``expected_owner`` (``None``: nobody)."""
+        assignments = ", ".join(f"{column} = ?" for column in owner_values)
+        condition = "owner IS NULL" if expected_owner is None else "owner = ?"
+        args: list[Any] = [*owner_values.values(), arn]
+        if expected_owner is not None:
+            args.append(expected_owner)
+        sql = f"UPDATE executions SET {assignments} WHERE arn = ? AND {condition}"
+        return bool(self._db.execute(sql, args).rowcount == 1)
+
+    def abort_request(self, arn: str) -> tuple[str | None, str | None] | None:
+        """``(error, cause)`` of a pending ``stop_execution`` request, if any."""
+        row = self._db.execute(
+            "SELECT abort_requested, abort_error, abort_cause FROM executions WHERE arn = ?", (arn,)
+        ).fetchone()
+        if row is None or not row[0]:
+            return None
+        return row[1], row[2]
+
+    def running_with_owner(self) -> list[ExecutionRow]:
+        rows = self._db.execute(
+            f"SELECT {', '.join(_EXECUTION_COLUMNS)} FROM executions "
+            "WHERE status = 'RUNNING' AND owner IS NOT NULL"
+        ).fetchall()
+        return [ExecutionRow(*row) for row in rows]
+
+    # --- events and delays -------------------------------------------------------------
+
+    def insert_events(
+        self, arn: str, events: Sequence[tuple[int, str, int, float, str | None]]
+    ) -> None:
+        self._db.executemany(
+            "INSERT INTO events VALUES (?, ?, ?, ?, ?, ?)", [(arn, *event) for event in events]
+        )
+
+    def events(self, arn: str, *, reverse: bool = False) -> list[EventRow]:
+        order = "DESC" if reverse else "ASC"
+        rows = self._db.execute(
+            "SELECT id, type, previous_id, timestamp, details FROM events "
+            f"WHERE execution_arn = ? ORDER BY id {order}",
+            (arn,),
+        ).fetchall()
+        return [EventRow(*row) for row in rows]
+
+    def insert_delays(self, rows: Iterable[tuple[Any, ...]]) -> None:
+        self._db.executemany(
+            "INSERT OR REPLACE INTO delays VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", list(rows)
+        )
+
+    def delays(self, arn: str) -> list[tuple[Any, ...]]:
+        return self._db.execute(
+            "SELECT execution_arn, event_id, kind, state, attempt, error, seconds, slept, "
+            "timestamp FROM delays WHERE execution_arn = ? ORDER BY event_id",
+            (arn,),
+        ).fetchall()
+
+    # --- task tokens -----------------------------------------------------------------
+
+    def insert_token(self, values: Mapping[str, Any]) -> None:
+        columns = ", ".join(values)
+        marks = ", ".join("?" for _ in values)
+        self._db.execute(
+            f"INSERT INTO task_tokens ({columns}) VALUES ({marks})", tuple(values.values())
+        )
+
+    def get_token(self, token: str) -> TokenRow | None:
+        columns = ", ".join(f.name for f in fields(TokenRow))
+        row = self._db.execute(
+            f"SELECT {columns} FROM task_tokens WHERE token = ?",
+            (token,),
+        ).fetchone()
+        return None if row is None else TokenRow(*row)
+
+    def update_token(self, token: str, values: Mapping[str, Any], *, expected_status: str) -> bool:
+        assignments = ", ".join(f"{column} = ?" for column in values)
+        cursor = self._db.execute(
+            f"UPDATE task_tokens SET {assignments} WHERE token = ? AND status = ?",
+            (*values.values(), token, expected_status),
+        )
+        return bool(cursor.rowcount == 1)
+
+    def close_tokens(self, arn: str, status: str, now: float) -> None:
+        """Close every token of ``arn`` still waiting (its execution ended)."""
+        self._db.execute(
+            "UPDATE task_tokens SET status = ?, closed = ? "
+            "WHERE execution_arn = ? AND status = 'WAITING'",
+            (status, now, arn),
+        )
+
+    def tokens(
+        self, *, execution_arn: str | None = None, status: str | None = None
+    ) -> list[TokenRow]:
+        where, args = [], []
+        if execution_arn is not None:
+            where.append("execution_arn = ?")
+            args.append(execution_arn)
+        if status is not None:
+            where.append("status = ?")
+            args.append(status)
+        sql = f"SELECT {', '.join(f.name for f in fields(TokenRow))} FROM task_tokens"
+        if where:
+            sql += " WHERE " + " AND ".join(where)
+        sql += " ORDER BY created"
+        return [TokenRow(*row) for row in self._db.execute(sql, args).fetchall()]
