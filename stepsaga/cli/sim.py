@@ -91,7 +91,7 @@ def _render(rows: list[dict[str, Any]]) -> None:
     table = Table(title=f"{len(rows)} effect(s)")
     columns = ("#", "at", "tenant", "case", "service", "operation", "reference", "id", "detail")
     for column in columns:
-        table.add_column(column)
+        table.add_column(column, overflow="fold")  # never cut an id on a narrow terminal
     for row in rows:
         table.add_row(
             str(row["id"]),

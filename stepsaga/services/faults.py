@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Mapping, Sequence
 from enum import StrEnum
 from pathlib import Path
@@ -157,18 +158,28 @@ class Faults(BaseModel):
         return json.dumps({"faults": [rule.to_data() for rule in self.faults]}, sort_keys=True)
 
 
+_PLAIN_NAME = re.compile(r"^[A-Za-z0-9_-]{1,40}$")
+
+
+def _name(part: str | int) -> str:
+    """A location part fit for one line: unknown keys come from the file and may hold
+    newlines or be huge, so anything unusual is quoted and cut."""
+    text = str(part)
+    return text if _PLAIN_NAME.match(text) else json.dumps(text[:40])
+
+
 def _describe(exc: ValidationError) -> tuple[str, str]:
     """``(field, one line)`` naming the first offending field, e.g. ``faults.0.fault``."""
     first = exc.errors()[0]
-    field = ".".join(str(part) for part in first["loc"]) or "faults"
-    message = first["msg"].removeprefix("Value error, ")
+    field = ".".join(_name(part) for part in first["loc"]) or "faults"
+    message = " ".join(first["msg"].removeprefix("Value error, ").split())
     return field, f"{field}: {message}"
 
 
 def parse_faults(data: object) -> Faults:
     """Validate decoded JSON; raises ``InvalidInputError`` naming the field."""
     if not isinstance(data, dict):
-        raise InvalidInputError("faults file: must be a JSON object", field="faults")
+        raise InvalidInputError("faults: must be a JSON object", field="faults")
     try:
         return Faults.model_validate(data)
     except ValidationError as exc:
