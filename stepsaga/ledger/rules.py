@@ -313,7 +313,7 @@ class Ledger:
             if record is None:
                 raise NotFoundError(f"no ledger record {item.record_key!r}", key=item.record_key)
             now = self._clock.now()
-            new_record, delta = self._reconciled(record, decided, payload, by, note, now)
+            new_record, delta = self._reconciled(item_id, record, decided, payload, by, note, now)
             resolved = replace(
                 item,
                 status=ReconStatus.RESOLVED,
@@ -529,6 +529,7 @@ class Ledger:
 
     def _reconciled(
         self,
+        item_id: str,
         record: Record,
         outcome: ReconOutcome,
         result: dict[str, Any],
@@ -540,10 +541,13 @@ class Ledger:
         uncertain = record.status is Status.UNKNOWN or (
             record.status is Status.IN_PROGRESS and not record.lease_live(now)
         )
+        # The resolution owns the record from now on: a late worker's transition must fail.
+        owner = f"reconciliation:{item_id}"
         if uncertain and outcome is ReconOutcome.APPLIED:
             return (
                 replace(
                     record,
+                    owner=owner,
                     status=Status.COMPLETED,
                     lease_expires_at=None,
                     result=result,
@@ -556,6 +560,7 @@ class Ledger:
             return (
                 replace(
                     record,
+                    owner=owner,
                     status=Status.RELEASED,
                     lease_expires_at=None,
                     error={"reason": f"reconciled as not applied by {by}: {note}"},
