@@ -39,6 +39,8 @@ class HttpInventory:
         )
 
     def release(self, ctx: CallContext, reservation_id: str) -> Reservation:
+        # Idempotent by definition (releasing a released reservation is a no-op), so no key:
+        # reusing the reserve's key on another endpoint is an error for Stripe-like services.
         def not_found() -> Exception:
             return NotFoundError(
                 f"inventory.release: no reservation {reservation_id}",
@@ -54,7 +56,6 @@ class HttpInventory:
             f"{_path(reservation_id)}/release",
             None,
             wire.reservation_from,
-            idempotency_key=reservation_id,
             errors={404: not_found},
         )
 

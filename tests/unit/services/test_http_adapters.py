@@ -136,9 +136,10 @@ def test_reserve_puts_to_the_reservation_id_with_it_as_key(
 
 
 def test_release_and_lookup(server: HTTPServer, http: Services) -> None:
+    seen: Seen = []
     path = "/api/reservations/acme:CASE-1001:r1:reserve"
-    server.expect_request(f"{path}/release", method="POST").respond_with_json(
-        reservation_json("released")
+    server.expect_request(f"{path}/release", method="POST").respond_with_handler(
+        recording(seen, lambda _: json_reply(reservation_json("released")))
     )
     server.expect_request(path, method="GET").respond_with_json(reservation_json("released"))
     ctx = ctx_for("reserve:compensate:release")
@@ -147,6 +148,9 @@ def test_release_and_lookup(server: HTTPServer, http: Services) -> None:
     found = http.inventory.find_reservation(ctx, reservation_id)
     assert found is not None
     assert found.status is ReservationStatus.RELEASED
+    (release,) = seen
+    assert "Idempotency-Key" not in release.headers  # not the reserve's key on another endpoint
+    assert release.headers["X-Correlation-Id"] == ctx.action_key
 
 
 def test_releasing_an_unknown_reservation_is_not_found(server: HTTPServer, http: Services) -> None:
