@@ -53,3 +53,85 @@ def set_path(data: dict[str, Any], path: str, value: Any) -> dict[str, Any]:
         target = target[part]
     target[parts[-1]] = value
     return out
+
+
+class ScriptedError(Exception):
+    def __init__(self, error: str, cause: str = "") -> None:
+        super().__init__(error)
+        self.error = error
+        self.cause = cause
+
+
+def walk(
+    definition: dict[str, Any],
+    execution_input: Any,
+    tasks: dict[str, list[Any]],
+    context: dict[str, Any] | None = None,
+) -> tuple[list[str], Any, str | None]:
+    """Follow the definition with scripted task outcomes, without retries or waits.
+
+    ``tasks[state]`` is consumed in order: a dict is the handler's return value, a
+    ``ScriptedError`` is raised as that error. Every Payload is evaluated (so a path that does not
+    exist when the state runs fails the walk). Returns ``(entered states, final state
+    data, Fail error or None)``; an uncaught error is returned as ``(path, data, error)``.
+    """
+    context = context or {"Execution": {"Name": "e"}, "State": {"Name": "", "RetryCount": 0}}
+    states = definition["States"]
+    name = definition["StartAt"]
+    data = execution_input
+    path: list[str] = []
+    for _ in range(200):
+        path.append(name)
+        state = states[name]
+        context = {**context, "State": {"Name": name, "RetryCount": 0}, "Task": {"Token": "t"}}
+        kind = state["Type"]
+        if kind == "Pass":
+            data = set_path(
+                data, state.get("ResultPath", "$"), evaluate(state["Parameters"], data, context)
+            )
+        elif kind == "Choice":
+            name = _choose(state, data)
+            continue
+        elif kind == "Succeed":
+            return path, data, None
+        elif kind == "Fail":
+            return path, data, str(state["Error"])
+        elif kind == "Task":
+            evaluate(state["Parameters"], data, context)  # must not fail
+            outcome = tasks[name].pop(0)
+            try:
+                if isinstance(outcome, ScriptedError):
+                    raise outcome
+                body = (
+                    outcome
+                    if state["Resource"].endswith("waitForTaskToken")
+                    else {"Payload": outcome}
+                )
+                result = evaluate(state["ResultSelector"], body, {})
+                data = set_path(data, state["ResultPath"], result)
+            except ScriptedError as failure:
+                catcher = _catcher(state, failure.error)
+                if catcher is None:
+                    return path, data, failure.error
+                caught = {"Error": failure.error, "Cause": failure.cause}
+                data = set_path(data, catcher["ResultPath"], caught)
+                name = catcher["Next"]
+                continue
+        if state.get("End"):
+            return path, data, None
+        name = state["Next"]
+    raise AssertionError(f"no end after 200 states: {path[-10:]}")
+
+
+def _catcher(state: dict[str, Any], error: str) -> dict[str, Any] | None:
+    for catcher in state.get("Catch", []):
+        if error in catcher["ErrorEquals"] or "States.ALL" in catcher["ErrorEquals"]:
+            return dict(catcher)
+    return None
+
+
+def _choose(state: dict[str, Any], data: Any) -> str:
+    for rule in state["Choices"]:
+        if get_path(data, rule["Variable"]) == rule["StringEquals"]:
+            return str(rule["Next"])
+    return str(state["Default"])

@@ -1,0 +1,361 @@
+"""The compiled replacement-order machine: its states, its error routes, its data flow."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from stepsaga.case import Case
+from stepsaga.errors import (
+    COMPENSATE,
+    LAMBDA_SERVICE_ERRORS,
+    RECONCILE,
+    RETRYABLE,
+    SAGA_COMPENSATED,
+    SAGA_COMPENSATION_FAILED,
+    names,
+)
+from stepsaga.workflow import (
+    Compensate,
+    EffectClass,
+    Escalate,
+    RetryPolicy,
+    Saga,
+    Step,
+    compile,
+)
+from stepsaga.workflow.compiler import LAMBDA_INVOKE, LAMBDA_INVOKE_WAIT_FOR_TASK_TOKEN
+from stepsaga.workflow.retry import NEVER_RETRIED
+from tests.unit.workflow.asl_eval import ScriptedError, walk
+
+OK = {"action_key": "k", "status": "COMPLETED", "result": {}, "replayed": False}
+UNDECIDED = {"outcome": "undecided", "item_id": "R-1"}
+
+STATES = [
+    "Prepare",
+    "ReserveStock",
+    "ReconcileReserveStock",
+    "ReserveStockDecision",
+    "AwaitDecisionReserveStock",
+    "RefundPayment",
+    "ReconcileRefundPayment",
+    "RefundPaymentDecision",
+    "AwaitDecisionRefundPayment",
+    "CreateShipment",
+    "ReconcileCreateShipment",
+    "CreateShipmentDecision",
+    "AwaitDecisionCreateShipment",
+    "Completed",
+    "EscalateRefundPayment",
+    "ReleaseReservation",
+    "RecordReleaseReservationFailure",
+    "Compensated",
+    "CompensationFailed",
+]
+FORWARD = ["ReserveStock", "RefundPayment", "CreateShipment"]
+
+
+def test_state_list(definition: dict[str, Any]) -> None:
+    assert definition["StartAt"] == "Prepare"
+    assert list(definition["States"]) == STATES
+
+
+def test_every_task_is_a_lambda_invoke_with_a_function_placeholder(
+    definition: dict[str, Any],
+) -> None:
+    for name, state in definition["States"].items():
+        if state["Type"] != "Task":
+            continue
+        assert state["Resource"] in (LAMBDA_INVOKE, LAMBDA_INVOKE_WAIT_FOR_TASK_TOKEN), name
+        function = state["Parameters"]["FunctionName"]
+        assert function.startswith("${"), name
+        assert function.endswith("FunctionArn}"), name
+        assert set(state["Parameters"]) == {"FunctionName", "Payload"}
+        assert isinstance(state["TimeoutSeconds"], int)
+
+
+def test_only_the_decision_waits_for_a_token(definition: dict[str, Any]) -> None:
+    waits = [
+        n
+        for n, s in definition["States"].items()
+        if s.get("Resource") == LAMBDA_INVOKE_WAIT_FOR_TASK_TOKEN
+    ]
+    assert waits == [f"AwaitDecision{step}" for step in FORWARD]
+    wait = definition["States"]["AwaitDecisionCreateShipment"]
+    assert wait["Parameters"]["Payload"]["task_token.$"] == "$$.Task.Token"
+    assert wait["TimeoutSeconds"] == 7 * 24 * 3600
+    assert "HeartbeatSeconds" not in wait
+    assert wait["Next"] == "CreateShipmentDecision"
+
+
+@pytest.mark.parametrize("step", FORWARD)
+def test_forward_retry_is_lambda_service_errors_then_retryable(
+    definition: dict[str, Any], step: str
+) -> None:
+    retry = definition["States"][step]["Retry"]
+    assert [r["ErrorEquals"] for r in retry] == [list(LAMBDA_SERVICE_ERRORS), names(RETRYABLE)]
+    for retrier in retry:
+        assert retrier["JitterStrategy"] == "FULL"
+        assert retrier["MaxDelaySeconds"] >= retrier["IntervalSeconds"]
+        assert 1 <= retrier["MaxAttempts"] <= 10
+
+
+def test_never_retried_errors_appear_in_no_retrier(definition: dict[str, Any]) -> None:
+    for state in definition["States"].values():
+        for retrier in state.get("Retry", []):
+            assert not set(retrier["ErrorEquals"]) & set(NEVER_RETRIED)
+            assert "States.ALL" not in retrier["ErrorEquals"]
+
+
+@pytest.mark.parametrize("step", FORWARD)
+def test_forward_catch_routes_rejection_to_compensation_and_doubt_to_reconciliation(
+    definition: dict[str, Any], step: str
+) -> None:
+    catch = definition["States"][step]["Catch"]
+    assert [c["ErrorEquals"] for c in catch] == [names(COMPENSATE), names(RECONCILE)]
+    assert catch[1]["Next"] == f"Reconcile{step}"
+    assert all(c["ResultPath"] == "$.failure" for c in catch)
+    # Transient errors that exhaust their retries are deliberately not caught.
+    caught = {e for c in catch for e in c["ErrorEquals"]}
+    assert not caught & (set(names(RETRYABLE)) | set(LAMBDA_SERVICE_ERRORS) | {"States.ALL"})
+
+
+def test_compensations_run_in_reverse_order(definition: dict[str, Any]) -> None:
+    states = definition["States"]
+    assert states["ReserveStock"]["Catch"][0]["Next"] == "Compensated"
+    assert states["RefundPayment"]["Catch"][0]["Next"] == "ReleaseReservation"
+    assert states["CreateShipment"]["Catch"][0]["Next"] == "EscalateRefundPayment"
+    assert states["EscalateRefundPayment"]["Next"] == "ReleaseReservation"
+    assert states["ReleaseReservation"]["Next"] == "Compensated"
+    assert states["Compensated"] == {
+        "Type": "Fail",
+        "Comment": states["Compensated"]["Comment"],
+        "Error": SAGA_COMPENSATED,
+        "Cause": states["Compensated"]["Cause"],
+    }
+
+
+def test_failed_compensation_is_recorded_then_fails_distinctly(definition: dict[str, Any]) -> None:
+    states = definition["States"]
+    release = states["ReleaseReservation"]
+    assert release["Retry"][0]["ErrorEquals"] == list(LAMBDA_SERVICE_ERRORS)
+    assert release["Catch"] == [
+        {
+            "ErrorEquals": ["States.ALL"],
+            "ResultPath": "$.compensation_failure",
+            "Next": "RecordReleaseReservationFailure",
+        }
+    ]
+    record = states["RecordReleaseReservationFailure"]
+    assert record["Parameters"]["FunctionName"] == "${ReconcileFunctionArn}"
+    assert record["Next"] == "CompensationFailed"
+    assert states["CompensationFailed"]["Error"] == SAGA_COMPENSATION_FAILED
+
+
+def test_decision_reruns_the_step_for_both_outcomes(definition: dict[str, Any]) -> None:
+    choice = definition["States"]["RefundPaymentDecision"]
+    assert [(r["StringEquals"], r["Next"]) for r in choice["Choices"]] == [
+        ("applied", "RefundPayment"),
+        ("not_applied", "RefundPayment"),
+    ]
+    assert choice["Default"] == "AwaitDecisionRefundPayment"
+
+
+def test_no_intrinsic_functions_and_no_jsonata(definition: dict[str, Any]) -> None:
+    text = json.dumps(definition)
+    assert "States.Format" not in text
+    assert "States.StringToJson" not in text
+    assert '"States.' not in text.replace('"States.ALL"', "")
+    assert "QueryLanguage" not in text
+    assert "{%" not in text
+    context = {v for v in _values(definition) if isinstance(v, str) and v.startswith("$$")}
+    assert context == {"$$.Execution.Name", "$$.State.Name", "$$.State.RetryCount", "$$.Task.Token"}
+
+
+def _values(value: Any) -> list[Any]:
+    if isinstance(value, dict):
+        return [x for v in value.values() for x in _values(v)]
+    if isinstance(value, list):
+        return [x for v in value for x in _values(v)]
+    return [value]
+
+
+def test_compiling_is_deterministic(saga: Saga) -> None:
+    assert json.dumps(compile(saga)) == json.dumps(compile(saga))
+
+
+# --- routes, walked with scripted task outcomes ----------------------------------------
+
+
+def run(definition: dict[str, Any], case: Case, **tasks: list[Any]) -> tuple[list[str], Any, Any]:
+    return walk(definition, case.execution_input(), {k: list(v) for k, v in tasks.items()})
+
+
+def test_happy_path(definition: dict[str, Any], case: Case) -> None:
+    path, data, error = run(
+        definition, case, ReserveStock=[OK], RefundPayment=[OK], CreateShipment=[OK]
+    )
+    assert path == ["Prepare", *FORWARD, "Completed"]
+    assert error is None
+    assert set(data["results"]) == set(FORWARD)
+    assert data["case"] == case.execution_input()
+
+
+def test_shipment_rejected_escalates_the_refund_and_releases_stock(
+    definition: dict[str, Any], case: Case
+) -> None:
+    path, data, error = run(
+        definition,
+        case,
+        ReserveStock=[OK],
+        RefundPayment=[OK],
+        CreateShipment=[ScriptedError("BusinessRejectedError", "no such address")],
+        EscalateRefundPayment=[UNDECIDED],
+        ReleaseReservation=[{**OK, "result": {"released": True}}],
+    )
+    assert path[-4:] == [
+        "CreateShipment",
+        "EscalateRefundPayment",
+        "ReleaseReservation",
+        "Compensated",
+    ]
+    assert error == SAGA_COMPENSATED
+    assert data["compensations"]["RefundPayment"] == UNDECIDED
+    assert data["compensations"]["ReserveStock"]["result"] == {"released": True}
+    assert data["failure"] == {"Error": "BusinessRejectedError", "Cause": "no such address"}
+
+
+def test_first_step_rejected_has_nothing_to_compensate(
+    definition: dict[str, Any], case: Case
+) -> None:
+    path, _, error = run(definition, case, ReserveStock=[ScriptedError("InvalidInputError")])
+    assert path == ["Prepare", "ReserveStock", "Compensated"]
+    assert error == SAGA_COMPENSATED
+
+
+def test_release_failing_is_recorded_for_reconciliation(
+    definition: dict[str, Any], case: Case
+) -> None:
+    path, data, error = run(
+        definition,
+        case,
+        ReserveStock=[OK],
+        RefundPayment=[ScriptedError("BusinessRejectedError")],
+        ReleaseReservation=[ScriptedError("Lambda.ServiceException")],
+        RecordReleaseReservationFailure=[UNDECIDED],
+    )
+    assert path[-3:] == [
+        "ReleaseReservation",
+        "RecordReleaseReservationFailure",
+        "CompensationFailed",
+    ]
+    assert error == SAGA_COMPENSATION_FAILED
+    assert data["compensation_failure"]["Error"] == "Lambda.ServiceException"
+    assert data["reconciliation"]["ReleaseReservation"] == UNDECIDED
+
+
+def test_uncertain_shipment_waits_for_a_person_then_continues(
+    definition: dict[str, Any], case: Case
+) -> None:
+    path, data, error = run(
+        definition,
+        case,
+        ReserveStock=[OK],
+        RefundPayment=[OK],
+        CreateShipment=[ScriptedError("OutcomeUnknownError"), {**OK, "replayed": True}],
+        ReconcileCreateShipment=[UNDECIDED],
+        AwaitDecisionCreateShipment=[{"outcome": "applied", "item_id": "R-1", "decided_by": "ops"}],
+    )
+    assert path[3:] == [
+        "CreateShipment",
+        "ReconcileCreateShipment",
+        "CreateShipmentDecision",
+        "AwaitDecisionCreateShipment",
+        "CreateShipmentDecision",
+        "CreateShipment",
+        "Completed",
+    ]
+    assert error is None
+    assert data["results"]["CreateShipment"]["replayed"] is True
+
+
+def test_automatic_reconciliation_not_applied_runs_the_step_again(
+    definition: dict[str, Any], case: Case
+) -> None:
+    path, _, error = run(
+        definition,
+        case,
+        ReserveStock=[OK],
+        RefundPayment=[ScriptedError("OutcomeUnknownError"), OK],
+        ReconcileRefundPayment=[{"outcome": "not_applied", "item_id": None}],
+        CreateShipment=[OK],
+    )
+    assert path[2:7] == [
+        "RefundPayment",
+        "ReconcileRefundPayment",
+        "RefundPaymentDecision",
+        "RefundPayment",
+        "CreateShipment",
+    ]
+    assert error is None
+
+
+def test_transient_errors_are_not_caught(definition: dict[str, Any], case: Case) -> None:
+    path, _, error = run(
+        definition, case, ReserveStock=[OK], RefundPayment=[ScriptedError("TransientError")]
+    )
+    assert path[-1] == "RefundPayment"
+    assert error == "TransientError"
+
+
+# --- other sagas -----------------------------------------------------------------------
+
+
+def test_a_saga_in_a_few_lines() -> None:
+    saga = Saga(
+        "returns",
+        [
+            Step("LookUpOrder", effect=EffectClass.READ),
+            Step(
+                "IssueLabel",
+                "issue_label",
+                params="label",
+                on_later_failure=Compensate("VoidLabel", "void_label", EffectClass.KEYED_WRITE),
+            ),
+            Step("Notify", "notify", EffectClass.BLIND_WRITE, on_later_failure=Escalate("sent")),
+        ],
+    )
+    definition = compile(saga)
+    states = definition["States"]
+    assert "ReconcileLookUpOrder" not in states  # reads have no reconciliation path
+    assert [c["Next"] for c in states["LookUpOrder"]["Catch"]] == ["Compensated"]
+    assert states["Notify"]["Catch"][0]["Next"] == "VoidLabel"
+    assert states["IssueLabel"]["Parameters"]["Payload"]["effect"] == "physical"
+    assert states["IssueLabel"]["Parameters"]["Payload"]["params.$"] == "$.case.label"
+    assert states["LookUpOrder"]["Parameters"]["Payload"]["params"] == {}
+    assert "EscalateNotify" not in states  # the last step's disposition never runs
+    assert saga.functions["VoidLabel"] == "compensations.void_label.handler"
+
+
+def test_without_compensations_there_is_no_compensation_failed_state() -> None:
+    saga = Saga(
+        "one",
+        [Step("Charge", "charge", EffectClass.KEYED_WRITE, on_later_failure=Escalate("charged"))],
+    )
+    states = compile(saga)["States"]
+    assert "CompensationFailed" not in states
+    assert "Compensated" in states
+
+
+def test_custom_retry_policies_are_emitted_in_order() -> None:
+    fast = RetryPolicy(["TransientError"], interval_seconds=1, max_attempts=1)
+    saga = Saga(
+        "one",
+        [Step("Charge", "charge", retry=[fast], on_later_failure=Escalate("charged"))],
+        decision_timeout_seconds=3600,
+    )
+    states = compile(saga)["States"]
+    assert states["Charge"]["Retry"] == [fast.to_asl()]
+    assert states["AwaitDecisionCharge"]["TimeoutSeconds"] == 3600

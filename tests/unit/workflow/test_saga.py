@@ -1,0 +1,227 @@
+"""The saga DSL validates when a saga is defined, with a message naming what is wrong."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from pydantic import BaseModel
+
+from stepsaga.case import Case, Refund, Reserve
+from stepsaga.workflow import (
+    Compensate,
+    EffectClass,
+    Escalate,
+    RetryPolicy,
+    Saga,
+    SagaDefinitionError,
+    Step,
+)
+from stepsaga.workflow.saga import RECONCILER_FUNCTION
+
+
+def write(name: str = "ReserveStock", **overrides: Any) -> Step:
+    fields: dict[str, Any] = {
+        "operation": "reserve_stock",
+        "effect": EffectClass.KEYED_WRITE,
+        "params": "reserve",
+        "on_later_failure": Compensate("ReleaseReservation", "release_reservation"),
+    }
+    fields.update(overrides)
+    return Step(name, **fields)
+
+
+def test_replacement_order_functions_are_the_registry(saga: Saga) -> None:
+    assert saga.name == "replacement-order"
+    assert saga.functions == {
+        "ReserveStock": "tasks.reserve_stock.handler",
+        "RefundPayment": "tasks.refund_payment.handler",
+        "CreateShipment": "tasks.create_shipment.handler",
+        "ReleaseReservation": "compensations.release_reservation.handler",
+        "Reconcile": "compensations.reconcile.handler",
+    }
+
+
+def test_definition_substitutions_cover_every_function(saga: Saga) -> None:
+    subs = saga.definition_substitutions(lambda name: f"arn:aws:lambda:eu-west-1:1:function:{name}")
+    assert subs["ReserveStockFunctionArn"] == "arn:aws:lambda:eu-west-1:1:function:ReserveStock"
+    assert set(subs) == {f"{name}FunctionArn" for name in saga.functions}
+
+
+def test_undeclared_effect_is_physical() -> None:
+    step = Step("Ship", operation="ship", on_later_failure=Escalate("shipped"))
+    assert step.effect is EffectClass.PHYSICAL
+
+
+def test_effect_may_be_given_by_value() -> None:
+    assert write(effect="blind_write").effect is EffectClass.BLIND_WRITE
+
+
+def test_read_step_needs_no_operation_nor_disposition() -> None:
+    step = Step("LookUpOrder", effect=EffectClass.READ)
+    assert step.operation == "look_up_order"
+    assert step.handler_path == "tasks.look_up_order.handler"
+    assert not step.has_effect
+
+
+def test_handlers_default_from_operation_and_can_be_overridden() -> None:
+    step = write(handler="my_tasks.stock.reserve")
+    assert step.handler_path == "my_tasks.stock.reserve"
+    assert write().compensation is not None
+    assert write().compensation.handler_path == "compensations.release_reservation.handler"  # type: ignore[union-attr]
+
+
+def test_lists_become_tuples_so_sagas_are_frozen_values() -> None:
+    saga = Saga("s", [write()])
+    assert isinstance(saga.steps, tuple)
+    with pytest.raises(AttributeError):
+        saga.name = "t"  # type: ignore[misc]
+
+
+@pytest.mark.parametrize(
+    ("build", "message"),
+    [
+        (lambda: write("reserve_stock"), "step 'reserve_stock': name must be PascalCase"),
+        (lambda: write(operation=None), "a keyed_write step must declare its operation"),
+        (lambda: write(effect=None, operation=None), "effect must be one of read, keyed_write"),
+        (lambda: write(operation="Reserve-Stock"), "operation must be snake_case"),
+        (lambda: write(effect="maybe"), "effect must be one of read, keyed_write"),
+        (lambda: write(params="$.reserve"), "params must be a dotted path in the case"),
+        (lambda: write(params_model=dict), "params_model must be a pydantic model class"),
+        (
+            lambda: write(on_later_failure=None),
+            "say what happens to its effect when a later step is rejected",
+        ),
+        (
+            lambda: Step("Look", effect=EffectClass.READ, on_later_failure=Escalate("x")),
+            "a read step has no effect to compensate or escalate",
+        ),
+        (lambda: write(on_later_failure="undo"), "must be Compensate(...) or Escalate(reason)"),
+        (lambda: write(handler="handler"), "handler must be a 'package.module.function' path"),
+        (lambda: write(retry=["TransientError"]), "retry must be RetryPolicy values"),
+        (
+            lambda: write(
+                retry=[
+                    RetryPolicy(["TransientError"], max_attempts=1),
+                    RetryPolicy(["TransientError"], max_attempts=1),
+                ]
+            ),
+            "TransientError appears in two retriers",
+        ),
+        (lambda: write(timeout_seconds=0), "timeout_seconds must be between 1 and 900, got 0"),
+        (lambda: write(timeout_seconds=901), "timeout_seconds must be between 1 and 900"),
+        (lambda: write(timeout_seconds=1.5), "timeout_seconds must be an integer"),
+        (lambda: Escalate("  "), "escalation: reason must say what a person has to decide"),
+        (lambda: Escalate("x" * 201), "reason must be at most 200 characters"),
+        (lambda: Compensate("release", "release"), "compensation 'release': name must be"),
+        (lambda: Compensate("Release", "Release"), "operation must be snake_case"),
+        (
+            lambda: Compensate("Release", "release", effect=EffectClass.READ),
+            "a compensation changes something",
+        ),
+    ],
+)
+def test_step_validation_messages(build: Any, message: str) -> None:
+    with pytest.raises(SagaDefinitionError) as raised:
+        build()
+    assert message in str(raised.value)
+
+
+@pytest.mark.parametrize(
+    ("build", "message"),
+    [
+        (lambda: Saga("replacement order", [write()]), "name must be 1-80 letters"),
+        (lambda: Saga("s", []), "needs at least one step"),
+        (lambda: Saga("s", ["ReserveStock"]), "steps must be Step values"),  # type: ignore[list-item]
+        (lambda: Saga("s", [write(), write()]), "operation 'reserve_stock' is used by"),
+        (
+            lambda: Saga(
+                "s",
+                [
+                    write(),
+                    write(
+                        "Refund",
+                        operation="refund",
+                        on_later_failure=Compensate("Unrefund", "reserve_stock"),
+                    ),
+                ],
+            ),
+            "operation 'reserve_stock' is used by ReserveStock and Unrefund",
+        ),
+        (
+            lambda: Saga(
+                "s",
+                [
+                    write(),
+                    write("ReleaseReservation", operation="x", on_later_failure=Escalate("r")),
+                ],
+            ),
+            "state name 'ReleaseReservation' is used twice",
+        ),
+        (
+            lambda: Saga("s", [write("Completed", operation="complete")]),
+            "state name 'Completed' is used twice",
+        ),
+        (
+            lambda: Saga("s", [write("Reconcile", operation="reconcile")]),
+            f"{RECONCILER_FUNCTION!r} is the reconciler's function name",
+        ),
+        (lambda: Saga("s", [write()], reconciler="reconcile"), "reconciler: handler must be"),
+        (
+            lambda: Saga("s", [write()], decision_timeout_seconds=0),
+            "decision_timeout_seconds must be between 1 and",
+        ),
+        (
+            lambda: Saga("s", [write(params="reserv")], input_model=Case),
+            "params 'reserv': Case has no field 'reserv'",
+        ),
+        (
+            lambda: Saga("s", [write(params="reserve.sku.code")], input_model=Case),
+            "reserve.sku has no fields",
+        ),
+        (
+            lambda: Saga("s", [write(params="refund", params_model=Reserve)], input_model=Case),
+            "params 'refund' is a Refund in the input model, not a Reserve",
+        ),
+    ],
+)
+def test_saga_validation_messages(build: Any, message: str) -> None:
+    with pytest.raises(SagaDefinitionError) as raised:
+        build()
+    assert message in str(raised.value)
+
+
+def test_input_model_must_carry_the_identity_fields() -> None:
+    class Flat(BaseModel):
+        tenant_id: str
+        case_id: str
+        reserve: Reserve
+
+    with pytest.raises(SagaDefinitionError, match=r"must provide 'approval\.revision'"):
+        Saga("s", [write()], input_model=Flat)
+
+
+def test_params_paths_that_exist_are_accepted() -> None:
+    saga = Saga(
+        "s",
+        [
+            write(params_model=Reserve),
+            write(
+                "RefundPayment",
+                operation="refund_payment",
+                params="refund",
+                params_model=Refund,
+                on_later_failure=Escalate("refund issued"),
+            ),
+        ],
+        input_model=Case,
+    )
+    assert saga.step("RefundPayment").params == "refund"
+    with pytest.raises(KeyError):
+        saga.step("Nope")
+
+
+def test_only_reads_means_no_reconciler() -> None:
+    saga = Saga("reads", [Step("LookUp", effect=EffectClass.READ)])
+    assert saga.functions == {"LookUp": "tasks.look_up.handler"}
+    assert not saga.uses_reconciler
