@@ -1,0 +1,52 @@
+"""The DynamoDB ledger table, in exactly the layout of ``stepsaga/ledger/table.py``.
+
+Encryption at rest uses the AWS-managed key (``alias/aws/dynamodb``) rather than the stack's
+customer key: access to the ledger is already scoped per function by IAM, nothing reads it
+from another account, and a customer key would add KMS permissions to every function without
+adding a boundary. The AWS-managed key still logs its use in CloudTrail and rotates yearly.
+"""
+
+from __future__ import annotations
+
+from aws_cdk import RemovalPolicy
+from aws_cdk import aws_dynamodb as dynamodb
+from constructs import Construct
+
+from stepsaga.ledger import table as layout
+
+
+class LedgerTable(Construct):
+    def __init__(self, scope: Construct, construct_id: str, *, protected: bool) -> None:
+        super().__init__(scope, construct_id)
+        self.table = dynamodb.Table(
+            self,
+            "Table",
+            partition_key=dynamodb.Attribute(
+                name=layout.PARTITION_KEY, type=dynamodb.AttributeType.STRING
+            ),
+            sort_key=dynamodb.Attribute(name=layout.SORT_KEY, type=dynamodb.AttributeType.STRING),
+            billing_mode=dynamodb.BillingMode.PAY_PER_REQUEST,
+            time_to_live_attribute=layout.TTL_ATTRIBUTE,
+            point_in_time_recovery_specification=dynamodb.PointInTimeRecoverySpecification(
+                point_in_time_recovery_enabled=True
+            ),
+            encryption=dynamodb.TableEncryption.AWS_MANAGED,
+            deletion_protection=protected,
+            # A protected (production) ledger outlives its stack; a dev one goes with it.
+            removal_policy=RemovalPolicy.RETAIN if protected else RemovalPolicy.DESTROY,
+        )
+        # Sparse: only OPEN reconciliation items carry gsi1pk/gsi1sk.
+        self.table.add_global_secondary_index(
+            index_name=layout.OPEN_ITEMS_INDEX,
+            partition_key=dynamodb.Attribute(
+                name=layout.OPEN_ITEMS_PARTITION_KEY, type=dynamodb.AttributeType.STRING
+            ),
+            sort_key=dynamodb.Attribute(
+                name=layout.OPEN_ITEMS_SORT_KEY, type=dynamodb.AttributeType.STRING
+            ),
+            projection_type=dynamodb.ProjectionType.ALL,
+        )
+
+    @property
+    def index_arn(self) -> str:
+        return f"{self.table.table_arn}/index/{layout.OPEN_ITEMS_INDEX}"

@@ -1,0 +1,173 @@
+"""One Lambda function of the saga: its own role, log group and exactly its declared access."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from aws_cdk import ArnFormat, Duration, RemovalPolicy, Stack
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_kms as kms
+from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_logs as logs
+from aws_cdk import aws_sns as sns
+from cdk_nag import NagSuppressions
+from constructs import Construct
+
+from infra.bundling import ARCHITECTURE, RUNTIME
+from infra.constructs.ledger_table import LedgerTable
+from infra.permissions import FunctionAccess
+from stepsaga import deployment, metric_names
+
+#: Below the ledger's lease: a worker must finish (or die) before its lease can expire.
+TIMEOUT = Duration.seconds(30)
+MEMORY_MB = 512
+
+
+@dataclass(frozen=True)
+class FunctionEnvironment:
+    """The typed environment every function gets (names in ``stepsaga.deployment``)."""
+
+    stage: str
+    table_name: str
+    topic_arn: str
+    log_level: str = "INFO"
+
+    def variables(self) -> dict[str, str]:
+        return {
+            deployment.ENV_STAGE: self.stage,
+            deployment.ENV_LEDGER_TABLE_NAME: self.table_name,
+            deployment.ENV_RECONCILIATION_TOPIC_ARN: self.topic_arn,
+            "POWERTOOLS_SERVICE_NAME": metric_names.service_name(self.stage),
+            "POWERTOOLS_METRICS_NAMESPACE": metric_names.NAMESPACE,
+            "POWERTOOLS_LOG_LEVEL": self.log_level,
+        }
+
+
+@dataclass(frozen=True)
+class SharedResources:
+    """What the functions may be granted access to."""
+
+    code: lambda_.Code
+    ledger: LedgerTable
+    topic: sns.ITopic
+    key: kms.IKey
+    #: Built from the state machine's fixed name, so granting it adds no dependency cycle.
+    state_machine_arn: str
+    environment: FunctionEnvironment
+    log_retention: logs.RetentionDays
+    log_removal_policy: RemovalPolicy
+    reserved_concurrency: int | None = None
+
+
+class SagaFunction(Construct):
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        handler: str,
+        access: FunctionAccess,
+        shared: SharedResources,
+        description: str,
+        extra_environment: dict[str, str] | None = None,
+    ) -> None:
+        super().__init__(scope, construct_id)
+        self.role = iam.Role(
+            self,
+            "Role",
+            assumed_by=iam.ServicePrincipal("lambda.amazonaws.com"),
+            description=f"stepsaga {construct_id}: only its declared ledger/topic access",
+        )
+        self.log_group = logs.LogGroup(
+            self,
+            "Logs",
+            retention=shared.log_retention,
+            encryption_key=shared.key,
+            removal_policy=shared.log_removal_policy,
+        )
+        self.function = lambda_.Function(
+            self,
+            "Function",
+            description=description,
+            runtime=RUNTIME,
+            architecture=ARCHITECTURE,
+            handler=handler,
+            code=shared.code,
+            role=self.role,
+            log_group=self.log_group,
+            tracing=lambda_.Tracing.ACTIVE,
+            timeout=TIMEOUT,
+            memory_size=MEMORY_MB,
+            environment={**shared.environment.variables(), **(extra_environment or {})},
+            reserved_concurrent_executions=shared.reserved_concurrency,
+        )
+        self.log_group.grant_write(self.role)
+        self._grant(access, shared)
+        NagSuppressions.add_resource_suppressions(
+            self.role,
+            [
+                {
+                    "id": "AwsSolutions-IAM5",
+                    "reason": (
+                        "X-Ray active tracing: xray:PutTraceSegments and "
+                        "xray:PutTelemetryRecords support no resource-level permissions, so "
+                        "AWS requires Resource '*'."
+                    ),
+                    "appliesTo": ["Resource::*"],
+                }
+            ],
+            apply_to_children=True,
+        )
+
+    def _grant(self, access: FunctionAccess, shared: SharedResources) -> None:
+        if access.table_actions:
+            self.role.add_to_principal_policy(
+                iam.PolicyStatement(
+                    sid="LedgerTable",
+                    actions=list(access.table_actions),
+                    resources=[shared.ledger.table.table_arn],
+                )
+            )
+        if access.index_actions:
+            self.role.add_to_principal_policy(
+                iam.PolicyStatement(
+                    sid="OpenItemsIndex",
+                    actions=list(access.index_actions),
+                    resources=[shared.ledger.index_arn],
+                )
+            )
+        if access.publish_reconciliation:
+            self.role.add_to_principal_policy(
+                iam.PolicyStatement(
+                    sid="PublishReconciliation",
+                    actions=["sns:Publish"],
+                    resources=[shared.topic.topic_arn],
+                )
+            )
+            # Publishing to a KMS-encrypted topic: SNS generates and decrypts a data key
+            # with the publisher's permissions.
+            self.role.add_to_principal_policy(
+                iam.PolicyStatement(
+                    sid="EncryptReconciliationMessages",
+                    actions=["kms:GenerateDataKey", "kms:Decrypt"],
+                    resources=[shared.key.key_arn],
+                )
+            )
+        if access.send_task_success:
+            self.role.add_to_principal_policy(
+                iam.PolicyStatement(
+                    sid="ResumeWaitingCase",
+                    actions=["states:SendTaskSuccess"],
+                    resources=[shared.state_machine_arn],
+                )
+            )
+
+
+def state_machine_arn(scope: Construct, name: str) -> str:
+    """ARN of the stack's state machine from its fixed name (no reference to the resource)."""
+    return Stack.of(scope).format_arn(
+        service="states",
+        resource="stateMachine",
+        resource_name=name,
+        arn_format=ArnFormat.COLON_RESOURCE_NAME,
+    )

@@ -1,0 +1,34 @@
+"""Names shared by the CDK stack and the code that runs against it on AWS.
+
+Kept free of CDK imports: the Lambda handlers read the environment variables below, and the
+CLI's ``--backend aws`` reads the stack outputs (``describe_stacks(StackName=…)``), neither of
+them with ``aws-cdk-lib`` installed.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+# --- CloudFormation output keys of the stack (``OutputKey`` in DescribeStacks) ----------
+OUTPUT_STATE_MACHINE_ARN: Final = "StateMachineArn"
+OUTPUT_LEDGER_TABLE_NAME: Final = "LedgerTableName"
+OUTPUT_RECONCILIATION_TOPIC_ARN: Final = "ReconciliationTopicArn"
+
+#: The stage deployed when none is given (``-c stage=…``).
+DEFAULT_STAGE: Final = "dev"
+
+# --- environment variables the stack sets on every Lambda function ----------------------
+ENV_STAGE: Final = "STEPSAGA_STAGE"
+ENV_LEDGER_TABLE_NAME: Final = "STEPSAGA_LEDGER_TABLE_NAME"
+ENV_RECONCILIATION_TOPIC_ARN: Final = "STEPSAGA_RECONCILIATION_TOPIC_ARN"
+
+
+def stack_name(stage: str = DEFAULT_STAGE) -> str:
+    """CloudFormation stack name of one stage, e.g. ``stepsaga-dev``."""
+    return f"stepsaga-{stage}"
+
+
+def state_machine_name(saga_name: str, stage: str = DEFAULT_STAGE) -> str:
+    """Physical state machine name on AWS: the saga's name prefixed by the stage, so two
+    stages can live in one account and region (names are unique per account and region)."""
+    return f"{stage}-{saga_name}"

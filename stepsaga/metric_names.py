@@ -1,0 +1,50 @@
+"""Names of the EMF metrics the handlers emit and the CDK stack alarms on.
+
+Handlers (Powertools ``Metrics``) and the alarms in ``infra/`` import these constants, so a
+renamed metric breaks both at once instead of leaving an alarm that never fires.
+
+Alarm matching is exact: the stack's alarms select namespace :data:`NAMESPACE` and the single
+dimension ``service`` (Powertools' default dimension, from ``POWERTOOLS_SERVICE_NAME``, which
+the stack sets to :func:`service_name`). Emit these metrics **without extra dimensions**
+(put tenant, case or action key in metadata), or CloudWatch files them under another
+dimension set and the alarm never sees them.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+#: CloudWatch namespace (``POWERTOOLS_METRICS_NAMESPACE`` in the stack).
+NAMESPACE: Final = "stepsaga"
+#: Service name used where no stage applies (the embedded backend, tests).
+SERVICE_NAME: Final = "stepsaga"
+
+#: An effect's outcome could not be determined; the record went to ``UNKNOWN``.
+OUTCOME_UNKNOWN: Final = "OutcomeUnknown"
+#: A compensation exhausted its retries (the saga ends in ``Saga.CompensationFailed``).
+COMPENSATION_FAILED: Final = "CompensationFailed"
+#: A reconciliation item was opened for a person (automatic reconciliation could not decide).
+RECONCILIATION_OPENED: Final = "ReconciliationOpened"
+#: A duplicate delivery replayed a recorded outcome instead of repeating the effect.
+DUPLICATE_REPLAYED: Final = "DuplicateReplayed"
+#: An action key was reused with different consequential parameters.
+ACTION_CONFLICT: Final = "ActionConflict"
+#: A tenant budget (or an action's attempt budget) could not cover an action.
+BUDGET_EXHAUSTED: Final = "BudgetExhausted"
+#: Gauge from the scheduled check: open reconciliation items older than the threshold.
+RECONCILIATION_OVERDUE: Final = "ReconciliationOverdue"
+
+ALL: Final = (
+    OUTCOME_UNKNOWN,
+    COMPENSATION_FAILED,
+    RECONCILIATION_OPENED,
+    DUPLICATE_REPLAYED,
+    ACTION_CONFLICT,
+    BUDGET_EXHAUSTED,
+    RECONCILIATION_OVERDUE,
+)
+
+
+def service_name(stage: str) -> str:
+    """The ``service`` dimension for one deployed stage (two stages may share an account)."""
+    return f"{SERVICE_NAME}-{stage}"

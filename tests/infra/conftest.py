@@ -1,0 +1,62 @@
+"""Synthesize the stack once per test run (a synth takes seconds) and share the result.
+
+The jsii runtime (Node.js) starts at the first ``aws_cdk`` import and reads its environment
+then, so the Node 20 end-of-life banner is silenced here, before any test module imports CDK.
+"""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION", "20")
+os.environ.setdefault("JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION", "1")
+os.environ.setdefault("JSII_SILENCE_WARNING_UNTESTED_NODE_VERSION", "1")
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from aws_cdk import App
+from aws_cdk.assertions import Annotations, Template
+
+from infra.app import build, replacement_order
+from infra.saga_deployment import SagaDeployment
+from infra.stack import StepSagaStack
+
+
+@dataclass(frozen=True)
+class Synthesized:
+    saga: SagaDeployment
+    stack: StepSagaStack
+    template: Template
+    annotations: Annotations
+    outdir: Path
+
+    @property
+    def json(self) -> dict[str, Any]:
+        return dict(self.template.to_json())
+
+    def resources(self, type_name: str) -> dict[str, dict[str, Any]]:
+        return {
+            logical_id: resource
+            for logical_id, resource in self.json["Resources"].items()
+            if resource["Type"] == type_name
+        }
+
+
+@pytest.fixture(scope="session")
+def synthesized(tmp_path_factory: pytest.TempPathFactory) -> Synthesized:
+    outdir = tmp_path_factory.mktemp("cdk.out")
+    # Sources-only bundling: no pip, no network; test_bundling.py covers the pip path.
+    app = App(context={"bundling": "sources"}, outdir=str(outdir))
+    saga = replacement_order()
+    stack = build(app, saga)
+    app.synth()
+    return Synthesized(
+        saga=saga,
+        stack=stack,
+        template=Template.from_stack(stack),
+        annotations=Annotations.from_stack(stack),
+        outdir=outdir,
+    )

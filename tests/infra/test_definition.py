@@ -1,0 +1,51 @@
+"""The definition deployed equals the compiled ASL, placeholders resolved to the right
+functions (the template's ``DefinitionSubstitutions`` point at the function whose handler
+the saga names)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from infra.saga_deployment import lambda_handler
+from stepsaga.workflow import compile as compile_saga
+from stepsaga.workflow import render
+from tests.infra.conftest import Synthesized
+from workflows.replacement_order import saga as replacement_order
+
+
+def test_template_definition_equals_compiled_asl_after_substitution(
+    synthesized: Synthesized,
+) -> None:
+    (machine,) = synthesized.resources("AWS::StepFunctions::StateMachine").values()
+    properties = machine["Properties"]
+    functions = synthesized.resources("AWS::Lambda::Function")
+
+    def handler_of(substitution: Any) -> str:
+        logical_id, attribute = substitution["Fn::GetAtt"]
+        assert attribute == "Arn"
+        handler: str = functions[logical_id]["Properties"]["Handler"]
+        return handler
+
+    deployed = render(
+        json.loads(properties["DefinitionString"]),
+        {
+            key: f"arn-of:{handler_of(v)}"
+            for key, v in properties["DefinitionSubstitutions"].items()
+        },
+    )
+    functions_by_name = replacement_order.functions
+    expected = render(
+        compile_saga(replacement_order),
+        replacement_order.definition_substitutions(
+            lambda name: f"arn-of:{lambda_handler(functions_by_name[name])}"
+        ),
+    )
+    assert deployed == expected
+
+
+def test_every_saga_function_is_substituted(synthesized: Synthesized) -> None:
+    (machine,) = synthesized.resources("AWS::StepFunctions::StateMachine").values()
+    assert set(machine["Properties"]["DefinitionSubstitutions"]) == {
+        f"{name}FunctionArn" for name in synthesized.saga.functions
+    }

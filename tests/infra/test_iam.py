@@ -1,0 +1,180 @@
+"""Least privilege, checked on the synthesized template.
+
+Every statement names its actions (no ``*`` in an action) and its resources; ``Resource: "*"``
+appears only for actions AWS offers no resource-level permissions for, listed below with the
+reason. Each function's role grants exactly the access declared in ``infra/permissions.py``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+from infra.permissions import FunctionAccess
+from infra.saga_deployment import lambda_handler
+from tests.infra.conftest import Synthesized
+
+#: Actions AWS authorizes only with ``Resource: "*"`` (no resource-level permissions).
+STAR_RESOURCE_ACTIONS = {
+    # X-Ray tracing (Lambda active tracing, Step Functions tracing).
+    "xray:PutTraceSegments",
+    "xray:PutTelemetryRecords",
+    "xray:GetSamplingRules",
+    "xray:GetSamplingTargets",
+    # Step Functions logging to CloudWatch Logs (vended log delivery).
+    "logs:CreateLogDelivery",
+    "logs:GetLogDelivery",
+    "logs:UpdateLogDelivery",
+    "logs:DeleteLogDelivery",
+    "logs:ListLogDeliveries",
+    "logs:PutResourcePolicy",
+    "logs:DescribeResourcePolicies",
+    "logs:DescribeLogGroups",
+}
+
+
+def _as_list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else [value]
+
+
+def _identity_statements(synthesized: Synthesized) -> Iterator[tuple[str, dict[str, Any]]]:
+    for logical_id, policy in synthesized.resources("AWS::IAM::Policy").items():
+        for statement in policy["Properties"]["PolicyDocument"]["Statement"]:
+            yield logical_id, statement
+    for logical_id, role in synthesized.resources("AWS::IAM::Role").items():
+        for inline in role["Properties"].get("Policies", []):
+            for statement in inline["PolicyDocument"]["Statement"]:
+                yield logical_id, statement
+
+
+def _resource_policy_statements(synthesized: Synthesized) -> Iterator[tuple[str, dict[str, Any]]]:
+    for logical_id, key in synthesized.resources("AWS::KMS::Key").items():
+        for statement in key["Properties"]["KeyPolicy"]["Statement"]:
+            yield logical_id, statement
+    for logical_id, policy in synthesized.resources("AWS::SNS::TopicPolicy").items():
+        for statement in policy["Properties"]["PolicyDocument"]["Statement"]:
+            yield logical_id, statement
+
+
+def _is_key_admin_delegation(statement: dict[str, Any]) -> bool:
+    """The AWS default key-policy statement: the account (root) may use IAM policies to
+    govern the key. It is what makes IAM grants on the key work at all."""
+    principal = json.dumps(statement.get("Principal", {}))
+    return statement.get("Action") == "kms:*" and ":root" in principal
+
+
+def test_no_role_uses_managed_policies(synthesized: Synthesized) -> None:
+    for logical_id, role in synthesized.resources("AWS::IAM::Role").items():
+        assert "ManagedPolicyArns" not in role["Properties"], logical_id
+
+
+def test_every_statement_names_explicit_actions(synthesized: Synthesized) -> None:
+    statements = [*_identity_statements(synthesized), *_resource_policy_statements(synthesized)]
+    assert statements
+    for owner, statement in statements:
+        assert "NotAction" not in statement, owner
+        assert "NotResource" not in statement, owner
+        if _is_key_admin_delegation(statement):
+            continue
+        for action in _as_list(statement["Action"]):
+            assert isinstance(action, str), (owner, action)
+            assert "*" not in action, (owner, action)
+
+
+def test_resource_star_only_where_aws_requires_it(synthesized: Synthesized) -> None:
+    for owner, statement in _identity_statements(synthesized):
+        resources = _as_list(statement["Resource"])
+        if "*" in resources:
+            assert set(_as_list(statement["Action"])) <= STAR_RESOURCE_ACTIONS, (owner, statement)
+            continue
+        for resource in resources:
+            text = json.dumps(resource)
+            if "*" in text:
+                # Only "<function ARN>:*" (the function's versions) for lambda:InvokeFunction.
+                assert statement["Action"] == "lambda:InvokeFunction", (owner, statement)
+                assert resource["Fn::Join"][1][1] == ":*", (owner, resource)
+
+
+def _role_of_function(synthesized: Synthesized, handler: str) -> str:
+    for function in synthesized.resources("AWS::Lambda::Function").values():
+        if function["Properties"]["Handler"] == handler:
+            role_id: str = function["Properties"]["Role"]["Fn::GetAtt"][0]
+            return role_id
+    raise AssertionError(f"no function with handler {handler}")
+
+
+def _grants(synthesized: Synthesized, role_id: str) -> dict[str, set[str]]:
+    """action → the resources it is granted on (as JSON text), for one role."""
+    grants: dict[str, set[str]] = {}
+    for policy in synthesized.resources("AWS::IAM::Policy").values():
+        if {"Ref": role_id} not in policy["Properties"]["Roles"]:
+            continue
+        for statement in policy["Properties"]["PolicyDocument"]["Statement"]:
+            for action in _as_list(statement["Action"]):
+                grants.setdefault(action, set()).update(
+                    json.dumps(r, sort_keys=True) for r in _as_list(statement["Resource"])
+                )
+    return grants
+
+
+def _ref(logical_id: str) -> str:
+    return json.dumps({"Ref": logical_id})
+
+
+def _arn(logical_id: str) -> str:
+    return json.dumps({"Fn::GetAtt": [logical_id, "Arn"]})
+
+
+def test_each_function_gets_exactly_its_declared_access(synthesized: Synthesized) -> None:
+    (table_id,) = synthesized.resources("AWS::DynamoDB::Table")
+    (topic_id,) = synthesized.resources("AWS::SNS::Topic")
+    (key_id,) = synthesized.resources("AWS::KMS::Key")
+    for name, path in synthesized.saga.functions.items():
+        access: FunctionAccess = synthesized.saga.access[name]
+        grants = _grants(synthesized, _role_of_function(synthesized, lambda_handler(path)))
+        granted = {a: r for a, r in grants.items() if not a.startswith(("xray:", "logs:"))}
+        expected: dict[str, set[str]] = {a: {_arn(table_id)} for a in access.table_actions}
+        assert not access.index_actions, "the index ARN is checked for the overdue check"
+        if access.publish_reconciliation:
+            expected["sns:Publish"] = {_ref(topic_id)}
+            expected["kms:GenerateDataKey"] = {_arn(key_id)}
+            expected["kms:Decrypt"] = {_arn(key_id)}
+        if access.send_task_success:
+            (machine,) = synthesized.resources("AWS::StepFunctions::StateMachine").values()
+            (resource,) = granted["states:SendTaskSuccess"]
+            parts = json.loads(resource)["Fn::Join"][1]
+            assert parts[-1] == f":stateMachine:{machine['Properties']['StateMachineName']}"
+            expected["states:SendTaskSuccess"] = {resource}
+        assert granted == expected, name
+        # Logs: only the function's own log group.
+        assert set(grants["logs:CreateLogStream"]) == set(grants["logs:PutLogEvents"])
+        assert len(grants["logs:PutLogEvents"]) == 1
+
+
+def test_overdue_check_only_scans_the_open_items_index(synthesized: Synthesized) -> None:
+    role = _role_of_function(synthesized, "infra.runtime.overdue_reconciliation.handler")
+    grants = _grants(synthesized, role)
+    (table_id,) = synthesized.resources("AWS::DynamoDB::Table")
+    index = {"Fn::Join": ["", [{"Fn::GetAtt": [table_id, "Arn"]}, "/index/open-items-by-tenant"]]}
+    assert grants.pop("dynamodb:Scan") == {json.dumps(index, sort_keys=True)}
+    assert {a for a in grants if not a.startswith(("xray:", "logs:"))} == set()
+
+
+def test_state_machine_invokes_only_the_saga_functions(synthesized: Synthesized) -> None:
+    (machine,) = synthesized.resources("AWS::StepFunctions::StateMachine").values()
+    grants = _grants(synthesized, machine["Properties"]["RoleArn"]["Fn::GetAtt"][0])
+    function_ids = {
+        logical_id
+        for logical_id, function in synthesized.resources("AWS::Lambda::Function").items()
+        if function["Properties"]["Handler"]
+        in {lambda_handler(p) for p in synthesized.saga.functions.values()}
+    }
+    assert len(function_ids) == len(synthesized.saga.functions)
+    expected = {_arn(f) for f in function_ids} | {
+        json.dumps({"Fn::Join": ["", [{"Fn::GetAtt": [f, "Arn"]}, ":*"]]}, sort_keys=True)
+        for f in function_ids
+    }
+    assert grants.pop("lambda:InvokeFunction") == expected
+    assert set(grants) <= STAR_RESOURCE_ACTIONS
+    assert not any(a.startswith("states:") for a in grants)

@@ -1,0 +1,197 @@
+"""What the synthesized template must contain: the shape of every resource the saga needs."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aws_cdk.assertions import Match
+
+from infra.saga_deployment import lambda_handler
+from stepsaga import deployment, metric_names
+from stepsaga.ledger import table as layout
+from tests.infra.conftest import Synthesized
+
+OVERDUE_CHECK_HANDLER = "infra.runtime.overdue_reconciliation.handler"
+
+
+def _function_by_handler(synthesized: Synthesized) -> dict[str, tuple[str, dict[str, Any]]]:
+    return {
+        resource["Properties"]["Handler"]: (logical_id, resource)
+        for logical_id, resource in synthesized.resources("AWS::Lambda::Function").items()
+    }
+
+
+def test_resource_counts(synthesized: Synthesized) -> None:
+    functions = len(synthesized.saga.functions) + 1  # + the overdue reconciliation check
+    counts = {
+        "AWS::Lambda::Function": functions,
+        "AWS::IAM::Role": functions + 1,  # + the state machine's role
+        "AWS::Logs::LogGroup": functions + 1,  # + the state machine's log group
+        "AWS::DynamoDB::Table": 1,
+        "AWS::StepFunctions::StateMachine": 1,
+        "AWS::SNS::Topic": 1,
+        "AWS::KMS::Key": 1,
+        "AWS::CloudWatch::Alarm": 5,
+        "AWS::Events::Rule": 1,
+    }
+    for type_name, count in counts.items():
+        synthesized.template.resource_count_is(type_name, count)
+
+
+def test_table_layout_ttl_pitr_encryption_and_sparse_index(synthesized: Synthesized) -> None:
+    synthesized.template.has_resource(
+        "AWS::DynamoDB::Table",
+        {
+            "Properties": {
+                "BillingMode": "PAY_PER_REQUEST",
+                "KeySchema": [
+                    {"AttributeName": layout.PARTITION_KEY, "KeyType": "HASH"},
+                    {"AttributeName": layout.SORT_KEY, "KeyType": "RANGE"},
+                ],
+                "TimeToLiveSpecification": {
+                    "AttributeName": layout.TTL_ATTRIBUTE,
+                    "Enabled": True,
+                },
+                "PointInTimeRecoverySpecification": {"PointInTimeRecoveryEnabled": True},
+                # SSEEnabled without a key id: KMS with the AWS-managed alias/aws/dynamodb.
+                "SSESpecification": {"SSEEnabled": True, "KMSMasterKeyId": Match.absent()},
+                "GlobalSecondaryIndexes": [
+                    {
+                        "IndexName": layout.OPEN_ITEMS_INDEX,
+                        "KeySchema": [
+                            {"AttributeName": layout.OPEN_ITEMS_PARTITION_KEY, "KeyType": "HASH"},
+                            {"AttributeName": layout.OPEN_ITEMS_SORT_KEY, "KeyType": "RANGE"},
+                        ],
+                        "Projection": {"ProjectionType": "ALL"},
+                    }
+                ],
+                # The dev stage: no deletion protection, the table goes with the stack.
+                "DeletionProtectionEnabled": False,
+            },
+            "DeletionPolicy": "Delete",
+        },
+    )
+
+
+def test_state_machine_is_standard_named_by_stage_logged_and_traced(
+    synthesized: Synthesized,
+) -> None:
+    (machine,) = synthesized.resources("AWS::StepFunctions::StateMachine").values()
+    properties = machine["Properties"]
+    assert properties["StateMachineType"] == "STANDARD"
+    assert properties["StateMachineName"] == deployment.state_machine_name(
+        synthesized.saga.name, "dev"
+    )
+    assert properties["TracingConfiguration"] == {"Enabled": True}
+    logging = properties["LoggingConfiguration"]
+    assert logging["Level"] == "ALL"
+    (destination,) = logging["Destinations"]
+    log_group_id = destination["CloudWatchLogsLogGroup"]["LogGroupArn"]["Fn::GetAtt"][0]
+    log_group = synthesized.json["Resources"][log_group_id]["Properties"]
+    assert "KmsKeyId" in log_group
+    assert log_group["LogGroupName"].startswith("/aws/vendedlogs/states/")
+
+
+def test_every_saga_handler_has_a_function_on_the_current_runtime(
+    synthesized: Synthesized,
+) -> None:
+    functions = _function_by_handler(synthesized)
+    expected = {lambda_handler(p) for p in synthesized.saga.functions.values()}
+    assert set(functions) == expected | {OVERDUE_CHECK_HANDLER}
+    for _, function in functions.values():
+        properties = function["Properties"]
+        assert properties["Runtime"] == "python3.14"
+        assert properties["Architectures"] == ["arm64"]
+        assert properties["TracingConfig"] == {"Mode": "Active"}
+        assert "Ref" in properties["LoggingConfig"]["LogGroup"]
+        environment = properties["Environment"]["Variables"]
+        assert environment["POWERTOOLS_SERVICE_NAME"] == metric_names.service_name("dev")
+        assert environment["POWERTOOLS_METRICS_NAMESPACE"] == metric_names.NAMESPACE
+        assert environment["POWERTOOLS_LOG_LEVEL"] == "INFO"
+        assert environment[deployment.ENV_STAGE] == "dev"
+        assert "Ref" in environment[deployment.ENV_LEDGER_TABLE_NAME]
+        assert "Ref" in environment[deployment.ENV_RECONCILIATION_TOPIC_ARN]
+
+
+def test_every_log_group_has_retention_and_the_stack_key(synthesized: Synthesized) -> None:
+    for log_group in synthesized.resources("AWS::Logs::LogGroup").values():
+        assert log_group["Properties"]["RetentionInDays"] == 30
+        assert "Fn::GetAtt" in log_group["Properties"]["KmsKeyId"]
+
+
+def test_topic_is_encrypted_and_requires_tls(synthesized: Synthesized) -> None:
+    synthesized.template.has_resource_properties(
+        "AWS::SNS::Topic", {"KmsMasterKeyId": Match.object_like({"Fn::GetAtt": Match.any_value()})}
+    )
+    synthesized.template.has_resource_properties(
+        "AWS::SNS::TopicPolicy",
+        {
+            "PolicyDocument": {
+                "Statement": Match.array_with(
+                    [
+                        Match.object_like(
+                            {
+                                "Effect": "Deny",
+                                "Condition": {"Bool": {"aws:SecureTransport": "false"}},
+                            }
+                        )
+                    ]
+                )
+            }
+        },
+    )
+
+
+def test_key_rotates(synthesized: Synthesized) -> None:
+    synthesized.template.has_resource_properties("AWS::KMS::Key", {"EnableKeyRotation": True})
+
+
+def test_alarms_notify_the_topic(synthesized: Synthesized) -> None:
+    (topic_id,) = synthesized.resources("AWS::SNS::Topic")
+    alarms = list(synthesized.resources("AWS::CloudWatch::Alarm").values())
+    by_metric = {a["Properties"]["MetricName"]: a["Properties"] for a in alarms}
+    assert set(by_metric) == {
+        "ExecutionsFailed",
+        metric_names.OUTCOME_UNKNOWN,
+        metric_names.COMPENSATION_FAILED,
+        metric_names.RECONCILIATION_OPENED,
+        metric_names.RECONCILIATION_OVERDUE,
+    }
+    assert by_metric["ExecutionsFailed"]["Namespace"] == "AWS/States"
+    for name, alarm in by_metric.items():
+        assert alarm["AlarmActions"] == [{"Ref": topic_id}], name
+        assert alarm["Threshold"] == 1
+        assert alarm["ComparisonOperator"] == "GreaterThanOrEqualToThreshold"
+        if name != "ExecutionsFailed":
+            assert alarm["Namespace"] == metric_names.NAMESPACE
+            assert alarm["Dimensions"] == [
+                {"Name": "service", "Value": metric_names.service_name("dev")}
+            ]
+    # A check that stopped reporting must not read as "nothing overdue".
+    assert by_metric[metric_names.RECONCILIATION_OVERDUE]["TreatMissingData"] == "breaching"
+
+
+def test_overdue_check_runs_on_a_schedule(synthesized: Synthesized) -> None:
+    logical_id, _ = _function_by_handler(synthesized)[OVERDUE_CHECK_HANDLER]
+    synthesized.template.has_resource_properties(
+        "AWS::Events::Rule",
+        {
+            "ScheduleExpression": "rate(15 minutes)",
+            "Targets": [Match.object_like({"Arn": {"Fn::GetAtt": [logical_id, "Arn"]}})],
+        },
+    )
+
+
+def test_outputs_have_stable_keys(synthesized: Synthesized) -> None:
+    outputs = synthesized.json["Outputs"]
+    assert set(outputs) == {
+        deployment.OUTPUT_STATE_MACHINE_ARN,
+        deployment.OUTPUT_LEDGER_TABLE_NAME,
+        deployment.OUTPUT_RECONCILIATION_TOPIC_ARN,
+    }
+    (machine_id,) = synthesized.resources("AWS::StepFunctions::StateMachine")
+    (table_id,) = synthesized.resources("AWS::DynamoDB::Table")
+    (topic_id,) = synthesized.resources("AWS::SNS::Topic")
+    assert outputs[deployment.OUTPUT_STATE_MACHINE_ARN]["Value"] == {"Ref": machine_id}
+    assert outputs[deployment.OUTPUT_LEDGER_TABLE_NAME]["Value"] == {"Ref": table_id}
+    assert outputs[deployment.OUTPUT_RECONCILIATION_TOPIC_ARN]["Value"] == {"Ref": topic_id}
