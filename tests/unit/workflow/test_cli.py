@@ -88,3 +88,15 @@ def test_graph_dot(user_project: Path) -> None:
 
 def test_default_attribute_is_saga() -> None:
     assert load_saga("workflows.replacement_order").name == "replacement-order"
+
+
+def test_the_readme_example_compiles(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    readme = (Path(__file__).parents[3] / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## Writing a saga", 1)[1]
+    example = section.split("```python\n", 1)[1].split("```", 1)[0]
+    (tmp_path / "readme_sagas.py").write_text(example, encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    result = runner.invoke(app, ["asl", "readme_sagas:returns"])
+    assert result.exit_code == 0, result.output
+    assert "EscalateRefundPayment" not in json.loads(result.stdout)["States"]  # last step
+    assert "VoidLabel" in json.loads(result.stdout)["States"]
