@@ -1,0 +1,74 @@
+"""DynamoDB failures become the error family (``raise … from``), never raw botocore errors."""
+
+from __future__ import annotations
+
+import boto3
+import pytest
+from botocore.exceptions import ClientError, EndpointConnectionError
+from botocore.stub import Stubber
+
+from stepsaga.errors import InvalidInputError, StoreUnavailableError
+from stepsaga.ledger import Ledger
+from stepsaga.ledger.dynamodb import DynamoDBStore
+from tests.conformance.ledger.helpers import Counter, make_action
+
+
+def stubbed() -> tuple[Ledger, Stubber]:
+    client = boto3.client("dynamodb", region_name="us-east-1")
+    return Ledger(DynamoDBStore("ledger", client)), Stubber(client)
+
+
+@pytest.mark.parametrize(
+    "code",
+    ["ProvisionedThroughputExceededException", "ThrottlingException", "RequestLimitExceeded"],
+)
+def test_throttling_is_store_unavailable(code: str) -> None:
+    ledger, stub = stubbed()
+    stub.add_client_error("get_item", service_error_code=code, http_status_code=400)
+    with stub, pytest.raises(StoreUnavailableError) as caught:
+        ledger.perform(make_action(), Counter())
+    assert caught.value.retryable
+    assert isinstance(caught.value.__cause__, ClientError)
+
+
+def test_server_errors_are_store_unavailable() -> None:
+    ledger, stub = stubbed()
+    stub.add_client_error(
+        "get_item", service_error_code="InternalServerError", http_status_code=500
+    )
+    with stub, pytest.raises(StoreUnavailableError):
+        ledger.get("acme:C-1:r1:x")
+
+
+def test_a_conflicting_concurrent_transaction_is_store_unavailable() -> None:
+    ledger, stub = stubbed()
+    stub.add_response("get_item", {})
+    stub.add_client_error(
+        "transact_write_items",
+        service_error_code="TransactionCanceledException",
+        http_status_code=400,
+        response_meta={},
+        modeled_fields={"CancellationReasons": [{"Code": "TransactionConflict"}, {"Code": "None"}]},
+    )
+    with stub, pytest.raises(StoreUnavailableError, match="concurrent transaction"):
+        ledger.claim(make_action(cost=3))
+
+
+def test_access_problems_are_bad_configuration() -> None:
+    ledger, stub = stubbed()
+    stub.add_client_error("get_item", service_error_code="AccessDeniedException")
+    with stub, pytest.raises(InvalidInputError, match="AccessDeniedException"):
+        ledger.get("acme:C-1:r1:x")
+
+
+def test_an_unreachable_endpoint_is_store_unavailable(monkeypatch: pytest.MonkeyPatch) -> None:
+    client = boto3.client("dynamodb", region_name="us-east-1")
+
+    def unreachable(**_: object) -> None:
+        raise EndpointConnectionError(endpoint_url="http://localhost:1")
+
+    monkeypatch.setattr(client, "get_item", unreachable)
+    ledger = Ledger(DynamoDBStore("ledger", client))
+    with pytest.raises(StoreUnavailableError) as caught:
+        ledger.get("acme:C-1:r1:x")
+    assert isinstance(caught.value.__cause__, EndpointConnectionError)
