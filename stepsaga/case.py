@@ -6,7 +6,6 @@ fields are rejected so a typo never silently drops a consequential parameter.
 
 from __future__ import annotations
 
-import json
 from datetime import UTC, datetime
 from decimal import Decimal
 from pathlib import Path
@@ -24,6 +23,7 @@ from pydantic import (
 )
 
 from stepsaga.errors import InvalidActionError, InvalidInputError
+from stepsaga.inputs import describe_validation_error, read_json_file
 from stepsaga.money import Money
 
 #: Identifiers become parts of ledger keys and execution names: keep them to safe characters.
@@ -131,16 +131,6 @@ class Case(_Strict):
         return data
 
 
-def describe_validation_error(exc: ValidationError) -> str:
-    """One line naming the first offending field, e.g. ``refund.amount: …``."""
-    first = exc.errors()[0]
-    where = ".".join(str(p) for p in first["loc"]) or "case"
-    message = first["msg"]
-    if message.startswith("Value error, "):
-        message = message[len("Value error, ") :]
-    return f"{where}: {message}"
-
-
 def parse_case(data: object) -> Case:
     """Validate already-decoded JSON; raises ``InvalidInputError`` with the field named."""
     if not isinstance(data, dict):
@@ -148,36 +138,10 @@ def parse_case(data: object) -> Case:
     try:
         return Case.model_validate(data)
     except ValidationError as exc:
-        line = describe_validation_error(exc)
-        raise InvalidInputError(line, field=line.split(":", 1)[0]) from None
+        field, line = describe_validation_error(exc, "case")
+        raise InvalidInputError(line, field=field) from None
 
 
 def load_case(path: Path) -> Case:
     """Read and validate a case file; every failure is one ``InvalidInputError`` line."""
-    if path.is_dir():
-        raise InvalidInputError(f"{path}: is a directory, not a case file", field="path")
-    try:
-        with path.open("rb") as handle:
-            raw = handle.read(MAX_CASE_FILE_BYTES + 1)
-    except FileNotFoundError:
-        raise InvalidInputError(f"{path}: no such file", field="path") from None
-    except OSError as exc:
-        raise InvalidInputError(f"{path}: cannot read ({exc.strerror})", field="path") from None
-    if len(raw) > MAX_CASE_FILE_BYTES:
-        raise InvalidInputError(f"{path}: larger than {MAX_CASE_FILE_BYTES} bytes", field="path")
-    if not raw.strip():
-        raise InvalidInputError(f"{path}: empty file", field="path")
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise InvalidInputError(f"{path}: not UTF-8 (byte {exc.start})", field="path") from None
-    try:
-        data = json.loads(text)
-    except RecursionError:
-        raise InvalidInputError(f"{path}: JSON nested too deeply", field="path") from None
-    except json.JSONDecodeError as exc:
-        raise InvalidInputError(
-            f"{path}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}",
-            field="path",
-        ) from None
-    return parse_case(data)
+    return parse_case(read_json_file(path, what="case file", max_bytes=MAX_CASE_FILE_BYTES))

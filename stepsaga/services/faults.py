@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 from collections.abc import Mapping, Sequence
 from enum import StrEnum
 from pathlib import Path
@@ -38,6 +37,7 @@ from pydantic import (
 
 from stepsaga.case import CaseId
 from stepsaga.errors import InvalidInputError
+from stepsaga.inputs import describe_validation_error, read_json_file
 from stepsaga.services.values import Operation, Service
 
 MAX_FAULTS_FILE_BYTES = 64 * 1024
@@ -158,24 +158,6 @@ class Faults(BaseModel):
         return json.dumps({"faults": [rule.to_data() for rule in self.faults]}, sort_keys=True)
 
 
-_PLAIN_NAME = re.compile(r"^[A-Za-z0-9_-]{1,40}$")
-
-
-def _name(part: str | int) -> str:
-    """A location part fit for one line: unknown keys come from the file and may hold
-    newlines or be huge, so anything unusual is quoted and cut."""
-    text = str(part)
-    return text if _PLAIN_NAME.match(text) else json.dumps(text[:40])
-
-
-def _describe(exc: ValidationError) -> tuple[str, str]:
-    """``(field, one line)`` naming the first offending field, e.g. ``faults.0.fault``."""
-    first = exc.errors()[0]
-    field = ".".join(_name(part) for part in first["loc"]) or "faults"
-    message = " ".join(first["msg"].removeprefix("Value error, ").split())
-    return field, f"{field}: {message}"
-
-
 def parse_faults(data: object) -> Faults:
     """Validate decoded JSON; raises ``InvalidInputError`` naming the field."""
     if not isinstance(data, dict):
@@ -183,7 +165,7 @@ def parse_faults(data: object) -> Faults:
     try:
         return Faults.model_validate(data)
     except ValidationError as exc:
-        field, line = _describe(exc)
+        field, line = describe_validation_error(exc, "faults")
         raise InvalidInputError(line, field=field) from None
 
 
@@ -200,31 +182,7 @@ def faults_from_json(text: str) -> Faults:
 
 def load_faults(path: Path) -> Faults:
     """Read and validate a faults file; every failure is one ``InvalidInputError`` line."""
-    if path.is_dir():
-        raise InvalidInputError(f"{path}: is a directory, not a faults file", field="path")
-    try:
-        with path.open("rb") as handle:
-            raw = handle.read(MAX_FAULTS_FILE_BYTES + 1)
-    except FileNotFoundError:
-        raise InvalidInputError(f"{path}: no such file", field="path") from None
-    except OSError as exc:
-        raise InvalidInputError(f"{path}: cannot read ({exc.strerror})", field="path") from None
-    if len(raw) > MAX_FAULTS_FILE_BYTES:
-        raise InvalidInputError(f"{path}: larger than {MAX_FAULTS_FILE_BYTES} bytes", field="path")
-    if not raw.strip():
-        raise InvalidInputError(f"{path}: empty file", field="path")
-    try:
-        data = json.loads(raw.decode("utf-8"))
-    except UnicodeDecodeError as exc:
-        raise InvalidInputError(f"{path}: not UTF-8 (byte {exc.start})", field="path") from None
-    except RecursionError:
-        raise InvalidInputError(f"{path}: JSON nested too deeply", field="path") from None
-    except json.JSONDecodeError as exc:
-        raise InvalidInputError(
-            f"{path}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}",
-            field="path",
-        ) from None
-    return parse_faults(data)
+    return parse_faults(read_json_file(path, what="faults file", max_bytes=MAX_FAULTS_FILE_BYTES))
 
 
 def select_rules(

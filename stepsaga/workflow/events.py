@@ -44,8 +44,9 @@ from pydantic import (
     ValidationError,
 )
 
-from stepsaga.case import CaseId, TenantId, describe_validation_error
+from stepsaga.case import CaseId, TenantId
 from stepsaga.errors import InvalidInputError
+from stepsaga.inputs import describe_validation_error
 from stepsaga.workflow.effects import EffectClass
 
 P = TypeVar("P")
@@ -267,8 +268,8 @@ def parse_event(model: type[M], event: object) -> M:
     try:
         return model.model_validate(event)
     except ValidationError as exc:
-        line = describe_validation_error(exc)
-        raise InvalidInputError(line, field=line.split(":", 1)[0]) from None
+        field, line = describe_validation_error(exc, "event")
+        raise InvalidInputError(line, field=field) from None
 
 
 def parse_reconciliation_event(event: object) -> ReconciliationEvent:
@@ -278,5 +279,5 @@ def parse_reconciliation_event(event: object) -> ReconciliationEvent:
     try:
         return RECONCILIATION_EVENT.validate_python(event)
     except ValidationError as exc:
-        line = describe_validation_error(exc)
-        raise InvalidInputError(line, field=line.split(":", 1)[0]) from None
+        field, line = describe_validation_error(exc, "event")
+        raise InvalidInputError(line, field=field) from None
