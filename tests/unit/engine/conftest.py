@@ -1,0 +1,49 @@
+"""Fixtures for engine tests: a manual clock that sleeping advances, a seeded RNG."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from stepsaga.clock import ManualClock
+from stepsaga.engine import EngineEvent, LocalEngine
+from stepsaga.home import StateHome
+
+MakeEngine = Callable[..., LocalEngine]
+
+
+@pytest.fixture
+def clock() -> ManualClock:
+    return ManualClock()
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> StateHome:
+    return StateHome(tmp_path / "home")
+
+
+@pytest.fixture
+def make_engine(home: StateHome, clock: ManualClock) -> Iterator[MakeEngine]:
+    engines: list[LocalEngine] = []
+
+    def make(registry: Mapping[str, Any] | None = None, **options: Any) -> LocalEngine:
+        options.setdefault("clock", clock)
+        options.setdefault("sleeper", clock.advance)
+        options.setdefault("time_scale", 1.0)
+        options.setdefault("rng", random.Random(7))
+        engine = LocalEngine(home, registry or {}, **options)
+        engines.append(engine)
+        return engine
+
+    yield make
+    for engine in engines:
+        engine.close()
+
+
+@pytest.fixture
+def events() -> list[EngineEvent]:
+    return []

@@ -1,0 +1,81 @@
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import pytest
+
+from stepsaga.engine.errors import StatesError
+from stepsaga.engine.intrinsics import parse_call
+from stepsaga.engine.payload import Env
+
+
+def run(text: str, data: Any = None, context: Any = None) -> Any:
+    return parse_call(text).evaluate(Env(data or {}, context or {}, random.Random(1)))
+
+
+def test_format_with_paths_literals_and_escapes() -> None:
+    data = {"name": "Ada", "n": 3, "ok": True}
+    assert run("States.Format('Hi {}, {} items, ok={}', $.name, $.n, $.ok)", data) == (
+        "Hi Ada, 3 items, ok=true"
+    )
+    assert run(r"States.Format('\{literal\} {} it\'s', 'x')") == "{literal} x it's"
+
+
+def test_format_refuses_objects_and_wrong_counts() -> None:
+    with pytest.raises(StatesError, match=r"States.Format"):
+        run("States.Format('{}', $.o)", {"o": {"a": 1}})
+    with pytest.raises(StatesError, match="placeholders"):
+        run("States.Format('{} {}', 'one')")
+
+
+def test_json_round_trip_and_nesting() -> None:
+    assert run("States.StringToJson($.s)", {"s": '{"a":[1,2]}'}) == {"a": [1, 2]}
+    assert run("States.JsonToString($.o)", {"o": {"a": 1}}) == '{"a":1}'
+    assert run("States.StringToJson(States.JsonToString($.o))", {"o": [1]}) == [1]
+
+
+def test_array_functions() -> None:
+    assert run("States.Array(1, 'two', $.x, null)", {"x": True}) == [1, "two", True, None]
+    assert run("States.ArrayLength($.l)", {"l": [1, 2, 3]}) == 3
+    assert run("States.ArrayGetItem($.l, 1)", {"l": [1, 2, 3]}) == 2
+    assert run("States.ArrayContains($.l, 2)", {"l": [1, 2]}) is True
+    assert run("States.ArrayUnique($.l)", {"l": [1, 1, 2]}) == [1, 2]
+    assert run("States.ArrayRange(1, 9, 4)") == [1, 5, 9]
+    assert run("States.MathAdd($.n, -1)", {"n": 5}) == 4
+
+
+def test_uuid_is_from_the_injected_rng() -> None:
+    first, second = run("States.UUID()"), run("States.UUID()")
+    assert first == second  # same seed, same id
+    assert len(first) == 36
+
+
+def test_hash_and_base64() -> None:
+    assert run("States.Hash('abc', 'SHA-256')").startswith("ba7816bf")
+    assert run("States.Base64Decode(States.Base64Encode('hé'))") == "hé"
+
+
+def test_context_paths_in_arguments() -> None:
+    assert run("States.Format('{}', $$.Execution.Name)", {}, {"Execution": {"Name": "e"}}) == "e"
+
+
+def test_missing_path_argument_is_a_runtime_error() -> None:
+    with pytest.raises(StatesError) as info:
+        run("States.JsonToString($.nope)")
+    assert info.value.error == "States.Runtime"
+    assert info.value.terminal
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("States.MathRandom(1, 2)", "not supported"),
+        ("States.ArrayLength()", "takes 1"),
+        ("States.Format('x'", "expected"),
+        ("States.Format('unterminated)", "unterminated"),
+    ],
+)
+def test_bad_calls_are_refused_when_parsed(text: str, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        parse_call(text)
