@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import ast
+import importlib.metadata
+import re
+import sys
 import tomllib
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -59,3 +64,77 @@ def test_pip_bundle_has_wheels_for_lambda_arm64_python(tmp_path: Path) -> None:
     assert not any(f.startswith(("boto3/", "typer/", "rich/", "bin/")) for f in files)
     assert not any(f.endswith(".pyc") for f in files)
     assert "stepsaga/ledger/table.py" in files
+
+
+# --- what the bundled code imports must exist in Lambda -------------------------------
+
+#: Shipped with the Lambda Python runtime.
+_RUNTIME_PROVIDED = {"boto3", "botocore", "s3transfer", "jmespath", "dateutil", "urllib3", "six"}
+_BUNDLED_SOURCES = {"stepsaga", "tasks", "compensations", "workflows", "infra"}
+
+
+def _requirement_closure(names: set[str]) -> set[str]:
+    """Distribution names reachable from ``names`` through their (unconditional) requires."""
+    seen: set[str] = set()
+    todo = [n.lower().replace("_", "-") for n in names]
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        try:
+            requirements = importlib.metadata.requires(name) or []
+        except importlib.metadata.PackageNotFoundError:
+            continue  # a marker-only dependency (older Pythons): not installed, not needed
+        seen.add(name)
+        for requirement in requirements:
+            if ";" in requirement and "extra ==" in requirement:
+                continue
+            dependency = re.split(r"[\s<>=!~\[;(]", requirement, maxsplit=1)[0]
+            todo.append(dependency.lower().replace("_", "-"))
+    return seen
+
+
+def _importable_in_lambda() -> set[str]:
+    distributions = _requirement_closure(
+        {r.split("==")[0] for r in bundling.runtime_requirements()}
+    )
+    modules = {
+        module
+        for module, dists in importlib.metadata.packages_distributions().items()
+        if any(d.lower().replace("_", "-") in distributions for d in dists)
+    }
+    return modules | set(sys.stdlib_module_names) | _RUNTIME_PROVIDED | _BUNDLED_SOURCES
+
+
+def _imports(tree: ast.AST) -> Iterator[tuple[int, str]]:
+    """Absolute imports, skipping ``if TYPE_CHECKING:`` blocks (never executed)."""
+    for node in ast.iter_child_nodes(tree):
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            yield from (item for child in node.orelse for item in _imports_of(child))
+            continue
+        yield from _imports_of(node)
+
+
+def _imports_of(node: ast.AST) -> Iterator[tuple[int, str]]:
+    if isinstance(node, ast.Import):
+        yield from ((node.lineno, alias.name) for alias in node.names)
+    elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+        yield node.lineno, node.module
+    else:
+        yield from _imports(node)
+
+
+def test_bundled_code_imports_only_what_lambda_has() -> None:
+    allowed = _importable_in_lambda()
+    excluded = tuple(p.replace("/", ".") for p in bundling.EXCLUDED_PATHS)
+    problems = []
+    for file in bundling.source_files():
+        if file.suffix != ".py":
+            continue
+        for line, module in _imports(ast.parse(file.read_text(), str(file))):
+            where = f"{file.relative_to(ROOT)}:{line} imports {module}"
+            if module.split(".")[0] not in allowed:
+                problems.append(f"{where} (not bundled, not in the Lambda runtime)")
+            elif module == excluded or module.startswith(excluded):
+                problems.append(f"{where} (left out of the asset)")
+    assert problems == []
