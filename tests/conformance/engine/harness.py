@@ -1,0 +1,291 @@
+"""Run one definition with scripted task results on the engine and on moto, and reduce
+both histories to what must agree: the states entered, the attempts of each task visit, the
+final status, error, cause and output.
+
+Scripts are per function: a list of outcomes consumed one per invocation (the last one
+repeats). ``Ok(value)`` returns ``value``; ``Err(type, message)`` fails the invocation as a
+Lambda function error of that ``errorType`` (moto: patched ``LambdaSimpleBackend.invoke``).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import random
+import tempfile
+import time
+import zipfile
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+from unittest import mock
+
+import boto3
+from moto import mock_aws
+
+from stepsaga.engine import LocalEngine, substitute
+from stepsaga.home import StateHome
+
+REGION = "us-east-1"
+
+
+@dataclass(frozen=True)
+class Ok:
+    value: Any
+
+
+@dataclass(frozen=True)
+class Err:
+    error_type: str
+    message: str = "scripted failure"
+
+
+Outcome = Ok | Err
+Scripts = Mapping[str, Sequence[Outcome]]
+
+
+@dataclass
+class Trace:
+    """What both interpreters must agree on (``calls``: the events each function got)."""
+
+    entered: list[str]
+    attempts: list[tuple[str, int]]
+    status: str
+    error: str | None
+    cause: Any
+    output: Any
+    calls: list[tuple[str, Any]] = field(default_factory=list)
+    delays: list[float] = field(default_factory=list)
+
+    def comparable(self) -> dict[str, Any]:
+        return {k: v for k, v in self.__dict__.items() if k != "delays"}
+
+
+class _Player:
+    """Hands out each function's scripted outcomes in order."""
+
+    def __init__(self, scripts: Scripts) -> None:
+        self.scripts = {name: list(outcomes) for name, outcomes in scripts.items()}
+        self.calls: list[tuple[str, Any]] = []
+
+    def next(self, function: str, event: Any) -> Outcome:
+        self.calls.append((function, event))
+        outcomes = self.scripts[function]
+        return outcomes.pop(0) if len(outcomes) > 1 else outcomes[0]
+
+
+def _cause(cause: str | None) -> Any:
+    """Lambda causes carry a stack trace that differs by runtime: keep type and message."""
+    if cause is None:
+        return None
+    try:
+        parsed = json.loads(cause)
+    except ValueError:
+        return cause
+    if isinstance(parsed, dict) and "errorType" in parsed:
+        return {"errorType": parsed["errorType"], "errorMessage": parsed.get("errorMessage")}
+    return parsed
+
+
+def _normalize(value: Any) -> Any:
+    """Caught errors embed Lambda causes in the output: compare those by type and message."""
+    if isinstance(value, dict):
+        out = {k: _normalize(v) for k, v in value.items()}
+        if "Error" in out and isinstance(value.get("Cause"), str):
+            out["Cause"] = _cause(value["Cause"])
+        return out
+    if isinstance(value, list):
+        return [_normalize(v) for v in value]
+    return value
+
+
+def reduce(events: list[dict[str, Any]], describe: Mapping[str, Any]) -> Trace:
+    entered: list[str] = []
+    attempts: list[tuple[str, int]] = []
+    for event in events:
+        if event["type"].endswith("StateEntered"):
+            entered.append(event["stateEnteredEventDetails"]["name"])
+            if event["type"] == "TaskStateEntered":
+                attempts.append((entered[-1], 0))
+        elif event["type"] == "TaskScheduled":
+            name, n = attempts[-1]
+            attempts[-1] = (name, n + 1)
+    output = _normalize(json.loads(describe["output"])) if describe.get("output") else None
+    return Trace(
+        entered=entered,
+        attempts=attempts,
+        status=describe["status"],
+        error=describe.get("error"),
+        cause=_cause(describe.get("cause")),
+        output=output,
+    )
+
+
+# --- the engine ----------------------------------------------------------------------------
+
+
+def run_engine(tmp: Path, definition: Mapping[str, Any], scripts: Scripts, payload: Any) -> Trace:
+    player = _Player(scripts)
+
+    def handler_for(function: str) -> Any:
+        def handler(event: Any, context: Any) -> Any:
+            outcome = player.next(function, event)
+            if isinstance(outcome, Err):
+                raise type(outcome.error_type, (Exception,), {})(outcome.message)
+            return outcome.value
+
+        return handler
+
+    slept: list[float] = []
+    engine = LocalEngine(
+        StateHome(Path(tempfile.mkdtemp(dir=tmp))),  # a fresh store per run
+        {name: handler_for(name) for name in scripts},
+        time_scale=0,
+        rng=random.Random(11),
+        sleeper=slept.append,
+    )
+    try:
+        arn = engine.create_state_machine("conformance", definition)
+        described = engine.start_execution(arn, "run", payload)
+        trace = reduce(engine.get_execution_history(described["executionArn"])["events"], described)
+        trace.delays = [d.seconds for d in engine.list_delays(described["executionArn"])]
+        trace.calls = [(name, _normalize(event)) for name, event in player.calls]
+        return trace
+    finally:
+        engine.close()
+
+
+# --- moto --------------------------------------------------------------------------------
+
+
+def _zip() -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        archive.writestr("index.py", "def handler(event, context):\n    return event\n")
+    return buffer.getvalue()
+
+
+class Moto:
+    """moto's Step Functions interpreter with Lambda results scripted (tests only)."""
+
+    def __init__(self) -> None:
+        self.player = _Player({})
+        self.slept: list[float] = []
+        self.functions: set[str] = set()
+        self._count = 0
+        session = boto3.Session(
+            aws_access_key_id="testing", aws_secret_access_key="testing", region_name=REGION
+        )
+        self.sfn: Any = session.client("stepfunctions")
+        self.lam: Any = session.client("lambda")
+        iam: Any = session.client("iam")
+        self.role = iam.create_role(RoleName="conformance", AssumeRolePolicyDocument="{}")["Role"][
+            "Arn"
+        ]
+
+    def invoke(
+        self, function_name: str, qualifier: Any, body: Any, headers: Any, response_headers: Any
+    ) -> bytes:
+        name = function_name.rsplit(":", 1)[-1] if ":function:" in function_name else function_name
+        outcome = self.player.next(name, json.loads(body) if body else {})
+        if isinstance(outcome, Err):
+            response_headers["x-amz-function-error"] = "Unhandled"
+            error = {
+                "errorMessage": outcome.message,
+                "errorType": outcome.error_type,
+                "requestId": "",
+                "stackTrace": [],
+            }
+            return json.dumps(error).encode()
+        return json.dumps(outcome.value).encode()
+
+    def run(self, definition: Mapping[str, Any], scripts: Scripts, payload: Any) -> Trace:
+        self.player = _Player(scripts)
+        self.slept = []
+        for name in scripts:
+            if name not in self.functions:
+                self.lam.create_function(
+                    FunctionName=name,
+                    Runtime="python3.12",
+                    Role=self.role,
+                    Handler="index.handler",
+                    Code={"ZipFile": _zip()},
+                )
+                self.functions.add(name)
+        self._count += 1
+        machine = self.sfn.create_state_machine(
+            name=f"conformance-{self._count}", definition=json.dumps(definition), roleArn=self.role
+        )["stateMachineArn"]
+        execution = self.sfn.start_execution(
+            stateMachineArn=machine, name="run", input=json.dumps(payload)
+        )
+        deadline = time.monotonic() + 60
+        while True:
+            described = self.sfn.describe_execution(executionArn=execution["executionArn"])
+            if described["status"] != "RUNNING" or time.monotonic() > deadline:
+                break
+            time.sleep(0.005)
+        events = self.sfn.get_execution_history(
+            executionArn=execution["executionArn"], maxResults=1000
+        )["events"]
+        trace = reduce(events, described)
+        trace.delays = list(self.slept)
+        trace.calls = [(name, _normalize(event)) for name, event in self.player.calls]
+        return trace
+
+
+@contextmanager
+def moto_backend() -> Iterator[Moto]:
+    config: Any = {
+        "stepfunctions": {"execute_state_machine": True},
+        "lambda": {"use_docker": False},
+    }
+    with mock_aws(config=config):
+        backend = Moto()
+
+        def record(seconds: float) -> None:
+            backend.slept.append(seconds)
+
+        with (
+            mock.patch("moto.awslambda_simple.models.LambdaSimpleBackend.invoke", _bound(backend)),
+            mock.patch(
+                "moto.stepfunctions.parser.asl.component.common.retry.retrier_decl.time",
+                SimpleNamespace(sleep=record),
+            ),
+        ):
+            yield backend
+
+
+def _bound(backend: Moto) -> Any:
+    def invoke(
+        self: Any,
+        function_name: str,
+        qualifier: Any,
+        body: Any,
+        headers: Any,
+        response_headers: Any,
+    ) -> bytes:
+        return backend.invoke(function_name, qualifier, body, headers, response_headers)
+
+    return invoke
+
+
+def compiled(definition: Mapping[str, Any]) -> dict[str, Any]:
+    """Substitute the compiler's ``${XFunctionArn}`` placeholders with plain function names."""
+    names = {placeholder[2:-1]: placeholder[2:-4] for placeholder in _placeholders(definition)}
+    result = substitute(dict(definition), names)
+    assert isinstance(result, dict)
+    return result
+
+
+def _placeholders(value: Any) -> set[str]:
+    if isinstance(value, str):
+        return {value} if value.startswith("${") and value.endswith("Arn}") else set()
+    if isinstance(value, dict):
+        return set().union(*(_placeholders(v) for v in value.values())) if value else set()
+    if isinstance(value, list):
+        return set().union(*(_placeholders(v) for v in value)) if value else set()
+    return set()
