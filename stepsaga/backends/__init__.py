@@ -1,0 +1,56 @@
+"""Backends the CLI drives: the embedded engine (``local.py``) and AWS (``aws.py``).
+
+``base.py`` is the contract (:class:`SagaBackend`), ``views.py`` what ``--json`` prints,
+``outcome.py`` the one rule naming what became of a case, ``naming.py`` the execution
+name of a case, ``progress.py`` the live notices, ``assemble.py`` the view builders both
+backends share.
+"""
+
+from stepsaga.backends.assemble import CaseIdentity, execution_view, item_view, planned_actions
+from stepsaga.backends.base import STATE_MACHINE_NAME, SagaBackend
+from stepsaga.backends.naming import execution_name
+from stepsaga.backends.outcome import OutcomeFacts, derive_outcome
+from stepsaga.backends.progress import (
+    Progress,
+    ProgressKind,
+    ProgressListener,
+    entered_states,
+    from_history_event,
+)
+from stepsaga.backends.views import (
+    ExecutionView,
+    Outcome,
+    ReconDecision,
+    ReconFilter,
+    ReconItemView,
+    ResolutionView,
+    StepKind,
+    StepView,
+    to_json,
+)
+
+__all__ = [
+    "STATE_MACHINE_NAME",
+    "CaseIdentity",
+    "ExecutionView",
+    "Outcome",
+    "OutcomeFacts",
+    "Progress",
+    "ProgressKind",
+    "ProgressListener",
+    "ReconDecision",
+    "ReconFilter",
+    "ReconItemView",
+    "ResolutionView",
+    "SagaBackend",
+    "StepKind",
+    "StepView",
+    "derive_outcome",
+    "entered_states",
+    "execution_name",
+    "execution_view",
+    "from_history_event",
+    "item_view",
+    "planned_actions",
+    "to_json",
+]

@@ -1,0 +1,147 @@
+"""Building the views from what each backend reads: a ``DescribeExecution`` response, the
+case's ledger records and reconciliation items. Shared so both backends print the same.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from stepsaga.backends.outcome import OutcomeFacts, derive_outcome
+from stepsaga.backends.views import ExecutionView, ReconItemView, StepKind, StepView
+from stepsaga.errors import InvalidInputError
+from stepsaga.ledger import ReconItem, Record
+from stepsaga.workflow.saga import Saga
+
+
+@dataclass(frozen=True)
+class CaseIdentity:
+    """Whose case an execution runs: read back from its input (the validated case)."""
+
+    tenant_id: str
+    case_id: str
+    revision: int
+
+    @classmethod
+    def from_input(cls, execution_input: str | Mapping[str, Any]) -> CaseIdentity:
+        data = json.loads(execution_input) if isinstance(execution_input, str) else execution_input
+        try:
+            return cls(
+                str(data["tenant_id"]), str(data["case_id"]), int(data["approval"]["revision"])
+            )
+        except (KeyError, TypeError, ValueError):
+            raise InvalidInputError(
+                "the execution's input is not a stepsaga case", field="input"
+            ) from None
+
+    def key(self, operation: str) -> str:
+        """The action key of ``operation`` for this intent (docs/internals.md)."""
+        return f"{self.tenant_id}:{self.case_id}:r{self.revision}:{operation}"
+
+
+@dataclass(frozen=True)
+class PlannedAction:
+    state: str
+    kind: StepKind
+    operation: str
+    action_key: str
+
+
+def planned_actions(saga: Saga, case: CaseIdentity) -> list[PlannedAction]:
+    """Every action the saga may take for this case: forward steps, then compensations."""
+    actions: list[PlannedAction] = []
+    for step in saga.steps:
+        if step.has_effect:
+            actions.append(PlannedAction(step.name, StepKind.STEP, step.op, case.key(step.op)))
+    for step in saga.steps:
+        comp = step.compensation
+        if comp is not None:
+            key = f"{case.key(step.op)}:compensate:{comp.operation}"
+            actions.append(PlannedAction(comp.name, StepKind.COMPENSATION, comp.operation, key))
+    return actions
+
+
+def step_views(
+    saga: Saga, case: CaseIdentity, records: Mapping[str, Record]
+) -> tuple[StepView, ...]:
+    views = []
+    for action in planned_actions(saga, case):
+        record = records.get(action.action_key)
+        views.append(
+            StepView(
+                state=action.state,
+                kind=action.kind,
+                operation=action.operation,
+                action_key=action.action_key,
+                ledger_status=record.status.value if record else None,
+                attempts=record.attempts if record else 0,
+                reference=record.reference if record else None,
+            )
+        )
+    return tuple(views)
+
+
+def execution_view(
+    described: Mapping[str, Any],
+    *,
+    saga: Saga,
+    records: Mapping[str, Record],
+    waiting_for: Sequence[str] = (),
+    open_items: Sequence[str] = (),
+) -> ExecutionView:
+    """``described`` is a ``DescribeExecution`` response (boto3's or the local engine's)."""
+    case = CaseIdentity.from_input(described["input"])
+    facts = OutcomeFacts(
+        status=str(described["status"]),
+        error=described.get("error"),
+        waiting_for=tuple(waiting_for),
+    )
+    return ExecutionView(
+        execution_arn=described["executionArn"],
+        state_machine_arn=described["stateMachineArn"],
+        name=described["name"],
+        status=str(described["status"]),
+        start_date=_date(described["startDate"]),
+        stop_date=_date(described.get("stopDate")),
+        error=described.get("error"),
+        cause=described.get("cause"),
+        redrive_count=int(described.get("redriveCount", 0)),
+        redrive_date=_date(described.get("redriveDate")),
+        redrive_status=described.get("redriveStatus"),
+        tenant_id=case.tenant_id,
+        case_id=case.case_id,
+        revision=case.revision,
+        outcome=derive_outcome(facts),
+        steps=step_views(saga, case, records),
+        waiting_for=tuple(waiting_for),
+        open_items=tuple(open_items),
+    )
+
+
+def item_view(item: ReconItem) -> ReconItemView:
+    return ReconItemView(
+        id=item.item_id,
+        tenant_id=item.tenant_id,
+        case_id=item.case_id,
+        step=item.step,
+        action_key=item.record_key,
+        reason=item.reason,
+        status=item.status.value,
+        evidence=dict(item.evidence),
+        outcome=item.outcome.value if item.outcome else None,
+        resolved_by=item.resolved_by,
+        note=item.note,
+        waiting=item.task_token is not None and item.outcome is None,
+        created_at=item.created_at,
+        updated_at=item.updated_at,
+        resolved_at=item.resolved_at,
+    )
+
+
+def _date(value: Any) -> Any:
+    if value is None or isinstance(value, datetime):
+        return value
+    return datetime.fromisoformat(str(value))

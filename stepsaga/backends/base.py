@@ -1,0 +1,128 @@
+"""What a backend must do for the CLI: the operator's verbs, on the embedded engine or AWS.
+
+The CLI is a thin layer over :class:`SagaBackend`: it validates files (case, faults, mock
+config) into values, calls one method and prints the view it gets back (``views.py``). A
+backend never prints and never exits; it raises ``stepsaga.errors`` classes, which the
+CLI maps to exit codes (``InvalidInputError``/``NotFoundError`` → 2, other
+``StepSagaError`` → 1).
+
+Rules every backend keeps:
+
+* **Nothing written on bad input.** Validate everything (test case against the mock
+  config, time scale, a conflicting earlier start…) before the first write to any store.
+* **One execution per approved case**, named by :func:`~stepsaga.backends.naming.execution_name`.
+  Starting again with the same input returns the existing execution (and changes
+  nothing); a different input raises ``ExecutionAlreadyExists`` (an ``InvalidInputError``)
+  naming the execution.
+* **References.** ``ref`` arguments accept an execution ARN, an execution name, or a case
+  id; a case id under several tenants needs ``tenant`` (else ``InvalidInputError`` listing
+  them); several revisions of one case resolve to the newest.
+* **Outcome** comes from :func:`~stepsaga.backends.outcome.derive_outcome` only.
+* Flags a backend cannot honour (``faults`` and ``mock_config`` on AWS) raise
+  ``InvalidInputError`` naming the flag, before anything is written.
+"""
+
+from __future__ import annotations
+
+from types import TracebackType
+from typing import Any, Protocol
+
+from stepsaga.backends.progress import ProgressListener
+from stepsaga.backends.views import (
+    ExecutionView,
+    ReconDecision,
+    ReconFilter,
+    ReconItemView,
+    ResolutionView,
+)
+from stepsaga.case import Case
+from stepsaga.engine.mockconfig import MockConfig
+from stepsaga.services.faults import Faults
+
+#: The replacement-order state machine's name (locally and in mock configs; on AWS the
+#: stack prefixes the stage and the CLI finds it through the stack output).
+STATE_MACHINE_NAME = "replacement-order"
+
+
+class SagaBackend(Protocol):
+    """The operator's verbs. Executions run synchronously on the local backend (a call
+    returns once the execution ended or waits for a person); on AWS ``start``, ``redrive``
+    and ``recon_resolve`` return as soon as the service accepted the request, unless the
+    backend chooses to poll until then (reporting progress through ``on_event``)."""
+
+    def start(
+        self,
+        case: Case,
+        *,
+        faults: Faults | None = None,
+        mock_config: MockConfig | None = None,
+        test_case: str | None = None,
+        time_scale: float | None = None,
+        on_event: ProgressListener | None = None,
+    ) -> ExecutionView:
+        """Run ``case`` (``Case.execution_input()`` is the execution input).
+
+        ``faults`` attach to the case in the simulated services (they survive redrives in
+        other processes). ``mock_config`` + ``test_case`` mock task results (Step
+        Functions Local format; unmocked states run their real handlers). ``time_scale``
+        multiplies waits (``None``: ``$STEPSAGA_TIME_SCALE``, default 1).
+        """
+        ...
+
+    def status(self, ref: str, *, tenant: str | None = None) -> ExecutionView:
+        """The execution of ``ref`` now (an interrupted one shows as ``ABORTED``/failed)."""
+        ...
+
+    def history(self, ref: str, *, tenant: str | None = None) -> dict[str, Any]:
+        """``{"events": [...]}`` exactly as ``GetExecutionHistory`` (all pages, oldest
+        first; timestamps as ``datetime``)."""
+        ...
+
+    def redrive(
+        self,
+        ref: str,
+        *,
+        tenant: str | None = None,
+        time_scale: float | None = None,
+        on_event: ProgressListener | None = None,
+    ) -> ExecutionView:
+        """Redrive a FAILED/ABORTED/TIMED_OUT execution from the state it stopped in; any
+        other status raises ``ExecutionNotRedrivable`` (an ``InvalidInputError``) with
+        the reason."""
+        ...
+
+    def recon_list(
+        self, *, status: ReconFilter = ReconFilter.OPEN, tenant: str | None = None
+    ) -> list[ReconItemView]:
+        """Reconciliation items, oldest first."""
+        ...
+
+    def recon_show(self, item_id: str) -> ReconItemView:
+        """One item; ``NotFoundError`` if there is none."""
+        ...
+
+    def recon_resolve(
+        self,
+        item_id: str,
+        outcome: ReconDecision,
+        by: str,
+        note: str,
+        *,
+        time_scale: float | None = None,
+        on_event: ProgressListener | None = None,
+    ) -> ResolutionView:
+        """Record the operator's finding (ledger record and item in one transaction) and,
+        if an execution waits on the item, let it continue (``SendTaskSuccess`` with an
+        ``OperatorDecision``) to its next waiting point or its end."""
+        ...
+
+    def close(self) -> None: ...
+
+    def __enter__(self) -> SagaBackend: ...
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None: ...

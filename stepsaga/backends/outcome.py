@@ -1,0 +1,49 @@
+"""The one rule that says what became of a case: :func:`derive_outcome`.
+
+Both backends collect the same :class:`OutcomeFacts` (the execution's status and error, and
+the callbacks it waits for — which on AWS are read from the ledger's reconciliation items)
+and call this rule, so ``status`` means the same thing on the embedded engine and on AWS.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from stepsaga.backends.views import Outcome
+from stepsaga.errors import SAGA_COMPENSATED, SAGA_COMPENSATION_FAILED
+
+
+@dataclass(frozen=True)
+class OutcomeFacts:
+    """What the rule looks at.
+
+    ``status``/``error``: ``DescribeExecution``'s. ``waiting_for``: states of the execution
+    waiting for a callback (local: the engine's waiting tasks; AWS: the case's OPEN
+    reconciliation items that carry a task token, while the execution runs).
+    """
+
+    status: str
+    error: str | None = None
+    waiting_for: tuple[str, ...] = ()
+
+
+def derive_outcome(facts: OutcomeFacts) -> Outcome:
+    """``SUCCEEDED`` → completed. ``FAILED`` with ``Saga.Compensated`` → compensated (an
+    escalated refund may still be open: the case itself is settled), with
+    ``Saga.CompensationFailed`` → compensation_failed. ``RUNNING`` while waiting for a
+    callback (only operators' decisions are callbacks in our sagas) →
+    awaiting_reconciliation, otherwise running. Every other stop (retries exhausted,
+    interrupted, timed out, aborted) → failed: redrive it.
+    """
+    status = facts.status.upper()
+    if status == "SUCCEEDED":
+        return Outcome.COMPLETED
+    if status == "RUNNING":
+        return Outcome.AWAITING_RECONCILIATION if facts.waiting_for else Outcome.RUNNING
+    if status == "PENDING_REDRIVE":
+        return Outcome.RUNNING
+    if status == "FAILED" and facts.error == SAGA_COMPENSATED:
+        return Outcome.COMPENSATED
+    if status == "FAILED" and facts.error == SAGA_COMPENSATION_FAILED:
+        return Outcome.COMPENSATION_FAILED
+    return Outcome.FAILED

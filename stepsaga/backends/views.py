@@ -1,0 +1,148 @@
+"""The values both backends hand the CLI: what ``--json`` prints, field for field.
+
+Fields that exist in an AWS API keep its name and casing (``executionArn``, ``status``,
+``startDate``… as ``DescribeExecution``), so a script written against AWS reads ours; fields
+of our own are snake_case (``tenant_id``, ``case_id``, ``outcome``, ``steps``). Every
+model is frozen; dump them with :func:`to_json` (aliases, ISO-8601 UTC dates, ``null`` for
+absent values so every key is always present).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from enum import StrEnum
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class Outcome(StrEnum):
+    """What happened to the case, whatever the execution's own status says.
+
+    Derived in one place: :func:`stepsaga.backends.outcome.derive_outcome`.
+    """
+
+    COMPLETED = "completed"
+    """Every step is done (execution ``SUCCEEDED``)."""
+    COMPENSATED = "compensated"
+    """A step was rejected; the completed steps were undone or escalated to reconciliation."""
+    AWAITING_RECONCILIATION = "awaiting_reconciliation"
+    """The execution waits for a person to resolve a reconciliation item."""
+    COMPENSATION_FAILED = "compensation_failed"
+    """An undo failed after its retries; it waits in reconciliation."""
+    FAILED = "failed"
+    """The execution stopped (retries exhausted, interrupted, timed out): redrive it."""
+    RUNNING = "running"
+    """The execution is still moving."""
+
+
+class StepKind(StrEnum):
+    STEP = "step"
+    COMPENSATION = "compensation"
+
+
+class ReconFilter(StrEnum):
+    """``recon list --status``: which items to show."""
+
+    OPEN = "open"
+    RESOLVED = "resolved"
+    ALL = "all"
+
+
+class ReconDecision(StrEnum):
+    """``recon resolve --outcome``: what the operator found out about the effect."""
+
+    APPLIED = "applied"
+    NOT_APPLIED = "not-applied"
+
+    @property
+    def ledger_value(self) -> str:
+        """The ledger's spelling (``ReconOutcome``): ``applied`` / ``not_applied``."""
+        return self.value.replace("-", "_")
+
+
+class _View(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
+
+
+class StepView(_View):
+    """One action of the case and where the ledger says it stands."""
+
+    #: The Task state (and Lambda function) that performs it, e.g. ``RefundPayment``.
+    state: str
+    #: ``step`` (forward) or ``compensation`` (an undo).
+    kind: StepKind
+    #: Part of the action key, e.g. ``refund_payment``.
+    operation: str
+    #: ``{tenant}:{case}:r{revision}:{operation}`` (compensations: ``…:compensate:{op}``).
+    action_key: str
+    #: ``IN_PROGRESS``/``COMPLETED``/``FAILED``/``UNKNOWN``/``RELEASED``; ``None``: never claimed.
+    ledger_status: str | None
+    #: Lifetime claims of the action (0 if never claimed).
+    attempts: int = 0
+    #: Downstream reference (reservation id, idempotency key, shipment reference), if any.
+    reference: str | None = None
+
+
+class ExecutionView(_View):
+    """``start``/``status``/``redrive`` output: ``DescribeExecution`` plus the case's view."""
+
+    execution_arn: str = Field(alias="executionArn")
+    state_machine_arn: str = Field(alias="stateMachineArn")
+    name: str
+    #: ``DescribeExecution.status``: RUNNING, SUCCEEDED, FAILED, TIMED_OUT, ABORTED, …
+    status: str
+    start_date: datetime = Field(alias="startDate")
+    stop_date: datetime | None = Field(default=None, alias="stopDate")
+    error: str | None = None
+    cause: str | None = None
+    redrive_count: int = Field(default=0, alias="redriveCount")
+    redrive_date: datetime | None = Field(default=None, alias="redriveDate")
+    #: ``REDRIVABLE`` / ``NOT_REDRIVABLE`` (as ``DescribeExecution.redriveStatus``).
+    redrive_status: str | None = Field(default=None, alias="redriveStatus")
+    tenant_id: str
+    case_id: str
+    revision: int
+    outcome: Outcome
+    steps: tuple[StepView, ...]
+    #: States waiting for a callback (an operator's decision), e.g. ``AwaitDecisionCreateShipment``.
+    waiting_for: tuple[str, ...] = ()
+    #: Ids of this case's OPEN reconciliation items.
+    open_items: tuple[str, ...] = ()
+
+
+class ReconItemView(_View):
+    """One reconciliation item (``recon list``/``show``)."""
+
+    id: str
+    tenant_id: str
+    case_id: str
+    step: str
+    action_key: str
+    reason: str
+    #: ``OPEN`` or ``RESOLVED``.
+    status: str
+    evidence: dict[str, Any]
+    outcome: str | None = None
+    resolved_by: str | None = None
+    note: str | None = None
+    #: An execution waits on this item (a task token is attached).
+    waiting: bool = False
+    created_at: datetime
+    updated_at: datetime
+    resolved_at: datetime | None = None
+
+
+class ResolutionView(_View):
+    """``recon resolve`` output: the resolved item and, if a case waited on it, where that
+    case went on to (its next waiting point or its end)."""
+
+    item: ReconItemView
+    execution: ExecutionView | None = None
+
+
+def to_json(value: BaseModel | list[BaseModel] | tuple[BaseModel, ...]) -> Any:
+    """The JSON-ready form ``--json`` prints (aliases, ISO dates)."""
+    if isinstance(value, list | tuple):
+        return [item.model_dump(mode="json", by_alias=True) for item in value]
+    return value.model_dump(mode="json", by_alias=True)
