@@ -82,7 +82,7 @@ CREATE TABLE IF NOT EXISTS events (
     timestamp REAL NOT NULL,
     details TEXT,
     PRIMARY KEY (execution_arn, id)
-) WITHOUT ROWID;
+);
 CREATE TABLE IF NOT EXISTS delays (
     execution_arn TEXT NOT NULL,
     event_id INTEGER NOT NULL,
