@@ -46,6 +46,7 @@ from stepsaga.engine.models import (
     DelayKind,
     EngineEvent,
     ExecutionStatus,
+    HistoryRecorded,
     TokenStatus,
     WaitingTask,
 )
@@ -329,7 +330,12 @@ class LocalEngine:
         self._check_handlers(definition, case)
         arn = f"arn:aws:states:{self.region}:{self.account_id}:execution:{machine_name}:{name}"
         now = self._now()
-        with self.store.transaction():
+        started = {
+            "input": input_json,
+            "inputDetails": {"truncated": False},
+            "roleArn": role_arn(self.account_id),
+        }
+        with self.store.transaction():  # the row and ExecutionStarted land together
             existing = self.store.get_execution(arn)
             if existing is None:
                 self.store.insert_execution(
@@ -342,24 +348,20 @@ class LocalEngine:
                         "input": input_json,
                         "start_date": now,
                         "test_case": dumps(case.to_json()) if case is not None else None,
-                        "next_event_id": 1,
+                        "next_event_id": 2,
                         **self._owner_values(now),
                     }
                 )
+                kind = history.EventType.EXECUTION_STARTED.value
+                self.store.insert_events(arn, [(1, kind, 0, now, dumps(started))])
         if existing is not None:
             self._check_same_start(existing, input_value, case)
             self._reap(existing)
             return self.describe_execution(arn)
-        row = self._row(arn)
-        run = self._run(row)
-        run._emit(
-            history.EventType.EXECUTION_STARTED,
-            {
-                "input": input_json,
-                "inputDetails": {"truncated": False},
-                "roleArn": role_arn(self.account_id),
-            },
-        )
+        if self.services.notify is not None:
+            event = history.build(1, 0, history.EventType.EXECUTION_STARTED.value, now, started)
+            self.services.notify(HistoryRecorded(arn, event))
+        run = self._run(self._row(arn))
         run.start()
         return self.describe_execution(arn)
 
@@ -532,7 +534,7 @@ class LocalEngine:
         with self.store.transaction():
             row = self._row(execution_arn)
             status = ExecutionStatus(row.status)
-            if not status.redrivable or row.cursor_state is None:
+            if not status.redrivable:
                 raise ExecutionNotRedrivable(
                     f"execution {row.name!r} is {status.value} and cannot be redriven",
                     field="execution_arn",

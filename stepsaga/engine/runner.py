@@ -181,11 +181,15 @@ class Run:
         self._guard(lambda: self._loop(_Next(self.definition.start_at, self.input)))
 
     def redrive(self) -> None:
-        assert self.cursor_state is not None
+        """Re-enter the state the execution stopped in, with that state's input (the first
+        state with the execution input when it stopped before entering any)."""
 
         def go() -> None:
             self._emit(EventType.EXECUTION_REDRIVEN, {"redriveCount": self.redrive_count})
-            self._loop(_Next(str(self.cursor_state), self.cursor_input))
+            if self.cursor_state is None:
+                self._loop(_Next(self.definition.start_at, self.input))
+            else:
+                self._loop(_Next(self.cursor_state, self.cursor_input))
 
         self._guard(go)
 
