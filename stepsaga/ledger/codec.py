@@ -6,12 +6,11 @@ import json
 from datetime import UTC, datetime
 from typing import Any
 
-#: Fixed width and UTC, so stored timestamps sort and compare as strings.
-_FORMAT = "%Y-%m-%dT%H:%M:%S.%fZ"
-
 
 def time_text(value: datetime) -> str:
-    return value.astimezone(UTC).strftime(_FORMAT)
+    """``2026-11-29T12:00:00.000000Z``: fixed width and UTC, so stored timestamps sort and
+    compare as strings."""
+    return value.astimezone(UTC).isoformat(timespec="microseconds")[:-6] + "Z"
 
 
 def opt_time_text(value: datetime | None) -> str | None:
@@ -19,7 +18,7 @@ def opt_time_text(value: datetime | None) -> str | None:
 
 
 def parse_time(text: str) -> datetime:
-    return datetime.strptime(text, _FORMAT).replace(tzinfo=UTC)
+    return datetime.fromisoformat(text).astimezone(UTC)
 
 
 def opt_parse_time(text: str | None) -> datetime | None:

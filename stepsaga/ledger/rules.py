@@ -103,7 +103,7 @@ class Ledger:
         except Exception as exc:
             self._settle(claim, exc)
             raise
-        completed = self.complete(claim, result)
+        completed = self._finish(claim, Status.COMPLETED, result=result)
         return dict(completed.result or {})
 
     def claim(self, action: Action) -> Claim | Replay:
@@ -481,7 +481,7 @@ class Ledger:
             outcome = self._store.put(debited, expect=expect, budget_delta=-cost)
             if outcome.result is not WriteResult.NO_BUDGET:
                 return outcome, _claim_of(debited, takeover=takeover)
-        plain = replace(record, debited=0)
+        plain = record if record.debited == 0 else replace(record, debited=0)
         return self._store.put(plain, expect=expect), _claim_of(plain, takeover=takeover)
 
     def _finish(

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from datetime import datetime
 from pathlib import Path
@@ -63,8 +63,8 @@ CREATE TABLE IF NOT EXISTS actions (
     updated_at TEXT NOT NULL,
     expires_at TEXT NOT NULL
 ) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS actions_by_case ON actions (tenant_id, case_id);
-CREATE INDEX IF NOT EXISTS actions_by_status ON actions (status, lease_expires_at);
+CREATE INDEX IF NOT EXISTS actions_in_progress ON actions (lease_expires_at)
+    WHERE status = 'IN_PROGRESS';
 CREATE TABLE IF NOT EXISTS budgets (
     tenant_id TEXT PRIMARY KEY,
     remaining INTEGER NOT NULL
@@ -114,9 +114,16 @@ class SqliteStore:
     """``LedgerStore`` over one SQLite file."""
 
     def __init__(
-        self, path: Path | str, *, synchronous: str = "FULL", busy_timeout_ms: int = 5000
+        self,
+        path: Path | str,
+        *,
+        synchronous: str = "FULL",
+        busy_timeout_ms: int = 5000,
+        trace: Callable[[str], None] | None = None,
     ) -> None:
+        """``trace`` receives every SQL statement run (diagnostics, write counting)."""
         self.path = Path(path)
+        self._trace = trace
         mode = synchronous.upper()
         if mode not in SYNCHRONOUS_MODES:
             raise InvalidInputError(
@@ -157,6 +164,7 @@ class SqliteStore:
             isolation_level=None,
             check_same_thread=False,
         )
+        conn.set_trace_callback(self._trace)
         conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout_ms)}")
         conn.execute("PRAGMA journal_mode = WAL")
         conn.execute(f"PRAGMA synchronous = {self.synchronous}")
@@ -238,23 +246,41 @@ class SqliteStore:
         return _record(rows[0]) if rows else None
 
     def put(self, record: Record, *, expect: Expect | None, budget_delta: int = 0) -> WriteOutcome:
+        row = _row(record)
+        if expect is None:
+            statement, args = _INSERT, row
+        else:
+            statement, args = _UPDATE, (*row[1:], record.key, expect.status.value, expect.owner)
+        if not budget_delta:
+            # One conditional statement is its own transaction: no BEGIN/COMMIT round trips.
+            with self._errors():
+                conn = self._conn()
+                if conn.execute(statement, args).rowcount == 1:
+                    return WriteOutcome(WriteResult.WRITTEN)
+                return _stale(conn, record.key)
+
         def body(conn: sqlite3.Connection) -> tuple[bool, WriteOutcome]:
-            row = _row(record)
-            if expect is None:
-                cursor = conn.execute(_INSERT, row)
-            else:
-                cursor = conn.execute(
-                    _UPDATE, (*row[1:], record.key, expect.status.value, expect.owner)
-                )
-            if cursor.rowcount != 1:
-                current = conn.execute(f"{_SELECT} WHERE key = ?", (record.key,)).fetchone()
-                return False, WriteOutcome(
-                    WriteResult.STALE, current=_record(current) if current else None
-                )
+            if conn.execute(statement, args).rowcount != 1:
+                return False, _stale(conn, record.key)
             budget = _apply_budget(conn, record.tenant_id, budget_delta)
             return budget.result is WriteResult.WRITTEN, budget
 
         return self._write(body)
+
+    def bulk_insert(self, records: Iterable[Record]) -> int:
+        """Insert many records in one transaction, skipping keys that exist (imports,
+        benchmarks), then fold the WAL into the file so later commits do not pay for it.
+        Returns how many were inserted."""
+
+        def body(conn: sqlite3.Connection) -> tuple[bool, int]:
+            before = conn.total_changes
+            conn.executemany(_INSERT, (_row(record) for record in records))
+            return True, conn.total_changes - before
+
+        inserted = self._write(body)
+        with self._errors():
+            self._conn().execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        return inserted
 
     def query(
         self,
@@ -266,6 +292,11 @@ class SqliteStore:
     ) -> list[Record]:
         where: list[str] = []
         args: list[Any] = []
+        if tenant is not None:
+            # Keys start with "{tenant}:{case}:", so the primary key serves these filters.
+            prefix = f"{tenant}:" if case is None else f"{tenant}:{case}:"
+            where.append("key >= ? AND key < ?")
+            args += [prefix, prefix[:-1] + ";"]
         for column, value in (("tenant_id", tenant), ("case_id", case), ("status", status)):
             if value is not None:
                 where.append(f"{column} = ?")
@@ -278,9 +309,11 @@ class SqliteStore:
         return [_record(row) for row in self._read(sql, args)]
 
     def stale(self, *, lease_expired_before: datetime) -> list[Record]:
+        # The literal status lets SQLite use the partial index of IN_PROGRESS records.
         rows = self._read(
-            f"{_SELECT} WHERE status = ? AND lease_expires_at < ? ORDER BY lease_expires_at",
-            (Status.IN_PROGRESS.value, time_text(lease_expired_before)),
+            f"{_SELECT} WHERE status = 'IN_PROGRESS' AND lease_expires_at < ? "
+            "ORDER BY lease_expires_at",
+            (time_text(lease_expired_before),),
         )
         return [_record(row) for row in rows]
 
@@ -363,6 +396,11 @@ class SqliteStore:
         sql = f"SELECT {_ITEM_COLUMNS} FROM recon_items"
         sql += (" WHERE " + " AND ".join(where) if where else "") + " ORDER BY created_at, item_id"
         return [_item(row) for row in self._read(sql, args)]
+
+
+def _stale(conn: sqlite3.Connection, key: str) -> WriteOutcome:
+    current = conn.execute(f"{_SELECT} WHERE key = ?", (key,)).fetchone()
+    return WriteOutcome(WriteResult.STALE, current=_record(current) if current else None)
 
 
 def _rollback(conn: sqlite3.Connection) -> None:
