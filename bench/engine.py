@@ -14,6 +14,7 @@ import argparse
 import io
 import json
 import random
+import resource
 import sys
 import tempfile
 import time
@@ -181,6 +182,8 @@ def main() -> None:
         end="",
     )
     print(f" ({memory_s:.1f} s under tracemalloc); store on disk {store_bytes / mib:.1f} MiB")
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
+    print(f"process peak RSS (whole run, moto included): {rss:.0f} MiB")
 
 
 if __name__ == "__main__":
