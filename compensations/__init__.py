@@ -1,1 +1,6 @@
-"""compensations package."""
+"""Lambda handlers of the compensations and of reconciliation.
+
+``release_reservation`` undoes a confirmed reservation under its own key (derived from the
+reservation's action key); ``reconcile`` is the one function for every reconciliation event
+(``reconcile``, ``await_decision``, ``escalate``, ``compensation_failed``).
+"""

@@ -1,0 +1,72 @@
+"""Compensations (``compensations/``): undo a confirmed effect, once, with their own key.
+
+The compensation's action derives from the original's (``{original}:compensate:{op}``),
+and its digest covers exactly which original it undoes, so running it any number of times
+— a retry, a redrive, a duplicate delivery — records one outcome and replays it. It
+refuses an event whose ``original.action_key`` is not this tenant's and case's action, or
+whose original effect is not ``COMPLETED`` in the ledger: only confirmed effects are undone.
+Compensations cost nothing from the tenant budget: undoing must never be refused for money.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from stepsaga.handlers.deps import HandlerDeps
+from stepsaga.handlers.execute import run_action
+from stepsaga.handlers.guard import Handler, invocation
+from stepsaga.handlers.identity import (
+    action_of,
+    check_action_fields,
+    check_compensates,
+    check_original_key,
+    check_saga,
+    completed_original,
+)
+from stepsaga.handlers.logs import InvocationLog
+from stepsaga.handlers.operation import Operation
+from stepsaga.ledger import Action
+from stepsaga.workflow import Compensate, Saga, Step
+from stepsaga.workflow.events import CompensationEvent, parse_event
+
+
+def compensation_action(original: Action, compensate: Compensate) -> Action:
+    """The compensation of ``original``: own key, digest = which original it undoes."""
+    return original.compensation(
+        compensate.operation,
+        effect=compensate.effect,
+        params={"undoes": original.key, "original_digest": original.digest},
+    )
+
+
+def compensation_handler(
+    deps: HandlerDeps,
+    saga: Saga,
+    step: Step,
+    compensate: Compensate,
+    forward: Operation[Any],
+    operation: Operation[Any],
+) -> Handler:
+    model = CompensationEvent[forward.params_model]  # type: ignore[name-defined]
+
+    def body(event: Any, log: InvocationLog) -> dict[str, Any]:
+        log.bind(step=compensate.name)
+        parsed = parse_event(model, event)
+        log.bind(
+            tenant_id=parsed.tenant_id,
+            case_id=parsed.case_id,
+            execution=parsed.execution.name,
+            retry_count=parsed.execution.retry_count,
+        )
+        check_saga(parsed, saga)
+        check_action_fields(parsed, compensate.name, compensate.operation, compensate.effect)
+        check_compensates(parsed.compensates, step)
+        original = action_of(
+            parsed, step.op, step.effect, forward.consequential(parsed.params), forward.cost
+        )
+        check_original_key(parsed.original.action_key, original)
+        completed_original(deps.ledger, original)
+        action = compensation_action(original, compensate)
+        return run_action(deps, operation, action, parsed.params, log, original=original)
+
+    return invocation(deps, compensate.name, body)

@@ -1,0 +1,243 @@
+"""Claim → (look) → perform → record: one action through the ledger, two-phase.
+
+The claim is written before anything is sent (``IN_PROGRESS``, budget debited); the outcome
+after (``COMPLETED``/``FAILED``/``RELEASED``/``UNKNOWN``). What each downstream error means
+for the record is decided here, per effect class, by the rules in ``decision.py``. A
+process that dies in between leaves ``IN_PROGRESS`` with a lease: the next attempt takes
+over (keyed/blind, looking first) or the ledger turns it ``UNKNOWN`` (physical).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from stepsaga import metric_names
+from stepsaga.errors import (
+    ActionConflictError,
+    ActionInProgressError,
+    BusinessRejectedError,
+    IllegalTransitionError,
+    InvalidInputError,
+    NotFoundError,
+    OutcomeUnknownError,
+    StepSagaError,
+    TransientError,
+)
+from stepsaga.handlers.decision import (
+    Decision,
+    looks_before_acting,
+    on_in_progress_downstream,
+    on_uncertain,
+    on_unexpected,
+)
+from stepsaga.handlers.deps import HandlerDeps
+from stepsaga.handlers.guard import count
+from stepsaga.handlers.logs import InvocationLog
+from stepsaga.handlers.operation import Call, Found, Operation, Outcome
+from stepsaga.ledger import Action, Claim, EffectClass, Replay
+from stepsaga.services import CallContext
+from stepsaga.workflow.events import StepResult
+
+MAX_REASON = 500
+
+
+def run_action(
+    deps: HandlerDeps,
+    operation: Operation[Any],
+    action: Action,
+    params: Any,
+    log: InvocationLog,
+    *,
+    original: Action | None = None,
+) -> dict[str, Any]:
+    """Perform ``action`` at most once and return its ``StepResult`` (as JSON)."""
+    log.bind(action_key=action.key)
+    if action.effect is EffectClass.READ:
+        outcome = _read(deps, operation, _call(action, params, 1, original), log)
+        return _result(action, dict(outcome.result), replayed=False)
+    try:
+        granted = deps.ledger.claim(action)
+    except ActionInProgressError:
+        log.bind(decision=Decision.IN_PROGRESS.value)
+        raise
+    except ActionConflictError:
+        log.bind(decision=Decision.CONFLICT.value)
+        raise
+    except OutcomeUnknownError:
+        log.bind(decision=Decision.UNKNOWN.value)
+        raise
+    except StepSagaError:
+        log.bind(decision=Decision.REFUSED.value)
+        raise
+    if isinstance(granted, Replay):
+        return _replay(deps, granted, action, log)
+    claim = granted
+    log.bind(attempt=claim.attempt)
+    if claim.takeover:
+        log.warning("took over an expired lease", takeover=True)
+    call = _call(action, params, claim.attempt, original)
+    outcome = _act(deps, operation, claim, call, log)
+    try:
+        deps.ledger.complete(claim, outcome.result, reference=outcome.reference)
+    except IllegalTransitionError as exc:
+        log.bind(decision=Decision.IN_PROGRESS.value)
+        raise ActionInProgressError(
+            f"{action.key}: another attempt took the action over; its outcome will be replayed",
+            retry_after_seconds=1.0,
+            key=action.key,
+        ) from exc
+    if log.fields.get("decision") is None:
+        log.bind(decision=Decision.PERFORMED.value)
+    return _result(action, dict(outcome.result), replayed=False)
+
+
+def _call(action: Action, params: Any, attempt: int, original: Action | None) -> Call[Any]:
+    ctx = CallContext(
+        tenant_id=action.tenant_id,
+        case_id=action.intent.case_id,
+        action_key=action.key,
+        attempt=attempt,
+    )
+    return Call(ctx=ctx, params=params, action=action, original=original)
+
+
+def _result(action: Action, result: dict[str, Any], *, replayed: bool) -> dict[str, Any]:
+    return StepResult(
+        action_key=action.key, status="COMPLETED", result=result, replayed=replayed
+    ).model_dump(mode="json")
+
+
+def _replay(
+    deps: HandlerDeps, replay: Replay, action: Action, log: InvocationLog
+) -> dict[str, Any]:
+    log.bind(decision=Decision.REPLAYED.value, attempt=replay.record.attempts)
+    count(deps, log, metric_names.DUPLICATE_REPLAYED)
+    return _result(action, replay.unwrap(), replayed=True)  # a recorded failure raises
+
+
+def _read(
+    deps: HandlerDeps, operation: Operation[Any], call: Call[Any], log: InvocationLog
+) -> Outcome:
+    """Reads record nothing and can always be repeated: every failure is transient."""
+    log.bind(decision=Decision.PERFORMED.value)
+    try:
+        return operation.perform(deps.services, call)
+    except (TransientError, BusinessRejectedError, InvalidInputError, NotFoundError):
+        raise
+    except StepSagaError as exc:
+        raise TransientError(f"{call.action.key}: read failed: {exc.message}") from exc
+
+
+def _act(
+    deps: HandlerDeps,
+    operation: Operation[Any],
+    claim: Claim,
+    call: Call[Any],
+    log: InvocationLog,
+) -> Outcome:
+    effect = claim.record.effect
+    if looks_before_acting(effect, claim.attempt):
+        found = _look_first(deps, operation, claim, call, log)
+        if found is not None:
+            return found
+    recalls = 0
+    while True:
+        try:
+            return operation.perform(deps.services, call)
+        except OutcomeUnknownError as exc:
+            decision = on_uncertain(effect, recalls)
+            if decision is Decision.RECALL_SAME_KEY:
+                recalls += 1
+                log.warning(
+                    "uncertain outcome; calling again with the same key", decision=decision.value
+                )
+                continue
+            raise _uncertain(deps, claim, decision, exc, log) from exc
+        except (BusinessRejectedError, InvalidInputError, NotFoundError) as exc:
+            # Known not applied and permanent: replays raise the same failure.
+            _record(log, deps.ledger.fail, claim, exc.to_dict())
+            log.bind(decision=Decision.REJECTED.value)
+            raise
+        except ActionConflictError as exc:
+            _record(log, deps.ledger.fail, claim, exc.to_dict())
+            log.bind(decision=Decision.CONFLICT.value)
+            raise
+        except TransientError as exc:
+            _record(log, deps.ledger.release, claim, _reason(exc))
+            log.bind(decision=Decision.RELEASED.value)
+            raise
+        except ActionInProgressError as exc:
+            decision = on_in_progress_downstream(effect)
+            if decision is Decision.RELEASED:
+                _record(log, deps.ledger.release, claim, _reason(exc))
+                log.bind(decision=decision.value)
+                raise
+            raise _uncertain(deps, claim, decision, exc, log) from exc
+        except Exception as exc:  # any other error: we cannot tell whether the request left
+            raise _uncertain(deps, claim, on_unexpected(effect), exc, log) from exc
+
+
+def _look_first(
+    deps: HandlerDeps,
+    operation: Operation[Any],
+    claim: Claim,
+    call: Call[Any],
+    log: InvocationLog,
+) -> Outcome | None:
+    """Reconcile before repeating: an earlier attempt's effect is recorded, not redone."""
+    try:
+        found = operation.lookup(deps.services, call)
+    except StepSagaError as exc:
+        _record(log, deps.ledger.release, claim, _reason(exc))
+        log.bind(decision=Decision.RELEASED.value)
+        raise TransientError(
+            f"{claim.key}: could not look for an earlier attempt's effect before acting "
+            f"({exc.error_name()}); retry",
+            key=claim.key,
+        ) from exc
+    if isinstance(found, Found):
+        log.bind(decision=Decision.FOUND.value)
+        log.info("found an earlier attempt's effect downstream", evidence=found.evidence)
+        return Outcome(result=dict(found.result), reference=found.reference)
+    return None
+
+
+def _uncertain(
+    deps: HandlerDeps,
+    claim: Claim,
+    decision: Decision,
+    cause: BaseException,
+    log: InvocationLog,
+) -> StepSagaError:
+    """Record an uncertain outcome as ``decision`` says and return the error to raise."""
+    reason = _reason(cause)
+    log.bind(decision=decision.value)
+    if decision is Decision.RELEASED:
+        _record(log, deps.ledger.release, claim, reason)
+        return TransientError(
+            f"{claim.key}: outcome uncertain; a {claim.record.effect.value} is safe to "
+            f"repeat ({reason})",
+            key=claim.key,
+        )
+    _record(log, deps.ledger.mark_unknown, claim, reason)
+    return OutcomeUnknownError(
+        f"{claim.key}: the effect may or may not have happened; it goes to reconciliation "
+        f"({reason})",
+        key=claim.key,
+        attempts=claim.attempt,
+    )
+
+
+def _record(log: InvocationLog, write: Callable[..., object], *args: Any) -> None:
+    """Write an outcome; if the ledger cannot take it, the lease rules take over and the
+    caller still sees the original error."""
+    try:
+        write(*args)
+    except StepSagaError as exc:
+        log.warning("could not record the outcome", error=exc.error_name(), detail=exc.message)
+
+
+def _reason(exc: BaseException) -> str:
+    message = exc.message if isinstance(exc, StepSagaError) else type(exc).__name__
+    return f"{type(exc).__name__}: {message}"[:MAX_REASON]

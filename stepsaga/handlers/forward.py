@@ -1,0 +1,43 @@
+"""Forward steps (``tasks/``): validate the event, build the action, run it once."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from stepsaga.handlers.deps import HandlerDeps
+from stepsaga.handlers.execute import run_action
+from stepsaga.handlers.guard import Handler, invocation
+from stepsaga.handlers.identity import action_of, check_action_fields, check_saga
+from stepsaga.handlers.logs import InvocationLog
+from stepsaga.handlers.operation import Operation
+from stepsaga.workflow import Saga, Step
+from stepsaga.workflow.events import StepEvent, parse_event
+
+
+def forward_handler(
+    deps: HandlerDeps, saga: Saga, step: Step, operation: Operation[Any]
+) -> Handler:
+    """The handler of ``step``: returns ``StepResult``, raises only ``stepsaga.errors``."""
+    model = StepEvent[operation.params_model]  # type: ignore[name-defined]
+
+    def body(event: Any, log: InvocationLog) -> dict[str, Any]:
+        log.bind(step=step.name)
+        parsed = parse_event(model, event)
+        log.bind(
+            tenant_id=parsed.tenant_id,
+            case_id=parsed.case_id,
+            execution=parsed.execution.name,
+            retry_count=parsed.execution.retry_count,
+        )
+        check_saga(parsed, saga)
+        check_action_fields(parsed, step.name, step.op, step.effect)
+        action = action_of(
+            parsed,
+            step.op,
+            step.effect,
+            operation.consequential(parsed.params),
+            operation.cost,
+        )
+        return run_action(deps, operation, action, parsed.params, log)
+
+    return invocation(deps, step.name, body)

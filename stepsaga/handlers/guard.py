@@ -1,0 +1,89 @@
+"""One wrapper around every invocation: only ``stepsaga.errors`` leave a handler.
+
+The error's class name is the Lambda ``errorType`` Step Functions matches, so an
+unexpected exception (a bug, a library error nobody mapped) must not escape as
+``KeyError``: it becomes ``TransientError`` — retried a few times, then the execution fails
+at the step and is redriven after a fix. That is safe because the ledger, not the error,
+decides what happened: a later attempt replays, looks first or goes to reconciliation.
+(Errors inside a downstream call are decided per effect class in ``execute.py``.)
+
+The wrapper also counts the metric an error stands for, logs the outcome with its
+correlation fields and flushes metrics at the end of every invocation.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from stepsaga.errors import InvalidInputError, StepSagaError, TransientError
+from stepsaga.handlers.decision import Decision
+from stepsaga.handlers.deps import HandlerDeps
+from stepsaga.handlers.logs import InvocationLog
+from stepsaga.handlers.metrics import metric_for
+
+Handler = Callable[[Any, Any], dict[str, Any]]
+Body = Callable[[Any, InvocationLog], dict[str, Any]]
+
+
+def invocation(deps: HandlerDeps, function: str, body: Body) -> Handler:
+    """A Lambda-style handler running ``body(event, log)`` under the rules above."""
+
+    def handler(event: Any, context: Any) -> dict[str, Any]:
+        log = InvocationLog(
+            deps.logger,
+            function=function,
+            request_id=str(getattr(context, "aws_request_id", "") or "") or None,
+        )
+        try:
+            result = body(event, log)
+        except StepSagaError as exc:
+            _failed(deps, log, exc)
+            raise
+        except Exception as exc:
+            error = TransientError(
+                f"{function}: unexpected {type(exc).__name__}; nothing is assumed about the "
+                "effect (the ledger decides on the next attempt)",
+                function=function,
+            )
+            _failed(deps, log, error)
+            raise error from exc
+        finally:
+            _flush(deps, log)
+        log.info("done")
+        return result
+
+    return handler
+
+
+def _failed(deps: HandlerDeps, log: InvocationLog, error: StepSagaError) -> None:
+    if isinstance(error, InvalidInputError):
+        log.bind(decision=log.fields.get("decision") or Decision.INVALID.value)
+    name = metric_for(error)
+    if name is not None:
+        _count(deps, log, name)
+    log.warning(
+        "failed",
+        error=error.error_name(),
+        detail=error.message,
+        field=str(error.data["field"]) if "field" in error.data else None,
+    )
+
+
+def _count(deps: HandlerDeps, log: InvocationLog, name: str) -> None:
+    try:
+        deps.metrics.count(name, log.correlation())
+    except Exception as exc:  # a metric must never change a handler's outcome
+        log.warning("metric not counted", metric=name, error=type(exc).__name__)
+
+
+def count(deps: HandlerDeps, log: InvocationLog, name: str) -> None:
+    """Count ``name`` with this invocation's correlation fields as metadata."""
+    _count(deps, log, name)
+
+
+def _flush(deps: HandlerDeps, log: InvocationLog) -> None:
+    try:
+        deps.metrics.flush()
+    except Exception as exc:
+        log.warning("metrics not flushed", error=type(exc).__name__)

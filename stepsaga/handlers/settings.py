@@ -1,0 +1,202 @@
+"""The handlers' environment, typed (pydantic-settings), and the deps built from it.
+
+* ``STEPSAGA_LEDGER_URL`` — ``sqlite:///…`` or ``dynamodb://TABLE``; else
+  ``STEPSAGA_LEDGER_TABLE_NAME`` (the stack's table); else the ledger in ``STEPSAGA_HOME``.
+* ``STEPSAGA_HOME`` — local state folder (default ``.stepsaga``), also the simulated
+  services' home.
+* ``STEPSAGA_SERVICES`` — ``auto`` (HTTP if a service URL is set, else simulated),
+  ``http`` or ``simulated``; ``STEPSAGA_{INVENTORY,PAYMENTS,SHIPPING}_URL`` and
+  ``STEPSAGA_HTTP_{CONNECT,READ,WRITE,POOL}_TIMEOUT`` configure HTTP.
+* ``STEPSAGA_RECONCILIATION_TOPIC_ARN`` — SNS topic for notices (unset: none are sent).
+* ``STEPSAGA_METRICS`` — ``auto`` (EMF on Lambda, off elsewhere), ``emf`` or ``off``.
+* ``STEPSAGA_TASK_CALLBACKS`` — ``auto`` (Step Functions on Lambda, none elsewhere),
+  ``aws`` or ``off``: lets the reconciler resume a waiting case itself.
+* ``POWERTOOLS_SERVICE_NAME``, ``POWERTOOLS_METRICS_NAMESPACE``, ``POWERTOOLS_LOG_LEVEL``.
+* ``AWS_LAMBDA_FUNCTION_NAME`` — set by Lambda: "on Lambda" versus a local run.
+
+Nothing here runs at import time: the Lambda entry point reads the settings on its first
+invocation.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from pathlib import Path
+
+from pydantic import AliasChoices, Field, ValidationError, model_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from stepsaga import metric_names
+from stepsaga.clock import SystemClock
+from stepsaga.errors import InvalidInputError
+from stepsaga.handlers.deps import HandlerDeps
+from stepsaga.handlers.logs import powertools_logger
+from stepsaga.handlers.metrics import EmfMetrics, MetricsSink, NullMetrics
+from stepsaga.home import StateHome
+from stepsaga.inputs import describe_validation_error
+from stepsaga.ledger import open_ledger
+from stepsaga.reconciliation.callbacks import TaskSuccessSender, sfn_task_success
+from stepsaga.reconciliation.notify import Notifier, NullNotifier, SnsNotifier
+from stepsaga.services import (
+    HttpServicesConfig,
+    HttpTimeouts,
+    Services,
+    open_http_services,
+    open_simulated_services,
+)
+
+
+class ServicesMode(StrEnum):
+    AUTO = "auto"
+    HTTP = "http"
+    SIMULATED = "simulated"
+
+
+class MetricsMode(StrEnum):
+    AUTO = "auto"
+    EMF = "emf"
+    OFF = "off"
+
+
+class CallbackMode(StrEnum):
+    AUTO = "auto"
+    AWS = "aws"
+    OFF = "off"
+
+
+class HandlerSettings(BaseSettings):
+    model_config = SettingsConfigDict(
+        env_prefix="STEPSAGA_", extra="ignore", frozen=True, populate_by_name=True
+    )
+
+    ledger_url: str | None = None
+    ledger_table_name: str | None = None
+    home: Path = Path(".stepsaga")
+    services: ServicesMode = ServicesMode.AUTO
+    inventory_url: str | None = None
+    payments_url: str | None = None
+    shipping_url: str | None = None
+    http_connect_timeout: float = 2.0
+    http_read_timeout: float = 10.0
+    http_write_timeout: float = 5.0
+    http_pool_timeout: float = 2.0
+    reconciliation_topic_arn: str | None = None
+    metrics: MetricsMode = MetricsMode.AUTO
+    task_callbacks: CallbackMode = CallbackMode.AUTO
+    service_name: str = Field(
+        default=metric_names.SERVICE_NAME, validation_alias=AliasChoices("POWERTOOLS_SERVICE_NAME")
+    )
+    metrics_namespace: str = Field(
+        default=metric_names.NAMESPACE,
+        validation_alias=AliasChoices("POWERTOOLS_METRICS_NAMESPACE"),
+    )
+    log_level: str = Field(default="INFO", validation_alias=AliasChoices("POWERTOOLS_LOG_LEVEL"))
+    lambda_function_name: str | None = Field(
+        default=None, validation_alias=AliasChoices("AWS_LAMBDA_FUNCTION_NAME")
+    )
+
+    @model_validator(mode="after")
+    def _one_ledger(self) -> HandlerSettings:
+        if self.ledger_url and self.ledger_table_name:
+            expected = f"dynamodb://{self.ledger_table_name}"
+            if not self.ledger_url.startswith(expected):
+                raise ValueError(
+                    "STEPSAGA_LEDGER_URL and STEPSAGA_LEDGER_TABLE_NAME name different ledgers"
+                )
+        return self
+
+    @property
+    def on_lambda(self) -> bool:
+        return bool(self.lambda_function_name)
+
+    @property
+    def resolved_ledger_url(self) -> str:
+        if self.ledger_url:
+            return self.ledger_url
+        if self.ledger_table_name:
+            return f"dynamodb://{self.ledger_table_name}"
+        return StateHome(self.home).ledger_url
+
+    @property
+    def uses_http(self) -> bool:
+        if self.services is ServicesMode.AUTO:
+            return any((self.inventory_url, self.payments_url, self.shipping_url))
+        return self.services is ServicesMode.HTTP
+
+    def http_config(self) -> HttpServicesConfig:
+        return HttpServicesConfig(
+            inventory_url=self.inventory_url or "",
+            payments_url=self.payments_url or "",
+            shipping_url=self.shipping_url or "",
+            timeouts=HttpTimeouts(
+                connect=self.http_connect_timeout,
+                read=self.http_read_timeout,
+                write=self.http_write_timeout,
+                pool=self.http_pool_timeout,
+            ),
+        )
+
+    @property
+    def emits_metrics(self) -> bool:
+        if self.metrics is MetricsMode.AUTO:
+            return self.on_lambda
+        return self.metrics is MetricsMode.EMF
+
+    @property
+    def sends_callbacks(self) -> bool:
+        if self.task_callbacks is CallbackMode.AUTO:
+            return self.on_lambda
+        return self.task_callbacks is CallbackMode.AWS
+
+
+def load_settings() -> HandlerSettings:
+    """Read the environment; a bad value is one ``InvalidInputError`` naming the variable."""
+    try:
+        return HandlerSettings()
+    except ValidationError as exc:
+        field, line = describe_validation_error(exc, "environment")
+        raise InvalidInputError(f"environment: {line}", field=field) from None
+
+
+def deps_from_settings(settings: HandlerSettings) -> HandlerDeps:
+    """Open everything the settings name (the Lambda entry point's deps)."""
+    clock = SystemClock()
+    ledger = open_ledger(settings.resolved_ledger_url, clock=clock)
+    services: Services
+    if settings.uses_http:
+        services = open_http_services(settings.http_config())
+    else:
+        services = open_simulated_services(StateHome(settings.home), clock=clock)
+    return HandlerDeps(
+        ledger=ledger,
+        services=services,
+        clock=clock,
+        logger=powertools_logger(
+            settings.service_name, settings.log_level, to_stderr=not settings.on_lambda
+        ),
+        metrics=_metrics(settings),
+        notifier=_notifier(settings),
+        send_task_success=_callbacks(settings),
+    )
+
+
+def _metrics(settings: HandlerSettings) -> MetricsSink:
+    if settings.emits_metrics:
+        return EmfMetrics(settings.metrics_namespace, settings.service_name)
+    return NullMetrics()
+
+
+def _notifier(settings: HandlerSettings) -> Notifier:
+    if not settings.reconciliation_topic_arn:
+        return NullNotifier()
+    import boto3  # deferred: local runs never pay for boto3's import
+
+    return SnsNotifier(boto3.client("sns"), settings.reconciliation_topic_arn)
+
+
+def _callbacks(settings: HandlerSettings) -> TaskSuccessSender | None:
+    if not settings.sends_callbacks:
+        return None
+    import boto3
+
+    return sfn_task_success(boto3.client("stepfunctions"))
