@@ -10,7 +10,8 @@ from typing import Any
 def time_text(value: datetime) -> str:
     """``2026-11-29T12:00:00.000000Z``: fixed width and UTC, so stored timestamps sort and
     compare as strings."""
-    return value.astimezone(UTC).isoformat(timespec="microseconds")[:-6] + "Z"
+    utc = value if value.tzinfo is UTC else value.astimezone(UTC)
+    return utc.isoformat(timespec="microseconds")[:-6] + "Z"
 
 
 def opt_time_text(value: datetime | None) -> str | None:

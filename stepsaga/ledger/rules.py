@@ -56,6 +56,8 @@ log = logging.getLogger(__name__)
 
 #: Rounds of read → conditional write before contention is reported as unavailability.
 MAX_ROUNDS = 8
+#: Largest result / error / evidence stored (JSON characters).
+MAX_JSON_CHARS = 64 * 1024
 
 ActionFn = Callable[[Claim], Mapping[str, Any]]
 
@@ -689,6 +691,9 @@ def _as_json_object(value: object, name: str) -> dict[str, Any]:
         text = json.dumps(dict(value), allow_nan=False, sort_keys=True)
     except (TypeError, ValueError) as exc:
         raise InvalidInputError(f"{name} is not JSON-serializable: {exc}", field=name) from None
+    if len(text) > MAX_JSON_CHARS:
+        # DynamoDB items stop at 400 KB; keep big payloads elsewhere and record a reference.
+        raise InvalidInputError(f"{name} is larger than {MAX_JSON_CHARS} characters", field=name)
     decoded: dict[str, Any] = json.loads(text)
     return decoded
 

@@ -499,3 +499,12 @@ def test_compensations_have_their_own_record(ledger: Ledger) -> None:
     assert ledger.perform(undo, fn) == {"released": True}
     assert fn.calls == 1
     assert {r.key for r in ledger.list()} == {forward.key, undo.key}
+
+
+def test_an_oversized_result_is_refused_like_an_unexpected_error(ledger: Ledger) -> None:
+    action = make_action(effect=EffectClass.PHYSICAL)
+    with pytest.raises(InvalidInputError, match="larger than"):
+        ledger.perform(action, lambda _: {"blob": "x" * 70_000})
+    record = ledger.get(action.key)
+    assert record is not None
+    assert record.status is Status.UNKNOWN
