@@ -1,0 +1,142 @@
+"""Test helpers for sagas: mock configs, history assertions, backends, containers, scenarios.
+
+Install with ``pip install "stepsaga[testing]"``; the pytest plugin
+(``stepsaga.testing.pytest_plugin``) then loads itself and provides the fixtures.
+
+- :class:`MockConfigBuilder`, :class:`Return`, :class:`Throw` — write Step Functions Local
+  ``MockConfigFile.json`` files in Python.
+- :func:`assert_path`, :func:`assert_retries`, :func:`assert_caught`,
+  :func:`assert_outcome`, :class:`History` — assertions over any backend's history.
+- :class:`EngineBackend`, :class:`StepFunctionsBackend` — deploy and run a saga the same way
+  on the embedded engine and on a Step Functions API; :func:`strict_handlers`.
+- :class:`StepFunctionsLocalContainer`, :class:`DynamoDBLocalContainer`,
+  :func:`docker_available` — testcontainers, and a probe that never hangs.
+- :class:`LedgerTable`, :func:`create_ledger_table` — a ledger table on any DynamoDB.
+- :class:`Scenario`, ``REPLACEMENT_ORDER_SCENARIOS`` — test cases with their expected paths.
+
+Names load lazily, so importing the plugin costs nothing until a fixture is used.
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from stepsaga.testing.backends import (
+        Backend,
+        EngineBackend,
+        Execution,
+        StateNotMockedError,
+        StepFunctionsBackend,
+        lambda_arn,
+        strict_handlers,
+    )
+    from stepsaga.testing.containers import (
+        DockerStatus,
+        DynamoDBLocalContainer,
+        StepFunctionsLocalContainer,
+        docker_available,
+    )
+    from stepsaga.testing.history import (
+        Caught,
+        History,
+        Outcome,
+        assert_caught,
+        assert_outcome,
+        assert_path,
+        assert_retries,
+    )
+    from stepsaga.testing.ledger import LedgerTable, create_ledger_table
+    from stepsaga.testing.mockconfig import MockConfigBuilder, Return, Throw
+    from stepsaga.testing.scenarios import (
+        REPLACEMENT_ORDER_CASE,
+        REPLACEMENT_ORDER_SCENARIOS,
+        Scenario,
+        mock_config,
+        replacement_order_input,
+        replacement_order_mock_config,
+    )
+
+_MODULES = {
+    "backends": (
+        "Backend",
+        "EngineBackend",
+        "Execution",
+        "StateNotMockedError",
+        "StepFunctionsBackend",
+        "lambda_arn",
+        "strict_handlers",
+    ),
+    "containers": (
+        "DockerStatus",
+        "DynamoDBLocalContainer",
+        "StepFunctionsLocalContainer",
+        "docker_available",
+    ),
+    "history": (
+        "Caught",
+        "History",
+        "Outcome",
+        "assert_caught",
+        "assert_outcome",
+        "assert_path",
+        "assert_retries",
+    ),
+    "ledger": ("LedgerTable", "create_ledger_table"),
+    "mockconfig": ("MockConfigBuilder", "Return", "Throw"),
+    "scenarios": (
+        "REPLACEMENT_ORDER_CASE",
+        "REPLACEMENT_ORDER_SCENARIOS",
+        "Scenario",
+        "mock_config",
+        "replacement_order_input",
+        "replacement_order_mock_config",
+    ),
+}
+_WHERE = {name: module for module, names in _MODULES.items() for name in names}
+
+__all__ = [
+    "REPLACEMENT_ORDER_CASE",
+    "REPLACEMENT_ORDER_SCENARIOS",
+    "Backend",
+    "Caught",
+    "DockerStatus",
+    "DynamoDBLocalContainer",
+    "EngineBackend",
+    "Execution",
+    "History",
+    "LedgerTable",
+    "MockConfigBuilder",
+    "Outcome",
+    "Return",
+    "Scenario",
+    "StateNotMockedError",
+    "StepFunctionsBackend",
+    "StepFunctionsLocalContainer",
+    "Throw",
+    "assert_caught",
+    "assert_outcome",
+    "assert_path",
+    "assert_retries",
+    "create_ledger_table",
+    "docker_available",
+    "lambda_arn",
+    "mock_config",
+    "replacement_order_input",
+    "replacement_order_mock_config",
+    "strict_handlers",
+]
+
+
+def __getattr__(name: str) -> Any:
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module 'stepsaga.testing' has no attribute {name!r}")
+    value = getattr(import_module(f"stepsaga.testing.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

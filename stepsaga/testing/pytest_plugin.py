@@ -1,0 +1,246 @@
+"""pytest fixtures for testing sagas.
+
+``pip install "stepsaga[testing]"`` registers this plugin (entry point ``pytest11``); without
+the entry point, list it in your root ``conftest.py``:
+``pytest_plugins = ["stepsaga.testing.pytest_plugin"]``.
+
+Override these in a test module or ``conftest.py`` (a fixture with the same name):
+
+* ``stepsaga_mock_config`` — the :class:`~stepsaga.testing.MockConfigBuilder` the engine
+  and Step Functions Local load (default: none);
+* ``stepsaga_handlers`` — in-process handlers by function name, for states the test case
+  does not mock (embedded engine only; any other function fails its task loudly).
+
+Fixtures: ``saga_backend`` (the test runs twice: on the embedded engine, and marked
+``docker`` on Step Functions Local), ``local_engine``, ``engine_backend``,
+``stepfunctions_local``, ``stepfunctions_client``, ``stepfunctions_backend``,
+``dynamodb_local``, ``ledger_table`` (moto), ``ledger_table_local`` (DynamoDB Local) and
+``docker_status``. The ``docker`` marker, and every fixture that needs a container, skip
+the test with one line saying why when no Docker daemon answers (probed once, within 2 s).
+
+Nothing heavy is imported until a fixture is used, so the plugin costs nothing elsewhere.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+if TYPE_CHECKING:
+    from mypy_boto3_stepfunctions import SFNClient
+
+    from stepsaga.engine import Handler, LocalEngine
+    from stepsaga.testing.backends import Backend, EngineBackend, StepFunctionsBackend
+    from stepsaga.testing.containers import (
+        DockerStatus,
+        DynamoDBLocalContainer,
+        StepFunctionsLocalContainer,
+    )
+    from stepsaga.testing.ledger import LedgerTable
+    from stepsaga.testing.mockconfig import MockConfigBuilder
+
+#: How long the Docker probe may take, once per test session.
+DOCKER_PROBE_TIMEOUT = 2.0
+
+_DOCKER_STATUS = pytest.StashKey["DockerStatus"]()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "docker: needs a Docker daemon (skipped, with the reason, when none answers)"
+    )
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    if item.get_closest_marker("docker") is not None:
+        _require_docker(item.config)
+
+
+def _docker_status(config: pytest.Config) -> DockerStatus:
+    status = config.stash.get(_DOCKER_STATUS, None)
+    if status is None:
+        from stepsaga.testing.containers import docker_available
+
+        status = config.stash[_DOCKER_STATUS] = docker_available(DOCKER_PROBE_TIMEOUT)
+    return status
+
+
+def _require_docker(config: pytest.Config) -> None:
+    status = _docker_status(config)
+    if not status:
+        pytest.skip(f"needs Docker: {status.reason}")
+
+
+# --- override points ---------------------------------------------------------------------
+
+
+@pytest.fixture
+def stepsaga_mock_config() -> MockConfigBuilder | None:
+    """The mock config tests run with; override it to return your test cases."""
+    return None
+
+
+@pytest.fixture
+def stepsaga_handlers() -> Mapping[str, Handler]:
+    """In-process handlers (function name → ``handler(event, context)``) for the engine."""
+    return {}
+
+
+# --- embedded engine ---------------------------------------------------------------------
+
+
+@pytest.fixture
+def local_engine(
+    tmp_path: Path,
+    stepsaga_mock_config: MockConfigBuilder | None,
+    stepsaga_handlers: Mapping[str, Handler],
+) -> Iterator[LocalEngine]:
+    """A ``LocalEngine`` in a fresh state folder, waits skipped (time scale 0), with the
+    mock config and the handlers (:func:`~stepsaga.testing.strict_handlers`)."""
+    from stepsaga.engine import LocalEngine
+    from stepsaga.home import StateHome
+    from stepsaga.testing.backends import strict_handlers
+
+    engine = LocalEngine(
+        StateHome(tmp_path / "stepsaga-engine"),
+        strict_handlers(stepsaga_handlers),
+        time_scale=0,
+        mock_config=None if stepsaga_mock_config is None else stepsaga_mock_config.build(),
+    )
+    yield engine
+    engine.close()
+
+
+@pytest.fixture
+def engine_backend(local_engine: LocalEngine) -> EngineBackend:
+    from stepsaga.testing.backends import EngineBackend
+
+    return EngineBackend(local_engine)
+
+
+# --- containers --------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def docker_status(pytestconfig: pytest.Config) -> DockerStatus:
+    """Whether a Docker daemon answered (probed once per session), and why not."""
+    return _docker_status(pytestconfig)
+
+
+class _Containers:
+    """Containers started in this session: one Step Functions Local per distinct mock
+    config (it reads the file at start), one DynamoDB Local; stopped at the end."""
+
+    def __init__(self) -> None:
+        self._stepfunctions: dict[str, StepFunctionsLocalContainer] = {}
+        self._dynamodb: DynamoDBLocalContainer | None = None
+
+    def stepfunctions(self, mock_config: MockConfigBuilder | None) -> StepFunctionsLocalContainer:
+        from stepsaga.testing.containers import StepFunctionsLocalContainer
+
+        key = "" if mock_config is None else mock_config.to_json()
+        if key not in self._stepfunctions:
+            container = StepFunctionsLocalContainer(mock_config=mock_config)
+            self._stepfunctions[key] = container.start()
+        return self._stepfunctions[key]
+
+    def dynamodb(self) -> DynamoDBLocalContainer:
+        from stepsaga.testing.containers import DynamoDBLocalContainer
+
+        if self._dynamodb is None:
+            self._dynamodb = DynamoDBLocalContainer().start()
+        return self._dynamodb
+
+    def stop(self) -> None:
+        containers: list[Any] = [*self._stepfunctions.values(), self._dynamodb]
+        for container in containers:
+            if container is not None:
+                container.stop()
+
+
+@pytest.fixture(scope="session")
+def _stepsaga_containers() -> Iterator[_Containers]:
+    containers = _Containers()
+    yield containers
+    containers.stop()
+
+
+@pytest.fixture
+def stepfunctions_local(
+    pytestconfig: pytest.Config,
+    _stepsaga_containers: _Containers,
+    stepsaga_mock_config: MockConfigBuilder | None,
+) -> StepFunctionsLocalContainer:
+    """A running Step Functions Local with ``stepsaga_mock_config`` (skips without Docker)."""
+    _require_docker(pytestconfig)
+    return _stepsaga_containers.stepfunctions(stepsaga_mock_config)
+
+
+@pytest.fixture
+def stepfunctions_client(stepfunctions_local: StepFunctionsLocalContainer) -> SFNClient:
+    return stepfunctions_local.get_client()
+
+
+@pytest.fixture
+def stepfunctions_backend(stepfunctions_client: SFNClient) -> StepFunctionsBackend:
+    from stepsaga.testing.backends import StepFunctionsBackend
+
+    return StepFunctionsBackend(stepfunctions_client)
+
+
+@pytest.fixture(
+    params=[
+        pytest.param("engine", id="engine"),
+        pytest.param("stepfunctions-local", id="stepfunctions-local", marks=pytest.mark.docker),
+    ]
+)
+def saga_backend(request: pytest.FixtureRequest) -> Backend:
+    """Each test using it runs on the embedded engine and on Step Functions Local."""
+    name = "engine_backend" if request.param == "engine" else "stepfunctions_backend"
+    backend: Backend = request.getfixturevalue(name)
+    return backend
+
+
+@pytest.fixture(scope="session")
+def dynamodb_local(
+    pytestconfig: pytest.Config, _stepsaga_containers: _Containers
+) -> DynamoDBLocalContainer:
+    """A running DynamoDB Local, shared by the session (skips without Docker)."""
+    _require_docker(pytestconfig)
+    return _stepsaga_containers.dynamodb()
+
+
+# --- ledger tables -----------------------------------------------------------------------
+
+
+@pytest.fixture
+def ledger_table() -> Iterator[LedgerTable]:
+    """A fresh ledger table on moto's in-process DynamoDB (no Docker needed); moto stays
+    active for the test, so ``ledger_table.open()`` and any boto3 client reach it."""
+    import boto3
+    from moto import mock_aws
+
+    from stepsaga.testing.ledger import create_ledger_table
+
+    with mock_aws():
+        yield create_ledger_table(boto3.client("dynamodb", region_name="us-east-1"))
+
+
+@pytest.fixture
+def ledger_table_local(
+    dynamodb_local: DynamoDBLocalContainer, monkeypatch: pytest.MonkeyPatch
+) -> LedgerTable:
+    """A fresh ledger table on DynamoDB Local (skips without Docker)."""
+    from stepsaga.testing.ledger import create_ledger_table
+
+    for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"):
+        if not os.environ.get(name):  # DynamoDB Local takes any key, boto3 wants one
+            monkeypatch.setenv(name, "testing")
+    return create_ledger_table(
+        dynamodb_local.get_client(), endpoint_url=dynamodb_local.get_endpoint_url()
+    )

@@ -1,0 +1,304 @@
+"""Scenarios: a mock config test case plus the behaviour it must produce, on any backend.
+
+A :class:`Scenario` names the responses each ``Task`` state gets (``mocks``) and what the
+execution must then do: the states entered (``path``), the retries (every state not listed
+must run without any), the errors a ``Catch`` handled (no others), and the outcome. The same
+:meth:`Scenario.check` runs on the embedded engine and on Step Functions Local.
+
+``REPLACEMENT_ORDER_SCENARIOS`` covers the built-in saga's failure routes; every one mocks
+every state it reaches. The reconciliation scenarios end without waiting on a task token:
+one is decided by the automatic reconciler (mocked ``Reconcile…`` result ``applied``), one
+waits in ``AwaitDecision…`` whose mocked result *is* the operator's ``SendTaskSuccess``
+output (Step Functions Local completes a mocked ``.waitForTaskToken`` task with it, and so
+does the engine). ``python -m stepsaga.testing.scenarios`` prints their mock config file
+(``examples/mock-config/replacement-order.json``).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from stepsaga.testing.history import (
+    History,
+    HistoryLike,
+    assert_caught,
+    assert_outcome,
+    assert_path,
+    assert_retries,
+)
+from stepsaga.testing.mockconfig import MockConfigBuilder, Response, Return, Throw
+
+REPLACEMENT_ORDER = "replacement-order"
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """A test case (``name`` in the mock config) and its expected behaviour."""
+
+    name: str
+    summary: str
+    mocks: Mapping[str, tuple[Response, ...]]
+    path: tuple[str, ...]
+    status: str
+    error: str | None = None
+    #: Retries per state; every other state entered must have none.
+    retries: Mapping[str, int] = field(default_factory=dict)
+    #: Error name a ``Catch`` handled, per state; no other state may catch one.
+    caught: Mapping[str, str] = field(default_factory=dict)
+    state_machine: str = REPLACEMENT_ORDER
+
+    def check(self, history: HistoryLike) -> None:
+        """Assert the whole expected behaviour; the message shows the actual path."""
+        h = History.of(history)
+        assert_path(h, self.path)
+        assert_outcome(h, self.status, error=self.error)
+        for state in dict.fromkeys(self.path):
+            assert_retries(h, state, self.retries.get(state, 0))
+        for state, error in self.caught.items():
+            assert_caught(h, state, error)
+        unexpected = [c for c in h.caught() if c.state not in self.caught]
+        if unexpected:
+            raise AssertionError(
+                f"unexpected Catch in {unexpected[0].state} ({unexpected[0].error})\n"
+                f"the execution went:\n{h.describe()}"
+            )
+
+
+def mock_config(scenarios: Iterable[Scenario]) -> MockConfigBuilder:
+    """One mock config file holding every scenario's test case."""
+    builder = MockConfigBuilder()
+    for scenario in scenarios:
+        builder.test_case(scenario.state_machine, scenario.name, scenario.mocks)
+    return builder
+
+
+# --- the replacement-order saga --------------------------------------------------------
+
+#: A valid case (``stepsaga.case.Case``) as the execution input the scenarios run with.
+REPLACEMENT_ORDER_CASE: Mapping[str, Any] = {
+    "tenant_id": "acme",
+    "case_id": "CASE-1001",
+    "approval": {
+        "approved_by": "ops@acme.example",
+        "approved_at": "2026-11-29T09:30:00Z",
+        "revision": 1,
+    },
+    "order_id": "ORD-77",
+    "reserve": {"sku": "SKU-RED-MUG", "quantity": 1, "warehouse": "eu-west"},
+    "refund": {"payment_id": "PAY-991", "amount": "20.00", "currency": "USD"},
+    "shipment": {
+        "address": {
+            "name": "A. Buyer",
+            "line1": "1 Main St",
+            "city": "Berlin",
+            "postal_code": "10115",
+            "country": "DE",
+        },
+        "items": [{"sku": "SKU-RED-MUG", "quantity": 1}],
+    },
+}
+
+_KEY = "acme:CASE-1001:r1"
+
+
+def replacement_order_input() -> dict[str, Any]:
+    """``REPLACEMENT_ORDER_CASE`` validated and canonicalized as ``stepsaga start`` would."""
+    from stepsaga.case import parse_case
+
+    return parse_case(REPLACEMENT_ORDER_CASE).execution_input()
+
+
+def _completed(operation: str, result: dict[str, Any], *, replayed: bool = False) -> Return:
+    # A StepResult, as tasks/ and compensations/ handlers return it.
+    return Return.payload(
+        {
+            "action_key": f"{_KEY}:{operation}",
+            "status": "COMPLETED",
+            "result": result,
+            "replayed": replayed,
+        }
+    )
+
+
+def _error(error: str, message: str, *, times: int = 1) -> Throw:
+    # Lambda reports a Python exception as Error = its class name, Cause = this JSON.
+    cause = json.dumps({"errorMessage": message, "errorType": error})
+    return Throw(error, cause, times=times)
+
+
+def _recorded(outcome: str, item_id: str | None) -> Return:
+    # A ReconciliationResult.
+    return Return.payload({"outcome": outcome, "item_id": item_id})
+
+
+_RESERVED = _completed("reserve_stock", {"reservation_id": "RES-1"})
+_REFUNDED = _completed("refund_payment", {"refund_id": "RF-1"})
+_REFUND_REPLAYED = _completed("refund_payment", {"refund_id": "RF-1"}, replayed=True)
+_SHIPPED = _completed("create_shipment", {"shipment_id": "SH-1"})
+_SHIPMENT_REPLAYED = _completed("create_shipment", {"shipment_id": "SH-1"}, replayed=True)
+_RELEASED = Return.payload(
+    {
+        "action_key": f"{_KEY}:reserve_stock:compensate:release_reservation",
+        "status": "COMPLETED",
+        "result": {"reservation_id": "RES-1", "released": True},
+        "replayed": False,
+    }
+)
+_SHIPMENT_REJECTED = _error("BusinessRejectedError", "shipping: rejected (422)")
+_RELEASE_UNAVAILABLE = "inventory: not sent (503)"
+_ESCALATED = _recorded("undecided", "RECON-REFUND-1")
+
+_FORWARD = ("Prepare", "ReserveStock", "RefundPayment", "CreateShipment")
+_REJECTED = (*_FORWARD, "EscalateRefundPayment", "ReleaseReservation")
+
+REPLACEMENT_ORDER_SCENARIOS: tuple[Scenario, ...] = (
+    Scenario(
+        name="HappyPath",
+        summary="every step completes",
+        mocks={
+            "ReserveStock": (_RESERVED,),
+            "RefundPayment": (_REFUNDED,),
+            "CreateShipment": (_SHIPPED,),
+        },
+        path=(*_FORWARD, "Completed"),
+        status="SUCCEEDED",
+    ),
+    Scenario(
+        name="RefundThrottledTwice",
+        summary="payments throttle the refund twice; the third attempt succeeds",
+        mocks={
+            "ReserveStock": (_RESERVED,),
+            "RefundPayment": (
+                _error("TransientError", "payments: throttled (429)", times=2),
+                _REFUNDED,
+            ),
+            "CreateShipment": (_SHIPPED,),
+        },
+        path=(*_FORWARD, "Completed"),
+        status="SUCCEEDED",
+        retries={"RefundPayment": 2},
+    ),
+    Scenario(
+        name="ShipmentRejected",
+        summary="shipping rejects the replacement: refund escalated, reservation released",
+        mocks={
+            "ReserveStock": (_RESERVED,),
+            "RefundPayment": (_REFUNDED,),
+            "CreateShipment": (_SHIPMENT_REJECTED,),
+            "EscalateRefundPayment": (_ESCALATED,),
+            "ReleaseReservation": (_RELEASED,),
+        },
+        path=(*_REJECTED, "Compensated"),
+        status="FAILED",
+        error="Saga.Compensated",
+        caught={"CreateShipment": "BusinessRejectedError"},
+    ),
+    Scenario(
+        name="ReleaseFailsOnce",
+        summary="shipment rejected; releasing the reservation fails once, then succeeds",
+        mocks={
+            "ReserveStock": (_RESERVED,),
+            "RefundPayment": (_REFUNDED,),
+            "CreateShipment": (_SHIPMENT_REJECTED,),
+            "EscalateRefundPayment": (_ESCALATED,),
+            "ReleaseReservation": (_error("TransientError", _RELEASE_UNAVAILABLE), _RELEASED),
+        },
+        path=(*_REJECTED, "Compensated"),
+        status="FAILED",
+        error="Saga.Compensated",
+        retries={"ReleaseReservation": 1},
+        caught={"CreateShipment": "BusinessRejectedError"},
+    ),
+    Scenario(
+        name="ReleaseExhausted",
+        summary="shipment rejected; releasing fails through every retry, so the failed "
+        "compensation is recorded for reconciliation",
+        mocks={
+            "ReserveStock": (_RESERVED,),
+            "RefundPayment": (_REFUNDED,),
+            "CreateShipment": (_SHIPMENT_REJECTED,),
+            "EscalateRefundPayment": (_ESCALATED,),
+            "ReleaseReservation": (_error("TransientError", _RELEASE_UNAVAILABLE, times=3),),
+            "RecordReleaseReservationFailure": (_recorded("undecided", "RECON-RELEASE-1"),),
+        },
+        path=(*_REJECTED, "RecordReleaseReservationFailure", "CompensationFailed"),
+        status="FAILED",
+        error="Saga.CompensationFailed",
+        retries={"ReleaseReservation": 2},
+        caught={"CreateShipment": "BusinessRejectedError", "ReleaseReservation": "TransientError"},
+    ),
+    Scenario(
+        name="RefundOutcomeUnknown",
+        summary="the refund's outcome is uncertain; reconciliation cannot decide, an operator "
+        "resolves it as applied, and the refund replays its recorded outcome",
+        mocks={
+            "ReserveStock": (_RESERVED,),
+            "RefundPayment": (
+                _error("OutcomeUnknownError", "payments: no reply (timeout)"),
+                _REFUND_REPLAYED,
+            ),
+            "ReconcileRefundPayment": (_recorded("undecided", "RECON-REFUND-1"),),
+            # The callback output, as `stepsaga recon resolve` sends it with SendTaskSuccess.
+            "AwaitDecisionRefundPayment": (
+                Return(
+                    {
+                        "outcome": "applied",
+                        "item_id": "RECON-REFUND-1",
+                        "decided_by": "ops@acme.example",
+                        "note": "refund RF-1 found at the provider",
+                    }
+                ),
+            ),
+            "CreateShipment": (_SHIPPED,),
+        },
+        path=(
+            "Prepare",
+            "ReserveStock",
+            "RefundPayment",
+            "ReconcileRefundPayment",
+            "RefundPaymentDecision",
+            "AwaitDecisionRefundPayment",
+            "RefundPaymentDecision",
+            "RefundPayment",
+            "CreateShipment",
+            "Completed",
+        ),
+        status="SUCCEEDED",
+        caught={"RefundPayment": "OutcomeUnknownError"},
+    ),
+    Scenario(
+        name="AttemptBudgetExhausted",
+        summary="the shipment's lifetime attempt budget is spent; automatic reconciliation "
+        "finds the shipment by reference (applied) and the step replays it",
+        mocks={
+            "ReserveStock": (_RESERVED,),
+            "RefundPayment": (_REFUNDED,),
+            "CreateShipment": (
+                _error("AttemptBudgetExhaustedError", "create_shipment: 5 of 5 attempts used"),
+                _SHIPMENT_REPLAYED,
+            ),
+            "ReconcileCreateShipment": (_recorded("applied", None),),
+        },
+        path=(
+            *_FORWARD,
+            "ReconcileCreateShipment",
+            "CreateShipmentDecision",
+            "CreateShipment",
+            "Completed",
+        ),
+        status="SUCCEEDED",
+        caught={"CreateShipment": "AttemptBudgetExhaustedError"},
+    ),
+)
+
+
+def replacement_order_mock_config() -> MockConfigBuilder:
+    """The mock config of ``REPLACEMENT_ORDER_SCENARIOS`` (test case = scenario name)."""
+    return mock_config(REPLACEMENT_ORDER_SCENARIOS)
+
+
+if __name__ == "__main__":
+    print(replacement_order_mock_config().to_json(), end="")
