@@ -9,6 +9,7 @@ absent values so every key is always present).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 from enum import StrEnum
 from typing import Any
@@ -141,8 +142,8 @@ class ResolutionView(_View):
     execution: ExecutionView | None = None
 
 
-def to_json(value: BaseModel | list[BaseModel] | tuple[BaseModel, ...]) -> Any:
+def to_json(value: BaseModel | Sequence[BaseModel]) -> Any:
     """The JSON-ready form ``--json`` prints (aliases, ISO dates)."""
-    if isinstance(value, list | tuple):
-        return [item.model_dump(mode="json", by_alias=True) for item in value]
-    return value.model_dump(mode="json", by_alias=True)
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json", by_alias=True)
+    return [item.model_dump(mode="json", by_alias=True) for item in value]

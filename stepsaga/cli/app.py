@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from stepsaga.cli import asl, ledger, sim
+from stepsaga.cli import asl, demo, ledger, recon, run, sim
 from stepsaga.cli.common import Backend, CliContext
 from stepsaga.home import StateHome
 
@@ -40,9 +40,15 @@ def root(
 
 # Command groups register here, one line each (keep alphabetical).
 app.command("asl")(asl.asl)
+app.command("demo")(demo.demo)
 app.command("graph")(asl.graph)
+app.command("history")(run.history)
 app.add_typer(ledger.app, name="ledger")
+app.add_typer(recon.app, name="recon")
+app.command("redrive")(run.redrive)
 app.add_typer(sim.app, name="sim")
+app.command("start")(run.start)
+app.command("status")(run.status)
 
 
 def main() -> None:

@@ -65,14 +65,33 @@ def asl(
 
 
 def graph(
+    ctx: typer.Context,
     workflow: WorkflowArgument = None,
     workflow_option: WorkflowOption = None,
     fmt: Annotated[
         GraphFormat, typer.Option("--format", help="mermaid or dot (Graphviz).")
     ] = GraphFormat.mermaid,
+    execution: Annotated[
+        str | None,
+        typer.Option("--execution", help="Highlight the path this execution (or case) took."),
+    ] = None,
+    tenant: Annotated[
+        str | None, typer.Option("--tenant", help="The tenant of --execution's case.")
+    ] = None,
 ) -> None:
     """Draw the state machine: forward solid, compensation dotted, reconciliation thick."""
     ref = _workflow(workflow, workflow_option)
     with exit_codes():
-        text = graph_text(ref, fmt)
+        visited = _visited(ctx, execution, tenant) if execution is not None else None
+        text = graph_text(ref, fmt, visited)
     typer.echo(text, nl=False)
+
+
+def _visited(ctx: typer.Context, execution: str, tenant: str | None) -> Visited:
+    from stepsaga.backends import entered_states
+    from stepsaga.cli.backend import command_errors, open_backend
+    from stepsaga.cli.common import cli_context
+
+    with command_errors(), open_backend(cli_context(ctx)) as backend:
+        events = backend.history(execution, tenant=tenant)["events"]
+    return Visited.from_path(entered_states(events))

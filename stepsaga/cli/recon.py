@@ -1,0 +1,84 @@
+"""``stepsaga recon list | show | resolve``: the questions only a person can answer.
+
+``resolve`` records the finding (ledger record and item in one transaction) and lets a
+case waiting on the item continue to its next waiting point or its end.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from stepsaga.backends import ReconDecision, ReconFilter, to_json
+from stepsaga.cli.backend import command_errors, open_backend, print_json
+from stepsaga.cli.common import cli_context, stdout
+from stepsaga.cli.progress import live
+from stepsaga.cli.run import JsonOption, TimeScaleOption
+from stepsaga.cli.tables import render_item, render_items, render_resolution
+
+app = typer.Typer(
+    help="List, inspect and resolve reconciliation items.",
+    no_args_is_help=True,
+)
+
+
+@app.command("list")
+def list_items(
+    ctx: typer.Context,
+    status: Annotated[
+        ReconFilter, typer.Option("--status", help="open, resolved or all.")
+    ] = ReconFilter.OPEN,
+    tenant: Annotated[str | None, typer.Option("--tenant", help="Only this tenant.")] = None,
+    as_json: JsonOption = False,
+) -> None:
+    """List reconciliation items, oldest first."""
+    cli = cli_context(ctx)
+    with command_errors(), open_backend(cli) as backend:
+        items = backend.recon_list(status=status, tenant=tenant)
+        if as_json:
+            print_json(to_json(items))
+        else:
+            render_items(stdout, items)
+
+
+@app.command("show")
+def show(
+    ctx: typer.Context,
+    item_id: Annotated[str, typer.Argument(metavar="ID", help="The item id.")],
+    as_json: JsonOption = False,
+) -> None:
+    """Show one item with its evidence."""
+    cli = cli_context(ctx)
+    with command_errors(), open_backend(cli) as backend:
+        item = backend.recon_show(item_id)
+        if as_json:
+            print_json(to_json(item))
+        else:
+            render_item(stdout, item)
+
+
+@app.command("resolve")
+def resolve(
+    ctx: typer.Context,
+    item_id: Annotated[str, typer.Argument(metavar="ID", help="The item id.")],
+    outcome: Annotated[
+        ReconDecision,
+        typer.Option("--outcome", help="applied: the effect happened; not-applied: it did not."),
+    ],
+    by: Annotated[str, typer.Option("--by", help="Who decided (kept on the item).")],
+    note: Annotated[str, typer.Option("--note", help="Why (kept on the item).")],
+    time_scale: TimeScaleOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Decide an item; a case waiting on it continues."""
+    cli = cli_context(ctx)
+    with command_errors():
+        with open_backend(cli) as backend, live(stdout, f"resolve {item_id}", not as_json) as on:
+            resolution = backend.recon_resolve(
+                item_id, outcome, by, note, time_scale=time_scale, on_event=on
+            )
+        if as_json:
+            print_json(to_json(resolution))
+        else:
+            render_resolution(stdout, resolution)

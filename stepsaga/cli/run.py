@@ -1,0 +1,153 @@
+"""``stepsaga start | status | history | redrive``: run approved cases and look at them.
+
+Files are validated into values (case, faults, mock config) before the backend is even
+opened, so bad input writes nothing. ``--json`` prints the backend's view (``DescribeExecution``
+fields plus ``tenant_id``, ``case_id``, ``outcome``, ``steps``…) or ``{"events": [...]}``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from stepsaga.backends import to_json
+from stepsaga.case import load_case
+from stepsaga.cli.backend import command_errors, open_backend, print_json
+from stepsaga.cli.common import cli_context, stdout, usage_error
+from stepsaga.cli.progress import live
+from stepsaga.cli.tables import render_execution, render_history
+from stepsaga.engine import MockConfig
+from stepsaga.engine.engine import TIME_SCALE_ENV
+from stepsaga.inputs import read_json_file
+from stepsaga.services import load_faults
+
+MAX_MOCK_CONFIG_BYTES = 1024 * 1024
+
+JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")]
+TenantOption = Annotated[
+    str | None,
+    typer.Option("--tenant", help="The tenant, when a case id exists for several."),
+]
+TimeScaleOption = Annotated[
+    float | None,
+    typer.Option(
+        "--time-scale",
+        min=0,
+        help=f"Multiply every wait (0 skips them, still recording the delays chosen). "
+        f"Default ${TIME_SCALE_ENV} or 1.",
+        show_default=False,
+    ),
+]
+
+
+def load_mock_config(path: Path) -> MockConfig:
+    """A Step Functions Local ``MockConfigFile.json``; every failure is one line."""
+    data = read_json_file(path, what="mock config", max_bytes=MAX_MOCK_CONFIG_BYTES)
+    return MockConfig.from_dict(data, source=str(path))
+
+
+def start(
+    ctx: typer.Context,
+    case_file: Annotated[Path, typer.Argument(metavar="CASE.json", help="The approved case.")],
+    faults: Annotated[
+        Path | None,
+        typer.Option("--faults", help="Faults file for the simulated services (local only)."),
+    ] = None,
+    mock_config: Annotated[
+        Path | None,
+        typer.Option("--mock-config", help="Step Functions Local MockConfigFile.json."),
+    ] = None,
+    test_case: Annotated[
+        str | None, typer.Option("--test-case", help="Test case of the mock config.")
+    ] = None,
+    time_scale: TimeScaleOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Run an approved case as a saga (again: the same input returns the same execution)."""
+    cli = cli_context(ctx)
+    with command_errors():
+        if (mock_config is None) != (test_case is None):
+            usage_error("--mock-config and --test-case go together")
+        case = load_case(case_file)
+        fault_rules = load_faults(faults) if faults is not None else None
+        mocks = load_mock_config(mock_config) if mock_config is not None else None
+        title = f"case {case.case_id} of {case.tenant_id} (revision {case.approval.revision})"
+        with open_backend(cli) as backend, live(stdout, title, not as_json) as on_event:
+            view = backend.start(
+                case,
+                faults=fault_rules,
+                mock_config=mocks,
+                test_case=test_case,
+                time_scale=time_scale,
+                on_event=on_event,
+            )
+        if as_json:
+            print_json(to_json(view))
+        else:
+            render_execution(stdout, view)
+
+
+def status(
+    ctx: typer.Context,
+    ref: Annotated[
+        str, typer.Argument(metavar="CASE_ID|EXECUTION", help="A case id, execution name or ARN.")
+    ],
+    tenant: TenantOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Where a case stands: execution status, outcome, and each step in the ledger."""
+    cli = cli_context(ctx)
+    with command_errors(), open_backend(cli) as backend:
+        view = backend.status(ref, tenant=tenant)
+        if as_json:
+            print_json(to_json(view))
+        else:
+            render_execution(stdout, view)
+
+
+def history(
+    ctx: typer.Context,
+    ref: Annotated[
+        str, typer.Argument(metavar="EXECUTION", help="An execution name or ARN (or a case id).")
+    ],
+    tenant: TenantOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """The execution's events, as GetExecutionHistory returns them."""
+    cli = cli_context(ctx)
+    with command_errors(), open_backend(cli) as backend:
+        events = backend.history(ref, tenant=tenant)
+        if as_json:
+            print_json(events)
+        else:
+            render_history(stdout, events)
+
+
+def redrive(
+    ctx: typer.Context,
+    ref: Annotated[
+        str | None,
+        typer.Argument(metavar="[EXECUTION]", help="An execution name or ARN.", show_default=False),
+    ] = None,
+    case_id: Annotated[
+        str | None, typer.Option("--case", help="Redrive this case's execution instead.")
+    ] = None,
+    tenant: TenantOption = None,
+    time_scale: TimeScaleOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Continue a failed, aborted or interrupted execution from the state it stopped in."""
+    cli = cli_context(ctx)
+    with command_errors():
+        if (ref is None) == (case_id is None):
+            usage_error("give either EXECUTION or --case CASE_ID")
+        target = ref if ref is not None else case_id
+        assert target is not None
+        with open_backend(cli) as backend, live(stdout, f"redrive {target}", not as_json) as on:
+            view = backend.redrive(target, tenant=tenant, time_scale=time_scale, on_event=on)
+        if as_json:
+            print_json(to_json(view))
+        else:
+            render_execution(stdout, view)

@@ -1,0 +1,155 @@
+"""Human output of the run and recon commands: rich tables, and the next command to type."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from stepsaga.backends import ExecutionView, Outcome, ReconItemView, ResolutionView
+
+_OUTCOME_STYLE = {
+    Outcome.COMPLETED: "green",
+    Outcome.COMPENSATED: "yellow",
+    Outcome.AWAITING_RECONCILIATION: "magenta",
+    Outcome.COMPENSATION_FAILED: "red",
+    Outcome.FAILED: "red",
+    Outcome.RUNNING: "cyan",
+}
+
+
+def _when(value: datetime | None) -> str:
+    return "" if value is None else value.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S")
+
+
+def outcome_text(outcome: Outcome) -> str:
+    return f"[{_OUTCOME_STYLE[outcome]}]{outcome.value}[/]"
+
+
+def render_execution(console: Console, view: ExecutionView) -> None:
+    console.print(
+        f"[bold]{view.name}[/]  tenant {view.tenant_id}  case {view.case_id}  "
+        f"revision {view.revision}",
+        highlight=False,
+    )
+    console.print(
+        f"status {view.status}  outcome {outcome_text(view.outcome)}  "
+        f"redrives {view.redrive_count}",
+        highlight=False,
+    )
+    if view.error:
+        console.print(f"error {view.error}: {_short(view.cause)}", highlight=False)
+    table = Table("step", "kind", "ledger", "attempts")
+    table.add_column("action key", overflow="fold")
+    for step in view.steps:
+        table.add_row(
+            step.state,
+            step.kind.value,
+            step.ledger_status or "-",
+            str(step.attempts),
+            step.action_key,
+        )
+    console.print(table)
+    for hint in _hints(view):
+        console.print(f"[dim]{hint}[/]", highlight=False)
+
+
+def _hints(view: ExecutionView) -> list[str]:
+    hints = []
+    if view.outcome is Outcome.FAILED and view.redrive_status == "REDRIVABLE":
+        hints.append(f"redrive it: stepsaga redrive {view.name}")
+    if view.waiting_for:
+        hints.append(f"waiting in {', '.join(view.waiting_for)}")
+    for item in view.open_items:
+        hints.append(
+            f"open item {item}: stepsaga recon show {item} · stepsaga recon resolve {item} "
+            "--outcome applied|not-applied --by WHO --note TEXT"
+        )
+    return hints
+
+
+def _short(text: str | None, limit: int = 160) -> str:
+    if not text:
+        return ""
+    try:  # Lambda-style causes are JSON: show the message
+        data = json.loads(text)
+        if isinstance(data, dict) and "errorMessage" in data:
+            text = str(data["errorMessage"])
+    except ValueError:
+        pass
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def render_items(console: Console, items: Sequence[ReconItemView]) -> None:
+    if not items:
+        console.print("no reconciliation items")
+        return
+    table = Table()
+    for column in ("id", "tenant", "case", "step", "reason", "status", "waiting", "created"):
+        table.add_column(column, overflow="fold")  # never cut an id on a narrow terminal
+    for item in items:
+        status = item.status if item.outcome is None else f"{item.status} ({item.outcome})"
+        table.add_row(
+            item.id,
+            item.tenant_id,
+            item.case_id,
+            item.step,
+            item.reason,
+            status,
+            "yes" if item.waiting else "",
+            _when(item.created_at),
+        )
+    console.print(table)
+
+
+def render_item(console: Console, item: ReconItemView) -> None:
+    table = Table("field", "value", show_header=False)
+    data = item.model_dump(mode="json")
+    for name, value in data.items():
+        if name == "evidence":
+            continue
+        table.add_row(name, "" if value is None else str(value))
+    for name, value in sorted(item.evidence.items()):
+        table.add_row(f"evidence.{name}", _short(json.dumps(value, default=str), 120))
+    console.print(table)
+
+
+def render_resolution(console: Console, resolution: ResolutionView) -> None:
+    item = resolution.item
+    console.print(
+        f"item {item.id} resolved as [bold]{item.outcome}[/] by {item.resolved_by}",
+        highlight=False,
+    )
+    if resolution.execution is None:
+        console.print("no case was waiting on it")
+        return
+    render_execution(console, resolution.execution)
+
+
+def render_history(console: Console, history: dict[str, Any]) -> None:
+    table = Table("id", "timestamp", "type", "detail")
+    for event in history["events"]:
+        table.add_row(
+            str(event["id"]), _when(event.get("timestamp")), event["type"], _detail(event)
+        )
+    console.print(table)
+
+
+def _detail(event: dict[str, Any]) -> str:
+    for key, value in event.items():
+        if not key.endswith("EventDetails") or not isinstance(value, dict):
+            continue
+        if "name" in value:
+            return str(value["name"])
+        if "error" in value:
+            return f"{value['error']}: {_short(value.get('cause'), 80)}"
+        if "redriveCount" in value:
+            return f"redrive {value['redriveCount']}"
+        if "resource" in value:
+            return f"{value.get('resourceType', '')}:{value['resource']}"
+    return ""
