@@ -120,6 +120,11 @@ class LocalEngine:
     notices (history events as written, delays as chosen) for a live display; its errors are
     logged, never allowed to break an execution. ``mock_config`` enables Step Functions
     Local's ``<stateMachineArn>#<TestCase>`` convention in ``start_execution``.
+
+    One instance per thread (it holds one SQLite connection); any number of instances and
+    processes may share a home. Callback deadlines (``TimeoutSeconds``/``HeartbeatSeconds``
+    of ``.waitForTaskToken`` tasks) are clock time, not scaled, and fire when
+    :meth:`run_due_timers` (or a late callback) notices them.
     """
 
     def __init__(
