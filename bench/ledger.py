@@ -4,9 +4,10 @@
     .venv/bin/python bench/ledger.py --quick    # 10k vs 100k, fewer calls
 
 1. SQLite ``perform`` throughput against this machine's floor, measured in the same run:
-   bare single-row commits/s on the same disk with the same ``synchronous`` setting.
-   Goal: >= 0.4 of the floor (<= 2.5 commits per first call). Writes per replay are
-   counted (statement trace): goal 0.
+   bare single-row commits/s on the same disk with the same ``synchronous`` setting, both
+   in alternating batches and interleaved call by call (a shared, busy disk makes batches
+   noisy). Goal: >= 0.4 of the floor (<= 2.5 commits per first call; commits are also
+   counted from the statement trace). Writes per replay are counted: goal 0.
 2. DynamoDB calls per action on moto, counted with botocore event hooks. Goals: first
    call <= 2 writes, replay <= 1 read and no write, budgeted claim exactly 1
    TransactWriteItems.
@@ -138,7 +139,17 @@ def sqlite_perform(folder: Path, synchronous: str, n: int, rounds: int = 7) -> N
             ledger.perform(item, result)
         replays.append(n / (time.perf_counter() - start))
         replay_writes += counter.writes() + counter.commits()
+    # Interleaved: one bare commit, one first call, and so on — both see the same disk.
+    floor_times, perform_times = [], []
+    for i in range(n):
+        start = time.perf_counter()
+        floor.commits_per_second(1)
+        floor_times.append(time.perf_counter() - start)
+        start = time.perf_counter()
+        ledger.perform(action(i, operation="interleaved"), result)
+        perform_times.append(time.perf_counter() - start)
     ledger.close()
+    paired = statistics.median(floor_times) / statistics.median(perform_times)
 
     ratio = statistics.median(ratios)
     per_call = first_commits / (n * rounds)
@@ -150,11 +161,20 @@ def sqlite_perform(folder: Path, synchronous: str, n: int, rounds: int = 7) -> N
     print(f"  floor: bare single-row commits      {statistics.median(floors):10.0f}/s")
     print(f"  perform, first call                 {statistics.median(firsts):10.0f}/s")
     print(
-        f"  ratio to floor (median of rounds)   {ratio:10.2f}    goal >= 0.40  "
+        f"  ratio, batched (median of rounds)   {ratio:10.2f}    goal >= 0.40  "
         f"({'met' if ratio >= 0.4 else 'MISSED'}; = {1 / ratio:.2f} commit-times per call; "
         f"rounds {', '.join(f'{x:.2f}' for x in ratios)})"
     )
-    print(f"  commits per first call (counted)    {per_call:10.2f}")
+    print(
+        f"  ratio, interleaved call by call     {paired:10.2f}    goal >= 0.40  "
+        f"({'met' if paired >= 0.4 else 'MISSED'}; median bare commit "
+        f"{statistics.median(floor_times) * 1e6:.0f} us, first call "
+        f"{statistics.median(perform_times) * 1e6:.0f} us)"
+    )
+    print(
+        f"  commits per first call (counted)    {per_call:10.2f}    goal <= 2.5  "
+        f"({'met' if per_call <= 2.5 else 'MISSED'})"
+    )
     print(f"  perform, replay                     {statistics.median(replays):10.0f}/s")
     print(
         f"  writes per replay (counted)         {per_replay:10.2f}    goal 0  "
