@@ -1,0 +1,23 @@
+"""A user's saga (the README's "Writing a saga" example): issue a return label, refund."""
+
+from stepsaga.workflow import Compensate, EffectClass, Escalate, Saga, Step
+
+returns = Saga(
+    "returns",
+    [
+        Step(
+            "IssueLabel",
+            "issue_label",
+            EffectClass.KEYED_WRITE,
+            params="label",
+            on_later_failure=Compensate("VoidLabel", "void_label", EffectClass.KEYED_WRITE),
+        ),
+        Step(
+            "RefundPayment",
+            "refund_payment",
+            EffectClass.KEYED_WRITE,
+            params="refund",
+            on_later_failure=Escalate("refund issued, return not received"),
+        ),
+    ],
+)
