@@ -46,4 +46,4 @@ bench: $(VENV)/.dev
 	$(BIN)/python bench/engine.py
 
 clean:
-	rm -rf $(VENV) .stepsaga cdk.out .mypy_cache .ruff_cache .pytest_cache
+	rm -rf $(VENV) .stepsaga .stepsaga-demo cdk.out .mypy_cache .ruff_cache .pytest_cache

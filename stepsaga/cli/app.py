@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Annotated
 
 import typer
+from typer._click.exceptions import ClickException, NoArgsIsHelpError
 
 from stepsaga.cli import asl, demo, ledger, recon, run, sim
 from stepsaga.cli.common import Backend, CliContext
@@ -52,4 +54,17 @@ app.command("status")(run.status)
 
 
 def main() -> None:
-    app()
+    """The ``stepsaga`` entry point. A bad flag or argument is one line and exit 2, like
+    every other refusal (typer would draw a box and the usage around it)."""
+    try:
+        code = app(standalone_mode=False)
+    except NoArgsIsHelpError as exc:
+        exc.show()
+        code = exc.exit_code
+    except ClickException as exc:
+        typer.echo(f"error: {' '.join(exc.format_message().split())}", err=True)
+        code = exc.exit_code
+    except typer.Abort:
+        typer.echo("aborted", err=True)
+        code = 1
+    sys.exit(code if isinstance(code, int) else 0)

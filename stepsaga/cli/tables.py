@@ -86,25 +86,23 @@ def _short(text: str | None, limit: int = 160) -> str:
 
 
 def render_items(console: Console, items: Sequence[ReconItemView]) -> None:
+    """Two lines per item (id, status, case, step; then the reason): ids are what people
+    copy, so they are never cut to fit a table into a narrow terminal."""
     if not items:
         console.print("no reconciliation items")
         return
-    table = Table()
-    for column in ("id", "tenant", "case", "step", "reason", "status", "waiting", "created"):
-        table.add_column(column, overflow="fold")  # never cut an id on a narrow terminal
+    console.print(f"{len(items)} reconciliation item(s)")
     for item in items:
-        status = item.status if item.outcome is None else f"{item.status} ({item.outcome})"
-        table.add_row(
-            item.id,
-            item.tenant_id,
-            item.case_id,
-            item.step,
-            item.reason,
-            status,
-            "yes" if item.waiting else "",
-            _when(item.created_at),
+        if item.outcome is not None:
+            status = f"[green]{item.status} {item.outcome}[/]"
+        else:
+            status = f"[magenta]{item.status}{' waiting' if item.waiting else ''}[/]"
+        console.print(
+            f"[bold]{item.id}[/]  {status}  {item.tenant_id}/{item.case_id}  {item.step}  "
+            f"[dim]{_when(item.created_at)}[/]",
+            highlight=False,
         )
-    console.print(table)
+        console.print(f"    {item.reason}", highlight=False)
 
 
 def render_item(console: Console, item: ReconItemView) -> None:

@@ -1,0 +1,209 @@
+"""``stepsaga recon``: a case waits for a person; resolving lets it finish, exactly once."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from stepsaga.home import StateHome
+from tests.functional.cli_support import EXAMPLES, cli, effects, write_case, write_faults
+
+ITEM_KEYS = {
+    "id",
+    "tenant_id",
+    "case_id",
+    "step",
+    "action_key",
+    "reason",
+    "status",
+    "evidence",
+    "outcome",
+    "resolved_by",
+    "note",
+    "waiting",
+    "created_at",
+    "updated_at",
+    "resolved_at",
+}
+UNVERIFIABLE = EXAMPLES / "faults-shipment-unverifiable.json"
+
+
+def _waiting_case(home: StateHome, tmp_path: Path, faults: Path = UNVERIFIABLE) -> dict[str, Any]:
+    result = cli(home, "start", str(write_case(tmp_path)), "--faults", str(faults), "--json")
+    assert result.code == 0, result.err
+    view: dict[str, Any] = result.json()
+    return view
+
+
+def test_an_uncertain_shipment_waits_for_a_person(home: StateHome, tmp_path: Path) -> None:
+    view = _waiting_case(home, tmp_path)
+    assert (view["status"], view["outcome"]) == ("RUNNING", "awaiting_reconciliation")
+    assert view["waiting_for"] == ["AwaitDecisionCreateShipment"]
+    assert len(view["open_items"]) == 1
+    steps = {s["state"]: s["ledger_status"] for s in view["steps"]}
+    assert steps["CreateShipment"] == "UNKNOWN"
+    status = cli(home, "status", "CASE-1001", "--json").json()
+    assert status["outcome"] == "awaiting_reconciliation"
+
+
+def test_recon_list_and_show_json(home: StateHome, tmp_path: Path) -> None:
+    view = _waiting_case(home, tmp_path)
+    listed = cli(home, "recon", "list", "--json")
+    assert listed.code == 0
+    items = listed.json()
+    assert [item["id"] for item in items] == view["open_items"]
+    item = items[0]
+    assert set(item) == ITEM_KEYS
+    assert (item["tenant_id"], item["case_id"], item["step"], item["status"]) == (
+        "acme",
+        "CASE-1001",
+        "CreateShipment",
+        "OPEN",
+    )
+    assert item["action_key"] == "acme:CASE-1001:r1:create_shipment"
+    assert item["waiting"] is True
+    assert "outcome unknown" in item["reason"]
+    shown = cli(home, "recon", "show", item["id"], "--json")
+    assert shown.code == 0
+    assert shown.json() == item
+    assert cli(home, "recon", "list", "--status", "resolved", "--json").json() == []
+    assert cli(home, "recon", "list", "--tenant", "globex", "--json").json() == []
+    assert len(cli(home, "recon", "list", "--status", "all", "--json").json()) == 1
+
+
+def test_recon_tables(home: StateHome, tmp_path: Path) -> None:
+    view = _waiting_case(home, tmp_path)
+    listed = cli(home, "recon", "list")
+    assert view["open_items"][0] in listed.out
+    shown = cli(home, "recon", "show", view["open_items"][0])
+    assert "evidence." in shown.out
+    status = cli(home, "status", "CASE-1001")
+    assert "recon resolve" in status.out
+
+
+def test_resolving_applied_continues_the_case(home: StateHome, tmp_path: Path) -> None:
+    item_id = _waiting_case(home, tmp_path)["open_items"][0]
+    assert effects(home)["create_shipment"] == 1  # the shipment went out; its reply was lost
+    result = cli(
+        home,
+        "recon",
+        "resolve",
+        item_id,
+        "--outcome",
+        "applied",
+        "--by",
+        "ops@acme.example",
+        "--note",
+        "carrier shows it",
+        "--json",
+    )
+    assert result.code == 0, result.err
+    data = result.json()
+    assert set(data) == {"item", "execution"}
+    assert (data["item"]["status"], data["item"]["outcome"], data["item"]["resolved_by"]) == (
+        "RESOLVED",
+        "applied",
+        "ops@acme.example",
+    )
+    assert data["item"]["note"] == "carrier shows it"
+    assert (data["execution"]["status"], data["execution"]["outcome"]) == (
+        "SUCCEEDED",
+        "completed",
+    )
+    assert data["execution"]["open_items"] == []
+    assert effects(home) == {"reserve": 1, "refund": 1, "create_shipment": 1}
+
+    same = cli(
+        home,
+        "recon",
+        "resolve",
+        item_id,
+        "--outcome",
+        "applied",
+        "--by",
+        "x",
+        "--note",
+        "again",
+        "--json",
+    )
+    assert same.code == 0
+    assert same.json()["execution"] is None  # nothing changed, nothing resumed
+    other = cli(
+        home,
+        "recon",
+        "resolve",
+        item_id,
+        "--outcome",
+        "not-applied",
+        "--by",
+        "x",
+        "--note",
+        "changed my mind",
+    )
+    assert other.code == 2
+    assert "already resolved" in other.err
+    assert effects(home) == {"reserve": 1, "refund": 1, "create_shipment": 1}
+
+
+def test_resolving_not_applied_performs_the_effect_once(home: StateHome, tmp_path: Path) -> None:
+    faults = write_faults(
+        tmp_path,
+        {
+            "service": "shipping",
+            "operation": "create_shipment",
+            "attempt": 1,
+            "fault": "timeout_before_effect",
+        },
+        # Both automatic looks (reconcile, then await) fail, so a person must decide;
+        # later lookups work.
+        {
+            "service": "shipping",
+            "operation": "find_shipment_by_reference",
+            "times": 2,
+            "fault": "throttle",
+        },
+    )
+    item_id = _waiting_case(home, tmp_path, faults)["open_items"][0]
+    assert effects(home).get("create_shipment", 0) == 0
+    result = cli(
+        home,
+        "recon",
+        "resolve",
+        item_id,
+        "--outcome",
+        "not-applied",
+        "--by",
+        "ops",
+        "--note",
+        "carrier has no such shipment",
+    )
+    assert result.code == 0, result.err
+    assert "outcome completed" in result.out
+    assert "→ CreateShipment" in result.out
+    assert effects(home) == {"reserve": 1, "refund": 1, "create_shipment": 1}
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--outcome", "maybe", "--by", "x", "--note", "n"],
+        ["--outcome", "applied", "--note", "n"],
+        ["--outcome", "applied", "--by", "x"],
+        ["--outcome", "applied", "--by", " ", "--note", "n"],
+    ],
+)
+def test_bad_resolutions_change_nothing(home: StateHome, tmp_path: Path, args: list[str]) -> None:
+    item_id = _waiting_case(home, tmp_path)["open_items"][0]
+    result = cli(home, "recon", "resolve", item_id, *args)
+    assert result.code == 2
+    item = cli(home, "recon", "show", item_id, "--json").json()
+    assert (item["status"], item["waiting"]) == ("OPEN", True)
+
+
+def test_unknown_item(home: StateHome, tmp_path: Path) -> None:
+    _waiting_case(home, tmp_path)
+    result = cli(home, "recon", "show", "rec-nope")
+    assert result.code == 2
+    assert result.err.strip() == "error: no reconciliation item 'rec-nope'"
