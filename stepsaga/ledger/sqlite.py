@@ -11,10 +11,11 @@ from __future__ import annotations
 import os
 import sqlite3
 import threading
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import contextmanager, suppress
+from collections.abc import Callable, Iterable, Sequence
+from contextlib import suppress
 from datetime import datetime
 from pathlib import Path
+from types import TracebackType
 from typing import Any, TypeVar
 
 from stepsaga.errors import InvalidInputError, StoreUnavailableError
@@ -138,6 +139,7 @@ class SqliteStore:
         self._lock = threading.Lock()
         self._connections: list[sqlite3.Connection] = []
         self._generation = 0
+        self._error_mapping = _ErrorMapping(self.path, busy_timeout_ms)
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
@@ -200,27 +202,9 @@ class SqliteStore:
             with suppress(sqlite3.Error):
                 conn.close()
 
-    @contextmanager
-    def _errors(self) -> Iterator[None]:
+    def _errors(self) -> _ErrorMapping:
         """SQLite failures as our error family: busy → retryable, broken file → bad input."""
-        try:
-            yield
-        except sqlite3.DatabaseError as exc:
-            text = str(exc)
-            lowered = text.lower()
-            if "locked" in lowered or "busy" in lowered:
-                raise StoreUnavailableError(
-                    f"ledger {self.path} is locked by another writer "
-                    f"(waited {self.busy_timeout_ms} ms)",
-                    path=str(self.path),
-                ) from exc
-            if isinstance(exc, sqlite3.OperationalError) and "unable to open" not in lowered:
-                raise StoreUnavailableError(
-                    f"ledger {self.path} is unavailable: {text}", path=str(self.path)
-                ) from exc
-            raise InvalidInputError(
-                f"{self.path} is not a usable ledger database: {text}", field="url"
-            ) from exc
+        return self._error_mapping
 
     def _write(self, body: Callable[[sqlite3.Connection], tuple[bool, T]]) -> T:
         """Run ``body`` inside ``BEGIN IMMEDIATE``; commit when it says so, else roll back."""
@@ -396,6 +380,42 @@ class SqliteStore:
         sql = f"SELECT {_ITEM_COLUMNS} FROM recon_items"
         sql += (" WHERE " + " AND ".join(where) if where else "") + " ORDER BY created_at, item_id"
         return [_item(row) for row in self._read(sql, args)]
+
+
+class _ErrorMapping:
+    """A reusable context manager (cheaper than a generator one on every call) that turns
+    ``sqlite3`` errors into the error family."""
+
+    def __init__(self, path: Path, busy_timeout_ms: int) -> None:
+        self.path = path
+        self.busy_timeout_ms = busy_timeout_ms
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        if not isinstance(exc, sqlite3.DatabaseError):
+            return
+        text = str(exc)
+        lowered = text.lower()
+        if "locked" in lowered or "busy" in lowered:
+            raise StoreUnavailableError(
+                f"ledger {self.path} is locked by another writer "
+                f"(waited {self.busy_timeout_ms} ms)",
+                path=str(self.path),
+            ) from exc
+        if isinstance(exc, sqlite3.OperationalError) and "unable to open" not in lowered:
+            raise StoreUnavailableError(
+                f"ledger {self.path} is unavailable: {text}", path=str(self.path)
+            ) from exc
+        raise InvalidInputError(
+            f"{self.path} is not a usable ledger database: {text}", field="url"
+        ) from exc
 
 
 def _stale(conn: sqlite3.Connection, key: str) -> WriteOutcome:
