@@ -11,9 +11,10 @@ Never bind the event, the params or a request: shipment params hold a name and a
 
 from __future__ import annotations
 
+import logging
 import sys
 from collections.abc import Mapping
-from typing import Protocol
+from typing import Protocol, TextIO
 
 from aws_lambda_powertools import Logger
 
@@ -104,9 +105,25 @@ class InvocationLog:
         return merged
 
 
+class _CurrentStderr(logging.StreamHandler):  # type: ignore[type-arg]
+    """Writes to whatever ``sys.stderr`` is at the time of each record (a CLI or test may
+    swap it after the process-wide Powertools logger was configured)."""
+
+    @property
+    def stream(self) -> TextIO:
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, value: TextIO) -> None:
+        pass
+
+
 def powertools_logger(service: str, level: str = "INFO", *, to_stderr: bool = False) -> Logger:
     """Powertools' JSON logger. On Lambda it writes to stdout (CloudWatch); locally pass
-    ``to_stderr`` so logs never mix with a command's ``--json`` output."""
+    ``to_stderr`` so logs never mix with a command's ``--json`` output.
+
+    Powertools configures one stdlib logger per service name, once per process: the first
+    call for a name decides where its lines go."""
     if to_stderr:
-        return Logger(service=service, level=level, stream=sys.stderr)
+        return Logger(service=service, level=level, logger_handler=_CurrentStderr())
     return Logger(service=service, level=level)

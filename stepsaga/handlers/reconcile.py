@@ -57,7 +57,7 @@ from stepsaga.workflow.events import (
     ReconcileEvent,
     ReconciliationOutcome,
     ReconciliationResult,
-    parse_reconciliation_event,
+    parse_event,
 )
 
 Catalog = Mapping[str, Operation[Any]]
@@ -75,7 +75,7 @@ class _Reconciler:
         self.catalog = catalog
 
     def handle(self, event: Any, log: InvocationLog) -> dict[str, Any]:
-        parsed = parse_reconciliation_event(event)
+        parsed = _parse(event)
         log.bind(
             kind=parsed.kind,
             step=parsed.step,
@@ -316,12 +316,41 @@ class _Reconciler:
         raise refuse("step", f"{name} is not a compensation of saga {self.saga.name}")
 
 
+#: The reconciliation handler's events by ``kind``.
+EVENTS: dict[str, type[BaseModel]] = {
+    "reconcile": ReconcileEvent[Any],
+    "await_decision": AwaitDecisionEvent[Any],
+    "escalate": EscalationEvent[Any],
+    "compensation_failed": CompensationFailureEvent[Any],
+}
+Parsed = (
+    ReconcileEvent[Any]
+    | AwaitDecisionEvent[Any]
+    | EscalationEvent[Any]
+    | CompensationFailureEvent[Any]
+)
+
+
+def _parse(event: Any) -> Parsed:
+    """By ``kind`` first, so a bad field is named as in the event (``failure.Error``), not
+    under the union's tag."""
+    kind = event.get("kind") if isinstance(event, dict) else None
+    model = EVENTS.get(kind) if isinstance(kind, str) else None
+    if model is None:
+        raise InvalidInputError(f"kind: must be one of {', '.join(EVENTS)}", field="kind")
+    parsed = parse_event(model, event)
+    assert isinstance(parsed, Parsed)
+    return parsed
+
+
 def _params(model: type[BaseModel], data: Any) -> BaseModel:
     try:
         return model.model_validate(data)
     except ValidationError as exc:
-        field, line = describe_validation_error(exc, "params")
-        raise InvalidInputError(f"params.{line}", field=f"params.{field}") from None
+        field, line = describe_validation_error(exc, "")
+        if field:
+            raise InvalidInputError(f"params.{line}", field=f"params.{field}") from None
+        raise InvalidInputError(f"params{line}", field="params") from None
 
 
 def _result(outcome: ReconciliationOutcome, item_id: str | None) -> dict[str, Any]:

@@ -10,6 +10,7 @@ registry is exactly this dict; on Lambda each module's ``handler`` builds it onc
 from __future__ import annotations
 
 import importlib
+from collections.abc import Mapping
 from typing import Any
 
 from stepsaga.handlers.compensation import compensation_handler
@@ -54,11 +55,16 @@ def operations_of(saga: Saga) -> dict[str, Operation[Any]]:
     return catalog
 
 
-def build_handlers(deps: HandlerDeps, saga: Saga | None = None) -> dict[str, Handler]:
+def build_handlers(
+    deps: HandlerDeps,
+    saga: Saga | None = None,
+    operations: Mapping[str, Operation[Any]] | None = None,
+) -> dict[str, Handler]:
     """Logical function name → ``handler(event, context) -> dict`` for every function of
-    ``saga`` (default: replacement-order)."""
+    ``saga`` (default: replacement-order). ``operations`` (operation name → ``Operation``)
+    overrides what the handler modules define (tests, sagas without modules)."""
     saga = saga or default_saga()
-    catalog = operations_of(saga)
+    catalog = dict(operations) if operations is not None else operations_of(saga)
     handlers: dict[str, Handler] = {}
     for step in saga.steps:
         handlers[step.name] = forward_handler(deps, saga, step, catalog[step.op])

@@ -1,0 +1,193 @@
+"""Malformed events: ``InvalidInputError`` naming the field, and nothing claimed or sent."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from stepsaga.errors import InvalidInputError
+from tests.unit.handlers.helpers import (
+    World,
+    await_event,
+    case_input,
+    compensation_event,
+    compensation_failed_event,
+    escalate_event,
+    make_world,
+    reconcile_event,
+    step_event,
+)
+
+ORIGINAL = {
+    "action_key": "acme:CASE-1001:r1:reserve_stock",
+    "status": "COMPLETED",
+    "result": {"reservation_id": "acme:CASE-1001:r1:reserve_stock"},
+    "replayed": False,
+}
+REFUND_ORIGINAL = dict(ORIGINAL, action_key="acme:CASE-1001:r1:refund_payment")
+
+#: (function, a valid event)
+VALID: list[tuple[str, dict[str, Any]]] = [
+    ("ReserveStock", step_event("ReserveStock")),
+    ("RefundPayment", step_event("RefundPayment")),
+    ("CreateShipment", step_event("CreateShipment")),
+    ("ReleaseReservation", compensation_event(ORIGINAL)),
+    ("Reconcile", reconcile_event("RefundPayment")),
+    ("Reconcile", await_event("RefundPayment", "rec-1")),
+    ("Reconcile", escalate_event(REFUND_ORIGINAL)),
+    ("Reconcile", compensation_failed_event(ORIGINAL)),
+]
+
+#: Paths whose absence is valid (defaults) — deleting them proves nothing.
+OPTIONAL = {"kind", "failure.Cause", "error.Cause"}
+#: Free-form objects: an extra key there is allowed.
+OPEN_OBJECTS = {"original.result"}
+#: A value no field of any event accepts.
+GARBAGE: Any = [["not", "this"]]
+
+
+def paths(value: Any, prefix: str = "") -> Iterator[tuple[str, Any]]:
+    if isinstance(value, dict):
+        for key, item in value.items():
+            path = f"{prefix}.{key}" if prefix else key
+            yield path, item
+            yield from paths(item, path)
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            path = f"{prefix}.{index}"
+            yield path, item
+            yield from paths(item, path)
+
+
+def container(event: dict[str, Any], path: str) -> tuple[Any, str | int]:
+    *parents, last = path.split(".")
+    node: Any = event
+    for part in parents:
+        node = node[int(part)] if isinstance(node, list) else node[part]
+    return node, int(last) if isinstance(node, list) else last
+
+
+@st.composite
+def malformed(draw: st.DrawFn) -> tuple[str, dict[str, Any], str]:
+    """(function, event, the field the error must name) with one mutation applied."""
+    function, valid = draw(st.sampled_from(VALID))
+    event = copy.deepcopy(valid)
+    kind = draw(st.sampled_from(["delete", "garbage", "extra"]))
+    if kind == "extra":
+        dicts = [""] + [p for p, v in paths(event) if isinstance(v, dict)]
+        target = draw(st.sampled_from([p for p in dicts if p not in OPEN_OBJECTS]))
+        name = draw(st.sampled_from(["bogus", "Extra", "x_1"]))
+        node = container(event, f"{target}.{name}" if target else name)[0]
+        node[name] = 1
+        return function, event, f"{target}.{name}" if target else name
+    candidates = [
+        p
+        for p, _ in paths(event)
+        if not any(p == o or p.startswith(f"{o}.") for o in OPEN_OBJECTS)
+        and (kind != "delete" or (p not in OPTIONAL and not p.split(".")[-1].isdigit()))
+    ]
+    target = draw(st.sampled_from(candidates))
+    node, last = container(event, target)
+    if kind == "delete":
+        del node[last]
+    else:
+        node[last] = GARBAGE
+    return function, event, target
+
+
+@pytest.fixture(scope="module")
+def shared(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
+    built = make_world(Path(tmp_path_factory.mktemp("invalid")))
+    yield built
+    built.deps.close()
+
+
+@settings(
+    max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(case=malformed())
+def test_a_malformed_event_names_its_field(
+    shared: World, case: tuple[str, dict[str, Any], str]
+) -> None:
+    world = shared
+    function, event, field = case
+
+    with pytest.raises(InvalidInputError) as caught:
+        world.run(function, event)
+
+    named = str(caught.value.data["field"])
+    assert named == field or named.startswith(f"{field}.") or field.startswith(f"{named}."), (
+        named,
+        field,
+    )
+    assert caught.value.message.startswith(named)
+    assert world.ledger.list() == []
+    assert world.effects() == []
+
+
+@pytest.mark.parametrize("event", [None, [], "text", 42])
+def test_a_non_object_event(world: World, event: Any) -> None:
+    for function in ("RefundPayment", "ReleaseReservation", "Reconcile"):
+        with pytest.raises(InvalidInputError) as caught:
+            world.run(function, event)
+        assert caught.value.data["field"] in ("event", "kind")
+
+
+def test_an_unknown_reconciliation_kind(world: World) -> None:
+    event = reconcile_event("RefundPayment")
+    event["kind"] = "rollback"
+    with pytest.raises(InvalidInputError) as caught:
+        world.run("Reconcile", event)
+    assert caught.value.data["field"] == "kind"
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("saga", "other-saga"),
+        ("step", "CreateShipment"),
+        ("operation", "create_shipment"),
+        ("effect", "blind_write"),
+    ],
+)
+def test_an_event_for_another_action_is_refused(world: World, field: str, value: str) -> None:
+    event = step_event("RefundPayment")
+    event[field] = value
+    with pytest.raises(InvalidInputError) as caught:
+        world.run("RefundPayment", event)
+    assert caught.value.data["field"] == field
+    assert world.effects() == []
+
+
+def test_a_weaker_effect_class_cannot_unlock_repeats(world: World) -> None:
+    event = step_event("CreateShipment")
+    event["effect"] = "blind_write"
+    with pytest.raises(InvalidInputError) as caught:
+        world.run("CreateShipment", event)
+    assert "physical" in caught.value.message
+
+
+def test_the_key_comes_from_the_intent_not_the_attempt(world: World) -> None:
+    first = step_event("RefundPayment")
+    second = copy.deepcopy(first)
+    second["execution"] = {"name": "redriven-elsewhere", "state": "RefundPayment", "retry_count": 2}
+
+    a = world.run("RefundPayment", first)
+    b = world.run("RefundPayment", second)
+
+    assert a["action_key"] == b["action_key"] == "acme:CASE-1001:r1:refund_payment"
+    assert b["replayed"] is True
+    assert len(world.effects("refund")) == 1
+
+
+def test_a_new_revision_is_a_new_action(world: World) -> None:
+    approval = {"approved_by": "ops@acme.example", "approved_at": "2026-11-29T10:00:00Z"}
+    revised = case_input(approval={**approval, "revision": 2})
+    result = world.run("RefundPayment", step_event("RefundPayment", revised))
+    assert result["action_key"] == "acme:CASE-1001:r2:refund_payment"

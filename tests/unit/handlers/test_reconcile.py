@@ -1,0 +1,336 @@
+"""The reconciliation handler: automatic decisions first, items only for what is undecidable."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from stepsaga import metric_names
+from stepsaga.errors import (
+    ActionConflictError,
+    ActionInProgressError,
+    AttemptBudgetExhaustedError,
+    BudgetExhaustedError,
+    InvalidInputError,
+    OutcomeUnknownError,
+    TransientError,
+)
+from stepsaga.ledger import Claim, LedgerPolicy, ReconOutcome, ReconStatus, Status
+from stepsaga.reconciliation import AUTO_RESOLVER, resolve
+from tests.unit.handlers.conftest import WorldFactory
+from tests.unit.handlers.helpers import (
+    World,
+    await_event,
+    case_input,
+    compensation_event,
+    compensation_failed_event,
+    escalate_event,
+    fault,
+    reconcile_event,
+    step_event,
+)
+
+REFUND_KEY = "acme:CASE-1001:r1:refund_payment"
+RESERVE_KEY = "acme:CASE-1001:r1:reserve_stock"
+
+
+def refund_case(amount: str = "20.00") -> dict[str, Any]:
+    return case_input(refund={"payment_id": "PAY-991", "amount": amount, "currency": "USD"})
+
+
+def unknown_refund(world: World) -> None:
+    with pytest.raises(OutcomeUnknownError):
+        world.run("RefundPayment", step_event("RefundPayment"))
+
+
+# --- automatic outcomes ------------------------------------------------------------------
+
+
+def test_found_by_key_completes_with_the_refund_id(make: WorldFactory) -> None:
+    world = make(faults={"faults": [fault("refund", "lose_response")]})
+    unknown_refund(world)
+    refund_id = world.effects("refund")[0].resource_id
+
+    verdict = world.run("Reconcile", reconcile_event("RefundPayment"))
+
+    assert verdict["outcome"] == "applied"
+    record = world.ledger.get(REFUND_KEY)
+    assert record.status is Status.COMPLETED
+    assert record.result["refund_id"] == refund_id
+    item = world.ledger.get_item(verdict["item_id"])
+    assert item.status is ReconStatus.RESOLVED
+    assert item.outcome is ReconOutcome.APPLIED
+    assert item.resolved_by == AUTO_RESOLVER
+    assert refund_id in item.note
+    assert "find_refund_by_key" in item.note
+    assert item.evidence["request_digest"] == record.digest
+    assert item.evidence["last_error"]["error"] == "OutcomeUnknownError"
+    assert item.evidence["attempts"] == 1
+    # The step then replays the refund; nothing opened for a person.
+    replay = world.run("RefundPayment", step_event("RefundPayment"))
+    assert replay["replayed"] is True
+    assert replay["result"]["refund_id"] == refund_id
+    assert len(world.effects("refund")) == 1
+    assert world.metrics.total(metric_names.RECONCILIATION_OPENED) == 0
+
+
+def test_proven_absent_releases_for_the_same_key(make: WorldFactory) -> None:
+    world = make(faults={"faults": [fault("refund", "timeout_before_effect", times=2)]})
+    unknown_refund(world)
+    assert world.effects("refund") == []
+
+    verdict = world.run("Reconcile", reconcile_event("RefundPayment"))
+
+    assert verdict["outcome"] == "not_applied"
+    assert world.ledger.get(REFUND_KEY).status is Status.RELEASED
+    item = world.ledger.get_item(verdict["item_id"])
+    assert (item.outcome, item.resolved_by) == (ReconOutcome.NOT_APPLIED, AUTO_RESOLVER)
+    result = world.run("RefundPayment", step_event("RefundPayment"))
+    assert result["action_key"] == REFUND_KEY
+    assert len(world.effects("refund")) == 1
+    assert world.effects("refund")[0].reference == REFUND_KEY  # the same key went down
+
+
+def test_a_failing_lookup_stays_open_once(make: WorldFactory) -> None:
+    world = make(
+        faults={
+            "faults": [fault("refund", "lose_response"), fault("find_refund_by_key", "throttle")]
+        }
+    )
+    unknown_refund(world)
+
+    first = world.run("Reconcile", reconcile_event("RefundPayment"))
+    again = world.run("Reconcile", reconcile_event("RefundPayment"))
+
+    assert first == again
+    assert first["outcome"] == "undecided"
+    item = world.ledger.get_item(first["item_id"])
+    assert item.status is ReconStatus.OPEN
+    assert item.reason == "outcome unknown (attempt 1)"
+    assert item.step == "RefundPayment"
+    assert item.evidence["lookup"].startswith("failed:")
+    assert world.metrics.total(metric_names.RECONCILIATION_OPENED) == 1
+
+
+def test_completed_record_is_applied_without_an_item(world: World) -> None:
+    world.run("RefundPayment", step_event("RefundPayment"))
+    verdict = world.run("Reconcile", reconcile_event("RefundPayment"))
+    assert verdict == {"outcome": "applied", "item_id": None}
+
+
+def test_a_live_lease_is_asked_again_later(world: World) -> None:
+    from stepsaga.handlers.identity import action_of
+    from stepsaga.workflow.events import parse_event
+    from tasks.refund_payment import OPERATION
+    from workflows.replacement_order import RefundPaymentEvent
+
+    parsed = parse_event(RefundPaymentEvent, step_event("RefundPayment"))
+    action = action_of(
+        parsed, "refund_payment", parsed.effect, OPERATION.consequential(parsed.params), 1
+    )
+    assert isinstance(world.ledger.claim(action), Claim)
+
+    with pytest.raises(ActionInProgressError):
+        world.run("Reconcile", reconcile_event("RefundPayment"))
+
+
+def test_tenant_budget_without_a_record_fails_until_topped_up(world: World) -> None:
+    world.ledger.set_budget("acme", 0)
+    with pytest.raises(BudgetExhaustedError):
+        world.run("RefundPayment", step_event("RefundPayment"))
+
+    with pytest.raises(BudgetExhaustedError) as caught:
+        world.run("Reconcile", reconcile_event("RefundPayment", "BudgetExhaustedError"))
+    assert "redrive" in caught.value.message
+
+    world.ledger.set_budget("acme", 3)
+    verdict = world.run("Reconcile", reconcile_event("RefundPayment", "BudgetExhaustedError"))
+    assert verdict == {"outcome": "not_applied", "item_id": None}
+    world.run("RefundPayment", step_event("RefundPayment"))
+    assert world.ledger.budget("acme") == 2
+
+
+def test_tenant_budget_with_a_record_opens_an_item_and_asks_again(make: WorldFactory) -> None:
+    world = make(faults={"faults": [fault("refund", "throttle", attempt=1)]})
+    with pytest.raises(TransientError):
+        world.run("RefundPayment", step_event("RefundPayment"))  # RELEASED, refunded
+    world.ledger.set_budget("acme", 0)
+    with pytest.raises(BudgetExhaustedError):
+        world.run("RefundPayment", step_event("RefundPayment"))
+
+    first = world.run("Reconcile", reconcile_event("RefundPayment", "BudgetExhaustedError"))
+    assert first["outcome"] == "undecided"
+    item = world.ledger.get_item(first["item_id"])
+    assert item.reason == "tenant budget exhausted (attempt 1)"
+
+    # "Go again" without a top-up: the same question comes back as a new item, not a loop.
+    resolve(world.ledger, item.item_id, "not_applied", "ops@acme", "retry", send_task_success=None)
+    with pytest.raises(BudgetExhaustedError):
+        world.run("RefundPayment", step_event("RefundPayment"))
+    second = world.run("Reconcile", reconcile_event("RefundPayment", "BudgetExhaustedError"))
+    assert second["outcome"] == "undecided"
+    assert world.ledger.get_item(second["item_id"]).reason.endswith("(#2)")
+
+
+def test_attempt_budget_exhausted_stays_open(make: WorldFactory) -> None:
+    world = make(
+        policy=LedgerPolicy(attempt_budget=1), faults={"faults": [fault("refund", "throttle")]}
+    )
+    with pytest.raises(TransientError):
+        world.run("RefundPayment", step_event("RefundPayment"))
+    with pytest.raises(AttemptBudgetExhaustedError):
+        world.run("RefundPayment", step_event("RefundPayment"))
+
+    verdict = world.run(
+        "Reconcile", reconcile_event("RefundPayment", "AttemptBudgetExhaustedError")
+    )
+    assert verdict["outcome"] == "undecided"
+    assert world.ledger.get_item(verdict["item_id"]).reason.startswith("attempt budget")
+
+
+def test_a_conflict_stays_open(world: World) -> None:
+    world.run("RefundPayment", step_event("RefundPayment"))
+    with pytest.raises(ActionConflictError):
+        world.run("RefundPayment", step_event("RefundPayment", refund_case("25.00")))
+
+    verdict = world.run(
+        "Reconcile", reconcile_event("RefundPayment", "ActionConflictError", refund_case("25.00"))
+    )
+    assert verdict["outcome"] == "undecided"
+    item = world.ledger.get_item(verdict["item_id"])
+    assert item.reason.startswith("action key conflict")
+    assert world.ledger.get(REFUND_KEY).status is Status.COMPLETED  # untouched
+
+
+# --- escalations and failed compensations -------------------------------------------------
+
+
+def test_escalation_records_one_item_and_notifies_once(world: World) -> None:
+    refund = world.run("RefundPayment", step_event("RefundPayment"))
+
+    first = world.run("Reconcile", escalate_event(refund))
+    again = world.run("Reconcile", escalate_event(refund))
+
+    assert first == again
+    item = world.ledger.get_item(first["item_id"])
+    assert item.reason == "escalated: refund issued, replacement not shipped"
+    assert item.status is ReconStatus.OPEN
+    assert item.evidence["downstream_reference"] == refund["result"]["refund_id"]
+    assert item.evidence["last_error"]["error"] == "BusinessRejectedError"
+    assert [n.item_id for n in world.notifier.notices] == [item.item_id]
+    assert world.notifier.notices[0].waiting is False
+    assert world.metrics.total(metric_names.RECONCILIATION_OPENED) == 1
+    assert len(world.effects("refund")) == 1  # a record, never an automatic charge
+
+
+def test_escalation_of_another_cases_refund_is_refused(world: World) -> None:
+    refund = world.run("RefundPayment", step_event("RefundPayment"))
+    forged = dict(refund, action_key="acme:CASE-9:r1:refund_payment")
+    with pytest.raises(InvalidInputError) as caught:
+        world.run("Reconcile", escalate_event(forged))
+    assert caught.value.data["field"] == "original.action_key"
+
+
+def test_failed_compensation_is_recorded_on_its_own_key(make: WorldFactory) -> None:
+    world = make(faults={"faults": [fault("release", "lose_response")]})
+    original = world.run("ReserveStock", step_event("ReserveStock"))
+    with pytest.raises(OutcomeUnknownError):
+        world.run("ReleaseReservation", compensation_event(original))
+
+    verdict = world.run("Reconcile", compensation_failed_event(original))
+
+    item = world.ledger.get_item(verdict["item_id"])
+    assert verdict["outcome"] == "undecided"
+    assert item.record_key == f"{RESERVE_KEY}:compensate:release_reservation"
+    assert item.reason == "compensation release_reservation failed"
+    assert item.step == "ReleaseReservation"
+    assert item.evidence["last_error"]["error"] == "OutcomeUnknownError"
+    assert world.metrics.total(metric_names.COMPENSATION_FAILED) == 1
+    assert world.metrics.total(metric_names.RECONCILIATION_OPENED) == 1
+    world.run("Reconcile", compensation_failed_event(original))
+    assert world.metrics.total(metric_names.COMPENSATION_FAILED) == 1
+
+
+def test_failed_compensation_without_its_own_record_lands_on_the_original(
+    world: World,
+) -> None:
+    original = world.run("ReserveStock", step_event("ReserveStock"))
+    verdict = world.run("Reconcile", compensation_failed_event(original))
+    assert world.ledger.get_item(verdict["item_id"]).record_key == RESERVE_KEY
+
+
+# --- waiting for a person -----------------------------------------------------------------
+
+
+def open_item(make: WorldFactory, **options: Any) -> tuple[World, str]:
+    world = make(
+        faults={
+            "faults": [
+                fault("refund", "lose_response"),
+                fault("find_refund_by_key", "throttle", times=1),
+            ]
+        },
+        **options,
+    )
+    unknown_refund(world)
+    verdict = world.run("Reconcile", reconcile_event("RefundPayment"))
+    assert verdict["outcome"] == "undecided"
+    return world, verdict["item_id"]
+
+
+def test_await_attaches_the_token_and_notifies_once(make: WorldFactory) -> None:
+    world, item_id = open_item(make, callbacks=False)
+
+    world.run("Reconcile", await_event("RefundPayment", item_id, token="tok-1"))
+    world.run("Reconcile", await_event("RefundPayment", item_id, token="tok-1"))
+
+    item = world.ledger.get_item(item_id)
+    assert item.task_token == "tok-1"
+    assert item.status is ReconStatus.OPEN
+    assert len(world.notifier.notices) == 1
+    notice = world.notifier.notices[0]
+    assert (notice.item_id, notice.waiting, notice.action_key) == (item_id, True, REFUND_KEY)
+
+
+def test_await_second_look_decides_and_resumes(make: WorldFactory) -> None:
+    world, item_id = open_item(make)  # the lookup failed once; now it works
+
+    world.run("Reconcile", await_event("RefundPayment", item_id, token="tok-1"))
+
+    item = world.ledger.get_item(item_id)
+    assert item.status is ReconStatus.RESOLVED
+    assert item.resolved_by == AUTO_RESOLVER
+    assert world.sent.calls == [
+        (
+            "tok-1",
+            {
+                "outcome": "applied",
+                "item_id": item_id,
+                "decided_by": AUTO_RESOLVER,
+                "note": item.note,
+            },
+        )
+    ]
+
+
+def test_await_on_an_item_resolved_meanwhile_resumes_at_once(make: WorldFactory) -> None:
+    world, item_id = open_item(make)
+    resolve(world.ledger, item_id, "applied", "ops@acme", "seen in the PSP", send_task_success=None)
+
+    world.run("Reconcile", await_event("RefundPayment", item_id, token="tok-9"))
+
+    assert [(token, out["outcome"]) for token, out in world.sent.calls] == [("tok-9", "applied")]
+
+
+def test_await_refuses_an_item_of_another_case(make: WorldFactory) -> None:
+    world, item_id = open_item(make)
+    other = case_input(case_id="CASE-2002")
+    with pytest.raises(InvalidInputError) as caught:
+        world.run("Reconcile", await_event("RefundPayment", item_id, case=other))
+    assert caught.value.data["field"] == "item_id"
+    with pytest.raises(InvalidInputError):
+        world.run("Reconcile", await_event("RefundPayment", None))
+    with pytest.raises(InvalidInputError):
+        world.run("Reconcile", await_event("RefundPayment", "rec-nothing"))
+    assert world.ledger.get_item(item_id).task_token is None
