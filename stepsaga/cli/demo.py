@@ -200,12 +200,11 @@ def _render_summary(
     home: StateHome,
 ) -> None:
     stdout.print("[bold]7. where every case ended, and what the services did[/] (sim effects)")
-    table = Table("case", "execution", "outcome", "reserve", "refund", "shipment", "release")
+    table = Table("case", "outcome", "reserve", "refund", "shipment", "release")
     for case_id, view in views.items():
         done = counts.get(case_id, Counter())
         table.add_row(
             case_id,
-            view.name,
             outcome_text(view.outcome),
             str(done["reserve"]),
             str(done["refund"]),

@@ -10,7 +10,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from stepsaga.backends import ExecutionView, Outcome, ReconItemView, ResolutionView
+from stepsaga.backends import ExecutionView, Outcome, ReconItemView, ResolutionView, StepKind
 
 _OUTCOME_STYLE = {
     Outcome.COMPLETED: "green",
@@ -43,16 +43,11 @@ def render_execution(console: Console, view: ExecutionView) -> None:
     )
     if view.error:
         console.print(f"error {view.error}: {_short(view.cause)}", highlight=False)
-    table = Table("step", "kind", "ledger", "attempts")
+    table = Table("step", "ledger", "attempts")
     table.add_column("action key", overflow="fold")
     for step in view.steps:
-        table.add_row(
-            step.state,
-            step.kind.value,
-            step.ledger_status or "-",
-            str(step.attempts),
-            step.action_key,
-        )
+        name = step.state if step.kind is StepKind.STEP else f"{step.state} (undo)"
+        table.add_row(name, step.ledger_status or "-", str(step.attempts), step.action_key)
     console.print(table)
     for hint in _hints(view):
         console.print(f"[dim]{hint}[/]", highlight=False)
