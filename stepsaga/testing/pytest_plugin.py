@@ -2,7 +2,9 @@
 
 ``pip install "stepsaga[testing]"`` registers this plugin (entry point ``pytest11``); without
 the entry point, list it in your root ``conftest.py``:
-``pytest_plugins = ["stepsaga.testing.pytest_plugin"]``.
+``pytest_plugins = ["stepsaga.testing.pytest_plugin"]`` (the entry point has the module's
+name, so both together register it once). Disable it with
+``-p no:stepsaga.testing.pytest_plugin``.
 
 Override these in a test module or ``conftest.py`` (a fixture with the same name):
 

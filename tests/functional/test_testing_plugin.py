@@ -124,8 +124,8 @@ def test_a_daemon_that_never_answers_costs_one_probe_timeout(
     assert summary, result.stdout
     for reason in skip_reasons(result.stdout):
         assert reason.endswith(f"at tcp://127.0.0.1:{silent_daemon} within 2 s"), reason
-    # One 2 s probe for the session, not one per container test (that would be 8 s).
-    assert float(summary.group(1)) < 6, result.stdout
+    # One 2 s probe for the session; one per container test would take 8 s at least.
+    assert float(summary.group(1)) < 8, result.stdout
 
 
 def test_the_entry_point_is_installed() -> None:
