@@ -39,8 +39,11 @@ def open_backend(cli: CliContext) -> SagaBackend:
     except ModuleNotFoundError as exc:
         if exc.name != AWS_BACKEND_MODULE:
             raise
+        module = None
+    opener = getattr(module, "open_backend", None)
+    if opener is None:
         usage_error("--backend aws is not available in this build")
-    return cast(SagaBackend, module.open_backend(cli))
+    return cast(SagaBackend, opener(cli))
 
 
 def log_level() -> str:
