@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import threading
+import weakref
 from collections.abc import Callable, Iterable, Sequence
 from contextlib import suppress
 from datetime import datetime
@@ -137,7 +138,11 @@ class SqliteStore:
         self.busy_timeout_ms = busy_timeout_ms
         self._local = threading.local()
         self._lock = threading.Lock()
-        self._connections: list[sqlite3.Connection] = []
+        # (thread, pid, connection): connections of finished threads are closed, those a
+        # forked child inherited are never touched by it (SQLite forbids using them).
+        self._connections: list[tuple[weakref.ref[threading.Thread], int, sqlite3.Connection]]
+        self._connections = []
+        self._inherited: list[sqlite3.Connection] = []
         self._generation = 0
         self._error_mapping = _ErrorMapping(self.path, busy_timeout_ms)
         try:
@@ -170,10 +175,26 @@ class SqliteStore:
         conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout_ms)}")
         conn.execute("PRAGMA journal_mode = WAL")
         conn.execute(f"PRAGMA synchronous = {self.synchronous}")
-        local.conn, local.pid, local.generation = conn, os.getpid(), self._generation
+        pid = os.getpid()
+        local.conn, local.pid, local.generation = conn, pid, self._generation
         with self._lock:
-            self._connections.append(conn)
+            self._prune(pid)
+            self._connections.append((weakref.ref(threading.current_thread()), pid, conn))
         return conn
+
+    def _prune(self, pid: int) -> None:
+        """Close connections whose thread ended; set aside those inherited over a fork."""
+        kept = []
+        for thread, owner, conn in self._connections:
+            alive = thread()
+            if owner != pid:
+                self._inherited.append(conn)
+            elif alive is None or not alive.is_alive():
+                with suppress(sqlite3.Error):
+                    conn.close()
+            else:
+                kept.append((thread, owner, conn))
+        self._connections = kept
 
     def _setup(self, conn: sqlite3.Connection) -> None:
         version = conn.execute("PRAGMA user_version").fetchone()[0]
@@ -198,7 +219,11 @@ class SqliteStore:
         with self._lock:
             connections, self._connections = self._connections, []
             self._generation += 1
-        for conn in connections:
+        pid = os.getpid()
+        for _, owner, conn in connections:
+            if owner != pid:
+                self._inherited.append(conn)
+                continue
             with suppress(sqlite3.Error):
                 conn.close()
 

@@ -167,3 +167,26 @@ def test_16_threads_on_moto(tmp_path: Path, cost: int | None) -> None:
     assert len({tuple(sorted(r.items())) for r in results}) == 1
     if cost:
         assert ledgers[0].budget("acme") == 95
+
+
+@pytest.mark.skipif(not Path("/proc/self/fd").exists(), reason="needs /proc")
+def test_short_lived_threads_do_not_leak_connections(tmp_path: Path) -> None:
+    with open_ledger(f"sqlite:///{tmp_path / 'ledger.db'}") as ledger:
+
+        def one(n: int) -> None:
+            ledger.perform(make_action(f"op-{n}"), lambda _: {"n": n})
+
+        def open_files() -> int:
+            return len(list(Path("/proc/self/fd").iterdir()))
+
+        for n in range(5):
+            worker = threading.Thread(target=one, args=(n,))
+            worker.start()
+            worker.join()
+        before = open_files()
+        for n in range(5, 105):
+            worker = threading.Thread(target=one, args=(n,))
+            worker.start()
+            worker.join()
+        assert open_files() - before < 10
+        assert len(ledger.list()) == 105
