@@ -40,10 +40,17 @@ from stepsaga.ledger.models import (
 )
 from stepsaga.ledger.store import Expect, ItemWrite, WriteOutcome, WriteResult
 from stepsaga.ledger.table import (
+    ACTION_PREFIX,
+    ACTION_SORT,
+    BUDGET_PREFIX,
+    BUDGET_SORT,
     OPEN_ITEMS_INDEX,
     OPEN_ITEMS_PARTITION_KEY,
     OPEN_ITEMS_SORT_KEY,
+    OPEN_ITEMS_TENANT_PREFIX,
     PARTITION_KEY,
+    RECON_PREFIX,
+    RECON_SORT,
     SORT_KEY,
     TTL_ATTRIBUTE,
 )
@@ -53,9 +60,6 @@ if TYPE_CHECKING:
 
 Item = dict[str, Any]
 
-ACTION_PREFIX, ACTION_SORT = "ACTION#", "ACTION"
-BUDGET_PREFIX, BUDGET_SORT = "BUDGET#", "BUDGET"
-RECON_PREFIX, RECON_SORT = "RECON#", "RECON"
 
 _UNAVAILABLE = {
     "ProvisionedThroughputExceededException",
@@ -270,7 +274,7 @@ class DynamoDBStore:
                 IndexName=OPEN_ITEMS_INDEX,
                 KeyConditionExpression="#gpk = :gpk",
                 ExpressionAttributeNames={"#gpk": OPEN_ITEMS_PARTITION_KEY},
-                ExpressionAttributeValues={":gpk": {"S": f"TENANT#{tenant}"}},
+                ExpressionAttributeValues={":gpk": {"S": f"{OPEN_ITEMS_TENANT_PREFIX}{tenant}"}},
             ):
                 for raw in page.get("Items", []):
                     if "record_key" in raw:
@@ -473,7 +477,7 @@ def _recon_item(item: ReconItem) -> Item:
         "updated_at": {"S": time_text(item.updated_at)},
     }
     if item.status is ReconStatus.OPEN:  # the sparse index sees open items only
-        raw[OPEN_ITEMS_PARTITION_KEY] = {"S": f"TENANT#{item.tenant_id}"}
+        raw[OPEN_ITEMS_PARTITION_KEY] = {"S": f"{OPEN_ITEMS_TENANT_PREFIX}{item.tenant_id}"}
         raw[OPEN_ITEMS_SORT_KEY] = {"S": f"{time_text(item.created_at)}#{item.item_id}"}
     _put_optional(raw, "outcome", item.outcome.value if item.outcome else None)
     _put_optional(raw, "resolved_by", item.resolved_by)

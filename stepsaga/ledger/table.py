@@ -15,3 +15,13 @@ TTL_ATTRIBUTE: Final = "expires_at"
 OPEN_ITEMS_INDEX: Final = "open-items-by-tenant"
 OPEN_ITEMS_PARTITION_KEY: Final = "gsi1pk"
 OPEN_ITEMS_SORT_KEY: Final = "gsi1sk"
+
+#: Item keys (``pk`` prefix + fixed ``sk``): action records, tenant budgets, recon items.
+ACTION_PREFIX: Final = "ACTION#"
+ACTION_SORT: Final = "ACTION"
+BUDGET_PREFIX: Final = "BUDGET#"
+BUDGET_SORT: Final = "BUDGET"
+RECON_PREFIX: Final = "RECON#"
+RECON_SORT: Final = "RECON"
+#: Open recon items: ``gsi1pk`` = this prefix + tenant, ``gsi1sk`` = ``{created_at}#{item_id}``.
+OPEN_ITEMS_TENANT_PREFIX: Final = "TENANT#"
