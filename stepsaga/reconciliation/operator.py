@@ -94,7 +94,7 @@ def resolve(
             else {"reconciled": {"item_id": item_id, "outcome": decided.value, "by": by}}
         )
     resolved = ledger.resolve_item(item_id, decided, by, note, result=payload)
-    token = resolved.task_token or _token_of(ledger, item_id)
+    token = resolved.task_token
     if token is None or send_task_success is None:
         return Resolution(item=resolved, changed=True, resumed=False)
     _send(send_task_success, token, resolved)
@@ -124,12 +124,6 @@ def _send(send_task_success: TaskSuccessSender, token: str, item: ReconItem) -> 
             f"({type(exc).__name__}); resume it again",
             item_id=item.item_id,
         ) from exc
-
-
-def _token_of(ledger: Ledger, item_id: str) -> str | None:
-    """A token attached while the resolution was being written (read it back)."""
-    stored = ledger.get_item(item_id)
-    return stored.task_token if stored is not None else None
 
 
 def _require(ledger: Ledger, item_id: str) -> ReconItem:

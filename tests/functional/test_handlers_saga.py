@@ -23,8 +23,15 @@ from workflows.replacement_order import saga
 
 
 class Run:
-    def __init__(self, root: Path, faults: dict[str, Any] | None = None) -> None:
-        self.world: World = make_world(root, faults=faults, callbacks=False)
+    def __init__(
+        self, root: Path, faults: dict[str, Any] | None = None, *, resumes: bool = False
+    ) -> None:
+        def send(token: str, output: dict[str, Any]) -> object:
+            return self.engine.send_task_success(token, output)
+
+        self.world: World = make_world(
+            root, faults=faults, callbacks=False, send_task_success=send if resumes else None
+        )
         self.engine = LocalEngine(
             self.world.home, self.world.handlers, clock=self.world.clock, time_scale=0
         )
@@ -50,8 +57,10 @@ def runs(tmp_path: Path) -> Iterator[list[Run]]:
         run.close()
 
 
-def start(runs: list[Run], root: Path, faults: dict[str, Any] | None = None) -> Run:
-    run = Run(root / f"home-{len(runs)}", faults)
+def start(
+    runs: list[Run], root: Path, faults: dict[str, Any] | None = None, *, resumes: bool = False
+) -> Run:
+    run = Run(root / f"home-{len(runs)}", faults, resumes=resumes)
     runs.append(run)
     return run
 
@@ -125,6 +134,28 @@ def test_undecidable_shipment_waits_for_an_operator(runs: list[Run], tmp_path: P
     assert resolution.resumed is True
     done = run.engine.describe_execution(waiting["executionArn"])
     assert done["status"] == "SUCCEEDED"
+    assert run.applied("create_shipment") == 1
+
+
+def test_a_second_look_while_waiting_resumes_the_case_itself(
+    runs: list[Run], tmp_path: Path
+) -> None:
+    run = start(
+        runs,
+        tmp_path,
+        {
+            "faults": [
+                fault("create_shipment", "lose_response"),
+                fault("find_shipment_by_reference", "throttle", times=1),
+            ]
+        },
+        resumes=True,
+    )
+    done = run.start()
+
+    assert done["status"] == "SUCCEEDED"
+    (item,) = run.world.ledger.list_items()
+    assert (item.status, item.resolved_by) == (ReconStatus.RESOLVED, AUTO_RESOLVER)
     assert run.applied("create_shipment") == 1
 
 

@@ -283,6 +283,7 @@ def make_world(
     faults: dict[str, Any] | Faults | None = None,
     policy: LedgerPolicy | None = None,
     callbacks: bool = True,
+    send_task_success: Callable[[str, dict[str, Any]], object] | None = None,
 ) -> World:
     clock = clock or ManualClock(NOW)
     home = StateHome(root)
@@ -301,7 +302,7 @@ def make_world(
         logger=logs.logger,
         metrics=metrics,
         notifier=notifier,
-        send_task_success=sent if callbacks else None,
+        send_task_success=send_task_success or (sent if callbacks else None),
     )
     return World(home, clock, deps, build_handlers(deps), metrics, notifier, sent, logs)
 
