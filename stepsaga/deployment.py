@@ -22,6 +22,12 @@ ENV_STAGE: Final = "STEPSAGA_STAGE"
 ENV_LEDGER_TABLE_NAME: Final = "STEPSAGA_LEDGER_TABLE_NAME"
 ENV_RECONCILIATION_TOPIC_ARN: Final = "STEPSAGA_RECONCILIATION_TOPIC_ARN"
 
+# --- environment variables the CLI's ``--backend aws`` reads (besides the two above) -----
+#: A stack whose outputs configure the CLI (what ``--stack NAME`` sets).
+ENV_STACK: Final = "STEPSAGA_STACK"
+#: The state machine, when the CLI is configured without a stack.
+ENV_STATE_MACHINE_ARN: Final = "STEPSAGA_STATE_MACHINE_ARN"
+
 
 def stack_name(stage: str = DEFAULT_STAGE) -> str:
     """CloudFormation stack name of one stage, e.g. ``stepsaga-dev``."""

@@ -11,6 +11,7 @@ from typer._click.exceptions import ClickException, NoArgsIsHelpError
 
 from stepsaga.cli import asl, demo, ledger, recon, run, sim
 from stepsaga.cli.common import Backend, CliContext
+from stepsaga.deployment import ENV_STACK
 from stepsaga.home import StateHome
 
 app = typer.Typer(
@@ -36,8 +37,20 @@ def root(
             show_default=False,
         ),
     ] = None,
+    stack: Annotated[
+        str | None,
+        typer.Option(
+            envvar=ENV_STACK,
+            help="--backend aws: the stack whose outputs name the state machine and table "
+            "(e.g. stepsaga-dev; else $STEPSAGA_STATE_MACHINE_ARN and "
+            "$STEPSAGA_LEDGER_TABLE_NAME).",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
-    ctx.obj = CliContext(backend=backend, home=StateHome(home) if home else StateHome.from_env())
+    ctx.obj = CliContext(
+        backend=backend, home=StateHome(home) if home else StateHome.from_env(), stack=stack
+    )
 
 
 # Command groups register here, one line each (keep alphabetical).

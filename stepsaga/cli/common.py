@@ -34,6 +34,8 @@ class Backend(StrEnum):
 class CliContext:
     backend: Backend
     home: StateHome
+    #: ``--stack``: the CloudFormation stack whose outputs configure ``--backend aws``.
+    stack: str | None = None
 
 
 def cli_context(ctx: typer.Context) -> CliContext:

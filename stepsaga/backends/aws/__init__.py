@@ -1,0 +1,56 @@
+"""``--backend aws``: the operator's verbs against the deployed CDK stack.
+
+``settings.py`` finds the stack (outputs or environment), ``clients.py`` makes the boto3
+clients, ``errors.py`` maps AWS errors to ours, ``locate.py`` finds the execution a
+reference names, ``history.py`` reads histories, ``backend.py`` holds the verbs.
+:func:`open_backend` is what the CLI calls (``stepsaga.cli.backend``).
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Protocol
+
+from stepsaga.backends.aws.backend import AwsBackend, DecisionNotDeliveredError, redrive_token
+from stepsaga.backends.aws.clients import Clients, FixedClients, SessionClients
+from stepsaga.backends.aws.errors import AwsCallError
+from stepsaga.backends.aws.settings import (
+    ENV_WAIT_SECONDS,
+    AwsSettings,
+    load_settings,
+    wait_seconds_from,
+)
+
+
+class CliOptions(Protocol):
+    """What the CLI's root options give this backend (``stepsaga.cli.common.CliContext``)."""
+
+    @property
+    def stack(self) -> str | None: ...
+
+
+def open_backend(cli: CliOptions, *, clients: Clients | None = None) -> AwsBackend:
+    """The backend for ``--backend aws`` (``--stack``, else the environment). Opening it
+    calls nothing on AWS: the stack is read on the first verb that needs it."""
+    environ = dict(os.environ)
+    made = clients or SessionClients()
+    return AwsBackend(
+        lambda: load_settings(stack=cli.stack, environ=environ, cloudformation=made.cloudformation),
+        clients=made,
+        wait_seconds=wait_seconds_from(environ),
+    )
+
+
+__all__ = [
+    "ENV_WAIT_SECONDS",
+    "AwsBackend",
+    "AwsCallError",
+    "AwsSettings",
+    "Clients",
+    "DecisionNotDeliveredError",
+    "FixedClients",
+    "SessionClients",
+    "load_settings",
+    "open_backend",
+    "redrive_token",
+]

@@ -1,0 +1,388 @@
+"""The operator's verbs on the deployed stack: Step Functions for executions, the DynamoDB
+ledger for steps and reconciliation items.
+
+* ``start``: ``StartExecution`` named after the case; ``ExecutionAlreadyExists`` (or AWS
+  quietly returning a running one) → ``DescribeExecution``: the same input reports that
+  execution, another input is refused naming it.
+* ``status``: ``DescribeExecution`` + a ``GetItem`` per planned action + the tenant's
+  OPEN items (the ``open-items-by-tenant`` index).
+* ``history``: every ``GetExecutionHistory`` page, oldest first.
+* ``redrive``: ``RedriveExecution`` with a client token derived from the execution and its
+  ``redriveCount``, so a repeated call cannot redrive twice; AWS's refusal
+  (``ExecutionNotRedrivable``) is passed on with its reason.
+* ``recon``: the ledger's own list/get/resolve; a case waiting on the item gets
+  ``SendTaskSuccess`` with the ``OperatorDecision``.
+
+AWS runs executions on its own time, so ``start``, ``redrive`` and ``recon resolve`` then
+**follow** the execution for at most ``wait_seconds`` (``$STEPSAGA_AWS_WAIT_SECONDS``,
+default 60; 0 returns at once): ``DescribeExecution`` every ``poll_seconds`` until it
+stops or waits for a decision (RUNNING with an OPEN item carrying a task token), turning
+new history events into progress notices. A case still moving after that is reported as
+``running``; ``status`` shows it later.
+
+Waiting for a decision is read from the ledger (the reconciler stores the task token on
+the item), not from the history, so ``status`` costs no history read.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from collections.abc import Callable
+from types import TracebackType
+from typing import TYPE_CHECKING, Any
+
+from stepsaga.backends.assemble import CaseIdentity, execution_view, item_view, planned_actions
+from stepsaga.backends.aws.clients import Clients, SessionClients
+from stepsaga.backends.aws.errors import aws_call
+from stepsaga.backends.aws.history import ProgressFeed, all_events, last_event_id
+from stepsaga.backends.aws.locate import Described, describe, describe_or_none, locate
+from stepsaga.backends.aws.settings import (
+    DEFAULT_POLL_SECONDS,
+    DEFAULT_WAIT_SECONDS,
+    AwsSettings,
+)
+from stepsaga.backends.naming import execution_name
+from stepsaga.backends.progress import ProgressListener
+from stepsaga.backends.views import (
+    ExecutionView,
+    ReconDecision,
+    ReconFilter,
+    ReconItemView,
+    ResolutionView,
+)
+from stepsaga.case import Case
+from stepsaga.clock import Clock, SystemClock
+from stepsaga.engine.errors import (
+    ExecutionAlreadyExists,
+    ExecutionNotRedrivable,
+    InvalidToken,
+    TaskDoesNotExist,
+    TaskTimedOut,
+)
+from stepsaga.errors import InvalidInputError, NotFoundError, StepSagaError, TransientError
+from stepsaga.ledger import Ledger, ReconItem, ReconStatus, Record
+from stepsaga.ledger.dynamodb import DynamoDBStore
+from stepsaga.reconciliation import decision_of, resolve, sfn_task_success
+from stepsaga.workflow import names
+from stepsaga.workflow.saga import Saga
+
+if TYPE_CHECKING:
+    from mypy_boto3_stepfunctions import SFNClient
+
+    from stepsaga.engine import MockConfig
+    from stepsaga.services import Faults
+
+#: ``DescribeExecution`` statuses of an execution that is still moving.
+_MOVING = ("RUNNING", "PENDING_REDRIVE")
+
+
+class DecisionNotDeliveredError(StepSagaError):
+    """The item is resolved, but the execution that waited on it no longer waits (its
+    wait timed out, or it was stopped): redrive it and it goes on with the decision."""
+
+
+def default_saga() -> Saga:
+    from workflows.replacement_order import saga
+
+    return saga
+
+
+def redrive_token(execution_arn: str, redrive_count: int) -> str:
+    """``RedriveExecution``'s ``clientToken``: the same for the same execution and redrive
+    count, so a repeated call is the same request (AWS keeps tokens for 15 minutes)."""
+    return hashlib.sha256(f"{execution_arn}#{redrive_count}".encode()).hexdigest()
+
+
+class AwsBackend:
+    """:class:`~stepsaga.backends.base.SagaBackend` on the deployed stack.
+
+    ``settings`` may be a callable, called on first need (so refusing a local-only flag
+    makes no AWS call at all). ``clients``, ``clock`` and ``sleeper`` are injectable.
+    """
+
+    def __init__(
+        self,
+        settings: AwsSettings | Callable[[], AwsSettings],
+        *,
+        clients: Clients | None = None,
+        saga: Saga | None = None,
+        clock: Clock | None = None,
+        wait_seconds: float = DEFAULT_WAIT_SECONDS,
+        poll_seconds: float = DEFAULT_POLL_SECONDS,
+        sleeper: Callable[[float], None] = time.sleep,
+    ) -> None:
+        self._given_settings = settings
+        self._clients: Clients = clients or SessionClients()
+        self.saga = saga or default_saga()
+        self.clock: Clock = clock or SystemClock()
+        self.wait_seconds = wait_seconds
+        self.poll_seconds = poll_seconds
+        self._sleep = sleeper
+        self._resolved_settings: AwsSettings | None = None
+        self._ledger: Ledger | None = None
+
+    # --- lifecycle ---------------------------------------------------------------------
+
+    def close(self) -> None:
+        self._ledger = None
+        self._clients.close()
+
+    def __enter__(self) -> AwsBackend:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    # --- the verbs ---------------------------------------------------------------------
+
+    def start(
+        self,
+        case: Case,
+        *,
+        faults: Faults | None = None,
+        mock_config: MockConfig | None = None,
+        test_case: str | None = None,
+        time_scale: float | None = None,
+        on_event: ProgressListener | None = None,
+    ) -> ExecutionView:
+        _refuse_local_only(
+            faults=faults, mock_config=mock_config, test_case=test_case, time_scale=time_scale
+        )
+        settings, sfn = self.settings, self._sfn()
+        name = execution_name(case.tenant_id, case.case_id, case.approval.revision)
+        wanted = case.execution_input()
+        arn = settings.execution_arn(name)
+        try:
+            with aws_call("states:StartExecution"):
+                started = sfn.start_execution(
+                    stateMachineArn=settings.state_machine_arn,
+                    name=name,
+                    input=json.dumps(wanted, sort_keys=True, separators=(",", ":")),
+                )
+            arn = started["executionArn"]
+        except ExecutionAlreadyExists:
+            pass  # its input decides below: the same case again, or a conflicting one
+        described = describe(self._sfn(), arn)
+        if json.loads(described["input"]) != wanted:
+            raise ExecutionAlreadyExists(
+                f"execution {name} already exists ({described['status']}) for case "
+                f"{case.case_id} revision {case.approval.revision} with a different input; "
+                "approve a new revision to change it",
+                field="input",
+                execution_arn=arn,
+            )
+        return self._follow(described, on_event, seen=0)
+
+    def status(self, ref: str, *, tenant: str | None = None) -> ExecutionView:
+        return self._view(locate(self._sfn(), self.settings, ref, tenant))
+
+    def history(self, ref: str, *, tenant: str | None = None) -> dict[str, Any]:
+        sfn = self._sfn()
+        described = locate(sfn, self.settings, ref, tenant)
+        return {"events": all_events(sfn, described["executionArn"])}
+
+    def redrive(
+        self,
+        ref: str,
+        *,
+        tenant: str | None = None,
+        time_scale: float | None = None,
+        on_event: ProgressListener | None = None,
+    ) -> ExecutionView:
+        _refuse_local_only(time_scale=time_scale)
+        sfn = self._sfn()
+        described = locate(sfn, self.settings, ref, tenant)
+        arn = described["executionArn"]
+        seen = last_event_id(sfn, arn) if on_event is not None else 0
+        token = redrive_token(arn, int(described.get("redriveCount", 0)))
+        try:
+            with aws_call("states:RedriveExecution"):
+                sfn.redrive_execution(executionArn=arn, clientToken=token)
+        except ExecutionNotRedrivable as exc:
+            reason = exc.data.get("service_message") or exc.message
+            raise ExecutionNotRedrivable(
+                f"execution {described['name']} ({described['status']}) cannot be redriven: "
+                f"{reason}",
+                execution_arn=arn,
+            ) from exc
+        return self._follow(describe(sfn, arn), on_event, seen=seen)
+
+    def recon_list(
+        self, *, status: ReconFilter = ReconFilter.OPEN, tenant: str | None = None
+    ) -> list[ReconItemView]:
+        wanted = None if status is ReconFilter.ALL else ReconStatus(status.value.upper())
+        items = self.ledger.list_items(tenant=tenant, status=wanted)
+        return [item_view(item) for item in sorted(items, key=lambda i: i.created_at)]
+
+    def recon_show(self, item_id: str) -> ReconItemView:
+        item = self.ledger.get_item(item_id)
+        if item is None:
+            raise NotFoundError(f"no reconciliation item {item_id!r}", item_id=item_id)
+        return item_view(item)
+
+    def recon_resolve(
+        self,
+        item_id: str,
+        outcome: ReconDecision,
+        by: str,
+        note: str,
+        *,
+        time_scale: float | None = None,
+        on_event: ProgressListener | None = None,
+    ) -> ResolutionView:
+        """Resolve in the ledger, then resume the waiting case ourselves (not through
+        ``resolve``'s sender) so a wait that already ended gets its own clear message.
+
+        Resolving again the same way sends the decision again: that resumes a case whose
+        first ``SendTaskSuccess`` failed, and is a no-op (``TaskTimedOut``) otherwise.
+        """
+        _refuse_local_only(time_scale=time_scale)
+        ledger = self.ledger
+        resolution = resolve(
+            ledger, item_id, outcome.ledger_value, by, note, send_task_success=None
+        )
+        item = resolution.item
+        stored = item if item.task_token else ledger.get_item(item_id)
+        token = stored.task_token if stored is not None else None
+        if token is None:
+            return ResolutionView(item=item_view(item), execution=None)
+        sfn = self._sfn()
+        waiting = self._execution_of(item)
+        arn = waiting["executionArn"] if waiting is not None else None
+        seen = last_event_id(sfn, arn) if on_event is not None and arn is not None else 0
+        name = waiting["name"] if waiting is not None else f"of case {item.case_id}"
+        self._send_decision(token, item, name, repeat=not resolution.changed)
+        if arn is None:
+            return ResolutionView(item=item_view(item), execution=None)
+        execution = self._follow(describe(sfn, arn), on_event, seen)
+        return ResolutionView(item=item_view(item), execution=execution)
+
+    # --- configuration and stores --------------------------------------------------------
+
+    @property
+    def settings(self) -> AwsSettings:
+        if self._resolved_settings is None:
+            given = self._given_settings
+            self._resolved_settings = given if isinstance(given, AwsSettings) else given()
+        return self._resolved_settings
+
+    @property
+    def ledger(self) -> Ledger:
+        if self._ledger is None:
+            settings = self.settings
+            client = self._clients.dynamodb(settings.region)
+            store = DynamoDBStore(settings.ledger_table_name, client)
+            self._ledger = Ledger(store, clock=self.clock)
+        return self._ledger
+
+    def _sfn(self) -> SFNClient:
+        return self._clients.stepfunctions(self.settings.region)
+
+    # --- following an execution --------------------------------------------------------
+
+    def _follow(
+        self, described: Described, on_event: ProgressListener | None, seen: int
+    ) -> ExecutionView:
+        """Poll until the execution stops, waits for a decision, or ``wait_seconds`` pass."""
+        sfn, arn = self._sfn(), described["executionArn"]
+        feed = ProgressFeed(sfn, arn, on_event, seen) if on_event is not None else None
+        case = CaseIdentity.from_input(described["input"])
+        waited = 0.0
+        while True:
+            if feed is not None:
+                feed.report()
+            items = self._open_items(case)
+            moving = described["status"] in _MOVING and not _waiting_for(described, items)
+            if not moving or waited >= self.wait_seconds:
+                return self._view(described, items)
+            self._sleep(self.poll_seconds)
+            waited += self.poll_seconds
+            described = describe(sfn, arn)
+
+    def _send_decision(self, token: str, item: ReconItem, name: str, *, repeat: bool) -> None:
+        decided = item.outcome.value if item.outcome else "?"
+        try:
+            with aws_call("states:SendTaskSuccess"):
+                sfn_task_success(self._sfn())(token, decision_of(item))
+        except (TaskTimedOut, TaskDoesNotExist, InvalidToken) as exc:
+            if repeat:
+                return  # delivered the first time: nothing waits on this token any more
+            reason = exc.data.get("service_message") or exc.message
+            raise DecisionNotDeliveredError(
+                f"item {item.item_id} is resolved as {decided}, but execution {name} no "
+                f"longer waits for it ({exc.error_name()}: {reason}); redrive it "
+                f"(stepsaga --backend aws redrive {name}) and it goes on with this decision",
+                item_id=item.item_id,
+            ) from exc
+        except StepSagaError as exc:
+            raise TransientError(
+                f"item {item.item_id} is resolved as {decided}, but execution {name} could "
+                f"not be resumed ({exc.message}); run the same recon resolve again to resume it",
+                item_id=item.item_id,
+            ) from exc
+
+    # --- views ---------------------------------------------------------------------------
+
+    def _execution_of(self, item: ReconItem) -> Described | None:
+        """The execution of the item's case (its revision is on the ledger record)."""
+        record = self.ledger.get(item.record_key)
+        if record is None:
+            return None
+        name = execution_name(record.tenant_id, record.case_id, record.revision)
+        return describe_or_none(self._sfn(), self.settings.execution_arn(name))
+
+    def _open_items(self, case: CaseIdentity) -> list[ReconItem]:
+        prefix = case.key("")
+        items = self.ledger.list_items(tenant=case.tenant_id, status=ReconStatus.OPEN)
+        return [item for item in items if item.record_key.startswith(prefix)]
+
+    def _records(self, case: CaseIdentity) -> dict[str, Record]:
+        records: dict[str, Record] = {}
+        for action in planned_actions(self.saga, case):
+            record = self.ledger.get(action.action_key)
+            if record is not None:
+                records[action.action_key] = record
+        return records
+
+    def _view(self, described: Described, items: list[ReconItem] | None = None) -> ExecutionView:
+        case = CaseIdentity.from_input(described["input"])
+        open_items = self._open_items(case) if items is None else items
+        return execution_view(
+            described,
+            saga=self.saga,
+            records=self._records(case),
+            waiting_for=_waiting_for(described, open_items),
+            open_items=tuple(item.item_id for item in open_items),
+        )
+
+
+def _waiting_for(described: Described, open_items: list[ReconItem]) -> tuple[str, ...]:
+    """The ``AwaitDecision…`` states a RUNNING execution waits in: its case's OPEN items
+    that carry a task token (the reconciler stores it when the wait begins)."""
+    if described["status"] != "RUNNING":
+        return ()
+    states = (names.await_decision(item.step) for item in open_items if item.task_token)
+    return tuple(dict.fromkeys(states))
+
+
+_LOCAL_ONLY = {
+    "faults": "--faults drives the simulated services of the local backend; AWS calls the "
+    "deployed ones",
+    "mock_config": "--mock-config mocks tasks on the local backend; AWS runs the deployed handlers",
+    "test_case": "--test-case goes with --mock-config, which works on the local backend only",
+    "time_scale": "--time-scale scales the local engine's waits; AWS waits in real time",
+}
+
+
+def _refuse_local_only(**flags: object) -> None:
+    """Flags AWS cannot honour: refused before any AWS call, naming the flag."""
+    for flag, value in flags.items():
+        if value is not None:
+            raise InvalidInputError(_LOCAL_ONLY[flag], field=flag)

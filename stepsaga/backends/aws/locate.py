@@ -1,0 +1,113 @@
+"""Which execution a ``ref`` means on AWS: an execution ARN, an execution name, or a case id.
+
+* An **ARN** must belong to the configured state machine (no redriving someone else's).
+* A **name** is tried as an execution of the state machine (one ``DescribeExecution``).
+* A **case id**: one ``ListExecutions`` pass over the state machine (all statuses, 1000 a
+  page), keeping the names that can belong to the case — plain names contain
+  ``-<case>-r``; hashed names contain it too unless their readable part was cut (80
+  characters) — and reading each candidate's input (``DescribeExecution``) to be sure.
+  Several tenants: ``--tenant`` is needed; several revisions: the newest wins.
+  Executions closed more than 90 days ago are no longer listed by AWS.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Any
+
+from stepsaga.backends.assemble import CaseIdentity
+from stepsaga.backends.aws.errors import aws_call
+from stepsaga.backends.aws.settings import AwsSettings
+from stepsaga.backends.naming import MAX_NAME
+from stepsaga.engine.errors import ExecutionDoesNotExist
+from stepsaga.errors import InvalidInputError, NotFoundError
+
+if TYPE_CHECKING:
+    from mypy_boto3_stepfunctions import SFNClient
+
+Described = dict[str, Any]
+
+_NAME = re.compile(r"^[A-Za-z0-9_-]{1,80}$")
+_HASHED = re.compile(r"-[0-9a-f]{12}$")
+
+
+def describe(sfn: SFNClient, execution_arn: str) -> Described:
+    """``DescribeExecution`` as a plain dict (``ExecutionDoesNotExist`` if there is none)."""
+    with aws_call("states:DescribeExecution"):
+        response = sfn.describe_execution(executionArn=execution_arn)
+    described = dict(response)
+    described.pop("ResponseMetadata", None)
+    return described
+
+
+def describe_or_none(sfn: SFNClient, execution_arn: str) -> Described | None:
+    try:
+        return describe(sfn, execution_arn)
+    except ExecutionDoesNotExist:
+        return None
+
+
+def locate(sfn: SFNClient, settings: AwsSettings, ref: str, tenant: str | None) -> Described:
+    """The described execution ``ref`` names (see the module docstring)."""
+    ref = ref.strip()
+    if not ref:
+        raise InvalidInputError("execution or case id: must not be empty", field="ref")
+    if ref.startswith("arn:"):
+        if not settings.owns(ref):
+            raise InvalidInputError(
+                f"{ref} is not an execution of {settings.state_machine_arn}", field="ref"
+            )
+        direct: str | None = ref
+    else:
+        direct = settings.execution_arn(ref) if _NAME.match(ref) else None
+    described = describe_or_none(sfn, direct) if direct is not None else None
+    if described is not None:
+        owner = CaseIdentity.from_input(described["input"])
+        if tenant is None or owner.tenant_id == tenant:
+            return described
+    if ref.startswith("arn:"):
+        raise NotFoundError(f"no execution {ref}{_of(tenant)}", ref=ref)
+    return _by_case(sfn, settings, ref, tenant)
+
+
+def _by_case(sfn: SFNClient, settings: AwsSettings, case_id: str, tenant: str | None) -> Described:
+    found: list[tuple[CaseIdentity, Described]] = []
+    for arn in _candidates(sfn, settings, case_id):
+        described = describe_or_none(sfn, arn)
+        if described is None:
+            continue
+        identity = CaseIdentity.from_input(described["input"])
+        if identity.case_id == case_id and tenant in (None, identity.tenant_id):
+            found.append((identity, described))
+    if not found:
+        raise NotFoundError(
+            f"no execution or case {case_id!r}{_of(tenant)} on {settings.state_machine_arn}",
+            ref=case_id,
+        )
+    tenants = sorted({identity.tenant_id for identity, _ in found})
+    if len(tenants) > 1:
+        raise InvalidInputError(
+            f"case {case_id} exists for tenants {', '.join(tenants)}: pass --tenant",
+            field="tenant",
+        )
+    return max(found, key=lambda pair: pair[0].revision)[1]
+
+
+def _candidates(sfn: SFNClient, settings: AwsSettings, case_id: str) -> list[str]:
+    marker = f"-{case_id}-r"
+    arns: list[str] = []
+    paginator = sfn.get_paginator("list_executions")
+    with aws_call("states:ListExecutions"):
+        for page in paginator.paginate(
+            stateMachineArn=settings.state_machine_arn, PaginationConfig={"PageSize": 1000}
+        ):
+            for listed in page["executions"]:
+                name = listed["name"]
+                cut = len(name) == MAX_NAME and _HASHED.search(name) is not None
+                if marker in name or cut:
+                    arns.append(listed["executionArn"])
+    return arns
+
+
+def _of(tenant: str | None) -> str:
+    return f" of tenant {tenant}" if tenant else ""

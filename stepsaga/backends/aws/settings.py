@@ -1,0 +1,199 @@
+"""Where the deployed saga lives: the state machine, the ledger table and the topic.
+
+Read from one place, never mixed, so a setting can never silently come from the wrong stage:
+
+* a **stack** (``--stack NAME``, else ``$STEPSAGA_STACK``): its CloudFormation outputs
+  ``StateMachineArn``, ``LedgerTableName`` and ``ReconciliationTopicArn``
+  (``stepsaga/deployment.py``), read with ``DescribeStacks``;
+* otherwise the **environment**: ``$STEPSAGA_STATE_MACHINE_ARN`` and
+  ``$STEPSAGA_LEDGER_TABLE_NAME`` (``$STEPSAGA_RECONCILIATION_TOPIC_ARN`` optional).
+
+Region and credentials come from boto3's usual chain (``AWS_PROFILE``, ``AWS_REGION``…);
+Step Functions and DynamoDB are then called in the state machine's own region (the stack
+put the table beside it). Anything missing or malformed is one ``InvalidInputError``
+naming what to set.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from botocore.exceptions import ClientError
+
+from stepsaga.backends.aws.errors import aws_call, error_code, error_message
+from stepsaga.deployment import (
+    ENV_LEDGER_TABLE_NAME,
+    ENV_RECONCILIATION_TOPIC_ARN,
+    ENV_STACK,
+    ENV_STATE_MACHINE_ARN,
+    OUTPUT_LEDGER_TABLE_NAME,
+    OUTPUT_RECONCILIATION_TOPIC_ARN,
+    OUTPUT_STATE_MACHINE_ARN,
+)
+from stepsaga.errors import InvalidInputError, NotFoundError
+
+if TYPE_CHECKING:
+    from mypy_boto3_cloudformation import CloudFormationClient
+
+#: How long ``start``/``redrive``/``recon resolve`` follow the execution (seconds; 0: not at all).
+ENV_WAIT_SECONDS = "STEPSAGA_AWS_WAIT_SECONDS"
+DEFAULT_WAIT_SECONDS = 60.0
+DEFAULT_POLL_SECONDS = 2.0
+
+_STATE_MACHINE_ARN = re.compile(
+    r"^arn:(?P<partition>aws[a-z-]*):states:(?P<region>[a-z0-9-]+):(?P<account>\d{12}):"
+    r"stateMachine:(?P<name>[A-Za-z0-9_-]{1,80})$"
+)
+_TABLE_NAME = re.compile(r"^[A-Za-z0-9_.-]{3,255}$")
+_TOPIC_ARN = re.compile(r"^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]{1,256}(\.fifo)?$")
+_STACK_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9-]{0,127}$|^arn:aws[a-z-]*:cloudformation:\S+$")
+
+_WHAT_TO_SET = (
+    f"pass --stack NAME (or set {ENV_STACK}), or set {ENV_STATE_MACHINE_ARN} and "
+    f"{ENV_LEDGER_TABLE_NAME}"
+)
+
+
+@dataclass(frozen=True)
+class AwsSettings:
+    """The deployed saga. ``source`` says where the values came from (for messages)."""
+
+    state_machine_arn: str
+    ledger_table_name: str
+    reconciliation_topic_arn: str | None = None
+    source: str = "environment"
+
+    def __post_init__(self) -> None:
+        if not _STATE_MACHINE_ARN.match(self.state_machine_arn):
+            raise InvalidInputError(
+                f"{self._named(OUTPUT_STATE_MACHINE_ARN, ENV_STATE_MACHINE_ARN)}: "
+                f"{self.state_machine_arn!r} is not a state machine ARN "
+                "(arn:aws:states:REGION:ACCOUNT:stateMachine:NAME)",
+                field="state_machine_arn",
+            )
+        if not _TABLE_NAME.match(self.ledger_table_name):
+            raise InvalidInputError(
+                f"{self._named(OUTPUT_LEDGER_TABLE_NAME, ENV_LEDGER_TABLE_NAME)}: "
+                f"{self.ledger_table_name!r} is not a DynamoDB table name",
+                field="ledger_table_name",
+            )
+        topic = self.reconciliation_topic_arn
+        if topic is not None and not _TOPIC_ARN.match(topic):
+            raise InvalidInputError(
+                f"{self._named(OUTPUT_RECONCILIATION_TOPIC_ARN, ENV_RECONCILIATION_TOPIC_ARN)}: "
+                f"{topic!r} is not an SNS topic ARN",
+                field="reconciliation_topic_arn",
+            )
+
+    def _named(self, output: str, variable: str) -> str:
+        return variable if self.source == "environment" else f"output {output} of {self.source}"
+
+    @property
+    def region(self) -> str:
+        """The state machine's region (the table lives beside it)."""
+        return self._arn_part("region")
+
+    @property
+    def state_machine_name(self) -> str:
+        return self._arn_part("name")
+
+    def execution_arn(self, name: str) -> str:
+        """The ARN an execution called ``name`` of this state machine has."""
+        prefix, _, machine = self.state_machine_arn.rpartition(":stateMachine:")
+        return f"{prefix}:execution:{machine}:{name}"
+
+    def owns(self, execution_arn: str) -> bool:
+        """Whether ``execution_arn`` is an execution of this state machine."""
+        prefix = self.execution_arn("")
+        return execution_arn.startswith(prefix) and len(execution_arn) > len(prefix)
+
+    def _arn_part(self, part: str) -> str:
+        match = _STATE_MACHINE_ARN.match(self.state_machine_arn)
+        assert match is not None  # checked in __post_init__
+        return match.group(part)
+
+
+def load_settings(
+    *,
+    stack: str | None,
+    environ: Mapping[str, str],
+    cloudformation: Callable[[], CloudFormationClient],
+) -> AwsSettings:
+    """The settings from ``stack`` (or ``$STEPSAGA_STACK``), else from the environment."""
+    name = (stack or environ.get(ENV_STACK) or "").strip()
+    if name:
+        return settings_from_stack(cloudformation(), name)
+    return settings_from_environment(environ)
+
+
+def settings_from_environment(environ: Mapping[str, str]) -> AwsSettings:
+    machine = environ.get(ENV_STATE_MACHINE_ARN, "").strip()
+    table = environ.get(ENV_LEDGER_TABLE_NAME, "").strip()
+    topic = environ.get(ENV_RECONCILIATION_TOPIC_ARN, "").strip() or None
+    if not machine and not table:
+        raise InvalidInputError(f"--backend aws is not configured: {_WHAT_TO_SET}", field="stack")
+    for value, variable in ((machine, ENV_STATE_MACHINE_ARN), (table, ENV_LEDGER_TABLE_NAME)):
+        if not value:
+            raise InvalidInputError(
+                f"--backend aws: {variable} is not set ({_WHAT_TO_SET})", field=variable
+            )
+    return AwsSettings(machine, table, topic, source="environment")
+
+
+def settings_from_stack(client: CloudFormationClient, stack: str) -> AwsSettings:
+    """``DescribeStacks`` outputs of ``stack`` (a name or a stack ARN)."""
+    if not _STACK_NAME.match(stack):
+        raise InvalidInputError(f"--stack: {stack!r} is not a stack name", field="stack")
+    with aws_call("cloudformation:DescribeStacks"):
+        try:
+            described = client.describe_stacks(StackName=stack)
+        except ClientError as exc:
+            if error_code(exc) == "ValidationError" and "does not exist" in error_message(exc):
+                raise NotFoundError(
+                    f"stack {stack} does not exist in region {client.meta.region_name} "
+                    "(check --stack, AWS_REGION and AWS_PROFILE)",
+                    stack=stack,
+                ) from exc
+            raise
+    stacks = described.get("Stacks", [])
+    if not stacks:
+        raise NotFoundError(f"stack {stack} does not exist", stack=stack)
+    outputs = {
+        str(output.get("OutputKey")): str(output.get("OutputValue", ""))
+        for output in stacks[0].get("Outputs", [])
+    }
+    status = stacks[0].get("StackStatus", "?")
+    for key in (OUTPUT_STATE_MACHINE_ARN, OUTPUT_LEDGER_TABLE_NAME):
+        if not outputs.get(key):
+            raise InvalidInputError(
+                f"stack {stack} ({status}) has no output {key}: is it a stepsaga stack, "
+                "and is it deployed?",
+                field="stack",
+            )
+    return AwsSettings(
+        outputs[OUTPUT_STATE_MACHINE_ARN],
+        outputs[OUTPUT_LEDGER_TABLE_NAME],
+        outputs.get(OUTPUT_RECONCILIATION_TOPIC_ARN) or None,
+        source=f"stack {stack}",
+    )
+
+
+def wait_seconds_from(environ: Mapping[str, str]) -> float:
+    """``$STEPSAGA_AWS_WAIT_SECONDS`` (default 60): a finite number >= 0."""
+    text = environ.get(ENV_WAIT_SECONDS, "").strip()
+    if not text:
+        return DEFAULT_WAIT_SECONDS
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = math.nan
+    if not (seconds >= 0 and math.isfinite(seconds)):
+        raise InvalidInputError(
+            f"{ENV_WAIT_SECONDS} must be a number of seconds >= 0, got {text!r}",
+            field=ENV_WAIT_SECONDS,
+        )
+    return seconds

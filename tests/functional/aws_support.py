@@ -1,0 +1,121 @@
+"""A fake deployment for the ``--backend aws`` tests: moto's Step Functions, DynamoDB and
+CloudFormation with the stack's names, plus helpers to put the ledger and executions in
+the states a test needs (moto runs no Lambda here, so executions stay RUNNING unless told).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+import boto3
+from moto import mock_aws
+from moto.stepfunctions.models import stepfunctions_backends
+
+from stepsaga.backends.aws import AwsBackend, AwsSettings, FixedClients
+from stepsaga.deployment import (
+    OUTPUT_LEDGER_TABLE_NAME,
+    OUTPUT_RECONCILIATION_TOPIC_ARN,
+    OUTPUT_STATE_MACHINE_ARN,
+    state_machine_name,
+)
+from stepsaga.ledger import Ledger, ReconItem, Record
+from stepsaga.ledger.dynamodb import DynamoDBStore, create_table
+from stepsaga.workflow import compile, render
+from workflows.replacement_order import saga
+
+REGION = "us-east-1"
+ACCOUNT = "123456789012"
+TABLE = "stepsaga-dev-ledger"
+STACK = "stepsaga-dev"
+MACHINE = state_machine_name(saga.name)
+TOPIC_ARN = f"arn:aws:sns:{REGION}:{ACCOUNT}:stepsaga-dev-reconciliation"
+ROLE_ARN = f"arn:aws:iam::{ACCOUNT}:role/stepsaga-dev-state-machine"
+
+
+def definition() -> str:
+    """The compiled saga with made-up function ARNs (moto does not run it here)."""
+    arns = saga.definition_substitutions(
+        lambda function: f"arn:aws:lambda:{REGION}:{ACCOUNT}:function:dev-{function}"
+    )
+    return json.dumps(render(compile(saga), arns))
+
+
+@dataclass
+class FakeAws:
+    sfn: Any
+    ddb: Any
+    cfn: Any
+    state_machine_arn: str
+    sleeps: list[float] = field(default_factory=list)
+
+    @property
+    def settings(self) -> AwsSettings:
+        return AwsSettings(self.state_machine_arn, TABLE, TOPIC_ARN)
+
+    def backend(self, *, wait_seconds: float = 0, **changes: Any) -> AwsBackend:
+        clients = FixedClients(self.sfn, self.ddb, self.cfn)
+        return AwsBackend(
+            self.settings,
+            clients=clients,
+            wait_seconds=wait_seconds,
+            sleeper=self.sleeps.append,
+            **changes,
+        )
+
+    def ledger(self) -> Ledger:
+        return Ledger(DynamoDBStore(TABLE, self.ddb))
+
+    def copy_ledger(self, records: list[Record], items: list[ReconItem]) -> None:
+        """Put records and items (e.g. read from a local run) into the table as they are."""
+        store = DynamoDBStore(TABLE, self.ddb)
+        for record in records:
+            store.put(record, expect=None)
+        for item in items:
+            store.put_item(item, expect=None)
+
+    def execution_arn(self, name: str) -> str:
+        return f"arn:aws:states:{REGION}:{ACCOUNT}:execution:{MACHINE}:{name}"
+
+    def set_status(
+        self, name: str, status: str, *, error: str | None = None, cause: str | None = None
+    ) -> None:
+        """What the service would say once the execution moved on (moto runs nothing)."""
+        execution = stepfunctions_backends[ACCOUNT][REGION].describe_execution(
+            self.execution_arn(name)
+        )
+        execution.status = status
+        execution.error = error
+        execution.cause = cause
+        if status != "RUNNING":
+            execution.stop_date = datetime.now(UTC)
+
+
+def create_stack(cfn: Any, state_machine_arn: str, *, outputs: bool = True) -> None:
+    """A tiny stack with the real output keys (its one resource is a topic)."""
+    template: dict[str, Any] = {
+        "Resources": {"Topic": {"Type": "AWS::SNS::Topic"}},
+    }
+    if outputs:
+        template["Outputs"] = {
+            OUTPUT_STATE_MACHINE_ARN: {"Value": state_machine_arn},
+            OUTPUT_LEDGER_TABLE_NAME: {"Value": TABLE},
+            OUTPUT_RECONCILIATION_TOPIC_ARN: {"Value": TOPIC_ARN},
+        }
+    cfn.create_stack(StackName=STACK, TemplateBody=json.dumps(template))
+
+
+@contextmanager
+def fake_aws() -> Iterator[FakeAws]:
+    with mock_aws():
+        sfn = boto3.client("stepfunctions", region_name=REGION)
+        ddb = boto3.client("dynamodb", region_name=REGION)
+        cfn = boto3.client("cloudformation", region_name=REGION)
+        create_table(ddb, TABLE)
+        machine = sfn.create_state_machine(name=MACHINE, definition=definition(), roleArn=ROLE_ARN)
+        create_stack(cfn, machine["stateMachineArn"])
+        yield FakeAws(sfn, ddb, cfn, machine["stateMachineArn"])
