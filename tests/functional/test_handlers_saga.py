@@ -17,8 +17,16 @@ import pytest
 from stepsaga.engine import LocalEngine
 from stepsaga.ledger import ReconStatus
 from stepsaga.reconciliation import AUTO_RESOLVER, resolve
+from stepsaga.services import load_faults
 from stepsaga.workflow import compile, render
-from tests.unit.handlers.helpers import World, case_input, fault, make_world
+from tests.unit.handlers.helpers import (
+    World,
+    case_input,
+    compensation_event,
+    fault,
+    make_world,
+    step_event,
+)
 from workflows.replacement_order import saga
 
 
@@ -171,3 +179,70 @@ def test_failed_release_is_recorded_and_the_saga_says_so(runs: list[Run], tmp_pa
     reasons = {i.reason for i in run.world.ledger.list_items(status="OPEN")}
     assert "compensation release_reservation failed" in reasons
     assert run.applied("release") == 0
+
+
+EXAMPLES = Path(__file__).parents[2] / "examples"
+#: faults file → (status, error) the saga ends in (crash files: see the seed 002 tests).
+EXPECTED = {
+    "faults-lost-refund-response.json": ("SUCCEEDED", None),
+    "faults-throttled-refund.json": ("SUCCEEDED", None),
+    "faults-slow-reservation.json": ("SUCCEEDED", None),
+    "faults-shipment-uncertain.json": ("SUCCEEDED", None),
+    "faults-shipment-rejected.json": ("FAILED", "Saga.Compensated"),
+    "faults-release-times-out.json": ("FAILED", "Saga.Compensated"),
+    "faults-shipment-unverifiable.json": ("RUNNING", None),
+}
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_example_faults_files_never_double_an_effect(
+    runs: list[Run], tmp_path: Path, name: str
+) -> None:
+    faults = load_faults(EXAMPLES / name)
+    run = start(runs, tmp_path, faults.model_dump(mode="json", exclude_none=True))
+    done = run.start()
+
+    assert (done["status"], done.get("error")) == EXPECTED[name]
+    for operation in ("reserve", "release", "refund", "create_shipment"):
+        assert run.applied(operation) <= 1, operation
+
+
+def test_a_release_that_keeps_timing_out_is_unfinished_work_until_reconciled(
+    runs: list[Run], tmp_path: Path
+) -> None:
+    """Seed 002's last question: shipment rejected, the release times out. The saga does
+    not call that a cancellation: it fails with ``Saga.CompensationFailed`` and leaves an
+    item on the release's own record. Once reconciliation decides the release did not
+    happen, running the release again releases exactly once."""
+    run = start(
+        runs,
+        tmp_path,
+        {
+            "faults": [
+                fault("create_shipment", "reject"),
+                fault("release", "timeout_before_effect", times=2),
+            ]
+        },
+    )
+    failed = run.start()
+    assert (failed["status"], failed["error"]) == ("FAILED", "Saga.CompensationFailed")
+    item = next(
+        i for i in run.world.ledger.list_items(status="OPEN") if i.step == "ReleaseReservation"
+    )
+    assert item.record_key.endswith(":compensate:release_reservation")
+    assert run.applied("release") == 0
+
+    resolve(
+        run.world.ledger,
+        item.item_id,
+        "not_applied",
+        "ops",
+        "inventory still holds it",
+        send_task_success=None,
+    )
+    original = run.world.run("ReserveStock", step_event("ReserveStock"))  # replayed
+    for _ in range(2):
+        run.world.run("ReleaseReservation", compensation_event(original))
+
+    assert run.applied("release") == 1
+    assert run.world.simulation.stock("acme", "SKU-RED-MUG", "eu-west") == 1000
