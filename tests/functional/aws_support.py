@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import boto3
@@ -23,9 +24,11 @@ from stepsaga.deployment import (
     OUTPUT_STATE_MACHINE_ARN,
     state_machine_name,
 )
-from stepsaga.ledger import Ledger, ReconItem, Record
+from stepsaga.home import StateHome
+from stepsaga.ledger import Ledger, ReconItem, Record, open_ledger
 from stepsaga.ledger.dynamodb import DynamoDBStore, create_table
 from stepsaga.workflow import compile, render
+from tests.functional.cli_support import cli
 from workflows.replacement_order import saga
 
 REGION = "us-east-1"
@@ -59,13 +62,8 @@ class FakeAws:
 
     def backend(self, *, wait_seconds: float = 0, **changes: Any) -> AwsBackend:
         clients = FixedClients(self.sfn, self.ddb, self.cfn)
-        return AwsBackend(
-            self.settings,
-            clients=clients,
-            wait_seconds=wait_seconds,
-            sleeper=self.sleeps.append,
-            **changes,
-        )
+        changes.setdefault("sleeper", self.sleeps.append)
+        return AwsBackend(self.settings, clients=clients, wait_seconds=wait_seconds, **changes)
 
     def ledger(self) -> Ledger:
         return Ledger(DynamoDBStore(TABLE, self.ddb))
@@ -119,3 +117,22 @@ def fake_aws() -> Iterator[FakeAws]:
         machine = sfn.create_state_machine(name=MACHINE, definition=definition(), roleArn=ROLE_ARN)
         create_stack(cfn, machine["stateMachineArn"])
         yield FakeAws(sfn, ddb, cfn, machine["stateMachineArn"])
+
+
+@dataclass(frozen=True)
+class LocalRun:
+    """A case run on the local backend: what ``status --json`` printed and its ledger."""
+
+    view: dict[str, Any]
+    records: list[Record]
+    items: list[ReconItem]
+
+
+def run_locally(home: StateHome, case_file: Path, faults: Path | None = None) -> LocalRun:
+    args = ["start", str(case_file), "--json"] + (["--faults", str(faults)] if faults else [])
+    started = cli(home, *args)
+    assert started.code == 0, started.err
+    status = cli(home, "status", started.json()["name"], "--json")
+    assert status.code == 0, status.err
+    with open_ledger(home.ledger_url) as ledger:
+        return LocalRun(status.json(), ledger.list(), ledger.list_items())

@@ -1,0 +1,346 @@
+"""The AWS backend against moto: starting once per case, finding executions, the ledger's
+view of a case, reconciliation items, and following an execution until it settles."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from stepsaga.backends import Progress, ProgressKind, ReconDecision, ReconFilter, to_json
+from stepsaga.backends.aws import AwsBackend, AwsSettings, FixedClients
+from stepsaga.case import Case, parse_case
+from stepsaga.cli.run import load_mock_config
+from stepsaga.engine.errors import ExecutionAlreadyExists
+from stepsaga.errors import (
+    SAGA_COMPENSATED,
+    IllegalTransitionError,
+    InvalidInputError,
+    NotFoundError,
+)
+from stepsaga.home import StateHome
+from stepsaga.ledger import ReconStatus, Status
+from stepsaga.services import load_faults
+from tests.functional.aws_support import FakeAws, LocalRun, fake_aws, run_locally
+from tests.functional.cli_support import EXAMPLES, case_data, write_case
+
+UNVERIFIABLE = EXAMPLES / "faults-shipment-unverifiable.json"
+MOCK_CONFIG = EXAMPLES / "mock-config" / "replacement-order.json"
+
+
+@pytest.fixture
+def aws() -> Iterator[FakeAws]:
+    with fake_aws() as fake:
+        yield fake
+
+
+def _case(case_id: str = "CASE-1001", **changes: Any) -> Case:
+    return parse_case(case_data(case_id, **changes))
+
+
+def _executions(aws: FakeAws) -> list[dict[str, Any]]:
+    listed: list[dict[str, Any]] = aws.sfn.list_executions(stateMachineArn=aws.state_machine_arn)[
+        "executions"
+    ]
+    return listed
+
+
+def _waiting(aws: FakeAws, home: StateHome, tmp_path: Path) -> LocalRun:
+    """A case waiting for an operator: its ledger from a local run, its execution on AWS."""
+    local = run_locally(home, write_case(tmp_path), UNVERIFIABLE)
+    aws.copy_ledger(local.records, local.items)
+    aws.backend().start(_case())
+    return local
+
+
+# --- start -------------------------------------------------------------------------------
+
+
+def test_start_names_the_execution_after_the_case(aws: FakeAws) -> None:
+    case = _case()
+    view = aws.backend().start(case)
+    assert (view.name, view.status, view.outcome) == ("acme-CASE-1001-r1", "RUNNING", "running")
+    assert view.execution_arn == aws.execution_arn("acme-CASE-1001-r1")
+    assert view.state_machine_arn == aws.state_machine_arn
+    assert (view.tenant_id, view.case_id, view.revision) == ("acme", "CASE-1001", 1)
+    assert [step.ledger_status for step in view.steps] == [None] * len(view.steps)
+    described = aws.sfn.describe_execution(executionArn=view.execution_arn)
+    assert json.loads(described["input"]) == case.execution_input()
+
+
+def test_starting_again_reports_the_same_execution(aws: FakeAws) -> None:
+    backend = aws.backend()
+    first = backend.start(_case())
+    again = backend.start(_case())  # still running: AWS answers with the same execution
+    assert again.execution_arn == first.execution_arn
+    aws.set_status(first.name, "SUCCEEDED")
+    finished = backend.start(_case())  # finished: AWS says ExecutionAlreadyExists
+    assert (finished.execution_arn, finished.status, finished.outcome) == (
+        first.execution_arn,
+        "SUCCEEDED",
+        "completed",
+    )
+    assert len(_executions(aws)) == 1
+
+
+def test_a_different_input_for_the_same_case_is_refused(aws: FakeAws) -> None:
+    backend = aws.backend()
+    first = backend.start(_case())
+    changed = _case(order_id="ORD-78")
+    with pytest.raises(ExecutionAlreadyExists) as caught:
+        backend.start(changed)
+    assert caught.value.message == (
+        "execution acme-CASE-1001-r1 already exists (RUNNING) for case CASE-1001 revision 1 "
+        "with a different input; approve a new revision to change it"
+    )
+    assert caught.value.data["execution_arn"] == first.execution_arn
+    assert len(_executions(aws)) == 1
+    described = aws.sfn.describe_execution(executionArn=first.execution_arn)
+    assert json.loads(described["input"])["order_id"] == "ORD-77"
+
+
+def _no_settings() -> AwsSettings:
+    raise AssertionError("a refused flag must not even read the settings")
+
+
+@pytest.mark.parametrize(
+    ("flags", "named"),
+    [
+        ({"faults": load_faults(UNVERIFIABLE)}, "--faults"),
+        (
+            {
+                "mock_config": load_mock_config(MOCK_CONFIG),
+                "test_case": "HappyPath",
+            },
+            "--mock-config",
+        ),
+        ({"time_scale": 0.0}, "--time-scale"),
+    ],
+)
+def test_local_only_flags_are_refused_before_any_call(
+    aws: FakeAws, flags: dict[str, Any], named: str
+) -> None:
+    backend = AwsBackend(_no_settings, clients=FixedClients(aws.sfn, aws.ddb))
+    with pytest.raises(InvalidInputError) as caught:
+        backend.start(_case(), **flags)
+    assert caught.value.message.startswith(named)
+    assert _executions(aws) == []
+
+
+def test_time_scale_is_refused_by_redrive_and_resolve(aws: FakeAws) -> None:
+    backend = AwsBackend(_no_settings, clients=FixedClients(aws.sfn, aws.ddb))
+    with pytest.raises(InvalidInputError, match=r"^--time-scale"):
+        backend.redrive("CASE-1001", time_scale=1)
+    with pytest.raises(InvalidInputError, match=r"^--time-scale"):
+        backend.recon_resolve("item", ReconDecision.APPLIED, "ops", "checked", time_scale=1)
+
+
+# --- status and history ------------------------------------------------------------------
+
+
+def test_status_by_case_name_and_arn(aws: FakeAws) -> None:
+    backend = aws.backend()
+    started = to_json(backend.start(_case()))
+    for ref in ("CASE-1001", started["name"], started["executionArn"], f" {started['name']} "):
+        assert to_json(backend.status(ref)) == started
+
+
+def test_a_case_of_two_tenants_needs_tenant(aws: FakeAws) -> None:
+    backend = aws.backend()
+    backend.start(_case())
+    backend.start(_case(tenant_id="globex"))
+    with pytest.raises(InvalidInputError) as caught:
+        backend.status("CASE-1001")
+    assert caught.value.message == "case CASE-1001 exists for tenants acme, globex: pass --tenant"
+    assert backend.status("CASE-1001", tenant="globex").name == "globex-CASE-1001-r1"
+    # A tenant never sees another tenant's execution, even by its name or ARN.
+    with pytest.raises(NotFoundError):
+        backend.status("globex-CASE-1001-r1", tenant="acme")
+    with pytest.raises(NotFoundError):
+        backend.status(aws.execution_arn("globex-CASE-1001-r1"), tenant="acme")
+
+
+def test_the_newest_revision_wins_and_hashed_names_are_found(aws: FakeAws) -> None:
+    backend = aws.backend()
+    first = _case(tenant_id="acme-eu")
+    second = case_data(tenant_id="acme-eu")
+    second["approval"]["revision"] = 2
+    backend.start(first)
+    newest = backend.start(parse_case(second))
+    assert newest.name.startswith("acme-eu-CASE-1001-r2-")
+    assert backend.status("CASE-1001").name == newest.name
+
+
+def test_long_names_cut_before_the_case_id_are_found(aws: FakeAws) -> None:
+    tenant, case_id = "t" * 32, "C" * 48
+    view = aws.backend().start(_case(case_id, tenant_id=tenant))
+    assert len(view.name) == 80
+    assert case_id not in view.name
+    assert aws.backend().status(case_id).execution_arn == view.execution_arn
+
+
+def test_unknown_refs(aws: FakeAws) -> None:
+    backend = aws.backend()
+    backend.start(_case())
+    with pytest.raises(NotFoundError) as caught:
+        backend.status("CASE-404")
+    assert caught.value.message == (f"no execution or case 'CASE-404' on {aws.state_machine_arn}")
+    with pytest.raises(NotFoundError, match=r"^no execution arn:"):
+        backend.status(aws.execution_arn("acme-CASE-404-r1"))
+    with pytest.raises(InvalidInputError, match="must not be empty"):
+        backend.status("  ")
+
+
+def test_an_execution_of_another_state_machine_is_refused(aws: FakeAws) -> None:
+    other = aws.execution_arn("x").replace("dev-replacement-order", "prod-replacement-order")
+    with pytest.raises(InvalidInputError) as caught:
+        aws.backend().history(other)
+    assert caught.value.message == f"{other} is not an execution of {aws.state_machine_arn}"
+
+
+def test_status_reads_the_ledger_and_the_waiting_items(
+    aws: FakeAws, home: StateHome, tmp_path: Path
+) -> None:
+    local = _waiting(aws, home, tmp_path)
+    view = aws.backend().status("CASE-1001")
+    assert (view.status, view.outcome) == ("RUNNING", "awaiting_reconciliation")
+    assert view.waiting_for == ("AwaitDecisionCreateShipment",)
+    assert list(view.open_items) == local.view["open_items"]
+    steps = {step.state: step.ledger_status for step in view.steps}
+    assert steps["CreateShipment"] == "UNKNOWN"
+    assert steps["RefundPayment"] == "COMPLETED"
+    # Once the execution stopped (its wait timed out), nothing waits any more.
+    aws.set_status(view.name, "FAILED", error="States.Timeout")
+    stopped = aws.backend().status("CASE-1001")
+    assert (stopped.outcome, stopped.waiting_for) == ("failed", ())
+    assert stopped.open_items == view.open_items
+
+
+@pytest.mark.parametrize(
+    ("status", "error", "outcome"),
+    [
+        ("SUCCEEDED", None, "completed"),
+        ("FAILED", SAGA_COMPENSATED, "compensated"),
+        ("FAILED", "Saga.CompensationFailed", "compensation_failed"),
+        ("FAILED", "TransientError", "failed"),
+        ("TIMED_OUT", None, "failed"),
+        ("ABORTED", None, "failed"),
+    ],
+)
+def test_outcome_follows_the_execution(
+    aws: FakeAws, status: str, error: str | None, outcome: str
+) -> None:
+    backend = aws.backend()
+    started = backend.start(_case())
+    aws.set_status(started.name, status, error=error)
+    view = backend.status("CASE-1001")
+    assert (view.status, view.error, view.outcome) == (status, error, outcome)
+
+
+def test_history_is_get_execution_history(aws: FakeAws) -> None:
+    backend = aws.backend()
+    started = backend.start(_case())
+    history = backend.history(started.name)
+    assert list(history) == ["events"]
+    events = history["events"]
+    assert [event["id"] for event in events] == list(range(1, len(events) + 1))
+    assert events[0]["type"] == "ExecutionStarted"
+    expected = aws.sfn.get_execution_history(executionArn=started.execution_arn)["events"]
+    assert events == expected
+
+
+# --- following an execution after start/redrive/resolve ----------------------------------
+
+
+def test_start_follows_until_the_execution_stops(aws: FakeAws) -> None:
+    name = "acme-CASE-1001-r1"
+    notices: list[Progress] = []
+
+    def sleep(seconds: float) -> None:
+        aws.sleeps.append(seconds)
+        aws.set_status(name, "SUCCEEDED")
+
+    backend = aws.backend(wait_seconds=30, poll_seconds=2, sleeper=sleep)
+    view = backend.start(_case(), on_event=notices.append)
+    assert (view.status, view.outcome) == ("SUCCEEDED", "completed")
+    assert aws.sleeps == [2]
+    # moto's made-up history: each event becomes at most one notice, once.
+    kinds = [(notice.kind, notice.state) for notice in notices]
+    assert kinds == [(ProgressKind.STATE_ENTERED, "A State"), (ProgressKind.ENDED, None)]
+
+
+def test_following_is_bounded(aws: FakeAws) -> None:
+    view = aws.backend(wait_seconds=5, poll_seconds=2).start(_case())
+    assert (view.status, view.outcome) == ("RUNNING", "running")
+    assert aws.sleeps == [2, 2, 2]
+
+
+def test_following_stops_when_the_case_waits_for_a_person(
+    aws: FakeAws, home: StateHome, tmp_path: Path
+) -> None:
+    local = run_locally(home, write_case(tmp_path), UNVERIFIABLE)
+    aws.copy_ledger(local.records, local.items)
+    view = aws.backend(wait_seconds=30).start(_case())
+    assert view.outcome == "awaiting_reconciliation"
+    assert aws.sleeps == []
+
+
+# --- reconciliation ----------------------------------------------------------------------
+
+
+def test_recon_list_and_show(aws: FakeAws, home: StateHome, tmp_path: Path) -> None:
+    local = _waiting(aws, home, tmp_path)
+    backend = aws.backend()
+    listed = backend.recon_list()
+    assert [item.id for item in listed] == local.view["open_items"]
+    assert listed[0].waiting
+    assert backend.recon_list(tenant="acme") == listed  # the open-items index
+    assert backend.recon_list(tenant="globex") == []
+    assert backend.recon_list(status=ReconFilter.RESOLVED) == []
+    assert backend.recon_list(status=ReconFilter.ALL) == listed
+    assert backend.recon_show(listed[0].id) == listed[0]
+    with pytest.raises(NotFoundError, match=r"^no reconciliation item 'nope'$"):
+        backend.recon_show("nope")
+
+
+def test_recon_resolve_resumes_the_waiting_case(
+    aws: FakeAws, home: StateHome, tmp_path: Path
+) -> None:
+    local = _waiting(aws, home, tmp_path)
+    item_id = local.view["open_items"][0]
+    resolution = aws.backend().recon_resolve(item_id, ReconDecision.APPLIED, "ops@acme", "found")
+    assert (resolution.item.status, resolution.item.outcome) == ("RESOLVED", "applied")
+    assert resolution.item.resolved_by == "ops@acme"
+    assert resolution.execution is not None
+    assert resolution.execution.name == "acme-CASE-1001-r1"
+    assert resolution.execution.open_items == ()
+    ledger = aws.ledger()
+    stored = ledger.get_item(item_id)
+    assert stored is not None
+    assert stored.status is ReconStatus.RESOLVED
+    record = ledger.get("acme:CASE-1001:r1:create_shipment")
+    assert record is not None
+    assert record.status is Status.COMPLETED
+    # The same decision again changes nothing; the other one is refused.
+    again = aws.backend().recon_resolve(item_id, ReconDecision.APPLIED, "ops@acme", "found")
+    assert again.item == resolution.item
+    with pytest.raises(IllegalTransitionError, match="already resolved as applied"):
+        aws.backend().recon_resolve(item_id, ReconDecision.NOT_APPLIED, "ops@acme", "oops")
+
+
+def test_recon_resolve_without_a_waiting_case(
+    aws: FakeAws, home: StateHome, tmp_path: Path
+) -> None:
+    local = run_locally(home, write_case(tmp_path), UNVERIFIABLE)
+    stripped = [replace(item, task_token=None) for item in local.items]
+    aws.copy_ledger(local.records, stripped)
+    item_id = local.view["open_items"][0]
+    resolution = aws.backend().recon_resolve(item_id, ReconDecision.NOT_APPLIED, "ops", "none")
+    assert resolution.execution is None
+    assert resolution.item.outcome == "not_applied"
+    with pytest.raises(NotFoundError):
+        aws.backend().recon_resolve("nope", ReconDecision.APPLIED, "ops", "x")
