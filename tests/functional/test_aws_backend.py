@@ -9,7 +9,9 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+import boto3
 import pytest
+from moto import mock_aws
 
 from stepsaga.backends import Progress, ProgressKind, ReconDecision, ReconFilter, to_json
 from stepsaga.backends.aws import AwsBackend, AwsSettings, FixedClients
@@ -24,8 +26,18 @@ from stepsaga.errors import (
 )
 from stepsaga.home import StateHome
 from stepsaga.ledger import ReconStatus, Status
+from stepsaga.ledger.dynamodb import create_table
 from stepsaga.services import load_faults
-from tests.functional.aws_support import FakeAws, LocalRun, fake_aws, run_locally
+from tests.functional.aws_support import (
+    MACHINE,
+    REGION,
+    ROLE_ARN,
+    TABLE,
+    FakeAws,
+    LocalRun,
+    fake_aws,
+    run_locally,
+)
 from tests.functional.cli_support import EXAMPLES, case_data, write_case
 
 UNVERIFIABLE = EXAMPLES / "faults-shipment-unverifiable.json"
@@ -344,3 +356,34 @@ def test_recon_resolve_without_a_waiting_case(
     assert resolution.item.outcome == "not_applied"
     with pytest.raises(NotFoundError):
         aws.backend().recon_resolve("nope", ReconDecision.APPLIED, "ops", "x")
+
+
+def test_following_an_execution_moto_runs() -> None:
+    """moto runs a stand-in machine (Prepare → Fail ``Saga.Compensated``) on its own
+    thread: the backend polls until it stops and reports its real history as notices."""
+    stand_in = {
+        "StartAt": "Prepare",
+        "States": {
+            "Prepare": {"Type": "Pass", "Next": "Compensated"},
+            "Compensated": {"Type": "Fail", "Error": SAGA_COMPENSATED, "Cause": "rejected"},
+        },
+    }
+    with mock_aws(config={"stepfunctions": {"execute_state_machine": True}}):
+        sfn = boto3.client("stepfunctions", region_name=REGION)
+        ddb = boto3.client("dynamodb", region_name=REGION)
+        create_table(ddb, TABLE)
+        machine = sfn.create_state_machine(
+            name=MACHINE, definition=json.dumps(stand_in), roleArn=ROLE_ARN
+        )
+        settings = AwsSettings(machine["stateMachineArn"], TABLE)
+        backend = AwsBackend(
+            settings, clients=FixedClients(sfn, ddb), wait_seconds=10, poll_seconds=0.05
+        )
+        notices: list[Progress] = []
+        view = backend.start(_case(), on_event=notices.append)
+    assert (view.status, view.error, view.outcome) == ("FAILED", SAGA_COMPENSATED, "compensated")
+    assert [(n.kind, n.state or n.error) for n in notices] == [
+        (ProgressKind.STATE_ENTERED, "Prepare"),
+        (ProgressKind.STATE_ENTERED, "Compensated"),
+        (ProgressKind.ENDED, SAGA_COMPENSATED),
+    ]
