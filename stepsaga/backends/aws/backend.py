@@ -169,7 +169,7 @@ class AwsBackend:
             arn = started["executionArn"]
         except ExecutionAlreadyExists:
             pass  # its input decides below: the same case again, or a conflicting one
-        described = describe(self._sfn(), arn)
+        described = describe(sfn, arn)
         if json.loads(described["input"]) != wanted:
             raise ExecutionAlreadyExists(
                 f"execution {name} already exists ({described['status']}) for case "
