@@ -1,4 +1,4 @@
-"""Backends the CLI drives: the embedded engine (``local.py``) and AWS (``aws.py``).
+"""Backends the CLI drives: the embedded engine (``local.py``) and AWS (``aws/``).
 
 ``base.py`` is the contract (:class:`SagaBackend`), ``views.py`` what ``--json`` prints,
 ``outcome.py`` the one rule naming what became of a case, ``naming.py`` the execution
