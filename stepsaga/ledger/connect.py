@@ -17,6 +17,7 @@ from stepsaga.errors import InvalidInputError
 from stepsaga.ledger.policy import LedgerPolicy
 from stepsaga.ledger.rules import Ledger
 from stepsaga.ledger.sqlite import SYNCHRONOUS_MODES, SqliteStore
+from stepsaga.ledger.store import LedgerStore
 
 _TABLE = re.compile(r"^[A-Za-z0-9_.-]{3,255}$")
 
@@ -54,18 +55,23 @@ def open_ledger(
     url: str, *, clock: Clock | None = None, policy: LedgerPolicy | None = None
 ) -> Ledger:
     """A ``Ledger`` over the store ``url`` names (see the module docstring)."""
+    return Ledger(open_store(url), clock=clock, policy=policy)
+
+
+def open_store(url: str) -> LedgerStore:
+    """The bare store ``url`` names, for wrapping (fault injection, tracing) before the
+    rules go over it: ``Ledger(Wrapper(open_store(url)))``."""
     target = parse_url(url)
     if isinstance(target, SqliteUrl):
-        sqlite = SqliteStore(
+        return SqliteStore(
             target.path, synchronous=target.synchronous, busy_timeout_ms=target.busy_timeout_ms
         )
-        return Ledger(sqlite, clock=clock, policy=policy)
     import boto3  # deferred: the embedded backend never pays for boto3's import
 
     from stepsaga.ledger.dynamodb import DynamoDBStore
 
     client = boto3.client("dynamodb", region_name=target.region, endpoint_url=target.endpoint_url)
-    return Ledger(DynamoDBStore(target.table, client), clock=clock, policy=policy)
+    return DynamoDBStore(target.table, client)
 
 
 def _query(url: str, text: str) -> dict[str, str]:

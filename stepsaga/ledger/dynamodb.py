@@ -218,18 +218,21 @@ class DynamoDBStore:
         item: ReconItem,
         record: Record | None,
         *,
-        record_expect: Expect,
+        record_expect: Expect | None,
         budget_delta: int = 0,
     ) -> WriteResult:
+        if record_expect is None and record is not None:
+            raise ValueError("a record is written only under record_expect")
         transaction: list[Item] = [
             {
                 "Put": {
                     "TableName": self.table,
                     "Item": _recon_item(item),
-                    **_item_condition(ReconStatus.OPEN),
+                    **_item_condition(ReconStatus.OPEN, token_of=item),
                 }
             }
         ]
+        # No expectation: the record must not exist (an item about an unclaimed action).
         condition = _record_condition(record_expect)
         if record is None:
             transaction.append(
@@ -386,14 +389,26 @@ def _record_condition(expect: Expect | None) -> Item:
     }
 
 
-def _item_condition(expect: ReconStatus | None) -> Item:
+def _item_condition(expect: ReconStatus | None, *, token_of: ReconItem | None = None) -> Item:
+    """Absent (``expect`` None), or the stored status; with ``token_of`` also that item's
+    task token (absent when it has none), so a token attached after the read is never
+    overwritten."""
     if expect is None:
         return {"ConditionExpression": f"attribute_not_exists({PARTITION_KEY})"}
-    return {
+    condition: Item = {
         "ConditionExpression": "#status = :expect_status",
         "ExpressionAttributeNames": {"#status": "status"},
         "ExpressionAttributeValues": {":expect_status": {"S": expect.value}},
     }
+    if token_of is None:
+        return condition
+    condition["ExpressionAttributeNames"]["#token"] = "task_token"
+    if token_of.task_token is None:
+        condition["ConditionExpression"] += " AND attribute_not_exists(#token)"
+    else:
+        condition["ConditionExpression"] += " AND #token = :expect_token"
+        condition["ExpressionAttributeValues"][":expect_token"] = {"S": token_of.task_token}
+    return condition
 
 
 def _put_optional(item: Item, name: str, value: str | int | None) -> None:

@@ -225,10 +225,32 @@ class Ledger:
     def open_item(
         self, record_key: str, reason: str, *, step: str, evidence: Mapping[str, Any]
     ) -> ReconItem:
-        """Ask reconciliation about an action; one item per (action key, reason)."""
+        """Ask reconciliation about a recorded action; one item per (action key, reason)."""
         record = self._store.get(record_key)
         if record is None:
             raise NotFoundError(f"no ledger record {record_key!r}", key=record_key)
+        return self._open(record_key, record.tenant_id, record.case_id, reason, step, evidence)
+
+    def open_item_for(
+        self, action: Action, reason: str, *, step: str, evidence: Mapping[str, Any]
+    ) -> ReconItem:
+        """Ask about ``action`` whether or not it has a record: a claim refused before
+        anything was written (tenant budget, replay window) leaves none, yet a person must
+        decide. The item carries the action's tenant, case and key; ``resolve_item`` treats
+        it as "nothing happened" while the action stays unrecorded."""
+        return self._open(
+            action.key, action.tenant_id, action.intent.case_id, reason, step, evidence
+        )
+
+    def _open(
+        self,
+        record_key: str,
+        tenant_id: str,
+        case_id: str,
+        reason: str,
+        step: str,
+        evidence: Mapping[str, Any],
+    ) -> ReconItem:
         reason, step = _text(reason, "reason"), _text(step, "step")
         item_id = item_id_for(record_key, reason)
         existing = self._store.get_item(item_id)
@@ -238,8 +260,8 @@ class Ledger:
         item = ReconItem(
             item_id=item_id,
             record_key=record_key,
-            tenant_id=record.tenant_id,
-            case_id=record.case_id,
+            tenant_id=tenant_id,
+            case_id=case_id,
             reason=reason,
             step=step,
             evidence=_as_json_object(evidence, "evidence"),
@@ -270,17 +292,17 @@ class Ledger:
         return self._store.query_items(tenant=tenant, status=status)
 
     def attach_task_token(self, item_id: str, token: str) -> ReconItem:
-        """Remember the Step Functions task token to resume when the item is resolved."""
+        """Remember the Step Functions task token to resume when the item is resolved.
+
+        An item resolved before the token could be attached is returned as it is
+        (``RESOLVED``, without this token): nobody will send it the decision, so the caller
+        resumes the case itself, at once.
+        """
         token = _text(token, "token")
         for _ in range(MAX_ROUNDS):
             item = self._require_item(item_id)
-            if item.task_token == token:
+            if item.task_token == token or item.status is ReconStatus.RESOLVED:
                 return item
-            if item.status is not ReconStatus.OPEN:
-                raise IllegalTransitionError(
-                    f"item {item_id} is {item.status.value}; tokens attach to open items",
-                    item_id=item_id,
-                )
             updated = replace(item, task_token=token, updated_at=self._clock.now())
             if self._store.put_item(updated, expect=ReconStatus.OPEN).written:
                 return updated
@@ -293,16 +315,33 @@ class Ledger:
         by: str,
         note: str,
         result: Mapping[str, Any] | None = None,
+        reference: str | None = None,
     ) -> ReconItem:
         """Decide an uncertain action, in one transaction with its record.
 
-        ``APPLIED`` → record COMPLETED with ``result`` (what replays return);
-        ``NOT_APPLIED`` → record RELEASED (may be claimed again) and the debit refunded.
-        Resolving again with the same outcome returns the resolved item.
+        ``APPLIED`` → record COMPLETED with ``result`` (what replays return) and
+        ``reference`` (the downstream id, e.g. the refund found by key; default: the one
+        already recorded); ``NOT_APPLIED`` → record RELEASED (may be claimed again) and the
+        debit refunded. Resolving again with the same outcome returns the resolved item.
+
+        An action that was never claimed (no record: its first claim was refused) can
+        only be ``NOT_APPLIED``: nothing happened, no record changes, and the step may run
+        again with the same key. ``APPLIED`` is refused: the ledger never dispatched it and
+        will not vouch for an effect made elsewhere.
+
+        The item is written only if it still carries the task token it was read with, so a
+        case that began to wait meanwhile is never lost: the returned item holds its token.
         """
         decided = _outcome(outcome)
         by, note = _text(by, "by"), _text(note, "note")
         payload = _as_result(result) if result is not None else {}
+        if reference is not None:
+            if not isinstance(reference, str) or not reference.strip():
+                raise InvalidInputError("reference must be a non-empty string", field="reference")
+            if decided is not ReconOutcome.APPLIED:
+                raise InvalidInputError(
+                    "reference names an applied effect; not_applied takes none", field="reference"
+                )
         for _ in range(MAX_ROUNDS):
             item = self._require_item(item_id)
             if item.status is ReconStatus.RESOLVED:
@@ -312,10 +351,17 @@ class Ledger:
                     f"item {item_id} was already resolved as {item.outcome}", item_id=item_id
                 )
             record = self._store.get(item.record_key)
-            if record is None:
-                raise NotFoundError(f"no ledger record {item.record_key!r}", key=item.record_key)
             now = self._clock.now()
-            new_record, delta = self._reconciled(item_id, record, decided, payload, by, note, now)
+            record_expect: Expect | None = None  # None: the record must still be absent
+            new_record: Record | None = None
+            delta = 0
+            if record is None:
+                _check_unclaimed(item, decided)
+            else:
+                new_record, delta = self._reconciled(
+                    item_id, record, decided, payload, reference, by, note, now
+                )
+                record_expect = Expect(record.status, record.owner)
             resolved = replace(
                 item,
                 status=ReconStatus.RESOLVED,
@@ -328,7 +374,7 @@ class Ledger:
             written = self._store.resolve(
                 resolved,
                 new_record,
-                record_expect=Expect(record.status, record.owner),
+                record_expect=record_expect,
                 budget_delta=delta,
             )
             if written is WriteResult.WRITTEN:
@@ -535,6 +581,7 @@ class Ledger:
         record: Record,
         outcome: ReconOutcome,
         result: dict[str, Any],
+        reference: str | None,
         by: str,
         note: str,
         now: datetime,
@@ -554,6 +601,7 @@ class Ledger:
                     lease_expires_at=None,
                     result=result,
                     error=None,
+                    reference=reference if reference is not None else record.reference,
                     updated_at=now,
                 ),
                 0,
@@ -629,6 +677,19 @@ class Ledger:
                 self.mark_unknown(claim, _describe(exc))
         except StepSagaError as failure:
             log.warning("%s: could not record the outcome: %s", claim.key, failure.message)
+
+
+def _check_unclaimed(item: ReconItem, outcome: ReconOutcome) -> None:
+    """An item about an action with no record: only "nothing happened" is honest."""
+    if outcome is ReconOutcome.APPLIED:
+        raise IllegalTransitionError(
+            f"item {item.item_id}: {item.record_key} was never claimed, so the ledger never "
+            "dispatched it and cannot record it as applied; resolve it not_applied to run "
+            "the step again with the same key, or stop the execution if the effect was made "
+            "outside stepsaga",
+            item_id=item.item_id,
+            key=item.record_key,
+        )
 
 
 def item_id_for(record_key: str, reason: str) -> str:

@@ -365,14 +365,21 @@ class SqliteStore:
         item: ReconItem,
         record: Record | None,
         *,
-        record_expect: Expect,
+        record_expect: Expect | None,
         budget_delta: int = 0,
     ) -> WriteResult:
+        if record_expect is None and record is not None:
+            raise ValueError("a record is written only under record_expect")
+
         def body(conn: sqlite3.Connection) -> tuple[bool, WriteResult]:
-            if not _put_item(conn, item, ReconStatus.OPEN):
+            if not _put_item(conn, item, ReconStatus.OPEN, same_token=True):
                 return False, WriteResult.STALE
             key = item.record_key
-            if record is None:
+            if record_expect is None:
+                exists = conn.execute("SELECT 1 FROM actions WHERE key = ?", (key,)).fetchone()
+                if exists is not None:
+                    return False, WriteResult.STALE
+            elif record is None:
                 held = conn.execute(
                     "SELECT 1 FROM actions WHERE key = ? AND status = ? AND owner = ?",
                     (key, record_expect.status.value, record_expect.owner),
@@ -472,7 +479,15 @@ def _apply_budget(conn: sqlite3.Connection, tenant_id: str, delta: int) -> Write
     return WriteOutcome(WriteResult.WRITTEN)
 
 
-def _put_item(conn: sqlite3.Connection, item: ReconItem, expect: ReconStatus | None) -> bool:
+def _put_item(
+    conn: sqlite3.Connection,
+    item: ReconItem,
+    expect: ReconStatus | None,
+    *,
+    same_token: bool = False,
+) -> bool:
+    """Insert (``expect`` None) or update under the stored status; ``same_token`` also
+    requires the stored task token to be ``item.task_token`` (``IS`` matches NULLs)."""
     values = (
         item.item_id,
         item.record_key,
@@ -498,11 +513,13 @@ def _put_item(conn: sqlite3.Connection, item: ReconItem, expect: ReconStatus | N
         )
     else:
         columns = [c.strip() for c in _ITEM_COLUMNS.split(",")[1:]]
+        where = " WHERE item_id = ? AND status = ?" + (" AND task_token IS ?" if same_token else "")
+        condition: tuple[Any, ...] = (item.item_id, expect.value)
+        if same_token:
+            condition += (item.task_token,)
         cursor = conn.execute(
-            "UPDATE recon_items SET "
-            + ", ".join(f"{c} = ?" for c in columns)
-            + " WHERE item_id = ? AND status = ?",
-            (*values[1:], item.item_id, expect.value),
+            "UPDATE recon_items SET " + ", ".join(f"{c} = ?" for c in columns) + where,
+            (*values[1:], *condition),
         )
     return cursor.rowcount == 1
 

@@ -90,12 +90,20 @@ class LedgerStore(Protocol):
         item: ReconItem,
         record: Record | None,
         *,
-        record_expect: Expect,
+        record_expect: Expect | None,
         budget_delta: int = 0,
     ) -> WriteResult:
-        """One transaction: the item (stored status must be OPEN), the record (stored
-        status/owner must match ``record_expect``; unchanged when ``record`` is None) and
-        the budget change."""
+        """One transaction: the item, the record and the budget change; ``STALE`` (nothing
+        written) when a precondition fails.
+
+        - item: the stored one must be OPEN *and* carry ``item.task_token`` (both absent
+          counts as equal). ``item`` is built from the item as read, so a task token
+          attached after that read fails the write instead of being overwritten;
+        - record: with ``record_expect``, the stored status/owner must match it (``record``
+          None leaves the record unchanged); with ``record_expect`` None there must be no
+          record at all (an item about an action that was never claimed; ``record`` must be
+          None too).
+        """
         ...
 
     def query_items(

@@ -12,10 +12,13 @@ from moto import mock_aws
 
 from stepsaga.clock import ManualClock
 from stepsaga.ledger import Ledger, LedgerPolicy, open_ledger
+from stepsaga.ledger.connect import open_store
 from stepsaga.ledger.dynamodb import create_table
+from stepsaga.ledger.store import LedgerStore
 from tests.conformance.ledger.helpers import START
 
 LedgerFactory = Callable[..., Ledger]
+StoreFactory = Callable[[], LedgerStore]
 
 
 @pytest.fixture
@@ -50,3 +53,19 @@ def make_ledger(ledger_url: str, clock: ManualClock) -> Iterator[LedgerFactory]:
 @pytest.fixture
 def ledger(make_ledger: LedgerFactory) -> Ledger:
     return make_ledger()
+
+
+@pytest.fixture
+def make_store(ledger_url: str) -> Iterator[StoreFactory]:
+    """Bare stores over the same backend as ``ledger`` (another connection each), for
+    wrapping: a test can interleave two writers deterministically."""
+    opened: list[LedgerStore] = []
+
+    def make() -> LedgerStore:
+        store = open_store(ledger_url)
+        opened.append(store)
+        return store
+
+    yield make
+    for store in opened:
+        store.close()

@@ -157,9 +157,10 @@ def test_task_tokens_attach_to_open_items(ledger: Ledger) -> None:
     assert got is not None
     assert got.task_token == "token-1"
 
-    ledger.resolve_item(item.item_id, ReconOutcome.APPLIED, by="ops", note="ok")
-    with pytest.raises(IllegalTransitionError):
-        ledger.attach_task_token(item.item_id, "token-2")
+    resolved = ledger.resolve_item(item.item_id, ReconOutcome.APPLIED, by="ops", note="ok")
+    # Too late to wait: the resolved item comes back as it is, so the caller resumes at once.
+    assert ledger.attach_task_token(item.item_id, "token-2") == resolved
+    assert resolved.task_token == "token-1"
 
 
 def test_unknown_items_and_bad_input(ledger: Ledger) -> None:
