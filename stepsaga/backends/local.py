@@ -221,7 +221,7 @@ class LocalBackend:
         time_scale: float | None = None,
         on_event: ProgressListener | None = None,
     ) -> ResolutionView:
-        from stepsaga.reconciliation import resolve
+        from stepsaga.reconciliation import resolve, resume_waiting
 
         scale = self._scale(time_scale)
         if self._existing_ledger() is None:
@@ -238,6 +238,11 @@ class LocalBackend:
             resolution = resolve(
                 ledger, item_id, outcome.ledger_value, by, note, send_task_success=send
             )
+            token = resolution.item.task_token
+            waiting = {task.task_token for task in engine.list_waiting_tasks()}
+            if not resolution.resumed and token is not None and token in waiting:
+                # Decided before, but whoever decided died before resuming the case.
+                resume_waiting(ledger, item_id, send)
             execution = self._view(engine, resumed[-1]) if resumed else None
         return ResolutionView(item=item_view(resolution.item), execution=execution)
 

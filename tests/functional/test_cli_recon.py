@@ -8,6 +8,8 @@ from typing import Any
 import pytest
 
 from stepsaga.home import StateHome
+from stepsaga.ledger import open_ledger
+from stepsaga.reconciliation import resolve
 from tests.functional.cli_support import EXAMPLES, cli, effects, write_case, write_faults
 
 ITEM_KEYS = {
@@ -207,3 +209,43 @@ def test_unknown_item(home: StateHome, tmp_path: Path) -> None:
     result = cli(home, "recon", "show", "rec-nope")
     assert result.code == 2
     assert result.err.strip() == "error: no reconciliation item 'rec-nope'"
+
+
+def test_resolving_again_resumes_a_case_its_first_resolver_left_waiting(
+    home: StateHome, tmp_path: Path
+) -> None:
+    """A ``recon resolve`` killed between its ledger commit and resuming the case leaves the
+    item decided and the case waiting; repeating the decision must resume it (found by the
+    chaos harness, ``tests/chaos/test_crash_harness.py``)."""
+    item_id = _waiting_case(home, tmp_path)["open_items"][0]
+    with open_ledger(home.ledger_url) as ledger:  # the first resolver: committed, then died
+        resolve(
+            ledger,
+            item_id,
+            "applied",
+            "ops@acme.example",
+            "carrier shows it",
+            send_task_success=None,
+        )
+    assert cli(home, "status", "CASE-1001", "--json").json()["outcome"] == (
+        "awaiting_reconciliation"
+    )
+
+    again = cli(
+        home,
+        "recon",
+        "resolve",
+        item_id,
+        "--outcome",
+        "applied",
+        "--by",
+        "ops@acme.example",
+        "--note",
+        "carrier shows it",
+        "--json",
+    )
+
+    assert again.code == 0, again.err
+    execution = again.json()["execution"]
+    assert (execution["status"], execution["outcome"]) == ("SUCCEEDED", "completed")
+    assert effects(home) == {"reserve": 1, "refund": 1, "create_shipment": 1}
