@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import time
 from collections.abc import Callable
 from types import TracebackType
@@ -73,6 +74,9 @@ if TYPE_CHECKING:
 
     from stepsaga.engine import MockConfig
     from stepsaga.services import Faults
+
+#: An action key's intent part (tenant and case ids contain no ``:``).
+_ACTION_KEY = re.compile(r"^(?P<tenant>[^:]+):(?P<case>[^:]+):r(?P<revision>\d+):")
 
 #: ``DescribeExecution`` statuses of an execution that is still moving.
 _MOVING = ("RUNNING", "PENDING_REDRIVE")
@@ -331,11 +335,13 @@ class AwsBackend:
     # --- views ---------------------------------------------------------------------------
 
     def _execution_of(self, item: ReconItem) -> Described | None:
-        """The execution of the item's case (its revision is on the ledger record)."""
-        record = self.ledger.get(item.record_key)
-        if record is None:
+        """The execution of the item's case: the revision is part of its action key
+        (``{tenant}:{case}:r{revision}:…``, docs/internals.md), so an item whose action was
+        never recorded finds its case too."""
+        match = _ACTION_KEY.match(item.record_key)
+        if match is None or (match["tenant"], match["case"]) != (item.tenant_id, item.case_id):
             return None
-        name = execution_name(record.tenant_id, record.case_id, record.revision)
+        name = execution_name(item.tenant_id, item.case_id, int(match["revision"]))
         return describe_or_none(self._sfn(), self.settings.execution_arn(name))
 
     def _open_items(self, case: CaseIdentity) -> list[ReconItem]:
