@@ -11,7 +11,7 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from stepsaga.cli.common import Backend, cli_context, emit, exit_codes, stdout, usage_error
+from stepsaga.cli.common import Backend, cli_context, emit, exit_codes, stdout
 from stepsaga.errors import NotFoundError
 from stepsaga.ledger import Ledger, open_ledger, parse_url
 from stepsaga.ledger.connect import SqliteUrl
@@ -27,7 +27,10 @@ UrlOption = Annotated[
     typer.Option(
         "--url",
         envvar="STEPSAGA_LEDGER_URL",
-        help="sqlite:///PATH or dynamodb://TABLE?region=… (default: the local home's ledger).",
+        help=(
+            "sqlite:///PATH or dynamodb://TABLE?region=… (default: the local home's ledger; "
+            "with --backend aws, the stack's table)."
+        ),
         show_default=False,
     ),
 ]
@@ -37,9 +40,11 @@ JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON for scripts
 def _open(ctx: typer.Context, url: str | None) -> Ledger | None:
     """The ledger to use, or None when a local ledger file does not exist yet."""
     cli = cli_context(ctx)
-    if url is None:
-        if cli.backend is not Backend.local:
-            usage_error("ledger: with --backend aws, pass --url dynamodb://TABLE?region=…")
+    if url is None and cli.backend is Backend.aws:
+        from stepsaga.backends.aws import ledger_url  # boto3 and the stack only when asked
+
+        url = ledger_url(cli)
+    elif url is None:
         url = cli.home.ledger_url
     target = parse_url(url)
     if isinstance(target, SqliteUrl) and not Path(target.path).exists():

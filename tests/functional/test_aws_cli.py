@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,7 @@ from typer.testing import CliRunner
 from stepsaga.backends.aws import SessionClients
 from stepsaga.cli.app import app
 from stepsaga.home import StateHome
+from stepsaga.ledger import Action, EffectClass, Intent
 from tests.functional.aws_support import REGION, STACK, TABLE, FakeAws, fake_aws, run_locally
 from tests.functional.cli_support import EXAMPLES, Result, write_case
 
@@ -261,3 +263,19 @@ def test_status_table(aws: FakeAws, home: StateHome, tmp_path: Path) -> None:
     assert result.code == 0, result.err
     assert "outcome awaiting_reconciliation" in result.out
     assert "CreateShipment" in result.out
+
+
+# --- the ledger commands read the stack's table ----------------------------------------
+
+
+def test_ledger_commands_use_the_stacks_table(aws: FakeAws) -> None:
+    intent = Intent("CASE-9", 1, datetime.now(UTC))
+    action = Action("acme", intent, "refund_payment", EffectClass.KEYED_WRITE, {"n": 1})
+    aws.ledger().perform(action, lambda claim: {"refund_id": "R-1"})
+    listed = aws_cli({}, "ledger", "list", "--json", root=("--stack", STACK))
+    assert listed.code == 0, listed.err
+    assert [(r["key"], r["status"]) for r in listed.json()] == [(action.key, "COMPLETED")]
+    unconfigured = aws_cli({}, "ledger", "list")
+    assert unconfigured.code == 2
+    assert len(unconfigured.err.splitlines()) == 1
+    assert "--backend aws is not configured" in unconfigured.err

@@ -41,6 +41,15 @@ def open_backend(cli: CliOptions, *, clients: Clients | None = None) -> AwsBacke
     )
 
 
+def ledger_url(cli: CliOptions, *, clients: Clients | None = None) -> str:
+    """The deployed ledger table as an ``open_ledger`` URL (``stepsaga ledger`` on AWS)."""
+    made = clients or SessionClients()
+    settings = load_settings(
+        stack=cli.stack, environ=dict(os.environ), cloudformation=made.cloudformation
+    )
+    return f"dynamodb://{settings.ledger_table_name}?region={settings.region}"
+
+
 __all__ = [
     "ENV_WAIT_SECONDS",
     "AwsBackend",
@@ -50,6 +59,7 @@ __all__ = [
     "DecisionNotDeliveredError",
     "FixedClients",
     "SessionClients",
+    "ledger_url",
     "load_settings",
     "open_backend",
     "redrive_token",

@@ -171,10 +171,14 @@ def test_a_locked_ledger_file_is_exit_1_with_one_line(used_home: StateHome) -> N
     assert len(err.strip().splitlines()) == 1
 
 
-def test_aws_backend_needs_a_url(home: StateHome) -> None:
+def test_aws_backend_without_a_stack_or_url_is_exit_2(
+    home: StateHome, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name in ("STEPSAGA_STACK", "STEPSAGA_STATE_MACHINE_ARN", "STEPSAGA_LEDGER_TABLE_NAME"):
+        monkeypatch.delenv(name, raising=False)
     result = runner.invoke(app, ["--backend", "aws", "--home", str(home.root), "ledger", "list"])
     assert result.exit_code == 2
-    assert "--url dynamodb://" in result.stderr
+    assert "--stack NAME" in result.stderr
 
 
 def test_dynamodb_url(home: StateHome) -> None:
