@@ -2,7 +2,9 @@
 
 * ``reconcile`` — a step ended uncertain or refused: automatic reconciliation
   (``stepsaga.reconciliation.automatic``) decides ``applied``/``not_applied`` or leaves an
-  open item → ``ReconciliationResult``.
+  open item → ``ReconciliationResult``. A claim refused before anything was recorded
+  (tenant budget, replay window) gets an item too, so the case waits for a person
+  instead of failing here.
 * ``await_decision`` — park the case: attach the task token to the item and notify. If the
   item was resolved meanwhile, or a second look now decides it, resume the case at once.
 * ``escalate`` — record "refund issued, replacement not shipped" and the like (a fact for a
@@ -20,7 +22,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from stepsaga import metric_names
-from stepsaga.errors import IllegalTransitionError, InvalidInputError, StepSagaError
+from stepsaga.errors import InvalidInputError, StepSagaError
 from stepsaga.handlers.compensation import compensation_action
 from stepsaga.handlers.deps import HandlerDeps
 from stepsaga.handlers.guard import Handler, count, invocation
@@ -112,12 +114,8 @@ class _Reconciler:
             self._resume(item, event.task_token, log)
             return _result(ReconciliationOutcome.UNDECIDED, item.item_id)
         first_time = item.task_token != event.task_token
-        try:
-            item = self.deps.ledger.attach_task_token(item.item_id, event.task_token)
-        except IllegalTransitionError:
-            item = self._own_item(item.item_id, event, action)
-            if item.status is not ReconStatus.RESOLVED:
-                raise
+        item = self.deps.ledger.attach_task_token(item.item_id, event.task_token)
+        if item.status is ReconStatus.RESOLVED:  # resolved before the token got attached
             self._resume(item, event.task_token, log)
             return _result(ReconciliationOutcome.UNDECIDED, item.item_id)
         log.bind(decision="await_decision")

@@ -3,10 +3,12 @@ and leave only the rest to a person.
 
 Rules, by what the ledger record of the action says:
 
-* no record — nothing was ever claimed (the claim was refused before writing): a tenant
-  budget that now covers the cost → ``not_applied`` (run the step again); otherwise the
-  original error is raised again: with no record there is nothing to hold an item, so the
-  execution fails at the reconciliation task and is redriven after the cause is fixed;
+* no record — nothing was ever claimed (the claim was refused before writing: tenant
+  budget, replay window): a tenant budget that now covers the cost → ``not_applied`` (run
+  the step again); otherwise an open item about the unclaimed action (``<reason> (never
+  claimed)``), so the case waits for a person instead of failing. Only ``not_applied``
+  resolves it (after a top-up the step runs again with the same key); ``applied`` is
+  refused, since the ledger never dispatched anything;
 * another digest under the key → an open item (``action key conflict``);
 * ``COMPLETED`` → ``applied`` (the step replays it);
 * ``IN_PROGRESS`` with a live lease → ``ActionInProgressError`` (retried: ask again later);
@@ -32,11 +34,9 @@ from datetime import datetime
 from stepsaga.errors import (
     ActionInProgressError,
     IllegalTransitionError,
-    StepSagaError,
     TransientError,
 )
 from stepsaga.ledger import Action, Ledger, ReconItem, ReconOutcome, Record, Status
-from stepsaga.ledger.models import recorded_error
 from stepsaga.reconciliation.callbacks import TaskSuccessSender
 from stepsaga.reconciliation.evidence import evidence
 from stepsaga.reconciliation.lookup import Found, Lookup
@@ -103,7 +103,7 @@ def _decide(
     if record is None:
         if reason is Reason.BUDGET_EXHAUSTED and _budget_covers(ledger, action):
             return Verdict(ReconciliationOutcome.NOT_APPLIED, "the tenant budget now covers it")
-        raise _again(failure, action)
+        return _ask_unclaimed(ledger, action, reason, step, failure)
     if record.digest != action.digest:
         return _ask(ledger, record, Reason.ACTION_CONFLICT, step, failure)
     if record.status is Status.COMPLETED:
@@ -157,6 +157,7 @@ def _by_lookup(
             note,
             send_task_success=send,
             result=found.result,
+            reference=found.reference,
         )
         return Verdict(ReconciliationOutcome.APPLIED, note, item=resolution.item)
     note = f"absent downstream: {found.evidence}"
@@ -187,6 +188,44 @@ def _ask(
     return Verdict(ReconciliationOutcome.UNDECIDED, note, item=item, opened=opened)
 
 
+#: What a person can do about an action that was never claimed, by why it was refused.
+_UNCLAIMED_NEXT = {
+    Reason.BUDGET_EXHAUSTED: (
+        "top up the tenant budget, then resolve not_applied: the step runs again with the "
+        "same key (applied is refused: nothing was dispatched)"
+    ),
+    Reason.REPLAY_WINDOW_EXPIRED: (
+        "the approval is older than the retention window, so this step can never run under "
+        "it: stop the execution and approve a new revision of the case"
+    ),
+}
+_UNCLAIMED_DEFAULT = (
+    "nothing was dispatched: resolve not_applied to run the step again with the same key "
+    "once the cause is fixed, or stop the execution"
+)
+
+
+def _ask_unclaimed(
+    ledger: Ledger, action: Action, reason: Reason, step: str, failure: Mapping[str, str]
+) -> Verdict:
+    """The claim was refused before anything was written: ask a person about the action
+    itself (the item carries its tenant, case and key; no record exists)."""
+    item, opened = open_question(
+        ledger,
+        action,
+        f"{reason.value} (never claimed)",
+        step=step,
+        evidence=evidence(
+            None,
+            last_error=dict(failure),
+            request_digest=action.digest,
+            next=_UNCLAIMED_NEXT.get(reason, _UNCLAIMED_DEFAULT),
+        ),
+    )
+    note = f"undecided: {item.reason}"
+    return Verdict(ReconciliationOutcome.UNDECIDED, note, item=item, opened=opened)
+
+
 def _question(reason: Reason, record: Record) -> str:
     """The item's reason. An uncertain outcome is per attempt: a later attempt that ends
     uncertain again is a new question, never the answered one."""
@@ -196,18 +235,6 @@ def _question(reason: Reason, record: Record) -> str:
 def _budget_covers(ledger: Ledger, action: Action) -> bool:
     remaining = ledger.budget(action.tenant_id)
     return remaining is None or remaining >= (action.cost or 0)
-
-
-def _again(failure: Mapping[str, str], action: Action) -> StepSagaError:
-    """The caught error, raised again: with no record there is nothing to hold an item."""
-    return recorded_error(
-        {
-            "error": failure.get("error", "OutcomeUnknownError"),
-            "message": f"{action.key}: nothing was claimed, so nothing can be reconciled; "
-            f"fix the cause and redrive ({failure.get('message', '')})",
-        },
-        key=action.key,
-    )
 
 
 def _seconds_until(moment: datetime, now: datetime) -> float:

@@ -3,7 +3,9 @@
 ``resolve`` changes the ledger record and the item in one transaction
 (``Ledger.resolve_item``): ``applied`` → record ``COMPLETED`` with ``result`` (what the
 step's replay returns); ``not_applied`` → record ``RELEASED`` (claimable again with the same
-key) and the budget debit refunded — the only refund an uncertain outcome ever gets. Then,
+key) and the budget debit refunded — the only refund an uncertain outcome ever gets; for
+an action that was never claimed (no record) ``not_applied`` changes no record and
+``applied`` is refused. Then,
 if a case waits on the item (a task token is attached), it sends the ``OperatorDecision`` so
 the case continues. Resolving a resolved item the same way changes nothing; another way is
 refused.
@@ -65,11 +67,15 @@ def resolve(
     *,
     send_task_success: TaskSuccessSender | None,
     result: Mapping[str, Any] | None = None,
+    reference: str | None = None,
 ) -> Resolution:
     """Decide ``item_id`` (see the module docstring).
 
     ``result`` is what the step's replay returns after ``applied`` (default: a note naming
-    the item and who decided). ``send_task_success`` is the engine's or boto3's callback;
+    the item and who decided); ``reference`` the downstream id the record keeps (refund
+    id, shipment id; default: the one recorded). An item about an action that was never
+    claimed (its first claim was refused: tenant budget, replay window) can only be
+    ``not_applied``. ``send_task_success`` is the engine's or boto3's callback;
     ``None`` resolves without resuming (e.g. no case waits, or the caller resumes later
     with ``resume_waiting``). If the ledger is resolved but resuming fails, a
     ``TransientError`` says so (the resolution stands; ``resume_waiting`` retries it).
@@ -93,7 +99,7 @@ def resolve(
             if result is not None
             else {"reconciled": {"item_id": item_id, "outcome": decided.value, "by": by}}
         )
-    resolved = ledger.resolve_item(item_id, decided, by, note, result=payload)
+    resolved = ledger.resolve_item(item_id, decided, by, note, result=payload, reference=reference)
     token = resolved.task_token
     if token is None or send_task_success is None:
         return Resolution(item=resolved, changed=True, resumed=False)

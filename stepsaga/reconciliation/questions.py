@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from stepsaga.errors import IllegalTransitionError
-from stepsaga.ledger import Ledger, ReconItem, ReconStatus
+from stepsaga.ledger import Action, Ledger, ReconItem, ReconStatus
 from stepsaga.ledger.rules import item_id_for
 
 MAX_OCCURRENCES = 100
@@ -25,14 +25,25 @@ def occurrence(reason: str, number: int) -> str:
 
 
 def open_question(
-    ledger: Ledger, record_key: str, reason: str, *, step: str, evidence: Mapping[str, Any]
+    ledger: Ledger,
+    subject: str | Action,
+    reason: str,
+    *,
+    step: str,
+    evidence: Mapping[str, Any],
 ) -> tuple[ReconItem, bool]:
-    """The open item asking ``reason`` about ``record_key`` and whether this call opened it."""
+    """The open item asking ``reason`` about ``subject`` and whether this call opened it.
+
+    ``subject`` is a recorded action's key, or the ``Action`` itself when it may have no
+    record (its first claim was refused before anything was written)."""
+    record_key = subject if isinstance(subject, str) else subject.key
     for number in range(1, MAX_OCCURRENCES + 1):
         text = occurrence(reason, number)
         existing = ledger.get_item(item_id_for(record_key, text))
         if existing is None:
-            return ledger.open_item(record_key, text, step=step, evidence=evidence), True
+            if isinstance(subject, str):
+                return ledger.open_item(subject, text, step=step, evidence=evidence), True
+            return ledger.open_item_for(subject, text, step=step, evidence=evidence), True
         if existing.status is ReconStatus.OPEN:
             return existing, False
     raise IllegalTransitionError(

@@ -11,7 +11,7 @@ from moto import mock_aws
 
 from stepsaga import metric_names
 from stepsaga.clock import ManualClock
-from stepsaga.errors import OutcomeUnknownError
+from stepsaga.errors import BudgetExhaustedError, OutcomeUnknownError
 from stepsaga.handlers import HandlerDeps, RecordingMetrics, build_handlers
 from stepsaga.handlers.guard import Handler
 from stepsaga.home import StateHome
@@ -29,6 +29,8 @@ from tests.unit.handlers.helpers import (
     reconcile_event,
     step_event,
 )
+
+REFUND_KEY = "acme:CASE-1001:r1:refund_payment"
 
 
 class Lambda:
@@ -120,3 +122,43 @@ def test_uncertain_shipment_waits_and_is_resolved_in_one_transaction(tmp_path: P
     assert aws.sent.calls[0][0] == "tok-1"
     assert aws.run("CreateShipment", step_event("CreateShipment"))["replayed"] is True
     assert aws.effects("create_shipment") == 1
+
+
+@pytest.mark.usefixtures("table")
+def test_a_refused_first_claim_waits_on_an_item_without_a_record(tmp_path: Path) -> None:
+    aws = Lambda(tmp_path)
+    aws.deps.ledger.set_budget("acme", 0)
+    with pytest.raises(BudgetExhaustedError):
+        aws.run("RefundPayment", step_event("RefundPayment"))
+
+    failure = "BudgetExhaustedError"
+    verdict = aws.run("Reconcile", reconcile_event("RefundPayment", failure))
+    assert verdict["outcome"] == "undecided"
+    item_id = str(verdict["item_id"])
+    aws.run("Reconcile", await_event("RefundPayment", item_id, token="tok-1", error=failure))
+    (waiting,) = aws.deps.ledger.list_items(tenant="acme", status="OPEN")  # the GSI
+    assert (waiting.item_id, waiting.task_token) == (item_id, "tok-1")
+
+    aws.deps.ledger.set_budget("acme", 1)
+    resolve(aws.deps.ledger, item_id, "not_applied", "ops", "top-up", send_task_success=aws.sent)
+
+    assert aws.deps.ledger.get(REFUND_KEY) is None
+    assert [(t, out["outcome"]) for t, out in aws.sent.calls] == [("tok-1", "not_applied")]
+    assert aws.run("RefundPayment", step_event("RefundPayment"))["replayed"] is False
+    assert (aws.effects("refund"), aws.deps.ledger.budget("acme")) == (1, 0)
+
+
+@pytest.mark.usefixtures("table")
+def test_a_shipment_found_by_reference_keeps_its_id_on_the_record(tmp_path: Path) -> None:
+    aws = Lambda(tmp_path, {"faults": [fault("create_shipment", "lose_response")]})
+    with pytest.raises(OutcomeUnknownError):
+        aws.run("CreateShipment", step_event("CreateShipment"))
+
+    verdict = aws.run("Reconcile", reconcile_event("CreateShipment"))
+
+    assert verdict["outcome"] == "applied"
+    record = aws.deps.ledger.get("acme:CASE-1001:r1:create_shipment")
+    assert record is not None
+    assert record.status is Status.COMPLETED
+    assert record.result is not None
+    assert record.reference == record.result["shipment_id"]

@@ -12,8 +12,10 @@ from stepsaga.errors import (
     ActionInProgressError,
     AttemptBudgetExhaustedError,
     BudgetExhaustedError,
+    IllegalTransitionError,
     InvalidInputError,
     OutcomeUnknownError,
+    ReplayWindowExpiredError,
     TransientError,
 )
 from stepsaga.ledger import Claim, LedgerPolicy, ReconOutcome, ReconStatus, Status
@@ -33,6 +35,7 @@ from tests.unit.handlers.helpers import (
 
 REFUND_KEY = "acme:CASE-1001:r1:refund_payment"
 RESERVE_KEY = "acme:CASE-1001:r1:reserve_stock"
+BUDGET = "BudgetExhaustedError"
 
 
 def refund_case(amount: str = "20.00") -> dict[str, Any]:
@@ -58,6 +61,7 @@ def test_found_by_key_completes_with_the_refund_id(make: WorldFactory) -> None:
     record = world.ledger.get(REFUND_KEY)
     assert record.status is Status.COMPLETED
     assert record.result["refund_id"] == refund_id
+    assert record.reference == refund_id  # the downstream id, as a completed call keeps it
     item = world.ledger.get_item(verdict["item_id"])
     assert item.status is ReconStatus.RESOLVED
     assert item.outcome is ReconOutcome.APPLIED
@@ -135,20 +139,101 @@ def test_a_live_lease_is_asked_again_later(world: World) -> None:
         world.run("Reconcile", reconcile_event("RefundPayment"))
 
 
-def test_tenant_budget_without_a_record_fails_until_topped_up(world: World) -> None:
+def test_tenant_budget_topped_up_before_reconciling_runs_the_step_again(world: World) -> None:
     world.ledger.set_budget("acme", 0)
     with pytest.raises(BudgetExhaustedError):
         world.run("RefundPayment", step_event("RefundPayment"))
 
-    with pytest.raises(BudgetExhaustedError) as caught:
-        world.run("Reconcile", reconcile_event("RefundPayment", "BudgetExhaustedError"))
-    assert "redrive" in caught.value.message
-
     world.ledger.set_budget("acme", 3)
     verdict = world.run("Reconcile", reconcile_event("RefundPayment", "BudgetExhaustedError"))
+
     assert verdict == {"outcome": "not_applied", "item_id": None}
     world.run("RefundPayment", step_event("RefundPayment"))
     assert world.ledger.budget("acme") == 2
+
+
+def test_tenant_budget_without_a_record_opens_an_item_and_waits(world: World) -> None:
+    world.ledger.set_budget("acme", 0)
+    with pytest.raises(BudgetExhaustedError):
+        world.run("RefundPayment", step_event("RefundPayment"))
+
+    first = world.run("Reconcile", reconcile_event("RefundPayment", "BudgetExhaustedError"))
+    again = world.run("Reconcile", reconcile_event("RefundPayment", "BudgetExhaustedError"))
+
+    assert first == again
+    assert first["outcome"] == "undecided"
+    item = world.ledger.get_item(first["item_id"])
+    assert world.ledger.get(REFUND_KEY) is None  # nothing was claimed
+    assert (item.record_key, item.tenant_id, item.case_id, item.step) == (
+        REFUND_KEY,
+        "acme",
+        "CASE-1001",
+        "RefundPayment",
+    )
+    assert item.reason == "tenant budget exhausted (never claimed)"
+    assert item.evidence["record_status"] is None
+    assert item.evidence["request_digest"]
+    assert item.evidence["last_error"]["error"] == "BudgetExhaustedError"
+    assert "top up" in item.evidence["next"]
+    assert world.metrics.total(metric_names.RECONCILIATION_OPENED) == 1
+
+    world.run("Reconcile", await_event("RefundPayment", item.item_id, "tok-1", error=BUDGET))
+    assert world.ledger.get_item(item.item_id).task_token == "tok-1"
+    assert world.sent.calls == []  # the budget is still short: the case waits
+
+    with pytest.raises(IllegalTransitionError, match="never claimed"):
+        resolve(world.ledger, item.item_id, "applied", "ops", "?", send_task_success=world.sent)
+    world.ledger.set_budget("acme", 3)
+    resolution = resolve(
+        world.ledger,
+        item.item_id,
+        "not-applied",
+        "ops",
+        "budget raised",
+        send_task_success=world.sent,
+    )
+    assert resolution.resumed is True
+    assert [(t, out["outcome"]) for t, out in world.sent.calls] == [("tok-1", "not_applied")]
+    assert world.ledger.get(REFUND_KEY) is None
+    result = world.run("RefundPayment", step_event("RefundPayment"))
+    assert result["action_key"] == REFUND_KEY
+    assert world.ledger.budget("acme") == 2
+    assert len(world.effects("refund")) == 1
+
+
+def test_a_top_up_before_the_case_waits_resumes_it_at_once(world: World) -> None:
+    world.ledger.set_budget("acme", 0)
+    with pytest.raises(BudgetExhaustedError):
+        world.run("RefundPayment", step_event("RefundPayment"))
+    verdict = world.run("Reconcile", reconcile_event("RefundPayment", "BudgetExhaustedError"))
+    world.ledger.set_budget("acme", 1)
+
+    world.run("Reconcile", await_event("RefundPayment", verdict["item_id"], "tok-1", error=BUDGET))
+
+    item = world.ledger.get_item(verdict["item_id"])
+    assert (item.status, item.outcome, item.resolved_by) == (
+        ReconStatus.RESOLVED,
+        ReconOutcome.NOT_APPLIED,
+        AUTO_RESOLVER,
+    )
+    assert [(t, out["outcome"]) for t, out in world.sent.calls] == [("tok-1", "not_applied")]
+
+
+def test_replay_window_refusal_opens_an_item_for_a_person(world: World) -> None:
+    world.clock.advance(31 * 24 * 3600)
+    with pytest.raises(ReplayWindowExpiredError):
+        world.run("ReserveStock", step_event("ReserveStock"))
+
+    verdict = world.run("Reconcile", reconcile_event("ReserveStock", "ReplayWindowExpiredError"))
+
+    assert verdict["outcome"] == "undecided"
+    item = world.ledger.get_item(verdict["item_id"])
+    assert (item.record_key, item.reason) == (
+        RESERVE_KEY,
+        "replay window expired (never claimed)",
+    )
+    assert "new revision" in item.evidence["next"]
+    assert world.ledger.get(RESERVE_KEY) is None
 
 
 def test_tenant_budget_with_a_record_opens_an_item_and_asks_again(make: WorldFactory) -> None:
