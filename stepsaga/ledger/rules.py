@@ -321,8 +321,9 @@ class Ledger:
 
         ``APPLIED`` → record COMPLETED with ``result`` (what replays return) and
         ``reference`` (the downstream id, e.g. the refund found by key; default: the one
-        already recorded); ``NOT_APPLIED`` → record RELEASED (may be claimed again) and the
-        debit refunded. Resolving again with the same outcome returns the resolved item.
+        already recorded); ``NOT_APPLIED`` → record RELEASED (may be claimed again, with one
+        more attempt if its lifetime attempt budget is spent) and the debit refunded.
+        Resolving again with the same outcome returns the resolved item.
 
         An action that was never claimed (no record: its first claim was refused) can
         only be ``NOT_APPLIED``: nothing happened, no record changes, and the step may run
@@ -606,6 +607,9 @@ class Ledger:
                 ),
                 0,
             )
+        # "Not applied" means "run it again": a person's decision grants one attempt past
+        # the lifetime budget, or the step would be refused again and ask again, forever.
+        attempts = min(record.attempts, self._policy.attempt_budget - 1)
         if uncertain:
             return (
                 replace(
@@ -613,11 +617,25 @@ class Ledger:
                     owner=owner,
                     status=Status.RELEASED,
                     lease_expires_at=None,
+                    attempts=attempts,
                     error={"reason": f"reconciled as not applied by {by}: {note}"},
                     debited=0,
                     updated_at=now,
                 ),
                 record.debited,
+            )
+        exhausted = record.status is Status.RELEASED and record.attempts > attempts
+        if outcome is ReconOutcome.NOT_APPLIED and exhausted:
+            granted = f"reconciled as not applied by {by}: {note}; one more attempt granted"
+            return (
+                replace(
+                    record,
+                    owner=owner,
+                    attempts=attempts,
+                    error={"reason": granted},
+                    updated_at=now,
+                ),
+                0,
             )
         settled = {
             ReconOutcome.APPLIED: (Status.COMPLETED,),

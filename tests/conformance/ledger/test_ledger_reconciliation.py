@@ -5,16 +5,23 @@ from __future__ import annotations
 import pytest
 
 from stepsaga.clock import ManualClock
-from stepsaga.errors import IllegalTransitionError, InvalidInputError, NotFoundError
+from stepsaga.errors import (
+    AttemptBudgetExhaustedError,
+    IllegalTransitionError,
+    InvalidInputError,
+    NotFoundError,
+)
 from stepsaga.ledger import (
     Claim,
     EffectClass,
     Ledger,
+    LedgerPolicy,
     ReconItem,
     ReconOutcome,
     ReconStatus,
     Status,
 )
+from tests.conformance.ledger.conftest import LedgerFactory
 from tests.conformance.ledger.helpers import Counter, Recorder, make_action
 
 
@@ -173,3 +180,45 @@ def test_unknown_items_and_bad_input(ledger: Ledger) -> None:
         ledger.resolve_item(item.item_id, "maybe", by="ops", note="?")
     with pytest.raises(InvalidInputError):
         ledger.resolve_item(item.item_id, ReconOutcome.APPLIED, by="", note="?")
+
+
+def test_not_applied_grants_an_exhausted_action_one_more_attempt(
+    make_ledger: LedgerFactory,
+) -> None:
+    """A person who finds the effect absent means "run it again": with the lifetime attempt
+    budget spent, that decision must grant an attempt, or the case loops forever between
+    the refused claim and a new item (found by the chaos harness)."""
+    ledger = make_ledger(LedgerPolicy(attempt_budget=2))
+    action = make_action()
+    for _ in range(2):
+        claim = ledger.claim(action)
+        assert isinstance(claim, Claim)
+        ledger.release(claim, "throttled before dispatch")
+    with pytest.raises(AttemptBudgetExhaustedError):
+        ledger.claim(action)
+    item = open_item(ledger, action.key, reason="attempt budget exhausted")
+
+    ledger.resolve_item(item.item_id, ReconOutcome.NOT_APPLIED, by="ops", note="not there")
+
+    claim = ledger.claim(action)
+    assert isinstance(claim, Claim)
+    ledger.release(claim, "throttled again")
+    with pytest.raises(AttemptBudgetExhaustedError):  # one attempt per decision
+        ledger.claim(action)
+
+
+def test_not_applied_on_an_exhausted_unknown_action_grants_an_attempt(
+    make_ledger: LedgerFactory,
+) -> None:
+    ledger = make_ledger(LedgerPolicy(attempt_budget=1))
+    action = make_action("create_shipment", effect=EffectClass.PHYSICAL)
+    claim = ledger.claim(action)
+    assert isinstance(claim, Claim)
+    ledger.mark_unknown(claim, "timeout after dispatch")
+    item = open_item(ledger, action.key)
+
+    ledger.resolve_item(item.item_id, ReconOutcome.NOT_APPLIED, by="ops", note="not there")
+
+    fn = Recorder({"shipment_id": "S-2"})
+    assert ledger.perform(action, fn) == {"shipment_id": "S-2"}
+    assert len(fn.attempts) == 1

@@ -224,14 +224,21 @@ class LedgerMachine(RuleBasedStateMachine):
                 self.ledger.resolve_item(item.item_id, outcome, by="ops", note="checked")
             return
         self.ledger.resolve_item(item.item_id, outcome, by="ops", note="checked", result={})
+        applied = outcome is ReconOutcome.APPLIED
+        # "Not applied" grants one attempt past a spent lifetime budget.
+        granted = before.attempts if applied else min(before.attempts, POLICY.attempt_budget - 1)
         if uncertain:
-            applied = outcome is ReconOutcome.APPLIED
             self.model[key] = replace(
                 before,
                 owner=f"reconciliation:{item.item_id}",
                 status=Status.COMPLETED if applied else Status.RELEASED,
                 lease_expires_at=None,
+                attempts=granted,
                 debited=before.debited if applied else 0,
+            )
+        elif before.status is Status.RELEASED and granted < before.attempts:
+            self.model[key] = replace(
+                before, owner=f"reconciliation:{item.item_id}", attempts=granted
             )
 
     # --- what must always hold ----------------------------------------------------------
