@@ -15,7 +15,8 @@
   same-key call (``RELEASED`` for blind writes and reads, ``UNKNOWN`` otherwise).
 
 Common to every recorded class: the claim is written before dispatch and the outcome after
-(pending → applied); a rejection is ``FAILED`` (replays raise it again); a failure known to
+(pending → applied); a rejection is ``FAILED`` (replays raise it again) — unless it answers
+the same-key call after an uncertain one, which stays uncertain (``UNKNOWN``); a failure known to
 have happened before the effect (throttle, refused connection) is ``RELEASED`` + retry; a
 downstream key conflict is ``FAILED`` + ``ActionConflictError``. A takeover after an
 expired lease is the ledger's call: keyed and blind writes may take over (and then look

@@ -141,6 +141,8 @@ def _act(
         found = _look_first(deps, operation, claim, call, log)
         if found is not None:
             return found
+    # After an uncertain call, a refusal of the call again with the same key proves nothing
+    # about the first one (its reply may have been lost after the effect): still uncertain.
     recalls = 0
     while True:
         try:
@@ -155,11 +157,15 @@ def _act(
                 continue
             raise _uncertain(deps, claim, decision, exc, log) from exc
         except (BusinessRejectedError, InvalidInputError, NotFoundError) as exc:
+            if recalls:
+                raise _uncertain(deps, claim, Decision.UNKNOWN, exc, log) from exc
             # Known not applied and permanent: replays raise the same failure.
             _record(log, deps.ledger.fail, claim, exc.to_dict())
             log.bind(decision=Decision.REJECTED.value)
             raise
         except ActionConflictError as exc:
+            if recalls:
+                raise _uncertain(deps, claim, Decision.UNKNOWN, exc, log) from exc
             _record(log, deps.ledger.fail, claim, exc.to_dict())
             log.bind(decision=Decision.CONFLICT.value)
             raise

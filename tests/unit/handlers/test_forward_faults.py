@@ -229,3 +229,28 @@ def test_only_stepsaga_errors_leave_a_handler(make: WorldFactory, step: str) -> 
         world = make(faults={"faults": [fault(WRITE[step][0], kind)]})
         with pytest.raises(StepSagaError):
             world.run(step, step_event(step))
+
+
+@pytest.mark.parametrize("step", KEYED)
+def test_a_rejected_same_key_call_after_a_lost_reply_is_still_uncertain(
+    make: WorldFactory, step: str
+) -> None:
+    """The first call applied the effect and its reply was lost; the call again with the same
+    key is refused (a service that checks stock before the key would say so). The refusal
+    says nothing about the first call: recording FAILED ("known not applied") would leave
+    the effect standing while the saga compensates around it — a reservation nobody releases
+    (found by the chaos harness). It is uncertain, and reconciliation finds the effect."""
+    operation = WRITE[step][0]
+    world = make(
+        faults={"faults": [fault(operation, "lose_response", times=1), fault(operation, "reject")]}
+    )
+
+    with pytest.raises(OutcomeUnknownError):
+        world.run(step, step_event(step))
+
+    assert applied(world, step) == 1
+    assert status(world, step) is Status.UNKNOWN
+    verdict = world.run("Reconcile", reconcile_event(step))
+    assert verdict["outcome"] == "applied"
+    assert world.run(step, step_event(step))["replayed"] is True
+    assert applied(world, step) == 1
