@@ -1,14 +1,18 @@
 """CDK entry point: ``npx aws-cdk synth`` runs ``python -m infra.app`` (see cdk.json).
 
-Context (``-c key=value``): see ``infra/config.py``; e.g. ``-c stage=prod``.
+Context (``-c key=value``): see ``infra/config.py``; e.g. ``-c stage=prod``. The service
+URLs are required: ``-c inventory_url=https://… -c payments_url=https://…
+-c shipping_url=https://…``. A bad or missing value stops the synth with one line.
 """
 
 from __future__ import annotations
 
+import sys
+
 from aws_cdk import App, Aspects
 from cdk_nag import AwsSolutionsChecks
 
-from infra.config import StageConfig
+from infra.config import ContextError, StageConfig
 from infra.permissions import REPLACEMENT_ORDER_ACCESS
 from infra.saga_deployment import SagaDeployment
 from infra.stack import StepSagaStack
@@ -37,9 +41,14 @@ def build(app: App, saga: SagaDeployment) -> StepSagaStack:
     return stack
 
 
-def main() -> None:
-    app = App()
-    build(app, replacement_order())
+def main(app: App | None = None) -> None:
+    """Synthesize; a context problem exits 2 with one line on stderr, not a traceback."""
+    app = app or App()
+    try:
+        build(app, replacement_order())
+    except ContextError as exc:
+        print(f"stepsaga infra: {exc}", file=sys.stderr)
+        raise SystemExit(2) from None
     app.synth()
 
 

@@ -7,21 +7,47 @@
 - ``reserved_concurrency`` (default none): reserved concurrency of each saga function.
 - ``overdue_reconciliation_hours`` (default 24): age at which an OPEN item raises an alarm.
 - ``bundling`` (default ``pip``): ``sources`` skips pip (synth-only checks, offline).
+- ``inventory_url``, ``payments_url``, ``shipping_url`` (required): base URLs of the
+  downstream services the saga functions call over HTTPS (``ServiceEndpoints``);
+  ``allow_insecure_service_urls`` (default false) also accepts ``http://``;
+  ``http_connect_timeout``, ``http_read_timeout``, ``http_write_timeout``,
+  ``http_pool_timeout`` (seconds; defaults 2, 10, 5, 2).
+
+Every problem is one ``ContextError`` whose message is one line (``python -m infra.app``
+prints it and exits 2 instead of a traceback).
 """
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any, Final
+from typing import Final
+from urllib.parse import urlsplit
 
 from aws_cdk import aws_logs as logs
 from constructs import Node
 
-from stepsaga.deployment import DEFAULT_STAGE
+from stepsaga.deployment import DEFAULT_STAGE, ENV_SERVICES, SERVICES_HTTP
+from stepsaga.services.http.config import ENV_TIMEOUTS, ENV_URLS, HttpTimeouts
 
 PRODUCTION_STAGES: Final = frozenset({"prod", "production"})
+
+#: Lambda timeout of every function; one HTTP call (all four phases) must fit inside it.
+FUNCTION_TIMEOUT_SECONDS: Final = 30
+
+#: Context keys of the service URLs, in the order the messages name them.
+SERVICE_URL_KEYS: Final = ("inventory_url", "payments_url", "shipping_url")
+ALLOW_INSECURE_KEY: Final = "allow_insecure_service_urls"
+#: ``http_<phase>_timeout`` context key → ``HttpTimeouts`` field.
+TIMEOUT_KEYS: Final = {f"http_{phase}_timeout": phase for phase in ENV_TIMEOUTS}
+_HANDLER_DEFAULTS: Final = HttpTimeouts()
+
+
+class ContextError(ValueError):
+    """A CDK context value (``-c key=value`` or cdk.json) the stack cannot be built with."""
+
 
 #: CloudWatch Logs accepts only these retention periods.
 _RETENTION: Final[dict[int, logs.RetentionDays]] = {
@@ -53,7 +79,77 @@ class BundlingMode(StrEnum):
 
 
 @dataclass(frozen=True)
+class ServiceEndpoints:
+    """Where the saga functions reach inventory, payments and shipping on Lambda.
+
+    HTTP only: the simulated services keep their state in a local folder, and a Lambda
+    function has neither a writable code folder nor one shared between instances. HTTPS
+    unless ``allow_insecure`` (a test rig inside a VPC, say). The URLs end up in the
+    template in clear text, so credentials in them are refused.
+    """
+
+    inventory_url: str
+    payments_url: str
+    shipping_url: str
+    allow_insecure: bool = False
+    #: Seconds per phase of one call (httpx's four timeouts); unset: the handlers' defaults.
+    connect_timeout: float = _HANDLER_DEFAULTS.connect
+    read_timeout: float = _HANDLER_DEFAULTS.read
+    write_timeout: float = _HANDLER_DEFAULTS.write
+    pool_timeout: float = _HANDLER_DEFAULTS.pool
+
+    def __post_init__(self) -> None:
+        schemes = ("https", "http") if self.allow_insecure else ("https",)
+        for key in SERVICE_URL_KEYS:
+            _check_url(key, getattr(self, key), schemes)
+        for key, phase in TIMEOUT_KEYS.items():
+            value = getattr(self, f"{phase}_timeout")
+            if not (math.isfinite(value) and value > 0):
+                raise ContextError(f"{key}: must be more than 0 seconds, got {value}")
+        total = sum(getattr(self, f"{phase}_timeout") for phase in TIMEOUT_KEYS.values())
+        if total >= FUNCTION_TIMEOUT_SECONDS:
+            raise ContextError(
+                f"{' + '.join(TIMEOUT_KEYS)} = {total:g} s: must stay below the "
+                f"{FUNCTION_TIMEOUT_SECONDS} s function timeout, or Lambda ends a call the "
+                "ledger has not recorded yet"
+            )
+
+    def environment(self) -> dict[str, str]:
+        """The variables the handlers' settings read (``stepsaga.handlers.settings``)."""
+        variables = {ENV_SERVICES: SERVICES_HTTP}
+        variables.update({ENV_URLS[key]: getattr(self, key) for key in SERVICE_URL_KEYS})
+        variables.update(
+            {var: f"{getattr(self, f'{phase}_timeout'):g}" for phase, var in ENV_TIMEOUTS.items()}
+        )
+        return variables
+
+    @classmethod
+    def from_context(cls, node: Node) -> ServiceEndpoints:
+        """The endpoints from context; missing URLs are named in one message."""
+        missing = [key for key in SERVICE_URL_KEYS if _text(node, key) is None]
+        if missing:
+            example = " ".join(f"-c {key}=https://…" for key in missing)
+            raise ContextError(
+                f"missing context {', '.join(missing)}: the saga functions call the "
+                f"downstream services over HTTPS on Lambda (simulated services cannot run "
+                f"there); deploy with {example}"
+            )
+        timeouts = {
+            f"{phase}_timeout": _float(node, key, getattr(_HANDLER_DEFAULTS, phase))
+            for key, phase in TIMEOUT_KEYS.items()
+        }
+        return cls(
+            inventory_url=str(_text(node, "inventory_url")),
+            payments_url=str(_text(node, "payments_url")),
+            shipping_url=str(_text(node, "shipping_url")),
+            allow_insecure=_flag(node, ALLOW_INSECURE_KEY, False),
+            **timeouts,
+        )
+
+
+@dataclass(frozen=True)
 class StageConfig:
+    services: ServiceEndpoints
     stage: str = DEFAULT_STAGE
     deletion_protection: bool = False
     log_retention_days: int = 30
@@ -63,17 +159,17 @@ class StageConfig:
 
     def __post_init__(self) -> None:
         if not _STAGE_PATTERN.match(self.stage):
-            raise ValueError(
+            raise ContextError(
                 f"stage {self.stage!r}: lowercase letters, digits and '-', starting with a "
                 "letter, at most 20 characters"
             )
         if self.log_retention_days not in _RETENTION:
             allowed = ", ".join(str(d) for d in _RETENTION)
-            raise ValueError(f"log_retention_days {self.log_retention_days}: one of {allowed}")
+            raise ContextError(f"log_retention_days {self.log_retention_days}: one of {allowed}")
         if self.reserved_concurrency is not None and self.reserved_concurrency < 1:
-            raise ValueError("reserved_concurrency: at least 1 (0 would disable the functions)")
+            raise ContextError("reserved_concurrency: at least 1 (0 would disable the functions)")
         if self.overdue_reconciliation_hours < 1:
-            raise ValueError("overdue_reconciliation_hours: at least 1")
+            raise ContextError("overdue_reconciliation_hours: at least 1")
 
     @property
     def is_production(self) -> bool:
@@ -86,38 +182,90 @@ class StageConfig:
     @classmethod
     def from_context(cls, node: Node) -> StageConfig:
         """Read the settings; unset keys take the stage's defaults (see module docstring)."""
-        stage = str(node.try_get_context("stage") or DEFAULT_STAGE)
+        stage = _text(node, "stage") or DEFAULT_STAGE
         production = stage in PRODUCTION_STAGES
-        concurrency = node.try_get_context("reserved_concurrency")
+        concurrency = _text(node, "reserved_concurrency")
+        bundling = _text(node, "bundling") or BundlingMode.PIP.value
+        try:
+            mode = BundlingMode(bundling)
+        except ValueError:
+            allowed = ", ".join(m.value for m in BundlingMode)
+            raise ContextError(f"bundling {bundling!r}: one of {allowed}") from None
         return cls(
+            services=ServiceEndpoints.from_context(node),
             stage=stage,
-            deletion_protection=_flag(node.try_get_context("deletion_protection"), production),
-            log_retention_days=_int(
-                node.try_get_context("log_retention_days"), 365 if production else 30
-            ),
-            reserved_concurrency=None if concurrency in (None, "") else _int(concurrency, 0),
-            overdue_reconciliation_hours=_int(
-                node.try_get_context("overdue_reconciliation_hours"), 24
-            ),
-            bundling=BundlingMode(str(node.try_get_context("bundling") or BundlingMode.PIP)),
+            deletion_protection=_flag(node, "deletion_protection", production),
+            log_retention_days=_int(node, "log_retention_days", 365 if production else 30),
+            reserved_concurrency=None
+            if concurrency is None
+            else _int(node, "reserved_concurrency", 0),
+            overdue_reconciliation_hours=_int(node, "overdue_reconciliation_hours", 24),
+            bundling=mode,
         )
 
 
-def _flag(value: Any, default: bool) -> bool:
-    """Context from ``-c`` arrives as a string, from cdk.json as JSON."""
-    if value is None or value == "":
-        return default
+def _text(node: Node, key: str) -> str | None:
+    """A context value as text; unset or blank is None. Context from ``-c`` arrives as a
+    string, from cdk.json as JSON."""
+    value = node.try_get_context(key)
+    if value is None:
+        return None
+    text = str(value).strip()
+    return text or None
+
+
+def _flag(node: Node, key: str, default: bool) -> bool:
+    value = node.try_get_context(key)
     if isinstance(value, bool):
         return value
-    text = str(value).strip().lower()
-    if text in {"true", "1", "yes", "on"}:
-        return True
-    if text in {"false", "0", "no", "off"}:
-        return False
-    raise ValueError(f"expected true or false, got {value!r}")
-
-
-def _int(value: Any, default: int) -> int:
-    if value is None or value == "":
+    text = _text(node, key)
+    if text is None:
         return default
-    return int(value)
+    if text.lower() in {"true", "1", "yes", "on"}:
+        return True
+    if text.lower() in {"false", "0", "no", "off"}:
+        return False
+    raise ContextError(f"{key}: expected true or false, got {text!r}")
+
+
+def _int(node: Node, key: str, default: int) -> int:
+    text = _text(node, key)
+    if text is None:
+        return default
+    try:
+        return int(text)
+    except ValueError:
+        raise ContextError(f"{key}: expected a whole number, got {text!r}") from None
+
+
+def _float(node: Node, key: str, default: float) -> float:
+    text = _text(node, key)
+    if text is None:
+        return default
+    try:
+        return float(text)
+    except ValueError:
+        raise ContextError(f"{key}: expected a number of seconds, got {text!r}") from None
+
+
+def _check_url(key: str, value: object, schemes: tuple[str, ...]) -> None:
+    """A base URL the handlers can call; the value is echoed only once it is known to
+    hold no credentials."""
+    if not isinstance(value, str) or not value.strip():
+        raise ContextError(f"{key}: must be a URL")
+    try:
+        parts = urlsplit(value)
+        parts.port  # noqa: B018 - reading the port validates it
+    except ValueError:
+        raise ContextError(f"{key}: not a valid URL") from None
+    if parts.username is not None or parts.password is not None:
+        raise ContextError(
+            f"{key}: credentials in the URL would be readable in the template; remove them"
+        )
+    if parts.scheme not in schemes:
+        hint = "" if "http" in schemes else f" (plain http needs -c {ALLOW_INSECURE_KEY}=true)"
+        raise ContextError(f"{key} {value!r}: must be an https:// URL{hint}")
+    if not parts.hostname:
+        raise ContextError(f"{key} {value!r}: names no host")
+    if parts.query or parts.fragment:
+        raise ContextError(f"{key} {value!r}: a base URL takes no query or fragment")

@@ -77,6 +77,8 @@ class StepSagaStack(Stack):
                 access=saga.access[name],
                 shared=shared,
                 description=f"{saga.name} {name}: {handler}",
+                # Only the saga's handlers call the downstream services.
+                extra_environment=config.services.environment(),
             ).function
 
         machine = SagaStateMachine(

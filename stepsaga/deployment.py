@@ -21,6 +21,11 @@ DEFAULT_STAGE: Final = "dev"
 ENV_STAGE: Final = "STEPSAGA_STAGE"
 ENV_LEDGER_TABLE_NAME: Final = "STEPSAGA_LEDGER_TABLE_NAME"
 ENV_RECONCILIATION_TOPIC_ARN: Final = "STEPSAGA_RECONCILIATION_TOPIC_ARN"
+#: How the handlers reach the downstream services; the stack always sets ``http`` on the
+#: saga functions, with the base URLs and timeouts named in
+#: ``stepsaga.services.http.config`` (``ENV_URLS``, ``ENV_TIMEOUTS``).
+ENV_SERVICES: Final = "STEPSAGA_SERVICES"
+SERVICES_HTTP: Final = "http"
 
 # --- environment variables the CLI's ``--backend aws`` reads (besides the two above) -----
 #: A stack whose outputs configure the CLI (what ``--stack NAME`` sets).

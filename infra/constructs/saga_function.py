@@ -14,12 +14,13 @@ from cdk_nag import NagSuppressions
 from constructs import Construct
 
 from infra.bundling import ARCHITECTURE, RUNTIME
+from infra.config import FUNCTION_TIMEOUT_SECONDS
 from infra.constructs.ledger_table import LedgerTable
 from infra.permissions import FunctionAccess
 from stepsaga import deployment, metric_names
 
 #: Below the ledger's lease: a worker must finish (or die) before its lease can expire.
-TIMEOUT = Duration.seconds(30)
+TIMEOUT = Duration.seconds(FUNCTION_TIMEOUT_SECONDS)
 MEMORY_MB = 512
 
 

@@ -45,11 +45,19 @@ class Synthesized:
         }
 
 
+#: The service URLs every synth needs (``-c inventory_url=…`` and so on), as examples.
+SERVICE_CONTEXT = {
+    "inventory_url": "https://inventory.example.com",
+    "payments_url": "https://payments.example.com/v1",
+    "shipping_url": "https://shipping.example.com:8443",
+}
+
+
 @pytest.fixture(scope="session")
 def synthesized(tmp_path_factory: pytest.TempPathFactory) -> Synthesized:
     outdir = tmp_path_factory.mktemp("cdk.out")
     # Sources-only bundling: no pip, no network; test_bundling.py covers the pip path.
-    app = App(context={"bundling": "sources"}, outdir=str(outdir))
+    app = App(context={"bundling": "sources", **SERVICE_CONTEXT}, outdir=str(outdir))
     saga = replacement_order()
     stack = build(app, saga)
     app.synth()

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
+import pytest
 from aws_cdk.assertions import Match
 
 from infra.saga_deployment import lambda_handler
 from stepsaga import deployment, metric_names
+from stepsaga.handlers.settings import load_settings
 from stepsaga.ledger import table as layout
-from tests.infra.conftest import Synthesized
+from stepsaga.services.http.config import ENV_TIMEOUTS, ENV_URLS, HttpServicesConfig, HttpTimeouts
+from tests.infra.conftest import SERVICE_CONTEXT, Synthesized
 
 OVERDUE_CHECK_HANDLER = "infra.runtime.overdue_reconciliation.handler"
 
@@ -111,6 +115,53 @@ def test_every_saga_handler_has_a_function_on_the_current_runtime(
         assert environment[deployment.ENV_STAGE] == "dev"
         assert "Ref" in environment[deployment.ENV_LEDGER_TABLE_NAME]
         assert "Ref" in environment[deployment.ENV_RECONCILIATION_TOPIC_ARN]
+
+
+def _saga_environments(synthesized: Synthesized) -> dict[str, dict[str, Any]]:
+    functions = _function_by_handler(synthesized)
+    return {
+        handler: functions[handler][1]["Properties"]["Environment"]["Variables"]
+        for handler in (lambda_handler(p) for p in synthesized.saga.functions.values())
+    }
+
+
+def test_saga_functions_call_the_configured_services_over_http(
+    synthesized: Synthesized,
+) -> None:
+    for environment in _saga_environments(synthesized).values():
+        assert environment[deployment.ENV_SERVICES] == "http"
+        for key, variable in ENV_URLS.items():
+            assert environment[variable] == SERVICE_CONTEXT[key]
+        assert set(ENV_TIMEOUTS.values()) <= set(environment)
+    overdue = _function_by_handler(synthesized)[OVERDUE_CHECK_HANDLER][1]
+    assert deployment.ENV_SERVICES not in overdue["Properties"]["Environment"]["Variables"]
+
+
+def test_the_handlers_settings_read_the_stack_environment(
+    synthesized: Synthesized, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The names the stack sets are the ones the handlers read: with a saga function's
+    environment (references replaced by example values, as Lambda resolves them), the
+    handlers' settings pick HTTP services at exactly these URLs, never the simulated ones."""
+    environment = next(iter(_saga_environments(synthesized).values()))
+    for name in [n for n in os.environ if n.startswith("STEPSAGA_")]:
+        monkeypatch.delenv(name)
+    for name, value in environment.items():
+        monkeypatch.setenv(name, value if isinstance(value, str) else f"resolved-{name}")
+    monkeypatch.setenv("AWS_LAMBDA_FUNCTION_NAME", "ReserveStock")
+
+    settings = load_settings()
+
+    assert settings.uses_http
+    assert settings.http_config() == HttpServicesConfig(
+        inventory_url=SERVICE_CONTEXT["inventory_url"],
+        payments_url=SERVICE_CONTEXT["payments_url"],
+        shipping_url=SERVICE_CONTEXT["shipping_url"],
+        timeouts=HttpTimeouts(),
+    )
+    assert settings.resolved_ledger_url == (
+        f"dynamodb://resolved-{deployment.ENV_LEDGER_TABLE_NAME}"
+    )
 
 
 def test_every_log_group_has_retention_and_the_stack_key(synthesized: Synthesized) -> None:
