@@ -201,6 +201,24 @@ def test_tenant_budget_without_a_record_opens_an_item_and_waits(world: World) ->
     assert len(world.effects("refund")) == 1
 
 
+def test_go_again_without_a_top_up_asks_a_person_again(world: World) -> None:
+    world.ledger.set_budget("acme", 0)
+    with pytest.raises(BudgetExhaustedError):
+        world.run("RefundPayment", step_event("RefundPayment"))
+    first = world.run("Reconcile", reconcile_event("RefundPayment", BUDGET))
+    resolve(world.ledger, first["item_id"], "not_applied", "ops", "retry", send_task_success=None)
+
+    with pytest.raises(BudgetExhaustedError):  # still no budget: refused again
+        world.run("RefundPayment", step_event("RefundPayment"))
+    second = world.run("Reconcile", reconcile_event("RefundPayment", BUDGET))
+
+    assert second["outcome"] == "undecided"  # a new question, never a loop on the old answer
+    assert second["item_id"] != first["item_id"]
+    assert world.ledger.get_item(second["item_id"]).reason == (
+        "tenant budget exhausted (never claimed) (#2)"
+    )
+
+
 def test_a_top_up_before_the_case_waits_resumes_it_at_once(world: World) -> None:
     world.ledger.set_budget("acme", 0)
     with pytest.raises(BudgetExhaustedError):
