@@ -1,0 +1,155 @@
+"""Seeded chaos on the embedded backend: faults of every kind, real SIGKILLs, operator
+recovery — and the invariants, checked from the services' effects table and the ledger.
+
+``STEPSAGA_CHAOS_SEED`` / ``STEPSAGA_CHAOS_CASES`` change the run (the seed is printed; a
+violation prints its case plan). ``bench/chaos.py`` runs the same harness with 1,000 cases.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from stepsaga.chaos import ChaosConfig, ChaosReport, KillPoint, KillSite, run_chaos
+from stepsaga.chaos.harness import approval_time
+from stepsaga.chaos.plan import CasePlan, scenario
+
+pytestmark = pytest.mark.slow
+
+SEED = int(os.environ.get("STEPSAGA_CHAOS_SEED", "20261129"))
+CASES = int(os.environ.get("STEPSAGA_CHAOS_CASES", "100"))
+
+
+def fault(operation: str, kind: str, **narrow: object) -> dict[str, object]:
+    service = {
+        "reserve": "inventory",
+        "release": "inventory",
+        "find_reservation": "inventory",
+        "refund": "payments",
+        "find_refund_by_key": "payments",
+        "create_shipment": "shipping",
+        "find_shipment_by_reference": "shipping",
+    }[operation]
+    return {"service": service, "operation": operation, "fault": kind, **narrow}
+
+
+def assert_clean(report: ChaosReport) -> None:
+    print("\n".join(report.lines()))
+    assert report.violations == [], "\n".join(str(v) for v in report.violations)
+    assert report.duplicates == 0
+
+
+def test_seeded_cases_under_faults_and_kills_keep_every_invariant(tmp_path: Path) -> None:
+    report = run_chaos(ChaosConfig(cases=CASES, seed=SEED), tmp_path, say=print)
+
+    assert_clean(report)
+    assert report.cases == CASES
+    struck = {kill.split(":", 1)[0] for kill in report.kills}
+    if CASES >= 100:  # the default seed reaches every kill site and every fault kind
+        assert struck == {site.value for site in KillSite}
+        assert set(report.faults) == {
+            "throttle",
+            "timeout_before_effect",
+            "lose_response",
+            "reject",
+            "slow",
+            "crash_after_effect",
+        }
+        assert any("release" in kill for kill in report.kills), "no kill inside a compensation"
+    assert report.kills_injected > 0
+    assert report.redrives > 0
+    assert report.outcomes["completed"] > 0
+
+
+UNVERIFIABLE_SHIPMENT = (
+    fault("create_shipment", "lose_response", times=2),
+    fault("find_shipment_by_reference", "throttle", times=6),
+)
+SHIPMENT_REJECTED = (fault("create_shipment", "reject"),)
+
+#: name → (faults, kills, the outcome it must end in)
+SCENARIOS: dict[str, tuple[tuple[dict[str, object], ...], tuple[KillPoint, ...], str]] = {
+    "killed after claiming the refund": (
+        (),
+        (KillPoint(KillSite.AFTER_CLAIM, "refund_payment"),),
+        "completed",
+    ),
+    "killed after the refund, before the ledger heard": (
+        (fault("refund", "crash_after_effect", times=1),),
+        (),
+        "completed",
+    ),
+    "killed after the shipment, before the ledger heard": (
+        (fault("create_shipment", "crash_after_effect", times=1),),
+        (),
+        "completed",
+    ),
+    "killed after the ledger recorded the shipment": (
+        (),
+        (KillPoint(KillSite.AFTER_RECORD, "create_shipment"),),
+        "completed",
+    ),
+    "killed between states": (
+        (),
+        (KillPoint(KillSite.STATE_ENTERED, "CreateShipment"),),
+        "completed",
+    ),
+    "killed after claiming the release": (
+        SHIPMENT_REJECTED,
+        (KillPoint(KillSite.AFTER_CLAIM, "release_reservation"),),
+        "compensated",
+    ),
+    "killed after the release, before the ledger heard": (
+        (*SHIPMENT_REJECTED, fault("release", "crash_after_effect", times=1)),
+        (),
+        "compensated",
+    ),
+    "killed entering the compensation": (
+        SHIPMENT_REJECTED,
+        (KillPoint(KillSite.STATE_ENTERED, "ReleaseReservation"),),
+        "compensated",
+    ),
+    "operator's resolve killed before the case resumed": (
+        UNVERIFIABLE_SHIPMENT,
+        (KillPoint(KillSite.AFTER_RESOLVE),),
+        "completed",
+    ),
+    "killed while waiting for a person": (
+        UNVERIFIABLE_SHIPMENT,
+        (KillPoint(KillSite.STATE_ENTERED, "AwaitDecisionCreateShipment"),),
+        "completed",
+    ),
+    # Regression (ledger): attempts spent, a person says "not applied": one more attempt.
+    "attempt budget spent, then not applied": (
+        (
+            fault("refund", "throttle", times=3),
+            fault("find_refund_by_key", "lose_response", times=2),
+        ),
+        (KillPoint(KillSite.STATE_ENTERED, "Prepare"),),
+        "completed",
+    ),
+    # Regression (handlers): a refused same-key call after a lost reply is not "not applied".
+    "reservation's reply lost, then refused": (
+        (fault("reserve", "lose_response", times=1), fault("reserve", "reject")),
+        (),
+        "completed",
+    ),
+}
+
+
+def test_hand_written_crashes_recover_to_their_outcome(tmp_path: Path) -> None:
+    names = sorted(SCENARIOS)
+    approved = approval_time()
+    plans: list[CasePlan] = []
+    for index, name in enumerate(names):
+        faults, kills, _ = SCENARIOS[name]
+        plans.append(scenario(index, approved, faults, kills))
+
+    report = run_chaos(ChaosConfig(cases=len(plans)), tmp_path, plans=plans)
+
+    assert_clean(report)
+    for index, name in enumerate(names):
+        assert report.case_outcomes[index] == SCENARIOS[name][2], name
+    assert report.kills_injected >= len(names) - 1
