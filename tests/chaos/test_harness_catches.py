@@ -1,0 +1,89 @@
+"""The harness can fail: with a defence of the product switched off, the invariants see it.
+
+Each test breaks one rule in this process (the harness's children are forked, so they
+inherit the break), runs a case that needs the rule, and expects the matching violation.
+A checker that never fails proves nothing.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from stepsaga.chaos import ChaosConfig, run_chaos
+from stepsaga.chaos.harness import approval_time
+from stepsaga.chaos.invariants import check_budget
+from stepsaga.chaos.plan import scenario
+from stepsaga.handlers import execute
+from stepsaga.ledger import EffectClass
+from stepsaga.ledger.sqlite import SqliteStore
+from stepsaga.ledger.store import Expect, WriteOutcome
+
+pytestmark = pytest.mark.slow
+
+CRASH_AFTER_SHIPMENT = (
+    {
+        "service": "shipping",
+        "operation": "create_shipment",
+        "fault": "crash_after_effect",
+        "times": 1,
+    },
+)
+
+
+def test_a_blind_repeat_of_a_physical_effect_is_a_duplicate(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Break it: an expired physical claim is taken over, and nobody looks first.
+    monkeypatch.setattr(EffectClass, "takeover_safe", property(lambda self: True))
+    monkeypatch.setattr(execute, "looks_before_acting", lambda effect, attempt: False)
+    plan = scenario(0, approval_time(), CRASH_AFTER_SHIPMENT)
+
+    report = run_chaos(ChaosConfig(cases=1), tmp_path, plans=[plan])
+
+    assert report.duplicates == 1
+    assert any(v.detail == "duplicate: 2 x create_shipment" for v in report.violations)
+    assert "reproduce" in str(report.violations[0])
+
+
+def test_a_refund_that_never_reaches_the_budget_is_lost_budget(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Break it: releases and failures forget to give the debit back.
+    real_put = SqliteStore.put
+
+    def put(
+        self: SqliteStore, record: object, *, expect: Expect | None, budget_delta: int = 0
+    ) -> WriteOutcome:
+        return real_put(self, record, expect=expect, budget_delta=min(budget_delta, 0))  # type: ignore[arg-type]
+
+    monkeypatch.setattr(SqliteStore, "put", put)
+    throttled = ({"service": "payments", "operation": "refund", "fault": "throttle", "times": 1},)
+    plan = scenario(0, approval_time(), throttled)
+
+    report = run_chaos(ChaosConfig(cases=1), tmp_path, plans=[plan])
+
+    budget = [v for v in report.violations if v.invariant == "budget"]
+    assert budget, report.lines()
+    assert "lost" in budget[0].detail
+
+
+def test_a_case_left_waiting_is_not_settled(tmp_path: Path) -> None:
+    unverifiable = (
+        {"service": "shipping", "operation": "create_shipment", "fault": "lose_response"},
+        {"service": "shipping", "operation": "find_shipment_by_reference", "fault": "throttle"},
+    )
+    plan = scenario(0, approval_time(), unverifiable)
+
+    # No recovery rounds: the operator never comes.
+    report = run_chaos(ChaosConfig(cases=1, max_rounds=0), tmp_path, plans=[plan])
+
+    assert [v.detail for v in report.violations] == ["not settled: outcome awaiting_reconciliation"]
+
+
+def test_budget_arithmetic() -> None:
+    assert check_budget("acme", 10, 10, []) == []
+    lost = check_budget("acme", 10, 9, [])
+    assert [v.detail for v in lost] == ["debited 1 in total, but the records hold 0 (lost)"]
+    assert check_budget("acme", 10, None, [])[0].detail == "the budget row is gone"
