@@ -15,8 +15,9 @@ from stepsaga.chaos import ChaosConfig, run_chaos
 from stepsaga.chaos.harness import approval_time
 from stepsaga.chaos.invariants import check_budget
 from stepsaga.chaos.plan import scenario
+from stepsaga.chaos.storm import StormConfig, run_storm
 from stepsaga.handlers import execute
-from stepsaga.ledger import EffectClass
+from stepsaga.ledger import EffectClass, Ledger
 from stepsaga.ledger.sqlite import SqliteStore
 from stepsaga.ledger.store import Expect, WriteOutcome
 
@@ -87,3 +88,19 @@ def test_budget_arithmetic() -> None:
     lost = check_budget("acme", 10, 9, [])
     assert [v.detail for v in lost] == ["debited 1 in total, but the records hold 0 (lost)"]
     assert check_budget("acme", 10, None, [])[0].detail == "the budget row is gone"
+
+
+def test_the_storm_counts_what_a_ledger_that_guards_nothing_lets_through(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Break it: every delivery gets a claim that records nothing.
+    monkeypatch.setattr(Ledger, "claim", lambda self, action: self._transient_claim(action))
+    monkeypatch.setattr(Ledger, "complete", lambda self, claim, result, reference=None: None)
+
+    report = run_storm(StormConfig(actions=3, deliveries=8), tmp_path)
+
+    # Reservations and refunds are deduplicated downstream by our key; shipments are not.
+    assert "STORM-00002:r1:create_shipment: 8 effects in the services' table" in "\n".join(
+        report.violations
+    )
+    assert report.effects == 1 + 1 + 8
