@@ -29,6 +29,9 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
+from stepsaga.errors import InvalidInputError, StoreUnavailableError
+from stepsaga.sqlite_wal import enable_wal
+
 SCHEMA_VERSION = "1"
 
 _SCHEMA = """
@@ -181,22 +184,26 @@ class LostOwnershipError(RuntimeError):
 class Store:
     """Thin data access; the rules live in the runner and the engine."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, *, busy_timeout_seconds: float = 30.0) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
         self._db = sqlite3.connect(
-            path, isolation_level=None, timeout=30.0, check_same_thread=False
+            path, isolation_level=None, timeout=busy_timeout_seconds, check_same_thread=False
         )
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=NORMAL")
-        self._db.execute("PRAGMA busy_timeout=30000")
         self._depth = 0
-        for statement in _SCHEMA.split(";"):
-            if statement.strip():
-                self._db.execute(statement)
-        self._db.execute(
-            "INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (SCHEMA_VERSION,)
-        )
+        try:
+            enable_wal(self._db, timeout_seconds=busy_timeout_seconds)
+            self._db.execute("PRAGMA synchronous=NORMAL")
+            self._db.execute(f"PRAGMA busy_timeout={int(busy_timeout_seconds * 1000)}")
+            for statement in _SCHEMA.split(";"):
+                if statement.strip():
+                    self._db.execute(statement)
+            self._db.execute(
+                "INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (SCHEMA_VERSION,)
+            )
+        except sqlite3.DatabaseError as exc:
+            self._db.close()
+            raise _unusable(path, exc, busy_timeout_seconds) from None
 
     def close(self) -> None:
         self._db.close()
@@ -406,3 +413,17 @@ class Store:
             sql += " WHERE " + " AND ".join(where)
         sql += " ORDER BY created"
         return [TokenRow(*row) for row in self._db.execute(sql, args).fetchall()]
+
+
+def _unusable(path: Path, exc: sqlite3.DatabaseError, waited: float) -> Exception:
+    """A file that cannot be opened, as one line naming it: locked → unavailable (retry
+    later), anything else (corrupt, not a database) → the home needs a person."""
+    text = " ".join(str(exc).split())
+    if "locked" in text.lower() or "busy" in text.lower():
+        return StoreUnavailableError(
+            f"executions store {path} is locked by another process (waited {waited:g} s)",
+            path=str(path),
+        )
+    return InvalidInputError(
+        f"{path} is not a usable executions database: {text}", field="home", path=str(path)
+    )

@@ -37,6 +37,7 @@ from stepsaga.ledger.models import (
     Status,
 )
 from stepsaga.ledger.store import Expect, ItemWrite, WriteOutcome, WriteResult
+from stepsaga.sqlite_wal import enable_wal
 
 T = TypeVar("T")
 
@@ -173,7 +174,7 @@ class SqliteStore:
         )
         conn.set_trace_callback(self._trace)
         conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout_ms)}")
-        conn.execute("PRAGMA journal_mode = WAL")
+        enable_wal(conn, timeout_seconds=self.busy_timeout_ms / 1000)
         conn.execute(f"PRAGMA synchronous = {self.synchronous}")
         pid = os.getpid()
         local.conn, local.pid, local.generation = conn, pid, self._generation

@@ -16,6 +16,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from stepsaga.errors import TransientError
+from stepsaga.sqlite_wal import enable_wal
 
 DEFAULT_BUSY_TIMEOUT_SECONDS = 15.0
 
@@ -129,7 +130,7 @@ class ServicesDb:
     def _connect(self) -> sqlite3.Connection:
         conn = sqlite3.connect(self.path, timeout=self._busy_timeout, isolation_level=None)
         conn.row_factory = sqlite3.Row
-        conn.execute("PRAGMA journal_mode=WAL")
+        enable_wal(conn, timeout_seconds=self._busy_timeout)
         conn.execute("PRAGMA synchronous=NORMAL")  # WAL + NORMAL survives a killed process
         return conn
 

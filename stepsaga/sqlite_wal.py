@@ -1,0 +1,29 @@
+"""Putting a SQLite file in WAL mode, also while other processes open it at the same time.
+
+``PRAGMA journal_mode=WAL`` on a file not yet in WAL mode needs an exclusive lock, and
+SQLite does not wait for that lock the way it waits for others (the busy timeout does not
+apply): a process opening a fresh home while another one is creating it failed at once with
+"database is locked". Every store (ledger, executions, services) goes through here and
+retries for as long as its own busy timeout.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+
+_PAUSE_SECONDS = 0.005
+
+
+def enable_wal(conn: sqlite3.Connection, *, timeout_seconds: float) -> None:
+    """Switch ``conn``'s file to WAL, retrying a locked file until ``timeout_seconds``."""
+    deadline = time.monotonic() + timeout_seconds
+    while True:
+        try:
+            conn.execute("PRAGMA journal_mode=WAL").fetchone()
+            return
+        except sqlite3.OperationalError as exc:
+            text = str(exc).lower()
+            if ("locked" not in text and "busy" not in text) or time.monotonic() >= deadline:
+                raise
+        time.sleep(_PAUSE_SECONDS)
