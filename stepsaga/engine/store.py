@@ -29,7 +29,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
-from stepsaga.errors import InvalidInputError, StoreUnavailableError
+from stepsaga.errors import StoreUnavailableError
 from stepsaga.sqlite_wal import enable_wal
 
 SCHEMA_VERSION = "1"
@@ -416,14 +416,14 @@ class Store:
 
 
 def _unusable(path: Path, exc: sqlite3.DatabaseError, waited: float) -> Exception:
-    """A file that cannot be opened, as one line naming it: locked → unavailable (retry
-    later), anything else (corrupt, not a database) → the home needs a person."""
+    """A file that cannot be opened, as one line naming it (the CLI's exit 1): locked by
+    another process, or not an executions database at all (corrupt, overwritten)."""
     text = " ".join(str(exc).split())
     if "locked" in text.lower() or "busy" in text.lower():
         return StoreUnavailableError(
             f"executions store {path} is locked by another process (waited {waited:g} s)",
             path=str(path),
         )
-    return InvalidInputError(
-        f"{path} is not a usable executions database: {text}", field="home", path=str(path)
+    return StoreUnavailableError(
+        f"{path} is not a usable executions database: {text}", path=str(path)
     )

@@ -8,14 +8,14 @@ from pathlib import Path
 import pytest
 
 from stepsaga.engine.store import Store
-from stepsaga.errors import InvalidInputError, StoreUnavailableError
+from stepsaga.errors import StoreUnavailableError
 
 
 def test_a_corrupted_file_is_named_and_refused(tmp_path: Path) -> None:
     path = tmp_path / "executions.sqlite3"
     path.write_bytes(b"not a database at all " * 400)
 
-    with pytest.raises(InvalidInputError) as caught:
+    with pytest.raises(StoreUnavailableError) as caught:
         Store(path)
 
     assert str(path) in caught.value.message
