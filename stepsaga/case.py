@@ -14,6 +14,7 @@ from typing import Annotated, Any
 from pydantic import (
     AfterValidator,
     BaseModel,
+    BeforeValidator,
     ConfigDict,
     Field,
     StringConstraints,
@@ -42,13 +43,27 @@ def _utc(value: datetime) -> datetime:
     return value.astimezone(UTC)
 
 
+def _date_time_text(value: Any) -> Any:
+    """Only ISO-8601 text: a number (or digits) would be read as a Unix time in seconds or
+    milliseconds, guessed — silently choosing the retention window and the digest."""
+    if isinstance(value, datetime):
+        return value
+    if not isinstance(value, str) or value.strip().lstrip("+-").replace(".", "", 1).isdigit():
+        raise ValueError("must be an ISO-8601 date-time such as 2026-11-29T09:30:00Z")
+    return value
+
+
+#: An approval time: ISO-8601 text with a timezone, kept in UTC.
+ApprovedAt = Annotated[datetime, BeforeValidator(_date_time_text), AfterValidator(_utc)]
+
+
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, str_strip_whitespace=True)
 
 
 class Approval(_Strict):
     approved_by: Annotated[str, StringConstraints(min_length=3, max_length=254)]
-    approved_at: Annotated[datetime, AfterValidator(_utc)]
+    approved_at: ApprovedAt
     revision: int = Field(ge=1, le=1_000_000, strict=True)
 
 

@@ -35,7 +35,6 @@ from enum import StrEnum
 from typing import Annotated, Any, Generic, Literal, TypeVar
 
 from pydantic import (
-    AwareDatetime,
     BaseModel,
     ConfigDict,
     Field,
@@ -44,7 +43,7 @@ from pydantic import (
     ValidationError,
 )
 
-from stepsaga.case import CaseId, TenantId
+from stepsaga.case import ApprovedAt, CaseId, TenantId
 from stepsaga.errors import InvalidInputError
 from stepsaga.inputs import describe_validation_error
 from stepsaga.workflow.effects import EffectClass
@@ -101,7 +100,7 @@ class _CaseIdentity(_Model):
     tenant_id: TenantId
     case_id: CaseId
     revision: int = Field(ge=1)
-    approved_at: AwareDatetime
+    approved_at: ApprovedAt
 
 
 # --- results ---------------------------------------------------------------------------

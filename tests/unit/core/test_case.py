@@ -111,3 +111,15 @@ def test_any_wrong_value_is_an_input_error_never_a_crash(path: str, value: objec
     data[path] = value
     with pytest.raises(InvalidInputError):
         parse_case(data)
+
+
+@pytest.mark.parametrize("value", [0, -1, 1764400000, 1764400000000, 1.5e9, "1764400000", " 17 "])
+def test_an_approval_time_must_be_an_iso_date_time(value: object) -> None:
+    """A number became a date (seconds or milliseconds, guessed), silently deciding the
+    retention window and the request digest (found by the chaos harness)."""
+    data = case_data()
+    data["approval"]["approved_at"] = value
+    with pytest.raises(InvalidInputError) as caught:
+        parse_case(data)
+    assert caught.value.message.startswith("approval.approved_at: ")
+    assert "ISO-8601" in caught.value.message

@@ -191,3 +191,13 @@ def test_a_new_revision_is_a_new_action(world: World) -> None:
     revised = case_input(approval={**approval, "revision": 2})
     result = world.run("RefundPayment", step_event("RefundPayment", revised))
     assert result["action_key"] == "acme:CASE-1001:r2:refund_payment"
+
+
+@pytest.mark.parametrize("value", [-1, 0, 1764400000, "1764400000"])
+def test_an_approval_time_that_is_a_number_is_refused(world: World, value: object) -> None:
+    event = step_event("RefundPayment")
+    event["approved_at"] = value
+    with pytest.raises(InvalidInputError) as caught:
+        world.run("RefundPayment", event)
+    assert caught.value.data["field"] == "approved_at"
+    assert world.ledger.list() == []
