@@ -82,6 +82,8 @@ class ChaosReport:
     outcomes: Counter[str] = field(default_factory=Counter)
     case_outcomes: dict[int, str] = field(default_factory=dict)
     """Each case's outcome, by plan index."""
+    compensation_failures: Counter[str] = field(default_factory=Counter)
+    """Why compensations failed (the open item's last error), by error name."""
     effects: Counter[str] = field(default_factory=Counter)
     faults: Counter[str] = field(default_factory=Counter)
     """Fault rules planned, by kind."""
@@ -113,6 +115,7 @@ class ChaosReport:
             f"command errors (not kills): {sum(self.job_errors.values())} "
             f"({_counts(self.job_errors)})",
             f"outcomes: {_counts(self.outcomes)}; open items left: {self.open_items}",
+            f"compensations failed because of: {_counts(self.compensation_failures)}",
             f"effects: {_counts(self.effects)}",
             f"duplicates found: {self.duplicates}",
             f"invariant violations: {len(self.violations)}",
@@ -131,6 +134,7 @@ class ChaosReport:
             "swept": self.swept,
             "rounds": self.rounds,
             "outcomes": dict(self.outcomes),
+            "compensation_failures": dict(self.compensation_failures),
             "effects": dict(self.effects),
             "duplicates": self.duplicates,
             "violations": [str(v) for v in self.violations],
@@ -240,6 +244,14 @@ class _Run:
             report.outcomes[outcome] += 1
             report.case_outcomes[plan.index] = outcome
         report.open_items = sum(len(truth.open_items) for truth in truths)
+        for truth in truths:
+            for item in truth.open_items:
+                if (
+                    truth.outcome is Outcome.COMPENSATION_FAILED
+                    and item.step == "ReleaseReservation"
+                ):
+                    error = item.evidence.get("last_error") or {}
+                    report.compensation_failures[str(error.get("error", "?"))] += 1
         report.duplicates = duplicates(truths)
         report.violations = check_all(truths, budgets, records)
         report.violations += _integrity(home.ledger_path, home.executions_path, home.services_path)
