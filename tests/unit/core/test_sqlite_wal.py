@@ -19,10 +19,15 @@ from stepsaga.ledger import open_ledger
 from stepsaga.services.simulated import ServicesDb
 from stepsaga.sqlite_wal import enable_wal
 
+
+def _services(path: Path) -> None:
+    ServicesDb(path)  # opens, creates the schema and closes its connection
+
+
 OPENERS: dict[str, Callable[[Path], None]] = {
     "ledger": lambda path: open_ledger(f"sqlite:///{path}").close(),
     "executions": lambda path: Store(path).close(),
-    "services": lambda path: ServicesDb(path) and None,
+    "services": _services,
 }
 ROUNDS = 15
 PROCESSES = 4
