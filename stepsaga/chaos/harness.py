@@ -190,6 +190,9 @@ class _Run:
         self.rng = random.Random(config.seed ^ 0x5EED)  # noqa: S311 (operator's coin flips)
         self.offset = 0.0
         self.seq = 0
+        self.notes_read = 0
+        self.fired: dict[int, set[str]] = {}
+        """Kill ids that struck, by case index (from the dying processes' notes)."""
         policy = LedgerPolicy()
         self.wait_out = policy.lease_seconds + policy.sweep_grace_seconds + 1
 
@@ -201,7 +204,8 @@ class _Run:
     def recover(self) -> None:
         unsettled = list(self.plans)
         for round_number in range(1, self.config.max_rounds + 1):
-            unsettled = self._unsettled(unsettled)
+            views = self._views(unsettled)
+            unsettled = [p for p in unsettled if _outcome(views.get(p.index)) not in SETTLED]
             if not unsettled:
                 return
             self.report.rounds = round_number
@@ -210,7 +214,7 @@ class _Run:
                 self.report.sweeps += 1
                 for result in self._run([self._job(Command.SWEEP, None)]):
                     self.report.swept += int(result.data.get("swept", 0))
-            jobs = self._recovery_jobs(unsettled)
+            jobs = self._recovery_jobs(unsettled, views)
             self._run(jobs)
             self.say(f"round {round_number}: {len(unsettled)} unsettled, {len(jobs)} commands")
 
@@ -258,12 +262,8 @@ class _Run:
 
     # --- deciding what the operator does ----------------------------------------------------
 
-    def _unsettled(self, plans: list[CasePlan]) -> list[CasePlan]:
-        views = self._views(plans)
-        return [plan for plan in plans if _outcome(views.get(plan.index)) not in SETTLED]
-
-    def _recovery_jobs(self, plans: list[CasePlan]) -> list[Job]:
-        views = self._views(plans)
+    def _recovery_jobs(self, plans: list[CasePlan], views: dict[int, ExecutionView]) -> list[Job]:
+        """One command per unsettled case (a sweep changes records, never outcomes)."""
         with self._backend() as backend:
             items = backend.recon_list(status=ReconFilter.ALL)
         simulation = open_simulation(self.space.home)
@@ -314,11 +314,8 @@ class _Run:
         )
 
     def _pending(self, plan: CasePlan) -> tuple[KillPoint, ...]:
-        fired = {
-            str(note["kill"])
-            for note in read_lines(self.space.kill_notes)
-            if note["case"] == plan.index
-        }
+        """The case's kill points that have not struck yet (each strikes once)."""
+        fired = self.fired.get(plan.index, set())
         return tuple(
             kill
             for kill in plan.kills
@@ -326,10 +323,12 @@ class _Run:
         )
 
     def _run(self, jobs: list[Job]) -> list[JobResult]:
-        notes_before = len(read_lines(self.space.kill_notes))
         results = run_jobs(self.space, jobs, self.config.parallel)
-        notes = read_lines(self.space.kill_notes)[notes_before:]
-        self.report.kills.update(str(note["kill"]) for note in notes)
+        notes = read_lines(self.space.kill_notes)[self.notes_read :]
+        self.notes_read += len(notes)
+        for note in notes:
+            self.report.kills[str(note["kill"])] += 1
+            self.fired.setdefault(int(str(note["case"])), set()).add(str(note["kill"]))
         for result in results:
             if result.killed:
                 continue
