@@ -35,6 +35,8 @@ Text = Annotated[str, StringConstraints(min_length=1, max_length=200, strip_whit
 Country = Annotated[str, StringConstraints(pattern=r"^[A-Z]{2}$")]
 
 MAX_CASE_FILE_BYTES = 64 * 1024
+#: The highest approved revision a case (and so a task event) may carry.
+MAX_REVISION = 1_000_000
 
 
 def _utc(value: datetime) -> datetime:
@@ -64,7 +66,7 @@ class _Strict(BaseModel):
 class Approval(_Strict):
     approved_by: Annotated[str, StringConstraints(min_length=3, max_length=254)]
     approved_at: ApprovedAt
-    revision: int = Field(ge=1, le=1_000_000, strict=True)
+    revision: int = Field(ge=1, le=MAX_REVISION, strict=True)
 
 
 class Reserve(_Strict):

@@ -43,7 +43,7 @@ from pydantic import (
     ValidationError,
 )
 
-from stepsaga.case import ApprovedAt, CaseId, TenantId
+from stepsaga.case import MAX_REVISION, ApprovedAt, CaseId, TenantId
 from stepsaga.errors import InvalidInputError
 from stepsaga.inputs import describe_validation_error
 from stepsaga.workflow.effects import EffectClass
@@ -99,7 +99,7 @@ class _CaseIdentity(_Model):
     saga: str
     tenant_id: TenantId
     case_id: CaseId
-    revision: int = Field(ge=1)
+    revision: int = Field(ge=1, le=MAX_REVISION)
     approved_at: ApprovedAt
 
 

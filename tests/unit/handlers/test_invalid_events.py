@@ -201,3 +201,15 @@ def test_an_approval_time_that_is_a_number_is_refused(world: World, value: objec
         world.run("RefundPayment", event)
     assert caught.value.data["field"] == "approved_at"
     assert world.ledger.list() == []
+
+
+@pytest.mark.parametrize("revision", [10**30, 2**63, 1_000_001])
+def test_a_revision_no_case_can_have_is_refused(world: World, revision: int) -> None:
+    """Unbounded, it reached SQLite as an integer overflow and came back as a retryable
+    ``TransientError`` (found by the chaos harness's hostile events)."""
+    event = step_event("RefundPayment")
+    event["revision"] = revision
+    with pytest.raises(InvalidInputError) as caught:
+        world.run("RefundPayment", event)
+    assert caught.value.data["field"] == "revision"
+    assert world.ledger.list() == []
