@@ -42,9 +42,9 @@ SOURCE_PATHS: Final = (
     "infra/__init__.py",
     "infra/runtime",
 )
-#: Never needed inside Lambda: the operator CLI and the test helpers (their dependencies,
-#: typer/rich/testcontainers, are not installed there).
-EXCLUDED_PATHS: Final = ("stepsaga/cli", "stepsaga/testing")
+#: Never needed inside Lambda: the operator CLI, the test helpers and the chaos harness
+#: (their dependencies, typer/rich/testcontainers/moto, are not installed there).
+EXCLUDED_PATHS: Final = ("stepsaga/cli", "stepsaga/testing", "stepsaga/chaos")
 _IGNORED: Final = ("__pycache__", "*.pyc", ".mypy_cache")
 
 #: Runtime dependencies from pyproject.toml that the asset leaves out, and why.
