@@ -123,7 +123,11 @@ def powertools_logger(service: str, level: str = "INFO", *, to_stderr: bool = Fa
     ``to_stderr`` so logs never mix with a command's ``--json`` output.
 
     Powertools configures one stdlib logger per service name, once per process: the first
-    call for a name decides where its lines go."""
+    call for a name decides where its lines go; the level is set on every call (the last
+    one wins), or a quiet first caller would silence every later one."""
     if to_stderr:
-        return Logger(service=service, level=level, logger_handler=_CurrentStderr())
-    return Logger(service=service, level=level)
+        logger = Logger(service=service, level=level, logger_handler=_CurrentStderr())
+    else:
+        logger = Logger(service=service, level=level)
+    logger.setLevel(level)
+    return logger

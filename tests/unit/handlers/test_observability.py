@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +13,7 @@ from stepsaga import metric_names
 from stepsaga.clock import ManualClock
 from stepsaga.errors import StepSagaError
 from stepsaga.handlers import EmfMetrics, build_handlers, local_deps
+from stepsaga.handlers.logs import powertools_logger
 from stepsaga.home import StateHome
 from stepsaga.reconciliation import Notice, SnsNotifier
 from tests.unit.handlers.conftest import WorldFactory
@@ -169,3 +171,14 @@ def test_sns_notice_has_a_short_subject_and_no_free_text() -> None:
 
     assert published[0]["Subject"] == "stepsaga: acme/CASE-1001 CreateShipment waits for a decision"
     assert json.loads(published[0]["Message"])["item_id"] == "rec-1"
+
+
+def test_a_second_logger_for_a_service_takes_its_own_level() -> None:
+    """Powertools configures one stdlib logger per service and process; the level of the
+    first call stuck, so a CLI run earlier in the process (ERROR) silenced the warnings of
+    every later local backend (WARNING) — this file's stdout test failed whenever it ran
+    after a CLI test."""
+    quiet = powertools_logger("stepsaga.level-test", "ERROR", to_stderr=True)
+    loud = powertools_logger("stepsaga.level-test", "WARNING", to_stderr=True)
+    assert loud.isEnabledFor(logging.WARNING)
+    assert quiet.isEnabledFor(logging.WARNING)  # one logger per service: the last level wins
