@@ -41,9 +41,12 @@ test: lint typecheck unit
 test-docker: $(VENV)/.dev
 	$(BIN)/pytest -q -m docker -p no:cacheprovider
 
+# Ratios measured side by side in one run, plus peak memory (figures in the README).
 bench: $(VENV)/.dev
 	$(BIN)/python bench/ledger.py
 	$(BIN)/python bench/engine.py
+	$(BIN)/python bench/storm.py
+	$(BIN)/python bench/chaos.py
 
 clean:
 	rm -rf $(VENV) .stepsaga .stepsaga-demo cdk.out .mypy_cache .ruff_cache .pytest_cache

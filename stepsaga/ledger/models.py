@@ -16,6 +16,7 @@ from types import MappingProxyType
 from typing import Any
 
 from stepsaga import errors
+from stepsaga.case import MAX_REVISION
 from stepsaga.errors import InvalidActionError, StepSagaError
 from stepsaga.ledger.canonical import canonical_params, digest_of
 
@@ -119,8 +120,10 @@ class Intent:
             )
         if isinstance(self.revision, bool) or not isinstance(self.revision, int):
             raise InvalidActionError("revision must be an integer", field="revision")
-        if self.revision < 1:
-            raise InvalidActionError("revision must be at least 1", field="revision")
+        if not 1 <= self.revision <= MAX_REVISION:
+            raise InvalidActionError(
+                f"revision must be between 1 and {MAX_REVISION}", field="revision"
+            )
         object.__setattr__(self, "approved_at", _utc(self.approved_at, "approved_at"))
 
 

@@ -86,6 +86,7 @@ def test_intents_normalize_to_utc() -> None:
         (lambda: Intent("C:1", 1, APPROVED_AT), "case_id"),
         (lambda: Intent("C-1", 0, APPROVED_AT), "revision"),
         (lambda: Intent("C-1", True, APPROVED_AT), "revision"),
+        (lambda: Intent("C-1", 10**30, APPROVED_AT), "revision"),
         (lambda: Intent("C-1", 1, datetime(2026, 1, 1)), "approved_at"),
         (lambda: make_action(tenant="ac:me"), "tenant_id"),
         (lambda: make_action(tenant=""), "tenant_id"),
