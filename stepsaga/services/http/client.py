@@ -123,3 +123,15 @@ class JsonClient:
             raise error_mapping.for_unreadable_reply(
                 operation, response.status_code, reason
             ) from None
+
+
+class HttpService:
+    """What every HTTP adapter shares: one ``JsonClient`` per service base URL."""
+
+    def __init__(
+        self, base_url: str, timeouts: HttpTimeouts, *, transport: httpx.BaseTransport | None = None
+    ) -> None:
+        self._client = JsonClient(base_url, timeouts, transport=transport)
+
+    def close(self) -> None:
+        self._client.close()

@@ -4,12 +4,9 @@ from __future__ import annotations
 
 from urllib.parse import quote
 
-import httpx
-
 from stepsaga.errors import NotFoundError
 from stepsaga.services.http import wire
-from stepsaga.services.http.client import JsonClient
-from stepsaga.services.http.config import HttpTimeouts
+from stepsaga.services.http.client import HttpService
 from stepsaga.services.values import CallContext, Operation, Reservation, ReserveRequest
 
 
@@ -17,15 +14,7 @@ def _path(reservation_id: str) -> str:
     return f"/reservations/{quote(reservation_id, safe='')}"
 
 
-class HttpInventory:
-    def __init__(
-        self, base_url: str, timeouts: HttpTimeouts, *, transport: httpx.BaseTransport | None = None
-    ) -> None:
-        self._client = JsonClient(base_url, timeouts, transport=transport)
-
-    def close(self) -> None:
-        self._client.close()
-
+class HttpInventory(HttpService):
     def reserve(self, ctx: CallContext, request: ReserveRequest) -> Reservation:
         # PUT to the id is idempotent by itself; the header says so to services that look.
         return self._client.write(

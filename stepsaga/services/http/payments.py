@@ -2,23 +2,12 @@
 
 from __future__ import annotations
 
-import httpx
-
 from stepsaga.services.http import wire
-from stepsaga.services.http.client import JsonClient
-from stepsaga.services.http.config import HttpTimeouts
+from stepsaga.services.http.client import HttpService
 from stepsaga.services.values import CallContext, Operation, RefundRecord, RefundRequest
 
 
-class HttpPayments:
-    def __init__(
-        self, base_url: str, timeouts: HttpTimeouts, *, transport: httpx.BaseTransport | None = None
-    ) -> None:
-        self._client = JsonClient(base_url, timeouts, transport=transport)
-
-    def close(self) -> None:
-        self._client.close()
-
+class HttpPayments(HttpService):
     def refund(self, ctx: CallContext, request: RefundRequest) -> RefundRecord:
         return self._client.write(
             Operation.REFUND,

@@ -6,23 +6,12 @@ reference) prevents that.
 
 from __future__ import annotations
 
-import httpx
-
 from stepsaga.services.http import wire
-from stepsaga.services.http.client import JsonClient
-from stepsaga.services.http.config import HttpTimeouts
+from stepsaga.services.http.client import HttpService
 from stepsaga.services.values import CallContext, Operation, ShipmentRecord, ShipmentRequest
 
 
-class HttpShipping:
-    def __init__(
-        self, base_url: str, timeouts: HttpTimeouts, *, transport: httpx.BaseTransport | None = None
-    ) -> None:
-        self._client = JsonClient(base_url, timeouts, transport=transport)
-
-    def close(self) -> None:
-        self._client.close()
-
+class HttpShipping(HttpService):
     def create_shipment(self, ctx: CallContext, request: ShipmentRequest) -> ShipmentRecord:
         return self._client.write(
             Operation.CREATE_SHIPMENT,
