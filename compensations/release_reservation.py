@@ -3,7 +3,9 @@
 Its action key derives from the reservation's (``…:reserve_stock:compensate:
 release_reservation``) and the ledger records its outcome, so any number of runs make one
 release; inventory's release is idempotent too (releasing a released reservation returns
-it). ``find_reservation`` tells whether the release happened.
+it). ``lookup`` (``find_reservation``) tells whether the release happened: before a repeat
+attempt, and when a failed release is reconciled (released → ``applied``, the unwinding goes
+on; still reserved or absent → ``not_applied``, the release runs again with the same key).
 """
 
 from __future__ import annotations

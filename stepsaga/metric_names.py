@@ -21,7 +21,8 @@ SERVICE_NAME: Final = "stepsaga"
 
 #: An effect's outcome could not be determined; the record went to ``UNKNOWN``.
 OUTCOME_UNKNOWN: Final = "OutcomeUnknown"
-#: A compensation exhausted its retries (the saga ends in ``Saga.CompensationFailed``).
+#: A compensation failed after its retries and automatic reconciliation could not decide
+#: it: an item is open and the saga ends in ``Saga.CompensationFailed``.
 COMPENSATION_FAILED: Final = "CompensationFailed"
 #: A reconciliation item was opened for a person (automatic reconciliation could not decide).
 RECONCILIATION_OPENED: Final = "ReconciliationOpened"

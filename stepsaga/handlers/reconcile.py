@@ -9,14 +9,19 @@
   item was resolved meanwhile, or a second look now decides it, resume the case at once.
 * ``escalate`` — record "refund issued, replacement not shipped" and the like (a fact for a
   person, never an automatic charge).
-* ``compensation_failed`` — record a compensation that failed after its retries.
+* ``compensation_failed`` — a compensation failed after its retries: the same automatic
+  reconciliation, on the compensation's own action (a release: is the reservation
+  released?) → ``applied`` (unwinding goes on), ``not_applied`` (the compensation runs again
+  with the same key; the ledger's attempt budget bounds the rounds) or ``undecided`` with an
+  open item (``compensation <op> failed…``), and the execution ends
+  ``Saga.CompensationFailed``.
 
 Every kind checks that tenant and case match the item or action it touches.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
@@ -154,33 +159,36 @@ class _Reconciler:
         check_action_fields(event, compensate.name, compensate.operation, compensate.effect)
         check_compensates(event.compensates, step)
         forward = self._operation(step.op)
+        operation = self._operation(compensate.operation)
         params = _params(forward.params_model, event.params)
         original = action_of(
             event, step.op, step.effect, forward.consequential(params), forward.cost
         )
         check_original_key(event.original.action_key, original)
-        compensation = compensation_action(original, compensate)
-        ledger = self.deps.ledger
-        record = ledger.get(compensation.key) or ledger.get(original.key)
-        if record is None:
+        if self.deps.ledger.get(original.key) is None:
             raise refuse("original.action_key", f"the ledger has no action {original.key}")
-        log.bind(action_key=record.key)
-        item, opened = record_once(
-            ledger,
-            record.key,
-            compensation_failed_reason(compensate.operation),
+        compensation = compensation_action(original, compensate)
+        log.bind(action_key=compensation.key)
+        verdict = reconcile_action(
+            self.deps.ledger,
+            compensation,
             step=compensate.name,
-            evidence=evidence(
-                record,
-                last_error=failure_of(event.error),
-                failure=failure_of(event.failure),
-                compensation_key=compensation.key,
-            ),
+            reason=Reason.from_error(event.error.error),
+            failure=failure_of(event.error),
+            look=self._looker(operation, params, compensation, original),
+            send_task_success=self.deps.send_task_success,
+            topic=compensation_failed_reason(compensate.operation),
+            context={"failure": failure_of(event.failure)},
         )
-        if opened:
-            count(self.deps, log, metric_names.COMPENSATION_FAILED)
-        self._recorded(item, opened, log, decision="compensation_failed")
-        return _result(ReconciliationOutcome.UNDECIDED, item.item_id)
+        if verdict.outcome is ReconciliationOutcome.UNDECIDED:
+            if verdict.opened:
+                count(self.deps, log, metric_names.COMPENSATION_FAILED)
+            assert verdict.item is not None
+            self._recorded(verdict.item, verdict.opened, log, decision="compensation_failed")
+        else:
+            log.bind(decision=f"reconcile_{verdict.outcome.value}", item_id=verdict.item_id)
+        log.info("reconciled", note=verdict.note)
+        return _result(verdict.outcome, verdict.item_id)
 
     # --- pieces --------------------------------------------------------------------------
 
@@ -205,6 +213,25 @@ class _Reconciler:
         params: BaseModel,
         action: Action,
     ) -> Verdict:
+        return reconcile_action(
+            self.deps.ledger,
+            action,
+            step=step.name,
+            reason=Reason.from_error(event.failure.error),
+            failure=failure_of(event.failure),
+            look=self._looker(operation, params, action),
+            send_task_success=self.deps.send_task_success,
+        )
+
+    def _looker(
+        self,
+        operation: Operation[Any],
+        params: BaseModel,
+        action: Action,
+        original: Action | None = None,
+    ) -> Callable[[], Lookup | None]:
+        """Look for ``action``'s effect downstream, as its next attempt would."""
+
         def look() -> Lookup | None:
             record = self.deps.ledger.get(action.key)
             ctx = CallContext(
@@ -213,18 +240,10 @@ class _Reconciler:
                 action_key=action.key,
                 attempt=record.attempts if record else 1,
             )
-            call = Call(ctx=ctx, params=params, action=action)
+            call = Call(ctx=ctx, params=params, action=action, original=original)
             return operation.lookup(self.deps.services, call)
 
-        return reconcile_action(
-            self.deps.ledger,
-            action,
-            step=step.name,
-            reason=Reason.from_error(event.failure.error),
-            failure=failure_of(event.failure),
-            look=look,
-            send_task_success=self.deps.send_task_success,
-        )
+        return look
 
     def _second_look(
         self,

@@ -1,25 +1,41 @@
 """Automatic reconciliation: decide from the ledger and the downstream what can be decided,
 and leave only the rest to a person.
 
+It serves forward steps (``Reconcile<Step>``) and compensations
+(``Record<Compensation>Failure``) alike; only the item's wording differs (``topic``).
+
 Rules, by what the ledger record of the action says:
 
 * no record — nothing was ever claimed (the claim was refused before writing: tenant
   budget, replay window): a tenant budget that now covers the cost → ``not_applied`` (run
-  the step again); otherwise an open item about the unclaimed action (``<reason> (never
-  claimed)``), so the case waits for a person instead of failing. Only ``not_applied``
+  the step again; a free action — a compensation — is never refused for money); otherwise
+  an open item about the unclaimed action (``<reason> (never claimed)``), so the case waits
+  for a person instead of failing. Only ``not_applied``
   resolves it (after a top-up the step runs again with the same key); ``applied`` is
   refused, since the ledger never dispatched anything;
 * another digest under the key → an open item (``action key conflict``);
-* ``COMPLETED`` → ``applied`` (the step replays it);
+* ``COMPLETED`` → ``applied`` (a step replays it; a compensation's unwinding goes on);
 * ``IN_PROGRESS`` with a live lease → ``ActionInProgressError`` (retried: ask again later);
 * ``UNKNOWN``, or ``IN_PROGRESS`` whose lease expired → look downstream (payments by key,
-  shipments by business reference, reservations by id): found → resolved ``applied`` with
-  the downstream result; absent → resolved ``not_applied`` (``RELEASED``: the step claims it
-  again with the same key); the lookup fails or the operation has none → open item;
+  shipments by business reference, reservations by id — a release by whether the
+  reservation is released): found → resolved ``applied`` with the downstream result;
+  absent → resolved ``not_applied`` (``RELEASED``: the action is claimed again with the same
+  key); the lookup fails or the operation has none → open item. Absent on a record that
+  has used its whole lifetime attempt budget → open item: resolving it ``not_applied``
+  grants one attempt past the budget, and only a person grants that;
 * ``RELEASED`` → after an uncertain outcome it was already decided absent →
-  ``not_applied``; a tenant budget that now covers the cost → ``not_applied``; anything
-  else (attempt budget, a budget still short) → open item;
+  ``not_applied``; after any other failure (a compensation catches every error, some
+  raised before its claim) → ``not_applied`` once per attempt, recorded as an item resolved
+  by ``stepsaga:auto`` — the same question again means the last run never reached the
+  ledger, so a person decides — and never once every attempt is used; a tenant budget that
+  now covers the cost → ``not_applied``; anything else (attempt budget, a budget still
+  short) → open item;
 * ``FAILED`` → open item (a recorded failure that reached reconciliation needs a person).
+
+So an automatic ``not_applied`` never grants an attempt past the lifetime budget, and one a
+run could earn without claiming (a failure before the claim) is given once per attempt: the
+ledger's lifetime attempt budget bounds how often a case goes round, whatever the state
+machine does.
 
 Automatic resolutions go through the operator API with ``resolved_by = stepsaga:auto`` and a
 note naming the evidence, so the audit trail reads the same as a person's decision.
@@ -30,6 +46,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from stepsaga.errors import (
     ActionInProgressError,
@@ -75,11 +92,18 @@ def reconcile_action(
     failure: Mapping[str, str],
     look: Looker,
     send_task_success: TaskSuccessSender | None = None,
+    topic: str | None = None,
+    context: Mapping[str, Any] | None = None,
 ) -> Verdict:
-    """Decide ``action`` after ``failure`` (see the module docstring)."""
+    """Decide ``action`` after ``failure`` (see the module docstring).
+
+    ``topic`` prefixes every item's reason (``compensation release_reservation failed``:
+    an item about a compensation reads so in ``recon list``); ``context`` is more evidence
+    for a person (what started compensating)."""
+    ask = _Asker(ledger, step, reason, failure, topic, dict(context or {}))
     for _ in range(MAX_ROUNDS):
         try:
-            return _decide(ledger, action, step, reason, failure, look, send_task_success)
+            return _decide(ledger, action, ask, look, send_task_success)
         except IllegalTransitionError:
             continue  # the record moved under us (a late worker finished): read it again
     raise ActionInProgressError(
@@ -92,20 +116,19 @@ def reconcile_action(
 def _decide(
     ledger: Ledger,
     action: Action,
-    step: str,
-    reason: Reason,
-    failure: Mapping[str, str],
+    ask: _Asker,
     look: Looker,
     send: TaskSuccessSender | None,
 ) -> Verdict:
     record = ledger.get(action.key)
     now = ledger.clock.now()
+    reason = ask.reason
     if record is None:
         if reason is Reason.BUDGET_EXHAUSTED and _budget_covers(ledger, action):
             return Verdict(ReconciliationOutcome.NOT_APPLIED, "the tenant budget now covers it")
-        return _ask_unclaimed(ledger, action, reason, step, failure)
+        return ask.unclaimed(action)
     if record.digest != action.digest:
-        return _ask(ledger, record, Reason.ACTION_CONFLICT, step, failure)
+        return ask.item(record, Reason.ACTION_CONFLICT)
     if record.status is Status.COMPLETED:
         return Verdict(ReconciliationOutcome.APPLIED, "the ledger record is COMPLETED")
     if record.status is Status.IN_PROGRESS and record.lease_live(now):
@@ -116,36 +139,38 @@ def _decide(
             key=action.key,
         )
     if record.status in (Status.UNKNOWN, Status.IN_PROGRESS):
-        return _by_lookup(ledger, record, reason, step, failure, look, send)
+        return _by_lookup(ledger, record, ask, look, send)
     if record.status is Status.RELEASED:
-        if reason in (Reason.OUTCOME_UNKNOWN, Reason.OTHER):
+        if reason is Reason.OUTCOME_UNKNOWN:
             return Verdict(ReconciliationOutcome.NOT_APPLIED, "the record is RELEASED")
+        if reason is Reason.OTHER:
+            return _released_once(ledger, record, ask, send)
         if reason is Reason.BUDGET_EXHAUSTED and _budget_covers(ledger, action):
             return Verdict(ReconciliationOutcome.NOT_APPLIED, "the tenant budget now covers it")
-    return _ask(ledger, record, reason, step, failure)
+    return ask.item(record)
 
 
 def _by_lookup(
     ledger: Ledger,
     record: Record,
-    reason: Reason,
-    step: str,
-    failure: Mapping[str, str],
+    ask: _Asker,
     look: Looker,
     send: TaskSuccessSender | None,
 ) -> Verdict:
     try:
         found = look()
     except TransientError as exc:
-        return _ask(ledger, record, reason, step, failure, lookup=f"failed: {exc.message}")
+        return ask.item(record, lookup=f"failed: {exc.message}")
     if found is None:
-        return _ask(ledger, record, reason, step, failure, lookup="this operation cannot look")
+        return ask.item(record, lookup="this operation cannot look")
+    if not isinstance(found, Found) and _spent(ledger, record):
+        return ask.item(record, lookup=f"absent downstream: {found.evidence}; {_SPENT}")
     item, _ = open_question(
         ledger,
         record.key,
-        _question(reason, record),
-        step=step,
-        evidence=evidence(record, last_error=dict(failure), lookup=found.evidence),
+        ask.question(record),
+        step=ask.step,
+        evidence=ask.evidence(record, lookup=found.evidence),
     )
     if isinstance(found, Found):
         note = f"found downstream: {found.evidence}"
@@ -167,25 +192,35 @@ def _by_lookup(
     return Verdict(ReconciliationOutcome.NOT_APPLIED, note, item=resolution.item)
 
 
-def _ask(
-    ledger: Ledger,
-    record: Record,
-    reason: Reason,
-    step: str,
-    failure: Mapping[str, str],
-    *,
-    lookup: str | None = None,
+def _released_once(
+    ledger: Ledger, record: Record, ask: _Asker, send: TaskSuccessSender | None
 ) -> Verdict:
-    """Leave it to a person: the open item for this question."""
+    """``RELEASED`` after a failure that may have struck before the claim (a compensation
+    catches every error): run it again once per attempt. The answer is an item resolved
+    by ``stepsaga:auto``; meeting the answered question again means the last run never
+    reached the ledger, and a person decides — so the ledger bounds every round."""
+    if _spent(ledger, record):
+        return ask.item(record, Reason.ATTEMPT_BUDGET_EXHAUSTED)
+    question = ask.question(record)
     item, opened = open_question(
-        ledger,
-        record.key,
-        _question(reason, record),
-        step=step,
-        evidence=evidence(record, last_error=dict(failure), lookup=lookup),
+        ledger, record.key, question, step=ask.step, evidence=ask.evidence(record)
     )
-    note = f"undecided: {item.reason}" + (f"; lookup {lookup}" if lookup else "")
-    return Verdict(ReconciliationOutcome.UNDECIDED, note, item=item, opened=opened)
+    if item.reason != question:  # asked and answered before: no attempt since
+        note = f"undecided: {item.reason}; the last run made no attempt"
+        return Verdict(ReconciliationOutcome.UNDECIDED, note, item=item, opened=opened)
+    note = "the record is RELEASED: nothing was applied"
+    resolution = resolve(
+        ledger, item.item_id, ReconOutcome.NOT_APPLIED, AUTO_RESOLVER, note, send_task_success=send
+    )
+    return Verdict(ReconciliationOutcome.NOT_APPLIED, note, item=resolution.item)
+
+
+#: Why an action that proved absent still goes to a person.
+_SPENT = "every attempt of the lifetime budget is used: only a person grants another"
+
+
+def _spent(ledger: Ledger, record: Record) -> bool:
+    return record.attempts >= ledger.policy.attempt_budget
 
 
 #: What a person can do about an action that was never claimed, by why it was refused.
@@ -205,36 +240,71 @@ _UNCLAIMED_DEFAULT = (
 )
 
 
-def _ask_unclaimed(
-    ledger: Ledger, action: Action, reason: Reason, step: str, failure: Mapping[str, str]
-) -> Verdict:
-    """The claim was refused before anything was written: ask a person about the action
-    itself (the item carries its tenant, case and key; no record exists)."""
-    item, opened = open_question(
-        ledger,
-        action,
-        f"{reason.value} (never claimed)",
-        step=step,
-        evidence=evidence(
-            None,
-            last_error=dict(failure),
-            request_digest=action.digest,
-            next=_UNCLAIMED_NEXT.get(reason, _UNCLAIMED_DEFAULT),
-        ),
-    )
-    note = f"undecided: {item.reason}"
-    return Verdict(ReconciliationOutcome.UNDECIDED, note, item=item, opened=opened)
+@dataclass(frozen=True)
+class _Asker:
+    """How this reconciliation words and files the questions it leaves to a person."""
 
+    ledger: Ledger
+    step: str
+    reason: Reason
+    failure: Mapping[str, str]
+    topic: str | None
+    context: Mapping[str, Any]
 
-def _question(reason: Reason, record: Record) -> str:
-    """The item's reason. An uncertain outcome is per attempt: a later attempt that ends
-    uncertain again is a new question, never the answered one."""
-    return f"{reason.value} (attempt {record.attempts})"
+    def question(self, record: Record, reason: Reason | None = None) -> str:
+        """The item's reason. An uncertain outcome is per attempt: a later attempt that ends
+        uncertain again is a new question, never the answered one."""
+        return self._worded(reason or self.reason, f"attempt {record.attempts}")
+
+    def evidence(self, record: Record | None, **more: Any) -> dict[str, Any]:
+        return evidence(record, last_error=dict(self.failure), **self.context, **more)
+
+    def item(
+        self, record: Record, reason: Reason | None = None, *, lookup: str | None = None
+    ) -> Verdict:
+        """Leave it to a person: the open item for this question."""
+        item, opened = open_question(
+            self.ledger,
+            record.key,
+            self.question(record, reason),
+            step=self.step,
+            evidence=self.evidence(record, lookup=lookup),
+        )
+        note = f"undecided: {item.reason}" + (f"; lookup {lookup}" if lookup else "")
+        return Verdict(ReconciliationOutcome.UNDECIDED, note, item=item, opened=opened)
+
+    def unclaimed(self, action: Action) -> Verdict:
+        """The claim was refused before anything was written: ask a person about the
+        action itself (the item carries its tenant, case and key; no record exists)."""
+        item, opened = open_question(
+            self.ledger,
+            action,
+            self._worded(self.reason, "never claimed"),
+            step=self.step,
+            evidence=self.evidence(
+                None,
+                request_digest=action.digest,
+                next=_UNCLAIMED_NEXT.get(self.reason, _UNCLAIMED_DEFAULT),
+            ),
+        )
+        note = f"undecided: {item.reason}"
+        return Verdict(ReconciliationOutcome.UNDECIDED, note, item=item, opened=opened)
+
+    def _worded(self, reason: Reason, which: str) -> str:
+        if self.topic is None:
+            return f"{reason.value} ({which})"
+        if reason is Reason.OTHER:
+            return f"{self.topic} ({which})"
+        return f"{self.topic}: {reason.value} ({which})"
 
 
 def _budget_covers(ledger: Ledger, action: Action) -> bool:
+    """A top-up since the refusal; a free action (a compensation) is never refused for
+    money, so a budget error cannot be about it."""
+    if not action.cost:
+        return False
     remaining = ledger.budget(action.tenant_id)
-    return remaining is None or remaining >= (action.cost or 0)
+    return remaining is None or remaining >= action.cost
 
 
 def _seconds_until(moment: datetime, now: datetime) -> float:

@@ -7,10 +7,11 @@ must run without any), the errors a ``Catch`` handled (no others), and the outco
 
 ``REPLACEMENT_ORDER_SCENARIOS`` covers the built-in saga's failure routes; every one mocks
 every state it reaches. The reconciliation scenarios end without waiting on a task token:
-one is decided by the automatic reconciler (mocked ``Reconcile…`` result ``applied``), one
-waits in ``AwaitDecision…`` whose mocked result *is* the operator's ``SendTaskSuccess``
-output (Step Functions Local completes a mocked ``.waitForTaskToken`` task with it, and so
-does the engine). ``python -m stepsaga.testing.scenarios`` prints their mock config file
+some are decided by the automatic reconciler (mocked ``Reconcile…`` or
+``Record…Failure`` results ``applied``/``not_applied``), one waits in ``AwaitDecision…``
+whose mocked result *is* the operator's ``SendTaskSuccess`` output (Step Functions Local
+completes a mocked ``.waitForTaskToken`` task with it, and so does the engine).
+``python -m stepsaga.testing.scenarios`` prints their mock config file
 (``examples/mock-config/replacement-order.json``).
 """
 
@@ -149,10 +150,13 @@ _RELEASED = Return.payload(
 )
 _SHIPMENT_REJECTED = _error("BusinessRejectedError", "shipping: rejected (422)")
 _RELEASE_UNAVAILABLE = "inventory: not sent (503)"
+_RELEASE_UNCERTAIN = _error("OutcomeUnknownError", "inventory.release: no reply (timeout)")
 _ESCALATED = _recorded("undecided", "RECON-REFUND-1")
 
 _FORWARD = ("Prepare", "ReserveStock", "RefundPayment", "CreateShipment")
 _REJECTED = (*_FORWARD, "EscalateRefundPayment", "ReleaseReservation")
+#: A failed release, reconciled automatically; the Choice then routes on its outcome.
+_RELEASE_RECONCILED = ("RecordReleaseReservationFailure", "ReleaseReservationDecision")
 
 REPLACEMENT_ORDER_SCENARIOS: tuple[Scenario, ...] = (
     Scenario(
@@ -224,11 +228,51 @@ REPLACEMENT_ORDER_SCENARIOS: tuple[Scenario, ...] = (
             "ReleaseReservation": (_error("TransientError", _RELEASE_UNAVAILABLE, times=3),),
             "RecordReleaseReservationFailure": (_recorded("undecided", "RECON-RELEASE-1"),),
         },
-        path=(*_REJECTED, "RecordReleaseReservationFailure", "CompensationFailed"),
+        path=(*_REJECTED, *_RELEASE_RECONCILED, "CompensationFailed"),
         status="FAILED",
         error="Saga.CompensationFailed",
         retries={"ReleaseReservation": 2},
         caught={"CreateShipment": "BusinessRejectedError", "ReleaseReservation": "TransientError"},
+    ),
+    Scenario(
+        name="ReleaseOutcomeUnknown",
+        summary="shipment rejected; the release's reply is lost, and automatic reconciliation "
+        "finds the reservation released (applied), so the unwinding goes on",
+        mocks={
+            "ReserveStock": (_RESERVED,),
+            "RefundPayment": (_REFUNDED,),
+            "CreateShipment": (_SHIPMENT_REJECTED,),
+            "EscalateRefundPayment": (_ESCALATED,),
+            "ReleaseReservation": (_RELEASE_UNCERTAIN,),
+            "RecordReleaseReservationFailure": (_recorded("applied", "RECON-RELEASE-1"),),
+        },
+        path=(*_REJECTED, *_RELEASE_RECONCILED, "Compensated"),
+        status="FAILED",
+        error="Saga.Compensated",
+        caught={
+            "CreateShipment": "BusinessRejectedError",
+            "ReleaseReservation": "OutcomeUnknownError",
+        },
+    ),
+    Scenario(
+        name="ReleaseNotApplied",
+        summary="shipment rejected; the release's outcome is uncertain, reconciliation finds "
+        "the reservation still held (not applied), and the release runs again with its key",
+        mocks={
+            "ReserveStock": (_RESERVED,),
+            "RefundPayment": (_REFUNDED,),
+            "CreateShipment": (_SHIPMENT_REJECTED,),
+            "EscalateRefundPayment": (_ESCALATED,),
+            "ReleaseReservation": (_RELEASE_UNCERTAIN, _RELEASED),
+            "RecordReleaseReservationFailure": (_recorded("not_applied", "RECON-RELEASE-1"),),
+        },
+        path=(*_REJECTED, *_RELEASE_RECONCILED, "ReleaseReservation", "Compensated"),
+        status="FAILED",
+        error="Saga.Compensated",
+        caught={
+            "CreateShipment": "BusinessRejectedError",
+            "ReleaseReservation": "OutcomeUnknownError",
+        },
     ),
     Scenario(
         name="RefundOutcomeUnknown",

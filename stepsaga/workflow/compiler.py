@@ -27,7 +27,8 @@ State layout. ``Prepare`` (a Pass) wraps the execution input so every path is un
 * ``$.compensations.<Step>`` — how ``<Step>``'s effect was handled on the way back
   (``StepResult`` of its compensation, or ``ReconciliationResult`` of its escalation);
 * ``$.reconciliation.<Step>`` — the ``ReconciliationResult``/decision for ``<Step>``
-  (and ``$.reconciliation.<Compensation>`` when a compensation failed);
+  (and ``$.reconciliation.<Compensation>`` when a compensation failed: then
+  ``$.compensations.<Step>`` stays unset unless a later run of the compensation completes);
 * ``$.compensation_failure`` — the ``{Error, Cause}`` of a compensation that failed.
 
 Routes out of a forward step ``X`` (error names come from ``stepsaga.errors``):
@@ -50,10 +51,19 @@ Routes out of a forward step ``X`` (error names come from ``stepsaga.errors``):
   → ``<X>Decision`` again. The wait is bounded by ``TimeoutSeconds``
   (``Saga.decision_timeout_seconds``); no ``HeartbeatSeconds`` because nobody heartbeats a
   person's decision. A timed-out wait fails the execution; a redrive waits again.
-* A compensation that fails after its retries is caught (``States.ALL``) →
-  ``Record<Compensation>Failure`` (a reconciliation item) → ``Fail CompensationFailed``
-  (``Saga.CompensationFailed``). Escalations and reconciliation tasks are not caught: if
-  the reconciler itself keeps failing, the execution fails there and can be redriven.
+* A compensation ``C`` that fails after its retries is caught (``States.ALL``) →
+  ``Record<C>Failure`` (automatic reconciliation of ``C``'s own action, exactly as for a
+  forward step: ``ReconciliationResult`` at ``$.reconciliation.<C>``) → ``<C>Decision``
+  (Choice on its ``outcome``): ``applied`` → the unwinding goes on (the next disposition,
+  or ``Compensated``; the record is ``COMPLETED``, nothing is called again);
+  ``not_applied`` → ``C`` again with the same action key (the record is ``RELEASED``);
+  anything else → ``Fail CompensationFailed`` (``Saga.CompensationFailed``) with the item
+  open for a person. Only the ledger bounds the ``C`` → ``Record<C>Failure`` → ``C``
+  round: every automatic ``not_applied`` is paid for by a claim of ``C``, and once its
+  lifetime attempt budget is spent the claim fails ``AttemptBudgetExhaustedError``, which
+  reconciliation leaves to a person (``stepsaga.reconciliation.automatic``). Escalations
+  and reconciliation tasks are not caught: if the reconciler itself keeps failing, the
+  execution fails there and can be redriven.
 """
 
 from __future__ import annotations
@@ -95,7 +105,8 @@ COMPENSATED_CAUSE = (
     "A step was rejected; the completed steps were compensated or escalated to reconciliation."
 )
 COMPENSATION_FAILED_CAUSE = (
-    "A compensation failed after its retries; it was recorded for reconciliation."
+    "A compensation failed after its retries and automatic reconciliation could not decide "
+    "it; it was recorded for a person."
 )
 
 
@@ -145,6 +156,7 @@ class _Compiler:
                 comp = step.compensation
                 states[comp.name] = self.compensation(index, step, comp)
                 states[names.record_failure(comp.name)] = self.record_failure(step, comp)
+                states[names.decision(comp.name)] = self.compensation_decision(index, comp)
             elif step.escalation is not None:
                 states[names.escalate(step.name)] = self.escalation(index, step)
         states[names.COMPENSATED] = {
@@ -398,13 +410,37 @@ class _Compiler:
         return self.task(
             RECONCILER_FUNCTION,
             payload,
-            comment=f"{comp.name} failed: record it for reconciliation.",
+            comment=f"{comp.name} failed: try to decide it automatically, else record it.",
             result_selector=selector(ReconciliationResult, "$.Payload"),
             result_path=reconciliation_path(comp.name),
             timeout=comp.timeout_seconds,
             retry=DEFAULT_RETRY,
-            next_state=names.COMPENSATION_FAILED,
+            next_state=names.decision(comp.name),
         )
+
+    def compensation_decision(self, index: int, comp: Compensate) -> dict[str, Any]:
+        variable = f"{reconciliation_path(comp.name)}.outcome"
+        return {
+            "Type": "Choice",
+            "Comment": (
+                f"applied: {comp.name} took effect, unwind on; not_applied: run it again "
+                "with the same action key (its attempt budget bounds this); else the item "
+                "waits for a person."
+            ),
+            "Choices": [
+                {
+                    "Variable": variable,
+                    "StringEquals": ReconciliationOutcome.APPLIED.value,
+                    "Next": self.unwind_from(index),
+                },
+                {
+                    "Variable": variable,
+                    "StringEquals": ReconciliationOutcome.NOT_APPLIED.value,
+                    "Next": comp.name,
+                },
+            ],
+            "Default": names.COMPENSATION_FAILED,
+        }
 
     def escalation(self, index: int, step: Step) -> dict[str, Any]:
         assert step.escalation is not None

@@ -129,9 +129,10 @@ class ReconciliationOutcome(StrEnum):
 class ReconciliationResult(_Model):
     """What ``reconcile``, ``escalate`` and ``compensation_failed`` return.
 
-    ``reconcile``: ``applied``/``not_applied`` when automatic reconciliation decided (the
-    ledger record is already ``COMPLETED``/``RELEASED``), else ``undecided`` with the open
-    item. ``escalate`` and ``compensation_failed`` only record: ``undecided`` + item.
+    ``reconcile`` and ``compensation_failed``: ``applied``/``not_applied`` when automatic
+    reconciliation decided (the step's or the compensation's ledger record is already
+    ``COMPLETED``/``RELEASED``; ``item_id`` names the item it resolved, if any), else
+    ``undecided`` with the open item. ``escalate`` only records: ``undecided`` + item.
     """
 
     outcome: ReconciliationOutcome
@@ -231,9 +232,10 @@ class EscalationEvent(_CaseIdentity, Generic[P]):
 
 class CompensationFailureEvent(_CaseIdentity, Generic[P]):
     """Compensation ``step`` of ``compensates`` failed with ``error`` after its retries:
-    record it for reconciliation. ``failure`` is the error that started compensating.
-    Returns ``ReconciliationResult``; the execution then fails with
-    ``Saga.CompensationFailed``."""
+    reconcile the compensation's own action automatically, else record it for a person.
+    ``failure`` is the error that started compensating. Returns ``ReconciliationResult``:
+    ``applied`` → the unwinding goes on; ``not_applied`` → the compensation runs again with
+    the same key; ``undecided`` → the execution fails with ``Saga.CompensationFailed``."""
 
     kind: Literal["compensation_failed"] = "compensation_failed"
     step: StepName

@@ -343,7 +343,8 @@ class Saga:
                     names.await_decision(step.name),
                 ]
             if step.compensation is not None:
-                states += [step.compensation.name, names.record_failure(step.compensation.name)]
+                comp = step.compensation.name
+                states += [comp, names.record_failure(comp), names.decision(comp)]
             if step.escalation is not None:
                 states.append(names.escalate(step.name))
         states += [names.COMPLETED, names.COMPENSATED, names.COMPENSATION_FAILED]

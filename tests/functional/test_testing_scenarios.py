@@ -47,11 +47,20 @@ def test_the_library_covers_every_route_of_the_issue() -> None:
         "ShipmentRejected",
         "ReleaseFailsOnce",
         "ReleaseExhausted",
+        "ReleaseOutcomeUnknown",
+        "ReleaseNotApplied",
         "RefundOutcomeUnknown",
         "AttemptBudgetExhausted",
     ]
+    # A release that still fails after its retries is reconciled first, then recorded.
     assert by_name["ReleaseExhausted"].error == SAGA_COMPENSATION_FAILED
-    assert "RecordReleaseReservationFailure" in by_name["ReleaseExhausted"].path
+    assert by_name["ReleaseExhausted"].path[-3:] == (
+        "RecordReleaseReservationFailure",
+        "ReleaseReservationDecision",
+        "CompensationFailed",
+    )
+    assert by_name["ReleaseOutcomeUnknown"].error == SAGA_COMPENSATED
+    assert by_name["ReleaseNotApplied"].path.count("ReleaseReservation") == 2
     assert by_name["ShipmentRejected"].error == SAGA_COMPENSATED
     assert by_name["RefundThrottledTwice"].retries == {"RefundPayment": 2}
     # Every Task state a scenario reaches is mocked, so no backend calls a real function.

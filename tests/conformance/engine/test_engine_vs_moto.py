@@ -121,18 +121,52 @@ def test_business_rejection_runs_compensations(moto: Moto, tmp_path: Path) -> No
     assert (trace.status, trace.error) == ("FAILED", "Saga.Compensated")
 
 
+RELEASE_RECONCILED = ["RecordReleaseReservationFailure", "ReleaseReservationDecision"]
+
+
 def test_compensation_failure_is_recorded_for_reconciliation(moto: Moto, tmp_path: Path) -> None:
     script = scripts(
         CreateShipmentFunction=[Err("BusinessRejectedError")],
         ReleaseReservationFunction=[Err("TransientError")],
+        ReconcileFunction=[reconciled("undecided")],
     )
     trace = both(moto, tmp_path, SAGA, script, CASE)
-    assert trace.entered[-3:] == [
-        "ReleaseReservation",
-        "RecordReleaseReservationFailure",
-        "CompensationFailed",
-    ]
+    assert trace.entered[-4:] == ["ReleaseReservation", *RELEASE_RECONCILED, "CompensationFailed"]
     assert ("ReleaseReservation", 3) in trace.attempts
+    assert trace.error == "Saga.CompensationFailed"
+
+
+def test_a_compensation_reconciled_as_applied_unwinds_on(moto: Moto, tmp_path: Path) -> None:
+    script = scripts(
+        CreateShipmentFunction=[Err("BusinessRejectedError")],
+        ReleaseReservationFunction=[Err("OutcomeUnknownError")],
+        ReconcileFunction=[reconciled("applied")],
+    )
+    trace = both(moto, tmp_path, SAGA, script, CASE)
+    assert trace.entered[-4:] == ["ReleaseReservation", *RELEASE_RECONCILED, "Compensated"]
+    assert trace.error == "Saga.Compensated"
+
+
+def test_a_compensation_goes_round_until_reconciliation_stops_it(
+    moto: Moto, tmp_path: Path
+) -> None:
+    script = scripts(
+        CreateShipmentFunction=[Err("BusinessRejectedError")],
+        ReleaseReservationFunction=[
+            Err("OutcomeUnknownError"),
+            Err("OutcomeUnknownError"),
+            Err("AttemptBudgetExhaustedError"),
+        ],
+        ReconcileFunction=[
+            reconciled("undecided"),  # EscalateRefundPayment
+            reconciled("not_applied"),
+            reconciled("not_applied"),
+            reconciled("undecided"),
+        ],
+    )
+    trace = both(moto, tmp_path, SAGA, script, CASE)
+    rounds = ["ReleaseReservation", *RELEASE_RECONCILED]
+    assert trace.entered[-10:] == [*(rounds * 3), "CompensationFailed"]
     assert trace.error == "Saga.CompensationFailed"
 
 

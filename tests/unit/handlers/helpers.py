@@ -182,8 +182,11 @@ def escalate_event(original: dict[str, Any], case: dict[str, Any] | None = None)
 
 
 def compensation_failed_event(
-    original: dict[str, Any], case: dict[str, Any] | None = None
+    original: dict[str, Any],
+    case: dict[str, Any] | None = None,
+    error: str = "OutcomeUnknownError",
 ) -> dict[str, Any]:
+    """``Record<Compensation>Failure``'s event: the release failed with ``error``."""
     case = case or case_input()
     return {
         "kind": "compensation_failed",
@@ -195,7 +198,7 @@ def compensation_failed_event(
         "params": params_of("ReserveStock", case),
         "original": original,
         "failure": caught("BusinessRejectedError", "shipping.create_shipment: HTTP 422"),
-        "error": caught("OutcomeUnknownError", "inventory.release: reply lost"),
+        "error": caught(error, "inventory.release: it failed"),
         "execution": execution("RecordReleaseReservationFailure"),
     }
 

@@ -12,6 +12,7 @@ from stepsaga.errors import (
     ActionInProgressError,
     AttemptBudgetExhaustedError,
     BudgetExhaustedError,
+    BusinessRejectedError,
     IllegalTransitionError,
     InvalidInputError,
     OutcomeUnknownError,
@@ -94,6 +95,27 @@ def test_proven_absent_releases_for_the_same_key(make: WorldFactory) -> None:
     assert result["action_key"] == REFUND_KEY
     assert len(world.effects("refund")) == 1
     assert world.effects("refund")[0].reference == REFUND_KEY  # the same key went down
+
+
+def test_absent_with_every_attempt_used_waits_for_a_person(make: WorldFactory) -> None:
+    world = make(
+        policy=LedgerPolicy(attempt_budget=1),
+        faults={"faults": [fault("refund", "timeout_before_effect", times=2)]},
+    )
+    unknown_refund(world)
+
+    verdict = world.run("Reconcile", reconcile_event("RefundPayment"))
+
+    # "Not applied" would grant an attempt past the lifetime budget: only a person may.
+    assert verdict["outcome"] == "undecided"
+    assert world.ledger.get(REFUND_KEY).status is Status.UNKNOWN
+    item = world.ledger.get_item(verdict["item_id"])
+    assert (item.reason, item.status) == ("outcome unknown (attempt 1)", ReconStatus.OPEN)
+    assert item.evidence["lookup"].startswith("absent downstream: ")
+    assert "only a person grants another" in item.evidence["lookup"]
+    resolve(world.ledger, item.item_id, "not_applied", "ops", "no refund", send_task_success=None)
+    world.run("RefundPayment", step_event("RefundPayment"))
+    assert len(world.effects("refund")) == 1
 
 
 def test_a_failing_lookup_stays_open_once(make: WorldFactory) -> None:
@@ -335,32 +357,194 @@ def test_escalation_of_another_cases_refund_is_refused(world: World) -> None:
     assert caught.value.data["field"] == "original.action_key"
 
 
-def test_failed_compensation_is_recorded_on_its_own_key(make: WorldFactory) -> None:
-    world = make(faults={"faults": [fault("release", "lose_response")]})
+# --- failed compensations: reconciled like forward steps -----------------------------------
+
+RELEASE_KEY = f"{RESERVE_KEY}:compensate:release_reservation"
+RELEASE_FAILED = "compensation release_reservation failed"
+
+
+def failed_release(world: World, error: type[Exception] = OutcomeUnknownError) -> dict[str, Any]:
+    """Reserve, then run the release until it fails with ``error``; returns the reservation."""
     original = world.run("ReserveStock", step_event("ReserveStock"))
-    with pytest.raises(OutcomeUnknownError):
+    with pytest.raises(error):
         world.run("ReleaseReservation", compensation_event(original))
+    return original
+
+
+def test_a_release_whose_reply_was_lost_is_found_released(make: WorldFactory) -> None:
+    world = make(faults={"faults": [fault("release", "lose_response")]})
+    original = failed_release(world)
+    assert world.ledger.get(RELEASE_KEY).status is Status.UNKNOWN
 
     verdict = world.run("Reconcile", compensation_failed_event(original))
 
+    assert verdict["outcome"] == "applied"
+    record = world.ledger.get(RELEASE_KEY)
+    assert record.status is Status.COMPLETED
+    assert record.result["status"] == "released"
+    assert record.reference == RESERVE_KEY  # the reservation id
     item = world.ledger.get_item(verdict["item_id"])
-    assert verdict["outcome"] == "undecided"
-    assert item.record_key == f"{RESERVE_KEY}:compensate:release_reservation"
-    assert item.reason == "compensation release_reservation failed"
-    assert item.step == "ReleaseReservation"
+    assert (item.record_key, item.step) == (RELEASE_KEY, "ReleaseReservation")
+    assert item.reason == f"{RELEASE_FAILED}: outcome unknown (attempt 1)"
+    assert (item.status, item.outcome, item.resolved_by) == (
+        ReconStatus.RESOLVED,
+        ReconOutcome.APPLIED,
+        AUTO_RESOLVER,
+    )
+    assert "find_reservation" in item.note
     assert item.evidence["last_error"]["error"] == "OutcomeUnknownError"
+    assert item.evidence["failure"]["error"] == "BusinessRejectedError"  # why it unwound
+    assert world.metrics.total(metric_names.COMPENSATION_FAILED) == 0
+    assert world.metrics.total(metric_names.RECONCILIATION_OPENED) == 0
+    assert world.notifier.notices == []
+    # Asked again (a retried invocation): the same answer, nothing new.
+    assert world.run("Reconcile", compensation_failed_event(original)) == {
+        "outcome": "applied",
+        "item_id": None,  # the record is COMPLETED now
+    }
+    replay = world.run("ReleaseReservation", compensation_event(original))
+    assert replay["replayed"] is True
+    assert len(world.effects("release")) == 1
+
+
+def test_a_release_proven_not_applied_runs_again_with_the_same_key(make: WorldFactory) -> None:
+    world = make(faults={"faults": [fault("release", "timeout_before_effect", times=2)]})
+    original = failed_release(world)
+    assert world.effects("release") == []
+
+    verdict = world.run("Reconcile", compensation_failed_event(original))
+
+    assert verdict["outcome"] == "not_applied"
+    assert world.ledger.get(RELEASE_KEY).status is Status.RELEASED
+    item = world.ledger.get_item(verdict["item_id"])
+    assert (item.outcome, item.resolved_by) == (ReconOutcome.NOT_APPLIED, AUTO_RESOLVER)
+    assert "is still reserved" in item.note
+    result = world.run("ReleaseReservation", compensation_event(original))
+    assert (result["action_key"], result["replayed"]) == (RELEASE_KEY, False)
+    assert len(world.effects("release")) == 1
+    assert world.ledger.get(RELEASE_KEY).attempts == 2
+    assert world.metrics.total(metric_names.COMPENSATION_FAILED) == 0
+
+
+def test_an_undecidable_release_stays_open_once(make: WorldFactory) -> None:
+    world = make(
+        faults={
+            "faults": [fault("release", "lose_response"), fault("find_reservation", "throttle")]
+        }
+    )
+    original = failed_release(world)
+
+    first = world.run("Reconcile", compensation_failed_event(original))
+    again = world.run("Reconcile", compensation_failed_event(original))
+
+    assert first == again
+    assert first["outcome"] == "undecided"
+    item = world.ledger.get_item(first["item_id"])
+    assert (item.record_key, item.status) == (RELEASE_KEY, ReconStatus.OPEN)
+    assert item.reason == f"{RELEASE_FAILED}: outcome unknown (attempt 1)"
+    assert item.evidence["lookup"].startswith("failed:")
     assert world.metrics.total(metric_names.COMPENSATION_FAILED) == 1
     assert world.metrics.total(metric_names.RECONCILIATION_OPENED) == 1
-    world.run("Reconcile", compensation_failed_event(original))
+    assert [(n.item_id, n.waiting) for n in world.notifier.notices] == [(item.item_id, False)]
+
+
+def test_a_rejected_release_is_left_to_a_person(make: WorldFactory) -> None:
+    world = make(faults={"faults": [fault("release", "reject")]})
+    original = failed_release(world, BusinessRejectedError)
+
+    verdict = world.run(
+        "Reconcile", compensation_failed_event(original, error="BusinessRejectedError")
+    )
+
+    assert verdict["outcome"] == "undecided"
+    item = world.ledger.get_item(verdict["item_id"])
+    assert item.reason == f"{RELEASE_FAILED} (attempt 1)"
+    assert item.evidence["record_status"] == "FAILED"
+    assert world.effects("release") == []
+
+
+def test_a_release_that_never_claimed_is_asked_about_itself(world: World) -> None:
+    original = world.run("ReserveStock", step_event("ReserveStock"))
+
+    verdict = world.run(
+        "Reconcile", compensation_failed_event(original, error="Lambda.ServiceException")
+    )
+
+    assert verdict["outcome"] == "undecided"
+    item = world.ledger.get_item(verdict["item_id"])
+    assert (item.record_key, item.reason) == (RELEASE_KEY, f"{RELEASE_FAILED} (never claimed)")
+    assert item.evidence["record_status"] is None
+    assert world.ledger.get(RELEASE_KEY) is None
+
+
+def test_a_released_release_runs_again_once_per_attempt(make: WorldFactory) -> None:
+    """A compensation catches every error, some raised before its claim (a throttled
+    Lambda): ``RELEASED`` says "not applied", but "run it again" is answered once per
+    attempt, so a run that never reaches the ledger cannot send the case round forever."""
+    world = make(faults={"faults": [fault("release", "throttle", times=2)]})
+    original = failed_release(world, TransientError)  # attempt 1, RELEASED
+    throttled = compensation_failed_event(original, error="TransientError")
+
+    first = world.run("Reconcile", throttled)
+    assert first["outcome"] == "not_applied"
+    answered = world.ledger.get_item(first["item_id"])
+    assert answered.reason == f"{RELEASE_FAILED} (attempt 1)"
+    assert (answered.outcome, answered.resolved_by) == (ReconOutcome.NOT_APPLIED, AUTO_RESOLVER)
+    assert world.ledger.get(RELEASE_KEY).status is Status.RELEASED  # unchanged
+
+    # The release failed again before claiming (no attempt): a person decides.
+    second = world.run("Reconcile", throttled)
+    assert second["outcome"] == "undecided"
+    item = world.ledger.get_item(second["item_id"])
+    assert (item.reason, item.status) == (f"{RELEASE_FAILED} (attempt 1) (#2)", ReconStatus.OPEN)
     assert world.metrics.total(metric_names.COMPENSATION_FAILED) == 1
 
+    # A new attempt that fails again is a new question.
+    with pytest.raises(TransientError):
+        world.run("ReleaseReservation", compensation_event(original))  # attempt 2
+    assert world.run("Reconcile", throttled)["outcome"] == "not_applied"
 
-def test_failed_compensation_without_its_own_record_lands_on_the_original(
-    world: World,
-) -> None:
-    original = world.run("ReserveStock", step_event("ReserveStock"))
+
+def test_the_attempt_budget_bounds_the_rounds(make: WorldFactory) -> None:
+    world = make(
+        policy=LedgerPolicy(attempt_budget=2),
+        faults={"faults": [fault("release", "timeout_before_effect")]},
+    )
+    original = failed_release(world)  # attempt 1: UNKNOWN
+    assert world.run("Reconcile", compensation_failed_event(original))["outcome"] == "not_applied"
+    with pytest.raises(OutcomeUnknownError):
+        world.run("ReleaseReservation", compensation_event(original))  # attempt 2: UNKNOWN
+
     verdict = world.run("Reconcile", compensation_failed_event(original))
-    assert world.ledger.get_item(verdict["item_id"]).record_key == RESERVE_KEY
+
+    # Still held, but every attempt is used: "not applied" would grant one past the
+    # budget, and only a person grants that.
+    assert verdict["outcome"] == "undecided"
+    item = world.ledger.get_item(verdict["item_id"])
+    assert item.reason == f"{RELEASE_FAILED}: outcome unknown (attempt 2)"
+    assert "every attempt" in item.evidence["lookup"]
+    assert world.ledger.get(RELEASE_KEY).status is Status.UNKNOWN
+    assert world.effects("release") == []
+
+
+def test_a_refused_claim_at_the_attempt_budget_is_left_to_a_person(make: WorldFactory) -> None:
+    world = make(
+        policy=LedgerPolicy(attempt_budget=1),
+        faults={"faults": [fault("release", "throttle")]},
+    )
+    original = failed_release(world, TransientError)  # attempt 1 of 1, RELEASED
+    throttled = compensation_failed_event(original, error="TransientError")
+    assert world.run("Reconcile", throttled)["outcome"] == "undecided"
+    with pytest.raises(AttemptBudgetExhaustedError):
+        world.run("ReleaseReservation", compensation_event(original))
+
+    verdict = world.run(
+        "Reconcile", compensation_failed_event(original, error="AttemptBudgetExhaustedError")
+    )
+
+    assert verdict["outcome"] == "undecided"
+    item = world.ledger.get_item(verdict["item_id"])
+    assert item.reason == f"{RELEASE_FAILED}: attempt budget exhausted (attempt 1)"
 
 
 # --- waiting for a person -----------------------------------------------------------------

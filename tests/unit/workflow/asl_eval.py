@@ -6,6 +6,7 @@ intrinsics (the compiler uses none). The embedded engine has the real implementa
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from typing import Any
 
 
@@ -62,16 +63,21 @@ class ScriptedError(Exception):
         self.cause = cause
 
 
+Script = list[Any] | Callable[[Any], Any]
+
+
 def walk(
     definition: dict[str, Any],
     execution_input: Any,
-    tasks: dict[str, list[Any]],
+    tasks: Mapping[str, Script],
     context: dict[str, Any] | None = None,
 ) -> tuple[list[str], Any, str | None]:
     """Follow the definition with scripted task outcomes, without retries or waits.
 
-    ``tasks[state]`` is consumed in order: a dict is the handler's return value, a
-    ``ScriptedError`` is raised as that error. Every Payload is evaluated (so a path that does not
+    ``tasks[state]`` is a list consumed in order — a dict is the handler's return value, a
+    ``ScriptedError`` is raised as that error — or a function of the task's evaluated
+    Payload that returns the value or raises ``ScriptedError`` (a stand-in handler with
+    state of its own, e.g. a ledger). Every Payload is evaluated (so a path that does not
     exist when the state runs fails the walk). Returns ``(entered states, final state
     data, Fail error or None)``; an uncaught error is returned as ``(path, data, error)``.
     """
@@ -97,9 +103,10 @@ def walk(
         elif kind == "Fail":
             return path, data, str(state["Error"])
         elif kind == "Task":
-            evaluate(state["Parameters"], data, context)  # must not fail
-            outcome = tasks[name].pop(0)
+            parameters = evaluate(state["Parameters"], data, context)  # must not fail
+            script = tasks[name]
             try:
+                outcome = script(parameters["Payload"]) if callable(script) else script.pop(0)
                 if isinstance(outcome, ScriptedError):
                     raise outcome
                 body = (

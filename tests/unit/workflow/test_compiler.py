@@ -28,7 +28,8 @@ from stepsaga.workflow import (
 )
 from stepsaga.workflow.compiler import LAMBDA_INVOKE, LAMBDA_INVOKE_WAIT_FOR_TASK_TOKEN
 from stepsaga.workflow.retry import NEVER_RETRIED
-from tests.unit.workflow.asl_eval import ScriptedError, walk
+from stepsaga.workflow.validate import transitions
+from tests.unit.workflow.asl_eval import Script, ScriptedError, walk
 
 OK = {"action_key": "k", "status": "COMPLETED", "result": {}, "replayed": False}
 UNDECIDED = {"outcome": "undecided", "item_id": "R-1"}
@@ -51,6 +52,7 @@ STATES = [
     "EscalateRefundPayment",
     "ReleaseReservation",
     "RecordReleaseReservationFailure",
+    "ReleaseReservationDecision",
     "Compensated",
     "CompensationFailed",
 ]
@@ -150,8 +152,20 @@ def test_failed_compensation_is_recorded_then_fails_distinctly(definition: dict[
     ]
     record = states["RecordReleaseReservationFailure"]
     assert record["Parameters"]["FunctionName"] == "${ReconcileFunctionArn}"
-    assert record["Next"] == "CompensationFailed"
+    assert record["Parameters"]["Payload"]["kind"] == "compensation_failed"
+    assert record["ResultPath"] == "$.reconciliation.ReleaseReservation"
+    assert record["Next"] == "ReleaseReservationDecision"
     assert states["CompensationFailed"]["Error"] == SAGA_COMPENSATION_FAILED
+
+
+def test_a_failed_compensation_is_decided_like_a_forward_step(definition: dict[str, Any]) -> None:
+    choice = definition["States"]["ReleaseReservationDecision"]
+    assert choice["Type"] == "Choice"
+    assert [(r["Variable"], r["StringEquals"], r["Next"]) for r in choice["Choices"]] == [
+        ("$.reconciliation.ReleaseReservation.outcome", "applied", "Compensated"),
+        ("$.reconciliation.ReleaseReservation.outcome", "not_applied", "ReleaseReservation"),
+    ]
+    assert choice["Default"] == "CompensationFailed"
 
 
 def test_decision_reruns_the_step_for_both_outcomes(definition: dict[str, Any]) -> None:
@@ -189,8 +203,9 @@ def test_compiling_is_deterministic(saga: Saga) -> None:
 # --- routes, walked with scripted task outcomes ----------------------------------------
 
 
-def run(definition: dict[str, Any], case: Case, **tasks: list[Any]) -> tuple[list[str], Any, Any]:
-    return walk(definition, case.execution_input(), {k: list(v) for k, v in tasks.items()})
+def run(definition: dict[str, Any], case: Case, **tasks: Script) -> tuple[list[str], Any, Any]:
+    scripts = {k: v if callable(v) else list(v) for k, v in tasks.items()}
+    return walk(definition, case.execution_input(), scripts)
 
 
 def test_happy_path(definition: dict[str, Any], case: Case) -> None:
@@ -246,14 +261,163 @@ def test_release_failing_is_recorded_for_reconciliation(
         ReleaseReservation=[ScriptedError("Lambda.ServiceException")],
         RecordReleaseReservationFailure=[UNDECIDED],
     )
-    assert path[-3:] == [
+    assert path[-4:] == [
         "ReleaseReservation",
         "RecordReleaseReservationFailure",
+        "ReleaseReservationDecision",
         "CompensationFailed",
     ]
     assert error == SAGA_COMPENSATION_FAILED
     assert data["compensation_failure"]["Error"] == "Lambda.ServiceException"
     assert data["reconciliation"]["ReleaseReservation"] == UNDECIDED
+
+
+def test_a_release_found_released_unwinds_on(definition: dict[str, Any], case: Case) -> None:
+    applied = {"outcome": "applied", "item_id": "R-2"}
+    path, data, error = run(
+        definition,
+        case,
+        ReserveStock=[OK],
+        RefundPayment=[OK],
+        CreateShipment=[ScriptedError("BusinessRejectedError")],
+        EscalateRefundPayment=[UNDECIDED],
+        ReleaseReservation=[ScriptedError("OutcomeUnknownError")],
+        RecordReleaseReservationFailure=[applied],
+    )
+    assert path[-5:] == [
+        "EscalateRefundPayment",
+        "ReleaseReservation",
+        "RecordReleaseReservationFailure",
+        "ReleaseReservationDecision",
+        "Compensated",
+    ]
+    assert error == SAGA_COMPENSATED
+    assert data["reconciliation"]["ReleaseReservation"] == applied
+    assert "ReserveStock" not in data["compensations"]  # nothing ran again
+
+
+def test_a_release_proven_not_applied_runs_again(definition: dict[str, Any], case: Case) -> None:
+    path, data, error = run(
+        definition,
+        case,
+        ReserveStock=[OK],
+        RefundPayment=[ScriptedError("BusinessRejectedError")],
+        ReleaseReservation=[ScriptedError("OutcomeUnknownError"), {**OK, "result": {"n": 2}}],
+        RecordReleaseReservationFailure=[{"outcome": "not_applied", "item_id": "R-2"}],
+    )
+    assert path[2:] == [
+        "RefundPayment",
+        "ReleaseReservation",
+        "RecordReleaseReservationFailure",
+        "ReleaseReservationDecision",
+        "ReleaseReservation",
+        "Compensated",
+    ]
+    assert error == SAGA_COMPENSATED
+    assert data["compensations"]["ReserveStock"]["result"] == {"n": 2}
+
+
+class ReleaseLedger:
+    """The ledger's side of a release that never gets through: each run claims one of
+    ``budget`` lifetime attempts and ends uncertain; then claims are refused. Its
+    reconciler says ``not_applied`` whenever an attempt was made since it last answered
+    (the rule of ``stepsaga.reconciliation.automatic``), else leaves it to a person."""
+
+    def __init__(self, budget: int) -> None:
+        self.budget = budget
+        self.attempts = 0
+        self.answered = 0
+
+    def release(self, payload: dict[str, Any]) -> dict[str, Any]:
+        assert payload["kind"] == "compensation"
+        if self.attempts >= self.budget:
+            raise ScriptedError("AttemptBudgetExhaustedError")
+        self.attempts += 1
+        raise ScriptedError("OutcomeUnknownError")
+
+    def reconcile(self, payload: dict[str, Any]) -> dict[str, Any]:
+        assert payload["kind"] == "compensation_failed"
+        if payload["error"]["Error"] == "AttemptBudgetExhaustedError":
+            return UNDECIDED
+        if self.answered == self.attempts:  # no attempt since the last "go again"
+            return UNDECIDED
+        self.answered = self.attempts
+        return {"outcome": "not_applied", "item_id": f"R-{self.attempts}"}
+
+
+@pytest.mark.parametrize("budget", [1, 5])
+def test_only_the_ledger_ends_a_compensation_that_keeps_failing(
+    definition: dict[str, Any], case: Case, budget: int
+) -> None:
+    ledger = ReleaseLedger(budget)
+    path, _, error = run(
+        definition,
+        case,
+        ReserveStock=[OK],
+        RefundPayment=[ScriptedError("BusinessRejectedError")],
+        ReleaseReservation=ledger.release,
+        RecordReleaseReservationFailure=ledger.reconcile,
+    )
+    rounds = ["ReleaseReservation", "RecordReleaseReservationFailure", "ReleaseReservationDecision"]
+    # Every attempt the budget allows, then the refused claim, then a person.
+    assert path[3:] == rounds * (budget + 1) + ["CompensationFailed"]
+    assert error == SAGA_COMPENSATION_FAILED
+    assert ledger.attempts == budget
+
+
+def ledger_claims(state: dict[str, Any]) -> bool:
+    """A Task whose handler claims an action in the ledger (a step or a compensation)."""
+    payload = state.get("Parameters", {}).get("Payload", {})
+    return state["Type"] == "Task" and payload.get("kind") in ("step", "compensation")
+
+
+def waits_for_a_person(state: dict[str, Any]) -> bool:
+    return str(state.get("Resource", "")).endswith(".waitForTaskToken")
+
+
+def unbounded_cycle(definition: dict[str, Any]) -> list[str] | None:
+    """A cycle that passes through no ledger claim and no person's decision, if any: only
+    those can bound how often an execution goes round (the ledger's attempt budget, a
+    person and the wait's TimeoutSeconds)."""
+    states = definition["States"]
+    free = {
+        name
+        for name, state in states.items()
+        if not ledger_claims(state) and not waits_for_a_person(state)
+    }
+    edges = {name: [t for _, t in transitions(states[name]) if t in free] for name in free}
+    seen: set[str] = set()
+
+    def visit(name: str, trail: list[str]) -> list[str] | None:
+        if name in trail:
+            return trail[trail.index(name) :]
+        if name in seen:
+            return None
+        seen.add(name)
+        for target in edges[name]:
+            found = visit(target, [*trail, name])
+            if found:
+                return found
+        return None
+
+    for start in sorted(free):
+        cycle = visit(start, [])
+        if cycle:
+            return cycle
+    return None
+
+
+def test_every_loop_is_bounded_by_the_ledger_or_a_person(definition: dict[str, Any]) -> None:
+    assert unbounded_cycle(definition) is None
+    # The check does find a loop of reconciliation states alone.
+    looping = json.loads(json.dumps(definition))
+    looping["States"]["ReleaseReservationDecision"]["Choices"][1]["Next"] = (
+        "RecordReleaseReservationFailure"
+    )
+    assert unbounded_cycle(looping) == [
+        "RecordReleaseReservationFailure",
+        "ReleaseReservationDecision",
+    ]
 
 
 def test_uncertain_shipment_waits_for_a_person_then_continues(
@@ -337,6 +501,44 @@ def test_a_saga_in_a_few_lines() -> None:
     assert states["LookUpOrder"]["Parameters"]["Payload"]["params"] == {}
     assert "EscalateNotify" not in states  # the last step's disposition never runs
     assert saga.functions["VoidLabel"] == "compensations.void_label.handler"
+
+
+def test_a_reconciled_compensation_unwinds_to_the_next_one(case: Case) -> None:
+    saga = Saga(
+        "two-undos",
+        [
+            Step("Hold", "hold", on_later_failure=Compensate("Unhold", "unhold")),
+            Step("Book", "book", on_later_failure=Compensate("Unbook", "unbook")),
+            Step("Ship", "ship", EffectClass.PHYSICAL, on_later_failure=Escalate("shipped")),
+        ],
+    )
+    definition = compile(saga)
+    states = definition["States"]
+    assert [r["Next"] for r in states["UnbookDecision"]["Choices"]] == ["Unhold", "Unbook"]
+    assert [r["Next"] for r in states["UnholdDecision"]["Choices"]] == ["Compensated", "Unhold"]
+    assert states["UnbookDecision"]["Default"] == "CompensationFailed"
+    assert unbounded_cycle(definition) is None
+    path, _, error = walk(
+        definition,
+        case.execution_input(),
+        {
+            "Hold": [OK],
+            "Book": [OK],
+            "Ship": [ScriptedError("BusinessRejectedError")],
+            "Unbook": [ScriptedError("OutcomeUnknownError")],
+            "RecordUnbookFailure": [{"outcome": "applied", "item_id": "R-1"}],
+            "Unhold": [OK],
+        },
+    )
+    assert path[3:] == [
+        "Ship",
+        "Unbook",
+        "RecordUnbookFailure",
+        "UnbookDecision",
+        "Unhold",
+        "Compensated",
+    ]
+    assert error == SAGA_COMPENSATED
 
 
 def test_without_compensations_there_is_no_compensation_failed_state() -> None:

@@ -39,6 +39,8 @@ def test_edges_are_classified(definition: dict[str, Any]) -> None:
     assert edges["ReleaseReservation", "RecordReleaseReservationFailure"] == {
         EdgeKind.RECONCILIATION
     }
+    for target in ("ReleaseReservation", "Compensated", "CompensationFailed"):
+        assert edges["ReleaseReservationDecision", target] == {EdgeKind.RECONCILIATION}
 
 
 def test_node_roles(definition: dict[str, Any]) -> None:
@@ -48,6 +50,7 @@ def test_node_roles(definition: dict[str, Any]) -> None:
     assert roles["EscalateRefundPayment"] is Role.COMPENSATION
     assert roles["ReserveStockDecision"] is Role.RECONCILIATION
     assert roles["AwaitDecisionReserveStock"] is Role.RECONCILIATION
+    assert roles["ReleaseReservationDecision"] is Role.RECONCILIATION
     assert roles["Compensated"] is Role.TERMINAL
 
 
