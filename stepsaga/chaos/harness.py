@@ -37,13 +37,20 @@ from stepsaga.backends.views import (
     ReconItemView,
 )
 from stepsaga.chaos.clock import ShiftedClock
-from stepsaga.chaos.invariants import CaseTruth, Violation, check_all, duplicates
+from stepsaga.chaos.invariants import (
+    RELEASE_KEY,
+    CaseTruth,
+    Violation,
+    check_all,
+    duplicates,
+)
 from stepsaga.chaos.kills import read_lines
 from stepsaga.chaos.plan import TENANTS, CasePlan, KillPoint, KillSite, make_plans
 from stepsaga.chaos.runner import Command, Job, JobResult, run_jobs
 from stepsaga.chaos.workspace import Workspace
 from stepsaga.errors import NotFoundError
 from stepsaga.ledger import LedgerPolicy, open_ledger
+from stepsaga.reconciliation import AUTO_RESOLVER
 from stepsaga.services import open_simulation
 from stepsaga.services.simulated import Effect
 
@@ -84,6 +91,9 @@ class ChaosReport:
     """Each case's outcome, by plan index."""
     compensation_failures: Counter[str] = field(default_factory=Counter)
     """Why compensations failed (the open item's last error), by error name."""
+    compensations_reconciled: Counter[str] = field(default_factory=Counter)
+    """Failed releases that automatic reconciliation decided, by outcome (items resolved
+    by ``stepsaga:auto`` on the release's key)."""
     effects: Counter[str] = field(default_factory=Counter)
     faults: Counter[str] = field(default_factory=Counter)
     """Fault rules planned, by kind."""
@@ -116,6 +126,7 @@ class ChaosReport:
             f"({_counts(self.job_errors)})",
             f"outcomes: {_counts(self.outcomes)}; open items left: {self.open_items}",
             f"compensations failed because of: {_counts(self.compensation_failures)}",
+            f"failed releases reconciled automatically: {_counts(self.compensations_reconciled)}",
             f"effects: {_counts(self.effects)}",
             f"duplicates found: {self.duplicates}",
             f"invariant violations: {len(self.violations)}",
@@ -135,6 +146,7 @@ class ChaosReport:
             "rounds": self.rounds,
             "outcomes": dict(self.outcomes),
             "compensation_failures": dict(self.compensation_failures),
+            "compensations_reconciled": dict(self.compensations_reconciled),
             "effects": dict(self.effects),
             "duplicates": self.duplicates,
             "violations": [str(v) for v in self.violations],
@@ -256,6 +268,10 @@ class _Run:
                 ):
                     error = item.evidence.get("last_error") or {}
                     report.compensation_failures[str(error.get("error", "?"))] += 1
+            for item in truth.items:
+                if item.record_key.endswith(RELEASE_KEY) and item.resolved_by == AUTO_RESOLVER:
+                    outcome = item.outcome.value if item.outcome else "?"
+                    report.compensations_reconciled[outcome] += 1
         report.duplicates = duplicates(truths)
         report.violations = check_all(truths, budgets, records)
         report.violations += _integrity(home.ledger_path, home.executions_path, home.services_path)

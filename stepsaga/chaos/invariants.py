@@ -9,10 +9,12 @@ Per case (tenant + case id):
 
 * **no duplicates** — at most one reservation, release, refund and shipment;
 * **completed** ⇒ exactly one reservation, refund and shipment, and no release;
-* **compensated** ⇒ no shipment, and the reservation (if any) released exactly once;
-  no other case releases anything, except one whose compensation failed (its item is open);
-* **settled** — every case ends ``completed``, ``compensated``, or with an open
-  reconciliation item (``compensation_failed``); none running, failed or waiting;
+* **compensated** ⇒ no shipment, the reservation (if any) released exactly once, and no
+  item about the release left open (a release reconciled automatically was decided);
+  no other case releases anything, except one whose compensation failed;
+* **settled** — every case ends ``completed``, ``compensated``, or ``compensation_failed``
+  with an open reconciliation item about that very release (on the release's own action
+  key); none running, failed or waiting;
 * **ledger agrees with the world** — no record left ``IN_PROGRESS``; an ``UNKNOWN`` record
   has an open item; a ``COMPLETED`` record's effect exists; an effect's record is not
   ``RELEASED``/``FAILED`` (the ledger would let it happen again);
@@ -40,6 +42,10 @@ EFFECT_OF = {
     "create_shipment": "create_shipment",
     "release_reservation": "release",
 }
+
+
+#: How the release's action key ends (it derives from the reservation's).
+RELEASE_KEY = ":reserve_stock:compensate:release_reservation"
 
 
 @dataclass(frozen=True)
@@ -73,6 +79,11 @@ class CaseTruth:
     def open_items(self) -> tuple[ReconItem, ...]:
         return tuple(item for item in self.items if item.status is ReconStatus.OPEN)
 
+    @property
+    def open_release_items(self) -> tuple[ReconItem, ...]:
+        """Open items on the release's own action (``…:compensate:release_reservation``)."""
+        return tuple(item for item in self.open_items if item.record_key.endswith(RELEASE_KEY))
+
 
 def check_case(truth: CaseTruth) -> list[Violation]:
     found: list[str] = []
@@ -94,9 +105,11 @@ def check_case(truth: CaseTruth) -> list[Violation]:
                 f"compensated with {counts['reserve']} reservation(s) and "
                 f"{counts['release']} release(s)"
             )
+        if truth.open_release_items:
+            found.append("compensated, yet an item about the release is open")
     elif outcome is Outcome.COMPENSATION_FAILED:
-        if not truth.open_items:
-            found.append("compensation failed, and no item is open for a person")
+        if not truth.open_release_items:
+            found.append("compensation failed, and no item about the release is open")
     else:
         found.append(f"not settled: outcome {outcome.value if outcome else 'no execution'}")
     if counts["release"] and outcome not in (Outcome.COMPENSATED, Outcome.COMPENSATION_FAILED):

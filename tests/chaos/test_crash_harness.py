@@ -136,6 +136,26 @@ SCENARIOS: dict[str, tuple[tuple[dict[str, object], ...], tuple[KillPoint, ...],
         (),
         "completed",
     ),
+    # A failed compensation is reconciled like a forward step before anyone is asked.
+    "release's reply lost twice": (
+        (*SHIPMENT_REJECTED, fault("release", "lose_response", times=2)),
+        (),
+        "compensated",
+    ),
+    "release's reply lost twice, reservation lookup down": (
+        (
+            *SHIPMENT_REJECTED,
+            fault("release", "lose_response", times=2),
+            fault("find_reservation", "throttle"),
+        ),
+        (),
+        "compensation_failed",
+    ),
+    "release times out on every call": (
+        (*SHIPMENT_REJECTED, fault("release", "timeout_before_effect")),
+        (),
+        "compensation_failed",
+    ),
 }
 
 
@@ -152,4 +172,33 @@ def test_hand_written_crashes_recover_to_their_outcome(tmp_path: Path) -> None:
     assert_clean(report)
     for index, name in enumerate(names):
         assert report.case_outcomes[index] == SCENARIOS[name][2], name
-    assert report.kills_injected >= len(names) - 1
+    assert report.kills_injected >= sum(1 for plan in plans if plan.kills)
+
+
+#: Crashes inside the compensation whose claims ``ledger sweep`` turns ``UNKNOWN`` before the
+#: redrive (sweeping every round): the release claim then fails ``OutcomeUnknownError``,
+#: and automatic reconciliation looks the reservation up instead of asking a person.
+SWEPT: dict[str, tuple[tuple[dict[str, object], ...], tuple[KillPoint, ...]]] = {
+    "killed after claiming the release, swept": (
+        SHIPMENT_REJECTED,
+        (KillPoint(KillSite.AFTER_CLAIM, "release_reservation"),),
+    ),
+    "killed after the release, before the ledger heard, swept": (
+        (*SHIPMENT_REJECTED, fault("release", "crash_after_effect", times=1)),
+        (),
+    ),
+}
+
+
+def test_swept_compensations_are_reconciled_automatically(tmp_path: Path) -> None:
+    names = sorted(SWEPT)
+    approved = approval_time()
+    plans = [scenario(index, approved, *SWEPT[name]) for index, name in enumerate(names)]
+
+    report = run_chaos(ChaosConfig(cases=len(plans), sweep_probability=1.0), tmp_path, plans=plans)
+
+    assert_clean(report)
+    assert report.swept >= len(names)
+    for index, name in enumerate(names):
+        assert report.case_outcomes[index] == "compensated", name
+    assert report.compensations_reconciled == {"applied": 1, "not_applied": 1}

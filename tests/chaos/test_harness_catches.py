@@ -11,13 +11,14 @@ from pathlib import Path
 
 import pytest
 
+from stepsaga.backends.views import Outcome
 from stepsaga.chaos import ChaosConfig, run_chaos
 from stepsaga.chaos.harness import approval_time
-from stepsaga.chaos.invariants import check_budget
+from stepsaga.chaos.invariants import CaseTruth, check_budget, check_case
 from stepsaga.chaos.plan import scenario
 from stepsaga.chaos.storm import StormConfig, run_storm
 from stepsaga.handlers import execute
-from stepsaga.ledger import EffectClass, Ledger
+from stepsaga.ledger import EffectClass, Ledger, ReconItem, ReconStatus
 from stepsaga.ledger.sqlite import SqliteStore
 from stepsaga.ledger.store import Expect, WriteOutcome
 
@@ -88,6 +89,39 @@ def test_budget_arithmetic() -> None:
     lost = check_budget("acme", 10, 9, [])
     assert [v.detail for v in lost] == ["debited 1 in total, but the records hold 0 (lost)"]
     assert check_budget("acme", 10, None, [])[0].detail == "the budget row is gone"
+
+
+def test_compensation_outcomes_are_checked_against_the_release_items() -> None:
+    plan = scenario(0, approval_time())
+    key = f"{plan.tenant_id}:{plan.case_id}:r1:reserve_stock"
+    now = approval_time()
+
+    def item(record_key: str) -> ReconItem:
+        return ReconItem(
+            item_id=f"rec-{record_key}",
+            record_key=record_key,
+            tenant_id=plan.tenant_id,
+            case_id=plan.case_id,
+            reason="compensation release_reservation failed (attempt 1)",
+            step="ReleaseReservation",
+            evidence={},
+            status=ReconStatus.OPEN,
+            created_at=now,
+            updated_at=now,
+        )
+
+    def details(outcome: Outcome, *items: ReconItem) -> list[str]:
+        return [v.detail for v in check_case(CaseTruth(plan, outcome, (), (), items))]
+
+    on_release = item(f"{key}:compensate:release_reservation")
+    # An open item elsewhere (the reservation's) is not the release's question.
+    assert details(Outcome.COMPENSATION_FAILED, item(key)) == [
+        "compensation failed, and no item about the release is open"
+    ]
+    assert details(Outcome.COMPENSATION_FAILED, on_release) == []
+    assert details(Outcome.COMPENSATED, on_release) == [
+        "compensated, yet an item about the release is open"
+    ]
 
 
 def test_the_storm_counts_what_a_ledger_that_guards_nothing_lets_through(
