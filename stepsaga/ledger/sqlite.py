@@ -17,7 +17,7 @@ from contextlib import suppress
 from datetime import datetime
 from pathlib import Path
 from types import TracebackType
-from typing import Any, TypeVar
+from typing import Any, NoReturn, TypeVar
 
 from stepsaga.errors import InvalidInputError, StoreUnavailableError
 from stepsaga.ledger.codec import (
@@ -106,6 +106,7 @@ _UPDATE = (
     + " WHERE key = ? AND status = ? AND owner = ?"
 )
 _SELECT = f"SELECT {_COLUMNS} FROM actions"
+_GET = f"{_SELECT} WHERE key = ?"
 
 _ITEM_COLUMNS = (
     "item_id, record_key, tenant_id, case_id, reason, step, evidence, status, outcome, "
@@ -158,14 +159,13 @@ class SqliteStore:
     # --- connections -----------------------------------------------------------------
 
     def _conn(self) -> sqlite3.Connection:
-        local = self._local
-        if (
-            getattr(local, "conn", None) is not None
-            and local.pid == os.getpid()
-            and local.generation == self._generation
-        ):
-            conn: sqlite3.Connection = local.conn
-            return conn
+        held: tuple[sqlite3.Connection, int, int] | None = getattr(self._local, "held", None)
+        if held is not None and held[1] == os.getpid() and held[2] == self._generation:
+            return held[0]
+        return self._connect()
+
+    def _connect(self) -> sqlite3.Connection:
+        """A new connection for this thread (first use, after a fork, after ``close``)."""
         conn = sqlite3.connect(
             self.path,
             timeout=self.busy_timeout_ms / 1000,
@@ -177,7 +177,7 @@ class SqliteStore:
         enable_wal(conn, timeout_seconds=self.busy_timeout_ms / 1000)
         conn.execute(f"PRAGMA synchronous = {self.synchronous}")
         pid = os.getpid()
-        local.conn, local.pid, local.generation = conn, pid, self._generation
+        self._local.held = (conn, pid, self._generation)
         with self._lock:
             self._prune(pid)
             self._connections.append((weakref.ref(threading.current_thread()), pid, conn))
@@ -252,22 +252,26 @@ class SqliteStore:
     # --- records ---------------------------------------------------------------------
 
     def get(self, key: str) -> Record | None:
-        rows = self._read(f"{_SELECT} WHERE key = ?", (key,))
-        return _record(rows[0]) if rows else None
+        try:
+            row = self._conn().execute(_GET, (key,)).fetchone()
+        except sqlite3.DatabaseError as exc:
+            self._error_mapping.translate(exc)
+        return None if row is None else _record(row)
 
     def put(self, record: Record, *, expect: Expect | None, budget_delta: int = 0) -> WriteOutcome:
-        row = _row(record)
         if expect is None:
-            statement, args = _INSERT, row
+            statement, args = _INSERT, _row(record)
         else:
-            statement, args = _UPDATE, (*row[1:], record.key, expect.status.value, expect.owner)
+            statement, args = _UPDATE, _update_args(record, expect)
         if not budget_delta:
             # One conditional statement is its own transaction: no BEGIN/COMMIT round trips.
-            with self._errors():
+            try:
                 conn = self._conn()
                 if conn.execute(statement, args).rowcount == 1:
-                    return WriteOutcome(WriteResult.WRITTEN)
+                    return _WRITTEN
                 return _stale(conn, record.key)
+            except sqlite3.DatabaseError as exc:
+                self._error_mapping.translate(exc)
 
         def body(conn: sqlite3.Connection) -> tuple[bool, WriteOutcome]:
             if conn.execute(statement, args).rowcount != 1:
@@ -388,10 +392,7 @@ class SqliteStore:
                 if held is None:
                     return False, WriteResult.STALE
             else:
-                cursor = conn.execute(
-                    _UPDATE,
-                    (*_row(record)[1:], key, record_expect.status.value, record_expect.owner),
-                )
+                cursor = conn.execute(_UPDATE, _update_args(record, record_expect))
                 if cursor.rowcount != 1:
                     return False, WriteResult.STALE
             outcome = _apply_budget(conn, item.tenant_id, budget_delta)
@@ -417,7 +418,8 @@ class SqliteStore:
 
 class _ErrorMapping:
     """A reusable context manager (cheaper than a generator one on every call) that turns
-    ``sqlite3`` errors into the error family."""
+    ``sqlite3`` errors into the error family; ``get`` and ``put`` call ``translate`` from a
+    plain ``except`` instead (free when nothing is raised)."""
 
     def __init__(self, path: Path, busy_timeout_ms: int) -> None:
         self.path = path
@@ -432,8 +434,11 @@ class _ErrorMapping:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        if not isinstance(exc, sqlite3.DatabaseError):
-            return
+        if isinstance(exc, sqlite3.DatabaseError):
+            self.translate(exc)
+
+    def translate(self, exc: sqlite3.DatabaseError) -> NoReturn:
+        """Raise ``exc`` as the error family (the hot paths call this from ``except``)."""
         text = str(exc)
         lowered = text.lower()
         if "locked" in lowered or "busy" in lowered:
@@ -451,8 +456,11 @@ class _ErrorMapping:
         ) from exc
 
 
+_WRITTEN = WriteOutcome(WriteResult.WRITTEN)
+
+
 def _stale(conn: sqlite3.Connection, key: str) -> WriteOutcome:
-    current = conn.execute(f"{_SELECT} WHERE key = ?", (key,)).fetchone()
+    current = conn.execute(_GET, (key,)).fetchone()
     return WriteOutcome(WriteResult.STALE, current=_record(current) if current else None)
 
 
@@ -526,17 +534,22 @@ def _put_item(
 
 
 def _row(record: Record) -> tuple[Any, ...]:
+    return (record.key, *_update_values(record))
+
+
+def _update_values(record: Record) -> tuple[Any, ...]:
+    """Every column but the key, in ``_COLUMNS`` order."""
+    lease = record.lease_expires_at
     return (
-        record.key,
         record.tenant_id,
         record.case_id,
         record.revision,
         record.operation,
-        record.effect.value,
+        str(record.effect),  # StrEnum: str() is the value, without enum's property
         record.digest,
-        record.status.value,
+        str(record.status),
         record.owner,
-        opt_time_text(record.lease_expires_at),
+        None if lease is None else time_text(lease),
         record.attempts,
         json_text(record.result),
         json_text(record.error),
@@ -547,6 +560,10 @@ def _row(record: Record) -> tuple[Any, ...]:
         time_text(record.updated_at),
         time_text(record.expires_at),
     )
+
+
+def _update_args(record: Record, expect: Expect) -> tuple[Any, ...]:
+    return (*_update_values(record), record.key, str(expect.status), expect.owner)
 
 
 def _record(row: Sequence[Any]) -> Record:
