@@ -6,25 +6,12 @@ import json
 from datetime import UTC, datetime
 from typing import Any
 
-#: Recently formatted instants: a record's timestamps repeat from write to write (created,
-#: expires, the claim's ``now``), so each is formatted about once. Equal aware datetimes
-#: are one instant, hence one text; bounded by starting over when full.
-_TEXTS: dict[datetime, str] = {}
-_TEXTS_MAX = 1024
-
 
 def time_text(value: datetime) -> str:
     """``2026-11-29T12:00:00.000000Z``: fixed width and UTC, so stored timestamps sort and
     compare as strings."""
-    text = _TEXTS.get(value)
-    if text is None:
-        utc = value if value.tzinfo is UTC else value.astimezone(UTC)
-        text = utc.isoformat(timespec="microseconds")[:-6] + "Z"
-        if value.tzinfo is not None:  # a naive time's text depends on the local zone
-            if len(_TEXTS) >= _TEXTS_MAX:
-                _TEXTS.clear()
-            _TEXTS[value] = text
-    return text
+    utc = value if value.tzinfo is UTC else value.astimezone(UTC)
+    return utc.isoformat(timespec="microseconds")[:-6] + "Z"
 
 
 def opt_time_text(value: datetime | None) -> str | None:
