@@ -12,14 +12,19 @@ from __future__ import annotations
 import json
 import os
 import signal
-from datetime import datetime
 from pathlib import Path
 from typing import NoReturn
 
 from stepsaga.backends.progress import Progress, ProgressKind
 from stepsaga.chaos.plan import KillPoint, KillSite
-from stepsaga.ledger.models import ReconItem, ReconStatus, Record, Status
-from stepsaga.ledger.store import Expect, ItemWrite, LedgerStore, WriteOutcome, WriteResult
+from stepsaga.ledger.models import ReconItem, Record, Status
+from stepsaga.ledger.store import (
+    Expect,
+    ForwardingStore,
+    LedgerStore,
+    WriteOutcome,
+    WriteResult,
+)
 from stepsaga.services.simulated import CrashSite
 
 
@@ -76,11 +81,11 @@ def operation_of(record: Record) -> str:
     return record.operation.rsplit(":", 1)[-1]
 
 
-class KillingStore:
+class KillingStore(ForwardingStore):
     """A ``LedgerStore`` that passes everything through, then kills at armed points."""
 
     def __init__(self, inner: LedgerStore, switch: KillSwitch) -> None:
-        self._inner = inner
+        super().__init__(inner)
         self._switch = switch
 
     def put(self, record: Record, *, expect: Expect | None, budget_delta: int = 0) -> WriteOutcome:
@@ -105,39 +110,3 @@ class KillingStore:
         if result is WriteResult.WRITTEN:
             self._switch.maybe_fire(KillSite.AFTER_RESOLVE)
         return result
-
-    def get(self, key: str) -> Record | None:
-        return self._inner.get(key)
-
-    def query(
-        self,
-        *,
-        tenant: str | None = None,
-        case: str | None = None,
-        status: Status | None = None,
-        limit: int | None = None,
-    ) -> list[Record]:
-        return self._inner.query(tenant=tenant, case=case, status=status, limit=limit)
-
-    def stale(self, *, lease_expired_before: datetime) -> list[Record]:
-        return self._inner.stale(lease_expired_before=lease_expired_before)
-
-    def get_budget(self, tenant_id: str) -> int | None:
-        return self._inner.get_budget(tenant_id)
-
-    def set_budget(self, tenant_id: str, amount: int) -> None:
-        self._inner.set_budget(tenant_id, amount)
-
-    def get_item(self, item_id: str) -> ReconItem | None:
-        return self._inner.get_item(item_id)
-
-    def put_item(self, item: ReconItem, *, expect: ReconStatus | None) -> ItemWrite:
-        return self._inner.put_item(item, expect=expect)
-
-    def query_items(
-        self, *, tenant: str | None = None, status: ReconStatus | None = None
-    ) -> list[ReconItem]:
-        return self._inner.query_items(tenant=tenant, status=status)
-
-    def close(self) -> None:
-        self._inner.close()

@@ -111,3 +111,62 @@ class LedgerStore(Protocol):
     ) -> list[ReconItem]: ...
 
     def close(self) -> None: ...
+
+
+class ForwardingStore:
+    """A ``LedgerStore`` that hands every call to ``inner``: subclass it to watch or
+    interfere with a few calls (fault injection, race tests) and inherit the rest."""
+
+    def __init__(self, inner: LedgerStore) -> None:
+        self._inner = inner
+
+    def get(self, key: str) -> Record | None:
+        return self._inner.get(key)
+
+    def put(self, record: Record, *, expect: Expect | None, budget_delta: int = 0) -> WriteOutcome:
+        return self._inner.put(record, expect=expect, budget_delta=budget_delta)
+
+    def query(
+        self,
+        *,
+        tenant: str | None = None,
+        case: str | None = None,
+        status: Status | None = None,
+        limit: int | None = None,
+    ) -> list[Record]:
+        return self._inner.query(tenant=tenant, case=case, status=status, limit=limit)
+
+    def stale(self, *, lease_expired_before: datetime) -> list[Record]:
+        return self._inner.stale(lease_expired_before=lease_expired_before)
+
+    def get_budget(self, tenant_id: str) -> int | None:
+        return self._inner.get_budget(tenant_id)
+
+    def set_budget(self, tenant_id: str, amount: int) -> None:
+        self._inner.set_budget(tenant_id, amount)
+
+    def get_item(self, item_id: str) -> ReconItem | None:
+        return self._inner.get_item(item_id)
+
+    def put_item(self, item: ReconItem, *, expect: ReconStatus | None) -> ItemWrite:
+        return self._inner.put_item(item, expect=expect)
+
+    def resolve(
+        self,
+        item: ReconItem,
+        record: Record | None,
+        *,
+        record_expect: Expect | None,
+        budget_delta: int = 0,
+    ) -> WriteResult:
+        return self._inner.resolve(
+            item, record, record_expect=record_expect, budget_delta=budget_delta
+        )
+
+    def query_items(
+        self, *, tenant: str | None = None, status: ReconStatus | None = None
+    ) -> list[ReconItem]:
+        return self._inner.query_items(tenant=tenant, status=status)
+
+    def close(self) -> None:
+        self._inner.close()

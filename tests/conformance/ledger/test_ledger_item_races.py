@@ -8,7 +8,6 @@ between the ledger's read and its conditional write.
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import datetime
 from typing import Any
 
 import pytest
@@ -26,7 +25,13 @@ from stepsaga.ledger import (
     Record,
     Status,
 )
-from stepsaga.ledger.store import Expect, ItemWrite, LedgerStore, WriteOutcome, WriteResult
+from stepsaga.ledger.store import (
+    Expect,
+    ForwardingStore,
+    ItemWrite,
+    LedgerStore,
+    WriteResult,
+)
 from stepsaga.reconciliation import resolve
 from tests.conformance.ledger.conftest import StoreFactory
 from tests.conformance.ledger.helpers import Counter, make_action
@@ -34,7 +39,7 @@ from tests.conformance.ledger.helpers import Counter, make_action
 Hook = Callable[[], object]
 
 
-class Interleaved:
+class Interleaved(ForwardingStore):
     """A ``LedgerStore`` that runs ``before_resolve`` / ``before_put_item`` once, just
     before the wrapped write: another writer acting between the ledger's read and write."""
 
@@ -45,7 +50,7 @@ class Interleaved:
         before_resolve: Hook | None = None,
         before_put_item: Hook | None = None,
     ) -> None:
-        self._inner = inner
+        super().__init__(inner)
         self._before_resolve = before_resolve
         self._before_put_item = before_put_item
 
@@ -70,42 +75,6 @@ class Interleaved:
             self._before_put_item = None
             hook()
         return self._inner.put_item(item, expect=expect)
-
-    def get(self, key: str) -> Record | None:
-        return self._inner.get(key)
-
-    def put(self, record: Record, *, expect: Expect | None, budget_delta: int = 0) -> WriteOutcome:
-        return self._inner.put(record, expect=expect, budget_delta=budget_delta)
-
-    def query(
-        self,
-        *,
-        tenant: str | None = None,
-        case: str | None = None,
-        status: Status | None = None,
-        limit: int | None = None,
-    ) -> list[Record]:
-        return self._inner.query(tenant=tenant, case=case, status=status, limit=limit)
-
-    def stale(self, *, lease_expired_before: datetime) -> list[Record]:
-        return self._inner.stale(lease_expired_before=lease_expired_before)
-
-    def get_budget(self, tenant_id: str) -> int | None:
-        return self._inner.get_budget(tenant_id)
-
-    def set_budget(self, tenant_id: str, amount: int) -> None:
-        self._inner.set_budget(tenant_id, amount)
-
-    def get_item(self, item_id: str) -> ReconItem | None:
-        return self._inner.get_item(item_id)
-
-    def query_items(
-        self, *, tenant: str | None = None, status: ReconStatus | None = None
-    ) -> list[ReconItem]:
-        return self._inner.query_items(tenant=tenant, status=status)
-
-    def close(self) -> None:
-        self._inner.close()
 
 
 def shipment(cost: int | None = None) -> Action:
