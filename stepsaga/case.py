@@ -18,13 +18,12 @@ from pydantic import (
     ConfigDict,
     Field,
     StringConstraints,
-    ValidationError,
     field_validator,
     model_validator,
 )
 
-from stepsaga.errors import InvalidActionError, InvalidInputError
-from stepsaga.inputs import describe_validation_error, read_json_file
+from stepsaga.errors import InvalidActionError
+from stepsaga.inputs import read_json_file, validate_object
 from stepsaga.money import Money
 
 #: Identifiers become parts of ledger keys and execution names: keep them to safe characters.
@@ -150,13 +149,7 @@ class Case(_Strict):
 
 def parse_case(data: object) -> Case:
     """Validate already-decoded JSON; raises ``InvalidInputError`` with the field named."""
-    if not isinstance(data, dict):
-        raise InvalidInputError("case: must be a JSON object", field="case")
-    try:
-        return Case.model_validate(data)
-    except ValidationError as exc:
-        field, line = describe_validation_error(exc, "case")
-        raise InvalidInputError(line, field=field) from None
+    return validate_object(Case.model_validate, data, "case")
 
 
 def load_case(path: Path) -> Case:

@@ -8,11 +8,15 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any, TypeVar
 
 from pydantic import ValidationError
 
 from stepsaga.errors import InvalidInputError
+
+T = TypeVar("T")
 
 _PLAIN_NAME = re.compile(r"^[A-Za-z0-9_-]{1,40}$")
 
@@ -29,6 +33,18 @@ def describe_validation_error(exc: ValidationError, default: str = "input") -> t
     field = ".".join(_location_part(part) for part in first["loc"]) or default
     message = " ".join(first["msg"].removeprefix("Value error, ").split())
     return field, f"{field}: {message}"
+
+
+def validate_object(validate: Callable[[dict[str, Any]], T], data: object, what: str) -> T:
+    """Run a pydantic validator on decoded JSON that must be an object; any failure is one
+    ``InvalidInputError`` line naming the field (``what`` when it is the whole input)."""
+    if not isinstance(data, dict):
+        raise InvalidInputError(f"{what}: must be a JSON object", field=what)
+    try:
+        return validate(data)
+    except ValidationError as exc:
+        field, line = describe_validation_error(exc, what)
+        raise InvalidInputError(line, field=field) from None
 
 
 def read_json_file(path: Path, *, what: str, max_bytes: int) -> object:

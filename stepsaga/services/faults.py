@@ -30,14 +30,13 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
-    ValidationError,
     ValidationInfo,
     field_validator,
 )
 
 from stepsaga.case import CaseId
 from stepsaga.errors import InvalidInputError
-from stepsaga.inputs import describe_validation_error, read_json_file
+from stepsaga.inputs import read_json_file, validate_object
 from stepsaga.services.values import Operation, Service
 
 MAX_FAULTS_FILE_BYTES = 64 * 1024
@@ -160,13 +159,7 @@ class Faults(BaseModel):
 
 def parse_faults(data: object) -> Faults:
     """Validate decoded JSON; raises ``InvalidInputError`` naming the field."""
-    if not isinstance(data, dict):
-        raise InvalidInputError("faults: must be a JSON object", field="faults")
-    try:
-        return Faults.model_validate(data)
-    except ValidationError as exc:
-        field, line = describe_validation_error(exc, "faults")
-        raise InvalidInputError(line, field=field) from None
+    return validate_object(Faults.model_validate, data, "faults")
 
 
 def faults_from_json(text: str) -> Faults:

@@ -40,12 +40,10 @@ from pydantic import (
     Field,
     StringConstraints,
     TypeAdapter,
-    ValidationError,
 )
 
 from stepsaga.case import MAX_REVISION, ApprovedAt, CaseId, TenantId
-from stepsaga.errors import InvalidInputError
-from stepsaga.inputs import describe_validation_error
+from stepsaga.inputs import validate_object
 from stepsaga.workflow.effects import EffectClass
 
 P = TypeVar("P")
@@ -264,21 +262,9 @@ M = TypeVar("M", bound=BaseModel)
 
 def parse_event(model: type[M], event: object) -> M:
     """Validate a handler's event; a bad event is ``InvalidInputError`` naming the field."""
-    if not isinstance(event, dict):
-        raise InvalidInputError("event: must be a JSON object", field="event")
-    try:
-        return model.model_validate(event)
-    except ValidationError as exc:
-        field, line = describe_validation_error(exc, "event")
-        raise InvalidInputError(line, field=field) from None
+    return validate_object(model.model_validate, event, "event")
 
 
 def parse_reconciliation_event(event: object) -> ReconciliationEvent:
     """Validate any of the reconciliation handler's events (by ``kind``)."""
-    if not isinstance(event, dict):
-        raise InvalidInputError("event: must be a JSON object", field="event")
-    try:
-        return RECONCILIATION_EVENT.validate_python(event)
-    except ValidationError as exc:
-        field, line = describe_validation_error(exc, "event")
-        raise InvalidInputError(line, field=field) from None
+    return validate_object(RECONCILIATION_EVENT.validate_python, event, "event")
