@@ -198,14 +198,7 @@ class Ledger:
         now = self._clock.now()
         swept: builtins.list[Record] = []
         for record in self._store.stale(lease_expired_before=now - self._policy.sweep_grace):
-            unknown = replace(
-                record,
-                status=Status.UNKNOWN,
-                lease_expires_at=None,
-                error={"reason": f"lease expired at {_iso(record.lease_expires_at)}; swept"},
-                updated_at=now,
-            )
-            outcome = self._store.put(unknown, expect=Expect(Status.IN_PROGRESS, record.owner))
+            unknown, outcome = self._lease_expired(record, now, "; swept")
             if outcome.result is WriteResult.WRITTEN:
                 swept.append(unknown)
         return swept
@@ -495,16 +488,22 @@ class Ledger:
         outcome = self._store.put(reclaimed, expect=expect)
         return outcome, _claim_of(reclaimed, takeover=True)
 
-    def _lease_lost_physical(self, current: Record, now: datetime) -> tuple[WriteOutcome, Claim]:
-        """An expired lease proves lost ownership, not a failed effect: UNKNOWN, then raise."""
+    def _lease_expired(
+        self, record: Record, now: datetime, note: str = ""
+    ) -> tuple[Record, WriteOutcome]:
+        """IN_PROGRESS whose lease expired → UNKNOWN, if its owner still holds it."""
         unknown = replace(
-            current,
+            record,
             status=Status.UNKNOWN,
             lease_expires_at=None,
-            error={"reason": f"lease expired at {_iso(current.lease_expires_at)}"},
+            error={"reason": f"lease expired at {_iso(record.lease_expires_at)}{note}"},
             updated_at=now,
         )
-        outcome = self._store.put(unknown, expect=Expect(Status.IN_PROGRESS, current.owner))
+        return unknown, self._store.put(unknown, expect=Expect(Status.IN_PROGRESS, record.owner))
+
+    def _lease_lost_physical(self, current: Record, now: datetime) -> tuple[WriteOutcome, Claim]:
+        """An expired lease proves lost ownership, not a failed effect: UNKNOWN, then raise."""
+        unknown, outcome = self._lease_expired(current, now)
         if outcome.result is WriteResult.WRITTEN:
             raise OutcomeUnknownError(
                 f"{current.key}: the lease of attempt {current.attempts} expired; a physical "
