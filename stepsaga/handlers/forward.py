@@ -23,12 +23,7 @@ def forward_handler(
     def body(event: Any, log: InvocationLog) -> dict[str, Any]:
         log.bind(step=step.name)
         parsed = parse_event(model, event)
-        log.bind(
-            tenant_id=parsed.tenant_id,
-            case_id=parsed.case_id,
-            execution=parsed.execution.name,
-            retry_count=parsed.execution.retry_count,
-        )
+        log.bind_event(parsed)
         check_saga(parsed, saga)
         check_action_fields(parsed, step.name, step.op, step.effect)
         action = action_of(

@@ -63,6 +63,24 @@ class StructuredLogger(Protocol):
     def error(self, msg: object, *, extra: Mapping[str, object] | None = None) -> None: ...
 
 
+class _Execution(Protocol):
+    @property
+    def name(self) -> str: ...
+    @property
+    def retry_count(self) -> int: ...
+
+
+class CaseEvent(Protocol):
+    """What ``bind_event`` reads from a validated task event."""
+
+    @property
+    def tenant_id(self) -> str: ...
+    @property
+    def case_id(self) -> str: ...
+    @property
+    def execution(self) -> _Execution: ...
+
+
 class InvocationLog:
     """One invocation's log: bound fields plus the injected logger."""
 
@@ -76,6 +94,15 @@ class InvocationLog:
             if name in _RESERVED:
                 raise ValueError(f"log field {name!r} is reserved by the logging module")
             self._fields[name] = value
+
+    def bind_event(self, event: CaseEvent) -> None:
+        """The correlation fields every step and compensation event carries."""
+        self.bind(
+            tenant_id=event.tenant_id,
+            case_id=event.case_id,
+            execution=event.execution.name,
+            retry_count=event.execution.retry_count,
+        )
 
     @property
     def fields(self) -> dict[str, LogValue]:
