@@ -279,16 +279,8 @@ class Store:
     def list_executions(
         self, state_machine_arn: str | None, status: str | None, limit: int | None
     ) -> list[ExecutionRow]:
-        where, args = [], []
-        if state_machine_arn is not None:
-            where.append("state_machine_arn = ?")
-            args.append(state_machine_arn)
-        if status is not None:
-            where.append("status = ?")
-            args.append(status)
-        sql = f"SELECT {', '.join(_EXECUTION_COLUMNS)} FROM executions"
-        if where:
-            sql += " WHERE " + " AND ".join(where)
+        where, args = _where(state_machine_arn=state_machine_arn, status=status)
+        sql = f"SELECT {', '.join(_EXECUTION_COLUMNS)} FROM executions{where}"
         sql += " ORDER BY start_date DESC, arn"
         if limit is not None:
             sql += f" LIMIT {int(limit)}"
@@ -401,16 +393,8 @@ class Store:
     def tokens(
         self, *, execution_arn: str | None = None, status: str | None = None
     ) -> list[TokenRow]:
-        where, args = [], []
-        if execution_arn is not None:
-            where.append("execution_arn = ?")
-            args.append(execution_arn)
-        if status is not None:
-            where.append("status = ?")
-            args.append(status)
-        sql = f"SELECT {', '.join(f.name for f in fields(TokenRow))} FROM task_tokens"
-        if where:
-            sql += " WHERE " + " AND ".join(where)
+        where, args = _where(execution_arn=execution_arn, status=status)
+        sql = f"SELECT {', '.join(f.name for f in fields(TokenRow))} FROM task_tokens{where}"
         sql += " ORDER BY created"
         return [TokenRow(*row) for row in self._db.execute(sql, args).fetchall()]
 
@@ -427,3 +411,12 @@ def _unusable(path: Path, exc: sqlite3.DatabaseError, waited: float) -> Exceptio
     return StoreUnavailableError(
         f"{path} is not a usable executions database: {text}", path=str(path)
     )
+
+
+def _where(**filters: str | None) -> tuple[str, list[str]]:
+    """`` WHERE a = ? AND b = ?`` for the filters given (None means "any"), and their
+    values; column names come from the code, never from input."""
+    given = {column: value for column, value in filters.items() if value is not None}
+    if not given:
+        return "", []
+    return " WHERE " + " AND ".join(f"{column} = ?" for column in given), list(given.values())
