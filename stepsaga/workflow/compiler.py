@@ -232,6 +232,27 @@ class _Compiler:
         state["Next"] = next_state
         return state
 
+    def reconciler_task(
+        self,
+        payload: dict[str, Any],
+        *,
+        comment: str,
+        result_path: str,
+        timeout: int,
+        next_state: str,
+    ) -> dict[str, Any]:
+        """A task on the one reconciliation function, returning ``ReconciliationResult``."""
+        return self.task(
+            RECONCILER_FUNCTION,
+            payload,
+            comment=comment,
+            result_selector=selector(ReconciliationResult, "$.Payload"),
+            result_path=result_path,
+            timeout=timeout,
+            retry=DEFAULT_RETRY,
+            next_state=next_state,
+        )
+
     def next_forward(self, index: int) -> str:
         return self.steps[index + 1].name if index + 1 < len(self.steps) else names.COMPLETED
 
@@ -301,14 +322,11 @@ class _Compiler:
             failure=Path(FAILURE_PATH),
             execution=self.execution(),
         )
-        return self.task(
-            RECONCILER_FUNCTION,
+        return self.reconciler_task(
             payload,
             comment=f"Outcome of {step.name} uncertain: try to decide it automatically.",
-            result_selector=selector(ReconciliationResult, "$.Payload"),
             result_path=reconciliation_path(step.name),
             timeout=step.timeout_seconds,
-            retry=DEFAULT_RETRY,
             next_state=names.decision(step.name),
         )
 
@@ -407,14 +425,11 @@ class _Compiler:
             error=Path(COMPENSATION_FAILURE_PATH),
             execution=self.execution(),
         )
-        return self.task(
-            RECONCILER_FUNCTION,
+        return self.reconciler_task(
             payload,
             comment=f"{comp.name} failed: try to decide it automatically, else record it.",
-            result_selector=selector(ReconciliationResult, "$.Payload"),
             result_path=reconciliation_path(comp.name),
             timeout=comp.timeout_seconds,
-            retry=DEFAULT_RETRY,
             next_state=names.decision(comp.name),
         )
 
@@ -455,13 +470,10 @@ class _Compiler:
             failure=Path(FAILURE_PATH),
             execution=self.execution(),
         )
-        return self.task(
-            RECONCILER_FUNCTION,
+        return self.reconciler_task(
             payload,
             comment=f"{step.name} is not reversed automatically: record it for a person.",
-            result_selector=selector(ReconciliationResult, "$.Payload"),
             result_path=compensations_path(step.name),
             timeout=step.timeout_seconds,
-            retry=DEFAULT_RETRY,
             next_state=self.unwind_from(index),
         )
