@@ -1,7 +1,6 @@
-"""Lambda handlers of the compensations and of reconciliation.
+"""The replacement-order saga's compensations.
 
 ``release_reservation`` undoes a confirmed reservation under its own key (derived from the
-reservation's action key); ``reconcile`` is the one function for every reconciliation event
-(``reconcile``, ``await_decision``, ``escalate``, ``compensation_failed`` — a failed release
-is reconciled automatically like a forward step before it is left to a person).
+reservation's action key). Reconciliation is stepsaga's built-in reconciler: it uses each
+handler's ``lookup`` to decide an uncertain step or a failed release before a person does.
 """

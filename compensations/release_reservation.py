@@ -13,13 +13,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from stepsaga.case import Reserve
+from services import ReservationStatus, Services
+from stepsaga import Absent, Call, Found, Lookup, Outcome, StepHandler
 from stepsaga.errors import InvalidInputError
-from stepsaga.handlers.entrypoint import lambda_entry
-from stepsaga.handlers.operation import Absent, Call, Found, Lookup, Operation, Outcome
 from stepsaga.ledger import Action
-from stepsaga.services import ReservationStatus, Services
 from tasks.reserve_stock import reservation_id, reservation_outcome
+from workflows.case import Reserve
 
 
 def _reserved_id(call: Call[Reserve]) -> str:
@@ -31,9 +30,7 @@ def _reserved_id(call: Call[Reserve]) -> str:
     return reservation_id(original.key)
 
 
-class ReleaseReservation(Operation[Reserve]):
-    name = "release_reservation"
-    params_model = Reserve
+class ReleaseReservation(StepHandler[Reserve, Services]):
 
     def consequential(self, params: Reserve) -> Mapping[str, Any]:
         return {"sku": params.sku, "quantity": params.quantity, "warehouse": params.warehouse}
@@ -53,6 +50,3 @@ class ReleaseReservation(Operation[Reserve]):
             f"inventory.find_reservation: {wanted} is released", outcome.result, outcome.reference
         )
 
-
-OPERATION = ReleaseReservation()
-handler = lambda_entry("ReleaseReservation")

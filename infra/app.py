@@ -29,6 +29,8 @@ def replacement_order() -> SagaDeployment:
         functions=saga.functions,
         definition=compile_saga(saga),
         access=REPLACEMENT_ORDER_ACCESS,
+        saga_ref="workflows.replacement_order:saga",
+        dependencies_ref="services.dependencies:dependencies",
         substitutions_for=saga.definition_substitutions,
     )
 

@@ -39,12 +39,13 @@ SOURCE_PATHS: Final = (
     "tasks",
     "compensations",
     "workflows",
+    "services",
     "infra/__init__.py",
     "infra/runtime",
 )
 #: Never needed inside Lambda: the operator CLI, the test helpers and the chaos harness
 #: (their dependencies, typer/rich/testcontainers/moto, are not installed there).
-EXCLUDED_PATHS: Final = ("stepsaga/cli", "stepsaga/testing", "stepsaga/chaos")
+EXCLUDED_PATHS: Final = ("stepsaga/cli", "stepsaga/testing", "services/cli.py")
 _IGNORED: Final = ("__pycache__", "*.pyc", ".mypy_cache")
 
 #: Runtime dependencies from pyproject.toml that the asset leaves out, and why.

@@ -29,8 +29,9 @@ from urllib.parse import urlsplit
 from aws_cdk import aws_logs as logs
 from constructs import Node
 
-from stepsaga.deployment import DEFAULT_STAGE, ENV_SERVICES, SERVICES_HTTP
-from stepsaga.services.http.config import ENV_TIMEOUTS, ENV_URLS, HttpTimeouts
+from services.dependencies import ENV_SERVICES, SERVICES_HTTP
+from services.http.config import ENV_TIMEOUTS, ENV_URLS, HttpTimeouts
+from stepsaga.deployment import DEFAULT_STAGE
 
 PRODUCTION_STAGES: Final = frozenset({"prod", "production"})
 

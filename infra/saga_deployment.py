@@ -41,11 +41,16 @@ def lambda_handler(path: str) -> str:
 @dataclass(frozen=True)
 class SagaDeployment:
     name: str
-    #: logical function name → handler import path (``package.module.function``).
+    #: logical function name → step handler reference (``package.module:attr``); every
+    #: function runs ``stepsaga.lambda_handler.handler``, which loads it.
     functions: Mapping[str, str]
     #: Compiled ASL with ``${<Name>FunctionArn}`` placeholders.
     definition: Mapping[str, Any]
     access: Mapping[str, FunctionAccess]
+    #: The saga (``package.module:attr``) and the project's ``Dependencies`` the generic
+    #: entry point loads (``STEPSAGA_SAGA``, ``STEPSAGA_DEPENDENCIES``).
+    saga_ref: str = ""
+    dependencies_ref: str | None = None
     #: The saga's own substitutions helper, if it has one; else ``placeholder_key`` naming.
     substitutions_for: Callable[[ArnFor], Mapping[str, str]] | None = field(
         default=None, compare=False

@@ -33,7 +33,7 @@ from infra.saga_deployment import SagaDeployment, lambda_handler
 from stepsaga import deployment
 
 #: Top-level packages the code asset contains (see ``infra/bundling.py``).
-_BUNDLED_PACKAGES = frozenset({"stepsaga", "tasks", "compensations", "workflows"})
+_BUNDLED_PACKAGES = frozenset({"stepsaga", "tasks", "compensations", "workflows", "services"})
 OVERDUE_CHECK_RATE = Duration.minutes(15)
 
 
@@ -70,15 +70,18 @@ class StepSagaStack(Stack):
             handler = lambda_handler(path)
             if handler.split(".", 1)[0] not in _BUNDLED_PACKAGES:
                 raise ValueError(f"{name}: handler {path!r} is outside the bundled packages")
+            entry = {deployment.ENV_SAGA: saga.saga_ref, deployment.ENV_FUNCTION: name}
+            if saga.dependencies_ref:
+                entry[deployment.ENV_DEPENDENCIES] = saga.dependencies_ref
             functions[name] = SagaFunction(
                 self,
                 name,
-                handler=handler,
+                handler=deployment.LAMBDA_HANDLER,
                 access=saga.access[name],
                 shared=shared,
-                description=f"{saga.name} {name}: {handler}",
+                description=f"{saga.name} {name}: {path}",
                 # Only the saga's handlers call the downstream services.
-                extra_environment=config.services.environment(),
+                extra_environment={**entry, **config.services.environment()},
             ).function
 
         machine = SagaStateMachine(

@@ -21,11 +21,13 @@ DEFAULT_STAGE: Final = "dev"
 ENV_STAGE: Final = "STEPSAGA_STAGE"
 ENV_LEDGER_TABLE_NAME: Final = "STEPSAGA_LEDGER_TABLE_NAME"
 ENV_RECONCILIATION_TOPIC_ARN: Final = "STEPSAGA_RECONCILIATION_TOPIC_ARN"
-#: How the handlers reach the downstream services; the stack always sets ``http`` on the
-#: saga functions, with the base URLs and timeouts named in
-#: ``stepsaga.services.http.config`` (``ENV_URLS``, ``ENV_TIMEOUTS``).
-ENV_SERVICES: Final = "STEPSAGA_SERVICES"
-SERVICES_HTTP: Final = "http"
+#: What the generic Lambda entry point (``stepsaga.lambda_handler.handler``) runs: the
+#: saga (``module:attr``), which of its functions, and the project's ``Dependencies``.
+ENV_SAGA: Final = "STEPSAGA_SAGA"
+ENV_FUNCTION: Final = "STEPSAGA_FUNCTION"
+ENV_DEPENDENCIES: Final = "STEPSAGA_DEPENDENCIES"
+#: The Lambda handler of every saga function.
+LAMBDA_HANDLER: Final = "stepsaga.lambda_handler.handler"
 
 # --- environment variables the CLI's ``--backend aws`` reads (besides the two above) -----
 #: A stack whose outputs configure the CLI (what ``--stack NAME`` sets).

@@ -12,16 +12,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from stepsaga.case import Shipment
-from stepsaga.handlers.entrypoint import lambda_entry
-from stepsaga.handlers.operation import Absent, Call, Found, Lookup, Operation, Outcome
-from stepsaga.services import (
+from services import (
     Services,
     ShipmentLine,
     ShipmentRecord,
     ShipmentRequest,
     ShippingAddress,
 )
+from stepsaga import Absent, Call, Found, Lookup, Outcome, StepHandler
+from workflows.case import Shipment
 
 
 def shipment_reference(action_key: str) -> str:
@@ -36,9 +35,7 @@ def shipment_outcome(shipment: ShipmentRecord) -> Outcome:
     )
 
 
-class CreateShipment(Operation[Shipment]):
-    name = "create_shipment"
-    params_model = Shipment
+class CreateShipment(StepHandler[Shipment, Services]):
     cost = 1
 
     def consequential(self, params: Shipment) -> Mapping[str, Any]:
@@ -74,6 +71,3 @@ class CreateShipment(Operation[Shipment]):
             outcome.reference,
         )
 
-
-OPERATION = CreateShipment()
-handler = lambda_entry("CreateShipment")

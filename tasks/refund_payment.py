@@ -11,10 +11,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from stepsaga.case import Refund
-from stepsaga.handlers.entrypoint import lambda_entry
-from stepsaga.handlers.operation import Absent, Call, Found, Lookup, Operation, Outcome
-from stepsaga.services import RefundRecord, RefundRequest, Services
+from services import RefundRecord, RefundRequest, Services
+from stepsaga import Absent, Call, Found, Lookup, Outcome, StepHandler
+from workflows.case import Refund
 
 
 def refund_outcome(refund: RefundRecord) -> Outcome:
@@ -29,9 +28,7 @@ def refund_outcome(refund: RefundRecord) -> Outcome:
     )
 
 
-class RefundPayment(Operation[Refund]):
-    name = "refund_payment"
-    params_model = Refund
+class RefundPayment(StepHandler[Refund, Services]):
     cost = 1
 
     def consequential(self, params: Refund) -> Mapping[str, Any]:
@@ -56,6 +53,3 @@ class RefundPayment(Operation[Refund]):
             outcome.reference,
         )
 
-
-OPERATION = RefundPayment()
-handler = lambda_entry("RefundPayment")

@@ -9,10 +9,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from stepsaga.case import Reserve
-from stepsaga.handlers.entrypoint import lambda_entry
-from stepsaga.handlers.operation import Absent, Call, Found, Lookup, Operation, Outcome
-from stepsaga.services import Reservation, ReserveRequest, Services
+from services import Reservation, ReserveRequest, Services
+from stepsaga import Absent, Call, Found, Lookup, Outcome, StepHandler
+from workflows.case import Reserve
 
 
 def reservation_id(action_key: str) -> str:
@@ -33,9 +32,7 @@ def reservation_outcome(reservation: Reservation) -> Outcome:
     )
 
 
-class ReserveStock(Operation[Reserve]):
-    name = "reserve_stock"
-    params_model = Reserve
+class ReserveStock(StepHandler[Reserve, Services]):
     cost = 1
 
     def consequential(self, params: Reserve) -> Mapping[str, Any]:
@@ -62,6 +59,3 @@ class ReserveStock(Operation[Reserve]):
             outcome.reference,
         )
 
-
-OPERATION = ReserveStock()
-handler = lambda_entry("ReserveStock")

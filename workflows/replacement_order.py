@@ -10,22 +10,16 @@ create the replacement shipment.
 * ``CreateShipment`` (``physical``: no key downstream, irreversible). An uncertain outcome
   is reconciled by business reference, never retried blindly (the handler raises
   ``OutcomeUnknownError``, which is never retried and routes to ``ReconcileCreateShipment``).
+
+Each step's params model comes from the input model (``Case.reserve`` is a ``Reserve``);
+each step's handler is ``tasks.<operation>:<StepName>`` (the default reference).
 """
 
 from __future__ import annotations
 
-from typing import Any
-
-from stepsaga.case import Case, Refund, Reserve, Shipment
-from stepsaga.workflow import (
-    Compensate,
-    CompensationEvent,
-    EffectClass,
-    Escalate,
-    Saga,
-    Step,
-    StepEvent,
-)
+from stepsaga import Compensate, EffectClass, Escalate, Saga, Step
+from stepsaga.workflow import CompensationEvent, StepEvent
+from workflows.case import Case, Refund, Reserve, Shipment
 
 saga = Saga(
     name="replacement-order",
@@ -37,7 +31,6 @@ saga = Saga(
             operation="reserve_stock",
             effect=EffectClass.KEYED_WRITE,
             params="reserve",
-            params_model=Reserve,
             on_later_failure=Compensate(
                 "ReleaseReservation",
                 operation="release_reservation",
@@ -49,7 +42,6 @@ saga = Saga(
             operation="refund_payment",
             effect=EffectClass.KEYED_WRITE,
             params="refund",
-            params_model=Refund,
             on_later_failure=Escalate("refund issued, replacement not shipped"),
         ),
         Step(
@@ -57,7 +49,6 @@ saga = Saga(
             operation="create_shipment",
             effect=EffectClass.PHYSICAL,
             params="shipment",
-            params_model=Shipment,
             on_later_failure=Escalate("replacement shipped, case not completed"),
         ),
     ],
@@ -68,11 +59,3 @@ ReserveStockEvent = StepEvent[Reserve]
 RefundPaymentEvent = StepEvent[Refund]
 CreateShipmentEvent = StepEvent[Shipment]
 ReleaseReservationEvent = CompensationEvent[Reserve]
-
-#: Params model per operation, for the reconciler (its events carry ``params`` untyped).
-PARAMS_BY_OPERATION: dict[str, Any] = {
-    "reserve_stock": Reserve,
-    "refund_payment": Refund,
-    "create_shipment": Shipment,
-    "release_reservation": Reserve,
-}

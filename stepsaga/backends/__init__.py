@@ -7,7 +7,7 @@ backends share.
 """
 
 from stepsaga.backends.assemble import CaseIdentity, execution_view, item_view, planned_actions
-from stepsaga.backends.base import STATE_MACHINE_NAME, SagaBackend
+from stepsaga.backends.base import SagaBackend
 from stepsaga.backends.naming import execution_name
 from stepsaga.backends.outcome import OutcomeFacts, derive_outcome
 from stepsaga.backends.progress import (
@@ -30,7 +30,6 @@ from stepsaga.backends.views import (
 )
 
 __all__ = [
-    "STATE_MACHINE_NAME",
     "CaseIdentity",
     "ExecutionView",
     "Outcome",

@@ -111,6 +111,7 @@ def execution_view(
         redrive_count=int(described.get("redriveCount", 0)),
         redrive_date=_date(described.get("redriveDate")),
         redrive_status=described.get("redriveStatus"),
+        saga=saga.name,
         tenant_id=case.tenant_id,
         case_id=case.case_id,
         revision=case.revision,

@@ -8,6 +8,9 @@ CLI maps to exit codes (``InvalidInputError``/``NotFoundError`` → 2, other
 
 Rules every backend keeps:
 
+* **Per saga.** A backend serves the sagas of one ``Project``. An execution remembers its
+  saga; a verb aimed at an execution (or an item waiting in one) of a saga the project
+  does not declare raises ``InvalidInputError`` naming it, before anything runs.
 * **Nothing written on bad input.** Validate everything (test case against the mock
   config, time scale, a conflicting earlier start…) before the first write to any store.
 * **One execution per approved case**, named by :func:`~stepsaga.backends.naming.execution_name`.
@@ -35,13 +38,8 @@ from stepsaga.backends.views import (
     ReconItemView,
     ResolutionView,
 )
-from stepsaga.case import Case
+from stepsaga.case import ApprovedCase
 from stepsaga.engine.mockconfig import MockConfig
-from stepsaga.services.faults import Faults
-
-#: The replacement-order state machine's name (locally and in mock configs; on AWS the
-#: stack prefixes the stage and the CLI finds it through the stack output).
-STATE_MACHINE_NAME = "replacement-order"
 
 
 class SagaBackend(Protocol):
@@ -52,18 +50,20 @@ class SagaBackend(Protocol):
 
     def start(
         self,
-        case: Case,
+        case: ApprovedCase,
         *,
-        faults: Faults | None = None,
+        saga: str | None = None,
+        faults: object | None = None,
         mock_config: MockConfig | None = None,
         test_case: str | None = None,
         time_scale: float | None = None,
         on_event: ProgressListener | None = None,
     ) -> ExecutionView:
-        """Run ``case`` (``Case.execution_input()`` is the execution input).
+        """Run ``case`` as the project's saga ``saga`` (optional when it declares one);
+        ``case.execution_input()`` is the execution input.
 
-        ``faults`` attach to the case in the simulated services (they survive redrives in
-        other processes). ``mock_config`` + ``test_case`` mock task results (Step
+        ``faults`` (what the project's ``Dependencies.load_faults`` read; local only)
+        attach to the case (they survive redrives in other processes). ``mock_config`` + ``test_case`` mock task results (Step
         Functions Local format; unmocked states run their real handlers). ``time_scale``
         multiplies waits (``None``: ``$STEPSAGA_TIME_SCALE``, default 1).
         """

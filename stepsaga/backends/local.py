@@ -1,14 +1,16 @@
-"""The embedded backend: the saga on ``LocalEngine``, handlers in-process, state in SQLite.
+"""The embedded backend: each saga on ``LocalEngine``, handlers in-process, state in SQLite.
 
-Composition (all under ``$STEPSAGA_HOME``): the ledger (``ledger.sqlite3``), the simulated
-services (``services.sqlite3``, with the case's faults attached so a redrive in another
-process sees them), the handlers built over both, and the engine (``executions.sqlite3``)
-running the compiled ``replacement-order`` definition.
+Composition (all under ``$STEPSAGA_HOME``): the ledger (``ledger.sqlite3``), the engine
+(``executions.sqlite3``) with one state machine per saga of the project
+(``…:stateMachine:<saga name>``), and whatever the project's ``Dependencies.local`` keeps
+there (the reference app's simulated services: ``services.sqlite3``). An execution
+remembers its saga through its state machine, so ``status``, ``redrive`` and ``recon
+resolve`` use that saga's definition and handlers — and refuse, before anything runs, an
+execution of a saga the project does not declare.
 
 Reads never create files: asking about a home that has none answers "not found". Writes
 happen only after every input was checked (see ``base.py``).
 """
-
 from __future__ import annotations
 
 import json
@@ -21,7 +23,6 @@ from types import TracebackType
 from typing import Any
 
 from stepsaga.backends.assemble import CaseIdentity, execution_view, item_view
-from stepsaga.backends.base import STATE_MACHINE_NAME
 from stepsaga.backends.naming import execution_name
 from stepsaga.backends.progress import Progress, ProgressKind, ProgressListener, from_history_event
 from stepsaga.backends.views import (
@@ -31,8 +32,9 @@ from stepsaga.backends.views import (
     ReconItemView,
     ResolutionView,
 )
-from stepsaga.case import Case
+from stepsaga.case import ApprovedCase
 from stepsaga.clock import Clock, SystemClock
+from stepsaga.dependencies import LocalContext, SupportsFaults
 from stepsaga.engine import (
     DelayChosen,
     DelayKind,
@@ -51,8 +53,7 @@ from stepsaga.errors import InvalidInputError, NotFoundError
 from stepsaga.handlers.deps import HandlerDeps, local_deps
 from stepsaga.home import StateHome
 from stepsaga.ledger import Ledger, ReconStatus, Record, open_ledger
-from stepsaga.services import Faults, open_simulation
-from stepsaga.services.simulated import CrashAction, kill_process
+from stepsaga.project import Project
 from stepsaga.workflow import compile, render
 from stepsaga.workflow.saga import Saga
 
@@ -64,15 +65,22 @@ _ACCOUNT = "123456789012"
 _HASHED_NAME = re.compile(r"-[0-9a-f]{12}$")
 
 
-def function_arn(function: str) -> str:
+def function_arn(saga: str, function: str) -> str:
     """The Lambda ARN a local definition names (the engine resolves it to the handler)."""
-    return f"arn:aws:lambda:{_REGION}:{_ACCOUNT}:function:{STATE_MACHINE_NAME}-{function}"
+    return f"arn:aws:lambda:{_REGION}:{_ACCOUNT}:function:{saga}-{function}"
 
 
-def default_saga() -> Saga:
-    from workflows.replacement_order import saga
+def state_machine_arn(saga: str) -> str:
+    return f"arn:aws:states:{_REGION}:{_ACCOUNT}:stateMachine:{saga}"
 
-    return saga
+
+def execution_arn(saga: str, name: str) -> str:
+    return f"arn:aws:states:{_REGION}:{_ACCOUNT}:execution:{saga}:{name}"
+
+
+def saga_of(described: Mapping[str, Any]) -> str:
+    """The saga an execution runs: its state machine's name."""
+    return str(described["stateMachineArn"]).rsplit(":", 1)[-1]
 
 
 def default_handlers(deps: HandlerDeps, saga: Saga) -> Mapping[str, Handler]:
@@ -83,36 +91,41 @@ def default_handlers(deps: HandlerDeps, saga: Saga) -> Mapping[str, Handler]:
 
 
 class LocalBackend:
-    """:class:`~stepsaga.backends.base.SagaBackend` on the embedded engine.
+    """:class:`~stepsaga.backends.base.SagaBackend` on the embedded engine, for the sagas
+    of ``project``.
 
-    ``clock``, ``sleeper`` and ``crash`` (what ``crash_after_effect`` does: SIGKILL by
-    default) are injectable for tests; ``log_level`` is the handlers' (JSON on stderr).
+    ``clock`` and ``sleeper`` are injectable for tests; ``handlers`` builds the in-process
+    handlers (default: the sagas' own); ``log_level`` is the handlers' (JSON on stderr).
     """
 
     def __init__(
         self,
         home: StateHome,
+        project: Project,
         *,
         clock: Clock | None = None,
-        saga: Saga | None = None,
         handlers: HandlersFactory | None = None,
-        crash: CrashAction = kill_process,
         sleeper: Callable[[float], None] = time.sleep,
         log_level: str = "ERROR",
     ) -> None:
         self.home = home
+        self.project = project
         self.clock: Clock = clock or SystemClock()
-        self.saga = saga or default_saga()
         self._handlers = handlers or default_handlers
-        self._crash = crash
         self._sleep = sleeper
         self._log_level = log_level
-        self._definition = render(
-            compile(self.saga),
-            self.saga.definition_substitutions(lambda function: function_arn(function)),
-        )
+        self._definitions: dict[str, str] = {}
         self._ledger: Ledger | None = None
         self._reader: LocalEngine | None = None
+
+    def definition(self, saga: Saga) -> str:
+        """The saga's ASL with this backend's function ARNs (compiled once)."""
+        if saga.name not in self._definitions:
+            self._definitions[saga.name] = render(
+                compile(saga),
+                saga.definition_substitutions(lambda function: function_arn(saga.name, function)),
+            )
+        return self._definitions[saga.name]
 
     # --- lifecycle ---------------------------------------------------------------------
 
@@ -139,19 +152,23 @@ class LocalBackend:
 
     def start(
         self,
-        case: Case,
+        case: ApprovedCase,
         *,
-        faults: Faults | None = None,
+        saga: str | None = None,
+        faults: object | None = None,
         mock_config: MockConfig | None = None,
         test_case: str | None = None,
         time_scale: float | None = None,
         on_event: ProgressListener | None = None,
     ) -> ExecutionView:
-        self._check_test_case(mock_config, test_case)
+        chosen = self.project.saga(saga)
+        _check_input_model(chosen, case)
+        self._check_test_case(chosen, mock_config, test_case)
         scale = self._scale(time_scale)
+        supports = self._faults_support() if faults is not None else None
         name = execution_name(case.tenant_id, case.case_id, case.approval.revision)
         execution_input = case.execution_input()
-        existing = self._existing(name)
+        existing = self._existing(chosen.name, name)
         if existing is not None and json.loads(existing["input"]) != execution_input:
             raise ExecutionAlreadyExists(
                 f"execution {name} already exists ({existing['status']}) for case "
@@ -161,12 +178,10 @@ class LocalBackend:
                 execution_arn=existing["executionArn"],
             )
         # From here on, writing is allowed: every input was checked.
-        if existing is None and faults is not None:
-            open_simulation(self.home, clock=self.clock).attach_faults(
-                case.tenant_id, case.case_id, faults
-            )
-        with self._running(scale, on_event, mock_config) as engine:
-            arn = engine.ensure_state_machine(STATE_MACHINE_NAME, self._definition)
+        if existing is None and supports is not None:
+            supports.attach_faults(self._context(scale), case.tenant_id, case.case_id, faults)
+        with self._running(chosen, scale, on_event, mock_config) as engine:
+            arn = engine.ensure_state_machine(chosen.name, self.definition(chosen))
             described = engine.start_execution(
                 arn, name, execution_input, test_case=test_case if mock_config else None
             )
@@ -190,8 +205,10 @@ class LocalBackend:
         on_event: ProgressListener | None = None,
     ) -> ExecutionView:
         scale = self._scale(time_scale)
-        arn = self._resolve(self._read_engine(), ref, tenant)
-        with self._running(scale, on_event, None) as engine:
+        reader = self._read_engine()
+        arn = self._resolve(reader, ref, tenant)
+        saga = self._saga_of(reader.describe_execution(arn))
+        with self._running(saga, scale, on_event, None) as engine:
             return self._view(engine, engine.redrive_execution(arn))
 
     def recon_list(
@@ -227,8 +244,12 @@ class LocalBackend:
         if self._existing_ledger() is None:
             raise NotFoundError(f"no reconciliation item {item_id!r}", item_id=item_id)
         ledger = self._open_ledger()
+        item = ledger.get_item(item_id)
+        if item is None:
+            raise NotFoundError(f"no reconciliation item {item_id!r}", item_id=item_id)
+        saga = self._waiting_saga(item.task_token)
         resumed: list[dict[str, Any]] = []
-        with self._running(scale, on_event, None) as engine:
+        with self._running(saga, scale, on_event, None) as engine:
 
             def send(token: str, output: dict[str, Any]) -> object:
                 described = engine.send_task_success(token, output)
@@ -248,20 +269,58 @@ class LocalBackend:
 
     # --- checks before anything is written ---------------------------------------------
 
-    def _check_test_case(self, mock_config: MockConfig | None, test_case: str | None) -> None:
+    def _check_test_case(
+        self, saga: Saga, mock_config: MockConfig | None, test_case: str | None
+    ) -> None:
         if (mock_config is None) != (test_case is None):
             raise InvalidInputError("--mock-config and --test-case go together", field="test_case")
         if mock_config is None or test_case is None:
             return
-        mocked = mock_config.test_case(STATE_MACHINE_NAME, test_case)
-        tasks = {state.name for state in load_definition(self._definition).task_states()}
+        mocked = mock_config.test_case(saga.name, test_case)
+        tasks = {state.name for state in load_definition(self.definition(saga)).task_states()}
         for state in mocked.responses:
             if state not in tasks:
                 raise MockConfigError(
                     f"test case {test_case!r} mocks {state!r}, which is not a Task state of "
-                    f"{STATE_MACHINE_NAME!r}",
+                    f"{saga.name!r}",
                     field="test_case",
                 )
+
+    def _faults_support(self) -> SupportsFaults:
+        dependencies = self.project.dependencies()
+        if not isinstance(dependencies, SupportsFaults):
+            raise InvalidInputError(
+                "--faults: this project's dependencies simulate no faults (they have no "
+                "load_faults/attach_faults)",
+                field="faults",
+            )
+        return dependencies
+
+    def _saga_of(self, described: Mapping[str, Any]) -> Saga:
+        """The declared saga an execution runs; exit 2 naming it if it is not declared."""
+        name = saga_of(described)
+        if not self.project.declares(name):
+            raise InvalidInputError(
+                f"execution {described['name']} belongs to saga {name!r}, which this project "
+                f"does not declare (declared: {', '.join(self.project.saga_names)})",
+                field="saga",
+            )
+        return self.project.saga(name)
+
+    def _waiting_saga(self, token: str | None) -> Saga | None:
+        """The saga of the execution waiting on an item's task token, if one waits."""
+        if token is None or not self.home.executions_path.exists():
+            return None
+        reader = self._read_engine()
+        for task in reader.list_waiting_tasks():
+            if task.task_token == token:
+                return self._saga_of(reader.describe_execution(task.execution_arn))
+        return None
+
+    def _context(self, scale: float) -> LocalContext:
+        return LocalContext(
+            home=self.home, clock=self.clock, sleep=lambda seconds: self._sleep(seconds * scale)
+        )
 
     @staticmethod
     def _scale(time_scale: float | None) -> float:
@@ -298,30 +357,36 @@ class LocalBackend:
 
     @contextmanager
     def _running(
-        self, scale: float, on_event: ProgressListener | None, mock_config: MockConfig | None
+        self,
+        saga: Saga | None,
+        scale: float,
+        on_event: ProgressListener | None,
+        mock_config: MockConfig | None,
     ) -> Iterator[LocalEngine]:
-        """An engine whose handlers run against this home (opened for one command).
+        """An engine whose handlers (``saga``'s; none for ``None``) run against this home,
+        opened for one command.
 
         The reconciler may resume a case itself, so its ``send_task_success`` is bound to
-        this engine once it exists; ``slow`` faults sleep scaled like the engine's waits.
+        this engine once it exists; the app's clients sleep scaled like the engine's waits.
         """
         engines: list[LocalEngine] = []
 
         def send_task_success(token: str, output: dict[str, Any]) -> object:
             return engines[0].send_task_success(token, output)
 
+        ctx = self._context(scale)
+        clients = self.project.dependencies().local(ctx) if saga is not None else None
         deps = local_deps(
             self.home,
+            clients,
             clock=self.clock,
-            crash=self._crash,
-            sleeper=lambda seconds: self._sleep(seconds * scale),
             send_task_success=send_task_success,
             log_level=self._log_level,
         )
         try:
             engine = LocalEngine(
                 self.home,
-                self._registry(deps),
+                self._registry(deps, saga) if saga is not None else {},
                 clock=self.clock,
                 time_scale=scale,
                 sleeper=self._sleep,
@@ -336,42 +401,38 @@ class LocalBackend:
         finally:
             deps.close()
 
-    def _registry(self, deps: HandlerDeps) -> dict[str, Handler]:
-        handlers = self._handlers(deps, self.saga)
+    def _registry(self, deps: HandlerDeps, saga: Saga) -> dict[str, Handler]:
+        handlers = self._handlers(deps, saga)
         registry: dict[str, Handler] = {}
-        for function in self.saga.functions:
+        for function in saga.functions:
             if function not in handlers:
                 raise LookupError(f"no handler built for function {function!r}")
-            registry[function_arn(function)] = handlers[function]
+            registry[function_arn(saga.name, function)] = handlers[function]
         return registry
 
     # --- finding executions ----------------------------------------------------------------
 
-    def _machine_arn(self) -> str:
-        return f"arn:aws:states:{_REGION}:{_ACCOUNT}:stateMachine:{STATE_MACHINE_NAME}"
-
-    def _execution_arn(self, name: str) -> str:
-        return f"arn:aws:states:{_REGION}:{_ACCOUNT}:execution:{STATE_MACHINE_NAME}:{name}"
-
-    def _existing(self, name: str) -> dict[str, Any] | None:
+    def _existing(self, saga: str, name: str) -> dict[str, Any] | None:
         if not self.home.executions_path.exists():
             return None
         try:
-            return self._read_engine().describe_execution(self._execution_arn(name))
+            return self._read_engine().describe_execution(execution_arn(saga, name))
         except ExecutionDoesNotExist:
             return None
 
     def _resolve(self, reader: LocalEngine, ref: str, tenant: str | None) -> str:
-        """An execution ARN from an ARN, an execution name or a case id (see ``base.py``)."""
+        """An execution ARN from an ARN, an execution name or a case id (see ``base.py``),
+        among the executions of every state machine in this home."""
         ref = ref.strip()
         if not ref:
             raise InvalidInputError("execution or case id: must not be empty", field="ref")
-        direct = ref if ref.startswith("arn:") else self._execution_arn(ref)
-        try:
-            described = reader.describe_execution(direct)
-        except ExecutionDoesNotExist:
-            described = None
-        if described is not None:
+        machines = [m["name"] for m in reader.list_state_machines()["stateMachines"]]
+        candidates = [ref] if ref.startswith("arn:") else [execution_arn(m, ref) for m in machines]
+        for direct in candidates:
+            try:
+                described = reader.describe_execution(direct)
+            except ExecutionDoesNotExist:
+                continue
             owner = CaseIdentity.from_input(described["input"])
             if tenant is None or owner.tenant_id == tenant:
                 return direct
@@ -380,8 +441,7 @@ class LocalBackend:
     def _resolve_case(self, reader: LocalEngine, case_id: str, tenant: str | None) -> str:
         found: list[tuple[CaseIdentity, str]] = []
         marker = f"-{case_id}-r"
-        listed = reader.list_executions(self._machine_arn())["executions"]
-        for listed_execution in listed:
+        for listed_execution in reader.list_executions()["executions"]:
             name = listed_execution["name"]
             if marker not in name and not _HASHED_NAME.search(name):
                 continue
@@ -417,7 +477,21 @@ class LocalBackend:
             open_items = tuple(i.item_id for i in items if i.record_key.startswith(prefix))
         waiting = tuple(t.state_name for t in engine.list_waiting_tasks(described["executionArn"]))
         return execution_view(
-            described, saga=self.saga, records=records, waiting_for=waiting, open_items=open_items
+            described,
+            saga=self._saga_of(described),
+            records=records,
+            waiting_for=waiting,
+            open_items=open_items,
+        )
+
+
+def _check_input_model(saga: Saga, case: ApprovedCase) -> None:
+    """A case validated with another saga's model is a programming error, named."""
+    model = saga.input_model
+    if model is not None and not isinstance(case, model):
+        raise InvalidInputError(
+            f"saga {saga.name} takes a {model.__name__} case, not a {type(case).__name__}",
+            field="case",
         )
 
 

@@ -101,6 +101,8 @@ class ExecutionView(_View):
     redrive_date: datetime | None = Field(default=None, alias="redriveDate")
     #: ``REDRIVABLE`` / ``NOT_REDRIVABLE`` (as ``DescribeExecution.redriveStatus``).
     redrive_status: str | None = Field(default=None, alias="redriveStatus")
+    #: The project's saga this execution runs (its steps are the ones listed).
+    saga: str
     tenant_id: str
     case_id: str
     revision: int

@@ -1,1 +1,70 @@
-"""The ``stepsaga`` command line (typer). One module per command group."""
+"""The ``stepsaga`` command line (typer). One module per command group.
+
+A project may add its own commands (``[tool.stepsaga.commands] name = "module:attr"``, a
+``typer.Typer`` or a function). They get the same conventions through this toolkit:
+
+- ``cli_context(ctx)`` → ``CliContext`` (``.backend``, ``.home``, ``.project()``);
+- ``open_backend(cli)`` — the backend ``--backend`` chose, for the project's sagas;
+- ``command_errors()`` — our errors as one line and exit 2 (bad input) or 1;
+  ``usage_error(msg)``; ``print_json(data)``; ``stdout`` (a rich console);
+- ``live(console, title, enabled)`` — live progress of a running execution;
+- ``render_execution``, ``render_items``, ``render_resolution``, ``outcome_text`` — the
+  tables ``stepsaga status`` and ``recon list`` print.
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from stepsaga.cli.backend import command_errors, log_level, open_backend, print_json
+    from stepsaga.cli.common import Backend, CliContext, cli_context, stdout, usage_error
+    from stepsaga.cli.progress import live
+    from stepsaga.cli.tables import (
+        outcome_text,
+        render_execution,
+        render_items,
+        render_resolution,
+    )
+
+_WHERE = {
+    "command_errors": "stepsaga.cli.backend",
+    "log_level": "stepsaga.cli.backend",
+    "open_backend": "stepsaga.cli.backend",
+    "print_json": "stepsaga.cli.backend",
+    "Backend": "stepsaga.cli.common",
+    "CliContext": "stepsaga.cli.common",
+    "cli_context": "stepsaga.cli.common",
+    "stdout": "stepsaga.cli.common",
+    "usage_error": "stepsaga.cli.common",
+    "live": "stepsaga.cli.progress",
+    "outcome_text": "stepsaga.cli.tables",
+    "render_execution": "stepsaga.cli.tables",
+    "render_items": "stepsaga.cli.tables",
+    "render_resolution": "stepsaga.cli.tables",
+}
+
+__all__ = [
+    "Backend",
+    "CliContext",
+    "cli_context",
+    "command_errors",
+    "live",
+    "log_level",
+    "open_backend",
+    "outcome_text",
+    "print_json",
+    "render_execution",
+    "render_items",
+    "render_resolution",
+    "stdout",
+    "usage_error",
+]
+
+
+def __getattr__(name: str) -> Any:
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module 'stepsaga.cli' has no attribute {name!r}")
+    return getattr(import_module(module), name)

@@ -1,7 +1,9 @@
-"""Root of the ``stepsaga`` CLI: global options, then one sub-app or command per module."""
+"""Root of the ``stepsaga`` CLI: global options, then one sub-app or command per module,
+then the project's own commands (``[tool.stepsaga.commands]``)."""
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 from typing import Annotated
@@ -9,10 +11,13 @@ from typing import Annotated
 import typer
 from typer._click.exceptions import ClickException, NoArgsIsHelpError
 
-from stepsaga.cli import asl, demo, ledger, recon, run, sim
+from stepsaga.cli import asl, ledger, recon, run
 from stepsaga.cli.common import Backend, CliContext
 from stepsaga.deployment import ENV_STACK
+from stepsaga.errors import InvalidInputError
 from stepsaga.home import StateHome
+from stepsaga.project import ENV_PROJECT, Project
+from stepsaga.refs import load_ref
 
 app = typer.Typer(
     name="stepsaga",
@@ -20,7 +25,16 @@ app = typer.Typer(
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     add_completion=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
 )
+
+
+def _version(value: bool) -> None:
+    if value:
+        from stepsaga import __version__
+
+        typer.echo(f"stepsaga {__version__}")
+        raise typer.Exit(0)
 
 
 @app.callback()
@@ -37,6 +51,16 @@ def root(
             show_default=False,
         ),
     ] = None,
+    project: Annotated[
+        Path | None,
+        typer.Option(
+            "--project",
+            envvar=ENV_PROJECT,
+            help="Folder whose pyproject.toml declares the sagas ([tool.stepsaga]); default: "
+            "found from the working directory upward.",
+            show_default=False,
+        ),
+    ] = None,
     stack: Annotated[
         str | None,
         typer.Option(
@@ -47,29 +71,70 @@ def root(
             show_default=False,
         ),
     ] = None,
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", callback=_version, is_eager=True, help="Print the version and exit."
+        ),
+    ] = False,
 ) -> None:
     ctx.obj = CliContext(
-        backend=backend, home=StateHome(home) if home else StateHome.from_env(), stack=stack
+        backend=backend,
+        home=StateHome(home) if home else StateHome.from_env(),
+        stack=stack,
+        project_dir=project,
     )
 
 
 # Command groups register here, one line each (keep alphabetical).
 app.command("asl")(asl.asl)
-app.command("demo")(demo.demo)
 app.command("graph")(asl.graph)
 app.command("history")(run.history)
 app.add_typer(ledger.app, name="ledger")
 app.add_typer(recon.app, name="recon")
 app.command("redrive")(run.redrive)
-app.add_typer(sim.app, name="sim")
 app.command("start")(run.start)
 app.command("status")(run.status)
+
+
+_mounted: set[str] = set()
+
+
+def project_commands(argv: list[str]) -> None:
+    """Mount the project's own commands (``[tool.stepsaga.commands]``) before parsing.
+    No project, or a broken one, mounts nothing here: the verbs that need the project say
+    why in one line."""
+    folder = _option(argv, "--project") or os.environ.get(ENV_PROJECT)
+    try:
+        found = Project.load(Path(folder)) if folder else Project.find()
+    except InvalidInputError:
+        return
+    found.importable()
+    for name, ref in found.commands.items():
+        if name in _mounted:
+            continue
+        _mounted.add(name)
+        command = load_ref(ref, f"command {name}")
+        if isinstance(command, typer.Typer):
+            app.add_typer(command, name=name)
+        elif callable(command):
+            app.command(name)(command)
+
+
+def _option(argv: list[str], flag: str) -> str | None:
+    for index, arg in enumerate(argv):
+        if arg == flag and index + 1 < len(argv):
+            return argv[index + 1]
+        if arg.startswith(flag + "="):
+            return arg.split("=", 1)[1]
+    return None
 
 
 def main() -> None:
     """The ``stepsaga`` entry point. A bad flag or argument is one line and exit 2, like
     every other refusal (typer would draw a box and the usage around it)."""
     try:
+        project_commands(sys.argv[1:])
         code = app(standalone_mode=False)
     except NoArgsIsHelpError as exc:
         exc.show()
@@ -77,6 +142,9 @@ def main() -> None:
     except ClickException as exc:
         typer.echo(f"error: {' '.join(exc.format_message().split())}", err=True)
         code = exc.exit_code
+    except InvalidInputError as exc:
+        typer.echo(f"error: {exc.message}", err=True)
+        code = 2
     except typer.Abort:
         typer.echo("aborted", err=True)
         code = 1

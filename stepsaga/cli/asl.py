@@ -1,7 +1,8 @@
 """``stepsaga asl`` and ``stepsaga graph``: the compiled state machine, as JSON or a picture.
 
-Both take a workflow reference (``package.module:attr``; default the replacement order) as
-an argument or ``--workflow``. ``graph_text`` is the hook for highlighting a run: pass the
+Both take a saga: a name the project declares, or a ``package.module:attr`` reference, as
+an argument or ``--workflow`` (default: the project's only saga; for ``graph --execution``
+the saga that execution runs). ``graph_text`` is the hook for highlighting a run: pass the
 ``Visited`` states/transitions of an execution.
 """
 
@@ -12,16 +13,18 @@ from typing import Annotated
 
 import typer
 
-from stepsaga.cli.common import exit_codes, usage_error
+from stepsaga.cli.common import CliContext, cli_context, exit_codes, usage_error
 from stepsaga.workflow.compiler import compile
 from stepsaga.workflow.graph import GraphFormat, Visited, draw
-from stepsaga.workflow.loader import DEFAULT_WORKFLOW, load_saga
+from stepsaga.workflow.loader import load_saga
+from stepsaga.workflow.saga import Saga
 
 WorkflowArgument = Annotated[
     str | None,
     typer.Argument(
-        metavar="[WORKFLOW]",
-        help=f"Saga as package.module:attr (default {DEFAULT_WORKFLOW}).",
+        metavar="[SAGA]",
+        help="A saga the project declares, or package.module:attr (default: the project's "
+        "only saga).",
         show_default=False,
     ),
 ]
@@ -31,28 +34,33 @@ WorkflowOption = Annotated[
 ]
 
 
-def _workflow(argument: str | None, option: str | None) -> str:
+def _workflow(argument: str | None, option: str | None) -> str | None:
     if argument and option and argument != option:
         usage_error(f"two different workflows given: {argument} and --workflow {option}")
-    return argument or option or DEFAULT_WORKFLOW
+    return argument or option
 
 
-def asl_json(workflow: str = DEFAULT_WORKFLOW) -> str:
-    """The compiled ASL of ``workflow`` as the JSON text ``stepsaga asl`` prints."""
-    return json.dumps(compile(load_saga(workflow)), indent=2) + "\n"
+def find_saga(cli: CliContext, ref: str | None) -> Saga:
+    """``package.module:attr`` → that saga; a name (or nothing) → the project's."""
+    if ref is not None and ":" in ref:
+        return load_saga(ref)
+    return cli.project().saga(ref)
+
+
+def asl_json(saga: Saga) -> str:
+    """The compiled ASL of ``saga`` as the JSON text ``stepsaga asl`` prints."""
+    return json.dumps(compile(saga), indent=2) + "\n"
 
 
 def graph_text(
-    workflow: str = DEFAULT_WORKFLOW,
-    fmt: GraphFormat = GraphFormat.mermaid,
-    visited: Visited | None = None,
+    saga: Saga, fmt: GraphFormat = GraphFormat.mermaid, visited: Visited | None = None
 ) -> str:
     """The picture ``stepsaga graph`` prints; ``visited`` highlights an execution's path."""
-    saga = load_saga(workflow)
     return draw(compile(saga), fmt, name=saga.name, visited=visited)
 
 
 def asl(
+    ctx: typer.Context,
     workflow: WorkflowArgument = None,
     workflow_option: WorkflowOption = None,
 ) -> None:
@@ -60,7 +68,7 @@ def asl(
     ${<Function>FunctionArn} placeholders)."""
     ref = _workflow(workflow, workflow_option)
     with exit_codes():
-        text = asl_json(ref)
+        text = asl_json(find_saga(cli_context(ctx), ref))
     typer.echo(text, nl=False)
 
 
@@ -81,17 +89,22 @@ def graph(
 ) -> None:
     """Draw the state machine: forward solid, compensation dotted, reconciliation thick."""
     ref = _workflow(workflow, workflow_option)
+    cli = cli_context(ctx)
     with exit_codes():
-        visited = _visited(ctx, execution, tenant) if execution is not None else None
-        text = graph_text(ref, fmt, visited)
+        visited = None
+        if execution is not None:
+            ran, visited = _visited(cli, execution, tenant)
+            ref = ref or ran
+        text = graph_text(find_saga(cli, ref), fmt, visited)
     typer.echo(text, nl=False)
 
 
-def _visited(ctx: typer.Context, execution: str, tenant: str | None) -> Visited:
+def _visited(cli: CliContext, execution: str, tenant: str | None) -> tuple[str, Visited]:
+    """The saga the execution runs, and the states and transitions it took."""
     from stepsaga.backends import entered_states
     from stepsaga.cli.backend import command_errors, open_backend
-    from stepsaga.cli.common import cli_context
 
-    with command_errors(), open_backend(cli_context(ctx)) as backend:
+    with command_errors(), open_backend(cli) as backend:
+        saga = backend.status(execution, tenant=tenant).saga
         events = backend.history(execution, tenant=tenant)["events"]
-    return Visited.from_path(entered_states(events))
+    return saga, Visited.from_path(entered_states(events))

@@ -30,10 +30,11 @@ LOG_LEVEL_ENV = "STEPSAGA_LOG_LEVEL"
 AWS_BACKEND_MODULE = "stepsaga.backends.aws"
 
 
-def open_backend(cli: CliContext) -> SagaBackend:
-    """The backend ``--backend`` chose. Opening it writes nothing."""
+def open_backend(cli: CliContext, saga: str | None = None) -> SagaBackend:
+    """The backend ``--backend`` chose, for the project's sagas (on AWS: the stack's saga,
+    ``saga`` or the only one). Opening it writes nothing."""
     if cli.backend is Backend.local:
-        return LocalBackend(cli.home, log_level=log_level())
+        return LocalBackend(cli.home, cli.project(), log_level=log_level())
     try:
         module = importlib.import_module(AWS_BACKEND_MODULE)
     except ModuleNotFoundError as exc:
@@ -43,7 +44,7 @@ def open_backend(cli: CliContext) -> SagaBackend:
     opener = getattr(module, "open_backend", None)
     if opener is None:
         usage_error("--backend aws is not available in this build")
-    return cast(SagaBackend, opener(cli))
+    return cast(SagaBackend, opener(cli, cli.project(), saga))
 
 
 def log_level() -> str:

@@ -10,8 +10,9 @@ import json
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
+from pathlib import Path
 from typing import Any, NoReturn
 
 import typer
@@ -19,6 +20,7 @@ from rich.console import Console
 
 from stepsaga.errors import InvalidInputError, NotFoundError, StepSagaError
 from stepsaga.home import StateHome
+from stepsaga.project import Project
 
 EXIT_OK = 0
 EXIT_UNEXPECTED = 1
@@ -36,6 +38,17 @@ class CliContext:
     home: StateHome
     #: ``--stack``: the CloudFormation stack whose outputs configure ``--backend aws``.
     stack: str | None = None
+    #: ``--project``: the folder whose ``pyproject.toml`` declares the sagas (else found
+    #: from the working directory upward).
+    project_dir: Path | None = None
+    _project: list[Project] = field(default_factory=list, compare=False, repr=False)
+
+    def project(self) -> Project:
+        """The project (found once; ``InvalidInputError`` in one line if there is none)."""
+        if not self._project:
+            found = Project.load(self.project_dir) if self.project_dir else Project.find()
+            self._project.append(found.importable())
+        return self._project[0]
 
 
 def cli_context(ctx: typer.Context) -> CliContext:

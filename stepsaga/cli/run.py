@@ -13,15 +13,15 @@ from typing import Annotated
 import typer
 
 from stepsaga.backends import to_json
-from stepsaga.case import load_case
+from stepsaga.case import OpenCase, load_case
 from stepsaga.cli.backend import command_errors, open_backend, print_json
 from stepsaga.cli.common import cli_context, stdout, usage_error
 from stepsaga.cli.progress import live
 from stepsaga.cli.tables import render_execution, render_history
+from stepsaga.dependencies import SupportsFaults
 from stepsaga.engine import MockConfig
 from stepsaga.engine.engine import TIME_SCALE_ENV
 from stepsaga.inputs import read_json_file
-from stepsaga.services import load_faults
 
 MAX_MOCK_CONFIG_BYTES = 1024 * 1024
 
@@ -29,6 +29,10 @@ JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON for scripts
 TenantOption = Annotated[
     str | None,
     typer.Option("--tenant", help="The tenant, when a case id exists for several."),
+]
+SagaOption = Annotated[
+    str | None,
+    typer.Option("--saga", help="The project's saga to run (optional if it declares one)."),
 ]
 TimeScaleOption = Annotated[
     float | None,
@@ -51,6 +55,7 @@ def load_mock_config(path: Path) -> MockConfig:
 def start(
     ctx: typer.Context,
     case_file: Annotated[Path, typer.Argument(metavar="CASE.json", help="The approved case.")],
+    saga_name: SagaOption = None,
     faults: Annotated[
         Path | None,
         typer.Option("--faults", help="Faults file for the simulated services (local only)."),
@@ -70,13 +75,24 @@ def start(
     with command_errors():
         if (mock_config is None) != (test_case is None):
             usage_error("--mock-config and --test-case go together")
-        case = load_case(case_file)
-        fault_rules = load_faults(faults) if faults is not None else None
+        project = cli.project()
+        saga = project.saga(saga_name)
+        case = load_case(case_file, saga.input_model or OpenCase)
+        fault_rules = None
+        if faults is not None:
+            dependencies = project.dependencies()
+            if not isinstance(dependencies, SupportsFaults):
+                usage_error("--faults: this project's dependencies simulate no faults")
+            fault_rules = dependencies.load_faults(faults)
         mocks = load_mock_config(mock_config) if mock_config is not None else None
         title = f"case {case.case_id} of {case.tenant_id} (revision {case.approval.revision})"
-        with open_backend(cli) as backend, live(stdout, title, not as_json) as on_event:
+        with (
+            open_backend(cli, saga.name) as backend,
+            live(stdout, title, not as_json) as on_event,
+        ):
             view = backend.start(
                 case,
+                saga=saga.name,
                 faults=fault_rules,
                 mock_config=mocks,
                 test_case=test_case,

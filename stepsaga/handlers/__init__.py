@@ -3,13 +3,13 @@
 Handlers are thin: validate the event → build the action from the event's intent → run it
 through the ledger → raise only ``stepsaga.errors``. One file per responsibility:
 
-* ``deps.py`` — ``HandlerDeps`` (ledger, services, clock, logger, metrics, notifier, task
-  callback) and ``local_deps`` for the embedded backend and tests;
+* ``step_handler.py`` — ``StepHandler``: what an app writes per step (perform, lookup,
+  consequential params), ``Call``, ``CallContext``, ``Outcome``;
+* ``deps.py`` — ``HandlerDeps`` (ledger, the app's clients, clock, logger, metrics,
+  notifier, task callback) and ``local_deps`` for the embedded backend and tests;
 * ``settings.py`` — ``HandlerSettings`` (the Lambda environment, typed), ``deps_from_settings``;
-* ``registry.py`` — ``build_handlers(deps, saga=None)``: logical function name → handler;
-* ``entrypoint.py`` — ``lambda_entry(name)``: the lazy module-level Lambda handler;
-* ``operation.py`` — ``Operation``: what a task module defines (digest params, perform,
-  lookup);
+* ``registry.py`` — ``build_handlers(deps, saga)``: logical function name → handler;
+* ``entrypoint.py`` — the generic Lambda entry point (``stepsaga.lambda_handler.handler``);
 * ``decision.py`` — seed 003's per-effect-class decisions;
 * ``identity.py`` — the action from the event's intent; tenant/case/step/effect checks;
 * ``execute.py`` — claim → look → perform → record, two-phase;
@@ -20,17 +20,26 @@ through the ledger → raise only ``stepsaga.errors``. One file per responsibili
 
 from stepsaga.handlers.decision import Decision
 from stepsaga.handlers.deps import HandlerDeps, local_deps
-from stepsaga.handlers.entrypoint import LambdaEntry, lambda_entry
 from stepsaga.handlers.guard import Handler
 from stepsaga.handlers.logs import InvocationLog, StructuredLogger, powertools_logger
 from stepsaga.handlers.metrics import EmfMetrics, MetricsSink, NullMetrics, RecordingMetrics
-from stepsaga.handlers.operation import Absent, Call, Found, Lookup, Operation, Outcome
-from stepsaga.handlers.registry import build_handlers, default_saga, operations_of
+from stepsaga.handlers.registry import build_handlers, step_handlers_of
 from stepsaga.handlers.settings import HandlerSettings, deps_from_settings, load_settings
+from stepsaga.handlers.step_handler import (
+    Absent,
+    Call,
+    CallContext,
+    Found,
+    Lookup,
+    Outcome,
+    StepHandler,
+    load_step_handler,
+)
 
 __all__ = [
     "Absent",
     "Call",
+    "CallContext",
     "Decision",
     "EmfMetrics",
     "Found",
@@ -38,20 +47,18 @@ __all__ = [
     "HandlerDeps",
     "HandlerSettings",
     "InvocationLog",
-    "LambdaEntry",
     "Lookup",
     "MetricsSink",
     "NullMetrics",
-    "Operation",
     "Outcome",
     "RecordingMetrics",
+    "StepHandler",
     "StructuredLogger",
     "build_handlers",
-    "default_saga",
     "deps_from_settings",
-    "lambda_entry",
     "load_settings",
+    "load_step_handler",
     "local_deps",
-    "operations_of",
     "powertools_logger",
+    "step_handlers_of",
 ]

@@ -24,7 +24,7 @@ from stepsaga.handlers.identity import (
     completed_original,
 )
 from stepsaga.handlers.logs import InvocationLog
-from stepsaga.handlers.operation import Operation
+from stepsaga.handlers.step_handler import StepHandler
 from stepsaga.ledger import Action
 from stepsaga.workflow import Compensate, Saga, Step
 from stepsaga.workflow.events import CompensationEvent, parse_event
@@ -44,10 +44,10 @@ def compensation_handler(
     saga: Saga,
     step: Step,
     compensate: Compensate,
-    forward: Operation[Any],
-    operation: Operation[Any],
+    forward: StepHandler[Any, Any],
+    operation: StepHandler[Any, Any],
 ) -> Handler:
-    model = CompensationEvent[forward.params_model]  # type: ignore[name-defined]
+    model = CompensationEvent[step.params_type]  # type: ignore[name-defined]
 
     def body(event: Any, log: InvocationLog) -> dict[str, Any]:
         log.bind(step=compensate.name)

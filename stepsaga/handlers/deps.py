@@ -2,24 +2,23 @@
 
 Handlers never open stores, clients or loggers themselves. On Lambda the entry point builds
 one ``HandlerDeps`` from the environment (``settings.py``) on the first invocation; the
-embedded backend and the tests build theirs with ``local_deps`` (SQLite ledger and
-simulated services under ``$STEPSAGA_HOME``, no metrics on stdout, logs on stderr).
+embedded backend and the tests build theirs with ``local_deps`` (SQLite ledger under
+``$STEPSAGA_HOME``, the app's local clients, no metrics on stdout, logs on stderr).
 """
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
+from typing import Any
 
 from stepsaga.clock import Clock, SystemClock
+from stepsaga.dependencies import close_clients
 from stepsaga.handlers.logs import StructuredLogger, powertools_logger
 from stepsaga.handlers.metrics import MetricsSink, NullMetrics
 from stepsaga.home import StateHome
 from stepsaga.ledger import Ledger, LedgerPolicy, open_ledger
 from stepsaga.reconciliation.callbacks import TaskSuccessSender
 from stepsaga.reconciliation.notify import Notifier, NullNotifier
-from stepsaga.services import Faults, Services, kill_process, open_simulated_services
-from stepsaga.services.simulated import CrashAction, Sleeper
 
 #: Powertools service name of local runs (Lambda uses ``POWERTOOLS_SERVICE_NAME``).
 LOCAL_SERVICE = "stepsaga.local"
@@ -35,7 +34,8 @@ class HandlerDeps:
     """
 
     ledger: Ledger
-    services: Services
+    #: The app's clients (what its ``Dependencies`` built), passed to every step handler.
+    clients: Any
     clock: Clock
     logger: StructuredLogger
     metrics: MetricsSink
@@ -43,35 +43,31 @@ class HandlerDeps:
     send_task_success: TaskSuccessSender | None = None
 
     def close(self) -> None:
-        self.services.close()
+        close_clients(self.clients)
         self.ledger.close()
 
 
 def local_deps(
     home: StateHome,
+    clients: Any,
     *,
     clock: Clock | None = None,
     policy: LedgerPolicy | None = None,
-    faults: Faults | None = None,
-    crash: CrashAction = kill_process,
-    sleeper: Sleeper = time.sleep,
     logger: StructuredLogger | None = None,
     metrics: MetricsSink | None = None,
     notifier: Notifier | None = None,
     send_task_success: TaskSuccessSender | None = None,
     log_level: str = "WARNING",
 ) -> HandlerDeps:
-    """Deps for the embedded backend: ledger and simulated services under ``home``.
+    """Deps for the embedded backend: the ledger under ``home`` and the app's ``clients``.
 
-    ``faults`` apply to every case these services serve (faults attached to a case apply
-    anyway); ``crash`` runs on ``crash_after_effect`` (tests pass
-    ``raise_simulated_crash``). Metrics default to ``NullMetrics`` and logs go to stderr.
+    Metrics default to ``NullMetrics`` and logs go to stderr.
     """
     clock = clock or SystemClock()
     home = home.ensure()
     return HandlerDeps(
         ledger=open_ledger(home.ledger_url, clock=clock, policy=policy),
-        services=open_simulated_services(home, faults, clock=clock, sleeper=sleeper, crash=crash),
+        clients=clients,
         clock=clock,
         logger=logger or powertools_logger(LOCAL_SERVICE, log_level, to_stderr=True),
         metrics=metrics or NullMetrics(),

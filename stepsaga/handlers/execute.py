@@ -34,9 +34,8 @@ from stepsaga.handlers.decision import (
 from stepsaga.handlers.deps import HandlerDeps
 from stepsaga.handlers.guard import count
 from stepsaga.handlers.logs import InvocationLog
-from stepsaga.handlers.operation import Call, Found, Operation, Outcome
+from stepsaga.handlers.step_handler import Call, CallContext, Found, Outcome, StepHandler
 from stepsaga.ledger import Action, Claim, EffectClass, Replay
-from stepsaga.services import CallContext
 from stepsaga.workflow.events import StepResult
 
 MAX_REASON = 500
@@ -44,7 +43,7 @@ MAX_REASON = 500
 
 def run_action(
     deps: HandlerDeps,
-    operation: Operation[Any],
+    operation: StepHandler[Any, Any],
     action: Action,
     params: Any,
     log: InvocationLog,
@@ -117,12 +116,12 @@ def _replay(
 
 
 def _read(
-    deps: HandlerDeps, operation: Operation[Any], call: Call[Any], log: InvocationLog
+    deps: HandlerDeps, operation: StepHandler[Any, Any], call: Call[Any], log: InvocationLog
 ) -> Outcome:
     """Reads record nothing and can always be repeated: every failure is transient."""
     log.bind(decision=Decision.PERFORMED.value)
     try:
-        return operation.perform(deps.services, call)
+        return operation.perform(deps.clients, call)
     except (TransientError, BusinessRejectedError, InvalidInputError, NotFoundError):
         raise
     except StepSagaError as exc:
@@ -131,7 +130,7 @@ def _read(
 
 def _act(
     deps: HandlerDeps,
-    operation: Operation[Any],
+    operation: StepHandler[Any, Any],
     claim: Claim,
     call: Call[Any],
     log: InvocationLog,
@@ -146,7 +145,7 @@ def _act(
     recalls = 0
     while True:
         try:
-            return operation.perform(deps.services, call)
+            return operation.perform(deps.clients, call)
         except OutcomeUnknownError as exc:
             decision = on_uncertain(effect, recalls)
             if decision is Decision.RECALL_SAME_KEY:
@@ -186,14 +185,14 @@ def _act(
 
 def _look_first(
     deps: HandlerDeps,
-    operation: Operation[Any],
+    operation: StepHandler[Any, Any],
     claim: Claim,
     call: Call[Any],
     log: InvocationLog,
 ) -> Outcome | None:
     """Reconcile before repeating: an earlier attempt's effect is recorded, not redone."""
     try:
-        found = operation.lookup(deps.services, call)
+        found = operation.lookup(deps.clients, call)
     except StepSagaError as exc:
         _record(log, deps.ledger.release, claim, _reason(exc))
         log.bind(decision=Decision.RELEASED.value)

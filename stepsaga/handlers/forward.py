@@ -9,16 +9,16 @@ from stepsaga.handlers.execute import run_action
 from stepsaga.handlers.guard import Handler, invocation
 from stepsaga.handlers.identity import action_of, check_action_fields, check_saga
 from stepsaga.handlers.logs import InvocationLog
-from stepsaga.handlers.operation import Operation
+from stepsaga.handlers.step_handler import StepHandler
 from stepsaga.workflow import Saga, Step
 from stepsaga.workflow.events import StepEvent, parse_event
 
 
 def forward_handler(
-    deps: HandlerDeps, saga: Saga, step: Step, operation: Operation[Any]
+    deps: HandlerDeps, saga: Saga, step: Step, operation: StepHandler[Any, Any]
 ) -> Handler:
     """The handler of ``step``: returns ``StepResult``, raises only ``stepsaga.errors``."""
-    model = StepEvent[operation.params_model]  # type: ignore[name-defined]
+    model = StepEvent[step.params_type]  # type: ignore[name-defined]
 
     def body(event: Any, log: InvocationLog) -> dict[str, Any]:
         log.bind(step=step.name)

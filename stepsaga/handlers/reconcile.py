@@ -41,7 +41,7 @@ from stepsaga.handlers.identity import (
     refuse,
 )
 from stepsaga.handlers.logs import InvocationLog
-from stepsaga.handlers.operation import Call, Lookup, Operation
+from stepsaga.handlers.step_handler import Call, CallContext, Lookup, StepHandler
 from stepsaga.inputs import describe_validation_error
 from stepsaga.ledger import Action, ReconItem, ReconOutcome, ReconStatus
 from stepsaga.reconciliation.automatic import Verdict, reconcile_action
@@ -55,7 +55,6 @@ from stepsaga.reconciliation.reasons import (
     compensation_failed_reason,
     escalation_reason,
 )
-from stepsaga.services import CallContext
 from stepsaga.workflow import Compensate, Saga, Step
 from stepsaga.workflow.events import (
     AwaitDecisionEvent,
@@ -67,7 +66,7 @@ from stepsaga.workflow.events import (
     parse_event,
 )
 
-Catalog = Mapping[str, Operation[Any]]
+Catalog = Mapping[str, StepHandler[Any, Any]]
 
 
 def reconcile_handler(deps: HandlerDeps, saga: Saga, catalog: Catalog) -> Handler:
@@ -160,7 +159,7 @@ class _Reconciler:
         check_compensates(event.compensates, step)
         forward = self._operation(step.op)
         operation = self._operation(compensate.operation)
-        params = _params(forward.params_model, event.params)
+        params = _params(step.params_type, event.params)
         original = action_of(
             event, step.op, step.effect, forward.consequential(params), forward.cost
         )
@@ -195,11 +194,11 @@ class _Reconciler:
     def _forward(
         self,
         event: ReconcileEvent[Any] | AwaitDecisionEvent[Any] | EscalationEvent[Any],
-    ) -> tuple[Step, Operation[Any], BaseModel, Action]:
+    ) -> tuple[Step, StepHandler[Any, Any], BaseModel, Action]:
         step = forward_step(self.saga, event.step)
         check_action_fields(event, step.name, step.op, step.effect)
         operation = self._operation(step.op)
-        params = _params(operation.params_model, event.params)
+        params = _params(step.params_type, event.params)
         action = action_of(
             event, step.op, step.effect, operation.consequential(params), operation.cost
         )
@@ -209,7 +208,7 @@ class _Reconciler:
         self,
         event: ReconcileEvent[Any] | AwaitDecisionEvent[Any],
         step: Step,
-        operation: Operation[Any],
+        operation: StepHandler[Any, Any],
         params: BaseModel,
         action: Action,
     ) -> Verdict:
@@ -225,7 +224,7 @@ class _Reconciler:
 
     def _looker(
         self,
-        operation: Operation[Any],
+        operation: StepHandler[Any, Any],
         params: BaseModel,
         action: Action,
         original: Action | None = None,
@@ -241,7 +240,7 @@ class _Reconciler:
                 attempt=record.attempts if record else 1,
             )
             call = Call(ctx=ctx, params=params, action=action, original=original)
-            return operation.lookup(self.deps.services, call)
+            return operation.lookup(self.deps.clients, call)
 
         return look
 
@@ -249,7 +248,7 @@ class _Reconciler:
         self,
         event: AwaitDecisionEvent[Any],
         step: Step,
-        operation: Operation[Any],
+        operation: StepHandler[Any, Any],
         params: BaseModel,
         action: Action,
         item: ReconItem,
@@ -320,7 +319,7 @@ class _Reconciler:
         except Exception as exc:  # best effort: the overdue alarm watches open items
             log.warning("notification failed", error=type(exc).__name__)
 
-    def _operation(self, name: str) -> Operation[Any]:
+    def _operation(self, name: str) -> StepHandler[Any, Any]:
         operation = self.catalog.get(name)
         if operation is None:
             raise refuse("operation", f"no handler performs {name}")

@@ -1,15 +1,14 @@
-"""``build_handlers(deps)``: every function of a saga, keyed by its logical name.
+"""``build_handlers(deps, saga)``: every function of a saga, keyed by its logical name.
 
 The saga lists its functions (``Saga.functions``: ``RefundPayment`` →
-``tasks.refund_payment.handler``). The module behind each path also defines the
-``OPERATION`` it performs; the shared machinery does the rest. The embedded engine's
-registry is exactly this dict; on Lambda each module's ``handler`` builds it once
-(``entrypoint.py``).
+``tasks.refund_payment:RefundPayment``); each step's ``StepHandler`` is loaded from its
+reference and wrapped in the shared machinery (forward, compensation, reconciler). The
+embedded engine's registry is exactly this dict; on Lambda the generic entry point
+(``stepsaga.lambda_handler``) builds it once per process.
 """
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Mapping
 from typing import Any
 
@@ -17,65 +16,54 @@ from stepsaga.handlers.compensation import compensation_handler
 from stepsaga.handlers.deps import HandlerDeps
 from stepsaga.handlers.forward import forward_handler
 from stepsaga.handlers.guard import Handler
-from stepsaga.handlers.operation import Operation
 from stepsaga.handlers.reconcile import reconcile_handler
+from stepsaga.handlers.step_handler import StepHandler, load_step_handler
 from stepsaga.workflow import Saga
 from stepsaga.workflow.saga import RECONCILER_FUNCTION
 
-#: The attribute naming a handler module's operation.
-OPERATION_ATTRIBUTE = "OPERATION"
 
-
-def default_saga() -> Saga:
-    """The replacement-order saga (imported on demand: ``workflows`` sits above the core)."""
-    from workflows.replacement_order import saga
-
-    return saga
-
-
-def operations_of(saga: Saga) -> dict[str, Operation[Any]]:
-    """Operation name → ``Operation``, from the modules of the saga's handler paths."""
-    catalog: dict[str, Operation[Any]] = {}
-    wanted: list[tuple[str, str]] = []
+def step_handlers_of(saga: Saga) -> dict[str, StepHandler[Any, Any]]:
+    """Operation name → its ``StepHandler``, loaded from the saga's references."""
+    catalog: dict[str, StepHandler[Any, Any]] = {}
     for step in saga.steps:
-        wanted.append((step.op, step.handler_path))
+        catalog[step.op] = load_step_handler(step.handler_ref)
         if step.compensation is not None:
-            wanted.append((step.compensation.operation, step.compensation.handler_path))
-    for name, path in wanted:
-        module = importlib.import_module(path.rsplit(".", 1)[0])
-        operation = getattr(module, OPERATION_ATTRIBUTE, None)
-        if not isinstance(operation, Operation):
-            raise TypeError(f"{module.__name__} defines no {OPERATION_ATTRIBUTE} (an Operation)")
-        if operation.name != name:
-            raise ValueError(
-                f"{module.__name__}.{OPERATION_ATTRIBUTE} performs {operation.name!r}, "
-                f"but the saga runs {name!r} there"
-            )
-        catalog[name] = operation
+            compensate = step.compensation
+            catalog[compensate.operation] = load_step_handler(compensate.handler_ref)
     return catalog
 
 
 def build_handlers(
     deps: HandlerDeps,
-    saga: Saga | None = None,
-    operations: Mapping[str, Operation[Any]] | None = None,
+    saga: Saga,
+    step_handlers: Mapping[str, StepHandler[Any, Any]] | None = None,
 ) -> dict[str, Handler]:
     """Logical function name → ``handler(event, context) -> dict`` for every function of
-    ``saga`` (default: replacement-order). ``operations`` (operation name → ``Operation``)
-    overrides what the handler modules define (tests, sagas without modules)."""
-    saga = saga or default_saga()
-    catalog = dict(operations) if operations is not None else operations_of(saga)
+    ``saga``. ``step_handlers`` (operation name → ``StepHandler``) replaces what the
+    saga's references name (tests, sagas defined in a script)."""
+    catalog = dict(step_handlers) if step_handlers is not None else step_handlers_of(saga)
     handlers: dict[str, Handler] = {}
     for step in saga.steps:
-        handlers[step.name] = forward_handler(deps, saga, step, catalog[step.op])
+        handlers[step.name] = forward_handler(deps, saga, step, _need(catalog, saga, step.op))
         compensate = step.compensation
         if compensate is not None:
             handlers[compensate.name] = compensation_handler(
-                deps, saga, step, compensate, catalog[step.op], catalog[compensate.operation]
+                deps,
+                saga,
+                step,
+                compensate,
+                catalog[step.op],
+                _need(catalog, saga, compensate.operation),
             )
     if saga.uses_reconciler:
         handlers[RECONCILER_FUNCTION] = reconcile_handler(deps, saga, catalog)
-    missing = sorted(set(saga.functions) - set(handlers))
-    if missing:
-        raise ValueError(f"saga {saga.name}: no handler for {', '.join(missing)}")
     return handlers
+
+
+def _need(
+    catalog: Mapping[str, StepHandler[Any, Any]], saga: Saga, operation: str
+) -> StepHandler[Any, Any]:
+    handler = catalog.get(operation)
+    if handler is None:
+        raise LookupError(f"saga {saga.name}: no step handler for operation {operation!r}")
+    return handler

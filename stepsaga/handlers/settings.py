@@ -2,11 +2,11 @@
 
 * ``STEPSAGA_LEDGER_URL`` — ``sqlite:///…`` or ``dynamodb://TABLE``; else
   ``STEPSAGA_LEDGER_TABLE_NAME`` (the stack's table); else the ledger in ``STEPSAGA_HOME``.
-* ``STEPSAGA_HOME`` — local state folder (default ``.stepsaga``), also the simulated
-  services' home.
-* ``STEPSAGA_SERVICES`` — ``auto`` (HTTP if a service URL is set, else simulated),
-  ``http`` or ``simulated``; ``STEPSAGA_{INVENTORY,PAYMENTS,SHIPPING}_URL`` and
-  ``STEPSAGA_HTTP_{CONNECT,READ,WRITE,POOL}_TIMEOUT`` configure HTTP.
+* ``STEPSAGA_HOME`` — local state folder (default ``.stepsaga``).
+* ``STEPSAGA_SAGA`` — the saga (``package.module:attr``) whose functions this process runs;
+  ``STEPSAGA_FUNCTION`` — which of its logical functions a Lambda function is;
+  ``STEPSAGA_DEPENDENCIES`` — the project's ``Dependencies`` (``package.module:attr``;
+  unset: the handlers get no clients). The app reads its own settings in ``aws(ctx)``.
 * ``STEPSAGA_RECONCILIATION_TOPIC_ARN`` — SNS topic for notices (unset: none are sent).
 * ``STEPSAGA_METRICS`` — ``auto`` (EMF on Lambda, off elsewhere), ``emf`` or ``off``.
 * ``STEPSAGA_TASK_CALLBACKS`` — ``auto`` (Step Functions on Lambda, none elsewhere),
@@ -22,12 +22,13 @@ from __future__ import annotations
 
 from enum import StrEnum
 from pathlib import Path
+from typing import Any
 
 from pydantic import AliasChoices, Field, ValidationError, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from stepsaga import metric_names
-from stepsaga.clock import SystemClock
+from stepsaga.clock import Clock, SystemClock
 from stepsaga.errors import InvalidInputError
 from stepsaga.handlers.deps import HandlerDeps
 from stepsaga.handlers.logs import powertools_logger
@@ -37,19 +38,6 @@ from stepsaga.inputs import describe_validation_error
 from stepsaga.ledger import open_ledger
 from stepsaga.reconciliation.callbacks import TaskSuccessSender, sfn_task_success
 from stepsaga.reconciliation.notify import Notifier, NullNotifier, SnsNotifier
-from stepsaga.services import (
-    HttpServicesConfig,
-    HttpTimeouts,
-    Services,
-    open_http_services,
-    open_simulated_services,
-)
-
-
-class ServicesMode(StrEnum):
-    AUTO = "auto"
-    HTTP = "http"
-    SIMULATED = "simulated"
 
 
 class MetricsMode(StrEnum):
@@ -72,14 +60,9 @@ class HandlerSettings(BaseSettings):
     ledger_url: str | None = None
     ledger_table_name: str | None = None
     home: Path = Path(".stepsaga")
-    services: ServicesMode = ServicesMode.AUTO
-    inventory_url: str | None = None
-    payments_url: str | None = None
-    shipping_url: str | None = None
-    http_connect_timeout: float = 2.0
-    http_read_timeout: float = 10.0
-    http_write_timeout: float = 5.0
-    http_pool_timeout: float = 2.0
+    saga: str | None = None
+    function: str | None = None
+    dependencies: str | None = None
     reconciliation_topic_arn: str | None = None
     metrics: MetricsMode = MetricsMode.AUTO
     task_callbacks: CallbackMode = CallbackMode.AUTO
@@ -118,25 +101,6 @@ class HandlerSettings(BaseSettings):
         return StateHome(self.home).ledger_url
 
     @property
-    def uses_http(self) -> bool:
-        if self.services is ServicesMode.AUTO:
-            return any((self.inventory_url, self.payments_url, self.shipping_url))
-        return self.services is ServicesMode.HTTP
-
-    def http_config(self) -> HttpServicesConfig:
-        return HttpServicesConfig(
-            inventory_url=self.inventory_url or "",
-            payments_url=self.payments_url or "",
-            shipping_url=self.shipping_url or "",
-            timeouts=HttpTimeouts(
-                connect=self.http_connect_timeout,
-                read=self.http_read_timeout,
-                write=self.http_write_timeout,
-                pool=self.http_pool_timeout,
-            ),
-        )
-
-    @property
     def emits_metrics(self) -> bool:
         if self.metrics is MetricsMode.AUTO:
             return self.on_lambda
@@ -158,18 +122,16 @@ def load_settings() -> HandlerSettings:
         raise InvalidInputError(f"environment: {line}", field=field) from None
 
 
-def deps_from_settings(settings: HandlerSettings) -> HandlerDeps:
-    """Open everything the settings name (the Lambda entry point's deps)."""
-    clock = SystemClock()
+def deps_from_settings(
+    settings: HandlerSettings, clients: Any, *, clock: Clock | None = None
+) -> HandlerDeps:
+    """Open everything the settings name (the Lambda entry point's deps) around the app's
+    ``clients``."""
+    clock = clock or SystemClock()
     ledger = open_ledger(settings.resolved_ledger_url, clock=clock)
-    services: Services
-    if settings.uses_http:
-        services = open_http_services(settings.http_config())
-    else:
-        services = open_simulated_services(StateHome(settings.home), clock=clock)
     return HandlerDeps(
         ledger=ledger,
-        services=services,
+        clients=clients,
         clock=clock,
         logger=powertools_logger(
             settings.service_name, settings.log_level, to_stderr=not settings.on_lambda

@@ -16,7 +16,6 @@ from types import MappingProxyType
 from typing import Any
 
 from stepsaga import errors
-from stepsaga.case import MAX_REVISION
 from stepsaga.errors import InvalidActionError, StepSagaError
 from stepsaga.ledger.canonical import canonical_params, digest_of
 
@@ -25,6 +24,9 @@ _CASE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 _NAME = r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}"
 _OPERATION = re.compile(rf"^{_NAME}(:compensate:{_NAME})*$")
 _COMPENSATION = re.compile(rf"^{_NAME}$")
+
+#: The highest approved revision an intent (and so a case or a task event) may carry.
+MAX_REVISION = 1_000_000
 
 
 class EffectClass(StrEnum):

@@ -12,7 +12,7 @@ import re
 STATE_NAME = re.compile(r"^[A-Z][A-Za-z0-9]{0,47}$")
 OPERATION = re.compile(r"^[a-z][a-z0-9_]{0,47}$")
 SAGA_NAME = re.compile(r"^[A-Za-z0-9_-]{1,80}$")
-HANDLER_PATH = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)+$")
+HANDLER_REF = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*$")
 CASE_PATH = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$")
 
 #: ASL limit on state names.

@@ -6,23 +6,25 @@ happens to its effect when a *later* step is rejected: ``Compensate(...)`` runs 
 idempotent undo task, ``Escalate(reason)`` records a reconciliation item instead (for
 effects that must not be reversed automatically, like refunds).
 
-Function registry: every Task names a logical function (``ReserveStock``) and the handler
-that implements it as a Lambda-style ``module.attr`` path (``tasks.reserve_stock.handler``;
-compensations and the reconciler live under ``compensations.``). ``Saga.functions`` lists
-them; the compiled ASL holds ``${<Function>FunctionArn}`` placeholders that CDK's
-``DefinitionSubstitutions`` (``Saga.definition_substitutions``) or the local engine
-(``stepsaga.workflow.substitutions.render``) fill in. The handlers are referenced by path
-only and never imported here.
+Function registry: every Task names a logical function (``ReserveStock``) and the
+``StepHandler`` that implements it as a ``module:attr`` reference (default
+``tasks.<operation>:<StepName>``, compensations ``compensations.<operation>:<Name>``); the
+reconciler is built in. ``Saga.functions`` lists them; the compiled ASL holds
+``${<Function>FunctionArn}`` placeholders that CDK's ``DefinitionSubstitutions``
+(``Saga.definition_substitutions``) or the local engine
+(``stepsaga.workflow.substitutions.render``) fill in. Handlers are referenced by name only
+and never imported here (compiling a saga costs no client library).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict
 
+from stepsaga.case import ApprovedCase
 from stepsaga.workflow import names
 from stepsaga.workflow.effects import UNDECLARED, EffectClass, has_effect
 from stepsaga.workflow.retry import DEFAULT_RETRY, RetryPolicy, SagaDefinitionError
@@ -37,7 +39,8 @@ IDENTITY_PATHS: dict[str, str] = {
 
 #: Logical name of the one function that handles every reconciliation event.
 RECONCILER_FUNCTION = "Reconcile"
-DEFAULT_RECONCILER = "compensations.reconcile.handler"
+#: The built-in reconciler (``stepsaga.handlers.reconcile``): no app code to write.
+RECONCILER_HANDLER = "stepsaga.handlers.reconcile:reconciler"
 
 #: A Lambda invocation lasts at most 15 minutes.
 MAX_TASK_TIMEOUT = 900
@@ -93,10 +96,16 @@ def _operation(value: object, where: str) -> None:
 
 
 def _handler(value: object, where: str) -> None:
-    if not isinstance(value, str) or not names.HANDLER_PATH.match(value):
+    if not isinstance(value, str) or not names.HANDLER_REF.match(value):
         raise SagaDefinitionError(
-            f"{where}: handler must be a 'package.module.function' path, got {value!r}"
+            f"{where}: handler must be a 'package.module:StepHandler' reference, got {value!r}"
         )
+
+
+class FreeParams(BaseModel):
+    """The params of a step that declares no ``params_model``: any JSON object."""
+
+    model_config = ConfigDict(extra="allow", frozen=True)
 
 
 @dataclass(frozen=True)
@@ -111,7 +120,7 @@ class Compensate:
     name: str
     operation: str
     effect: EffectClass = UNDECLARED
-    #: Default ``compensations.<operation>.handler``.
+    #: The ``StepHandler`` (``module:attr``); default ``compensations.<operation>:<name>``.
     handler: str | None = None
     retry: Sequence[RetryPolicy] = DEFAULT_RETRY
     timeout_seconds: int = DEFAULT_TASK_TIMEOUT
@@ -125,13 +134,13 @@ class Compensate:
             raise SagaDefinitionError(
                 f"{where}: a compensation changes something; it cannot be read"
             )
-        _handler(self.handler_path, where)
+        _handler(self.handler_ref, where)
         object.__setattr__(self, "retry", _retry(self.retry, where))
         _timeout(self.timeout_seconds, where)
 
     @property
-    def handler_path(self) -> str:
-        return self.handler or f"compensations.{self.operation}.handler"
+    def handler_ref(self) -> str:
+        return self.handler or f"compensations.{self.operation}:{self.name}"
 
 
 @dataclass(frozen=True)
@@ -169,7 +178,7 @@ class Step:
     params_model: type[BaseModel] | None = None
     #: Required for side-effecting steps: what to do when a later step is rejected.
     on_later_failure: OnLaterFailure | None = None
-    #: Default ``tasks.<operation>.handler``.
+    #: The ``StepHandler`` (``module:attr``); default ``tasks.<operation>:<name>``.
     handler: str | None = None
     retry: Sequence[RetryPolicy] = DEFAULT_RETRY
     timeout_seconds: int = DEFAULT_TASK_TIMEOUT
@@ -212,7 +221,7 @@ class Step:
             raise SagaDefinitionError(
                 f"{where}: on_later_failure must be Compensate(...) or Escalate(reason)"
             )
-        _handler(self.handler_path, where)
+        _handler(self.handler_ref, where)
         object.__setattr__(self, "retry", _retry(self.retry, where))
         _timeout(self.timeout_seconds, where)
 
@@ -227,8 +236,13 @@ class Step:
         return self.operation
 
     @property
-    def handler_path(self) -> str:
-        return self.handler or f"tasks.{self.operation}.handler"
+    def handler_ref(self) -> str:
+        return self.handler or f"tasks.{self.operation}:{self.name}"
+
+    @property
+    def params_type(self) -> type[BaseModel]:
+        """What the handler's ``call.params`` is validated as."""
+        return self.params_model or FreeParams
 
     @property
     def compensation(self) -> Compensate | None:
@@ -243,17 +257,17 @@ class Step:
 class Saga:
     """An ordered saga; validated as a whole when constructed.
 
-    The execution input is the validated case (``Case.execution_input()``); it must carry
-    ``tenant_id``, ``case_id``, ``approval.revision`` and ``approval.approved_at``
+    The execution input is the validated case (``ApprovedCase.execution_input()``), so it
+    carries ``tenant_id``, ``case_id``, ``approval.revision`` and ``approval.approved_at``
     (``IDENTITY_PATHS``). Give ``input_model`` to have every path checked at definition.
     """
 
     #: The state machine's name on both backends (AWS name rules).
     name: str
     steps: Sequence[Step]
-    input_model: type[BaseModel] | None = None
-    #: Handler of every reconciliation event (``ReconciliationEvent``).
-    reconciler: str = DEFAULT_RECONCILER
+    #: The execution input's model: an ``ApprovedCase`` subclass (``stepsaga start``
+    #: validates case files with it). ``None`` accepts any case with the identity fields.
+    input_model: type[ApprovedCase] | None = None
     #: How long a case waits for an operator's decision before the execution times out
     #: (it can then be redriven, which waits again).
     decision_timeout_seconds: int = DEFAULT_DECISION_TIMEOUT
@@ -272,7 +286,13 @@ class Saga:
         for step in steps:
             if not isinstance(step, Step):
                 raise SagaDefinitionError(f"{where}: steps must be Step values, got {step!r}")
-        _handler(self.reconciler, f"{where} reconciler")
+        if self.input_model is not None and not (
+            isinstance(self.input_model, type) and issubclass(self.input_model, ApprovedCase)
+        ):
+            raise SagaDefinitionError(
+                f"{where}: input_model must extend stepsaga.ApprovedCase (tenant, case id, "
+                "approval)"
+            )
         d = self.decision_timeout_seconds
         if isinstance(d, bool) or not isinstance(d, int) or not 1 <= d <= MAX_DECISION_TIMEOUT:
             raise SagaDefinitionError(
@@ -284,20 +304,21 @@ class Saga:
         self._check_functions(where)
         if self.input_model is not None:
             self._check_paths(where, self.input_model)
+            object.__setattr__(self, "steps", self._with_params_models(self.input_model))
 
     # --- the function registry ---------------------------------------------------------
 
     @property
     def functions(self) -> dict[str, str]:
-        """Logical function name → handler path (``module.attr``), in first-use order."""
+        """Logical function name → handler reference (``module:attr``), in first-use order."""
         functions: dict[str, str] = {}
         for step in self.steps:
-            functions[step.name] = step.handler_path
+            functions[step.name] = step.handler_ref
         for step in self.steps:
             if step.compensation is not None:
-                functions[step.compensation.name] = step.compensation.handler_path
+                functions[step.compensation.name] = step.compensation.handler_ref
         if self.uses_reconciler:
-            functions[RECONCILER_FUNCTION] = self.reconciler
+            functions[RECONCILER_FUNCTION] = RECONCILER_HANDLER
         return functions
 
     @property
@@ -372,6 +393,17 @@ class Saga:
                 f"{where}: {RECONCILER_FUNCTION!r} is the reconciler's function name; "
                 "rename the step or compensation"
             )
+
+    def _with_params_models(self, model: type[BaseModel]) -> tuple[Step, ...]:
+        """Steps whose ``params_model`` is left out get the input model's type at their
+        ``params`` path: a step's params are declared once, in the input model."""
+        steps = []
+        for step in self.steps:
+            target = _model_at(model, step.params) if step.params is not None else None
+            if step.params_model is None and target is not None:
+                step = replace(step, params_model=target)
+            steps.append(step)
+        return tuple(steps)
 
     def _check_paths(self, where: str, model: type[BaseModel]) -> None:
         for field, path in IDENTITY_PATHS.items():

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from stepsaga.chaos import ChaosConfig, ChaosReport, KillPoint, KillSite, run_chaos
-from stepsaga.chaos.harness import approval_time
-from stepsaga.chaos.plan import CasePlan, scenario
+from chaos import ChaosConfig, ChaosReport, KillPoint, KillSite, run_chaos
+from chaos.harness import approval_time
+from chaos.plan import CasePlan, scenario
 
 pytestmark = pytest.mark.slow
 

@@ -11,12 +11,12 @@ from pathlib import Path
 
 import pytest
 
+from chaos import ChaosConfig, run_chaos
+from chaos.harness import approval_time
+from chaos.invariants import CaseTruth, check_budget, check_case
+from chaos.plan import scenario
+from chaos.storm import StormConfig, run_storm
 from stepsaga.backends.views import Outcome
-from stepsaga.chaos import ChaosConfig, run_chaos
-from stepsaga.chaos.harness import approval_time
-from stepsaga.chaos.invariants import CaseTruth, check_budget, check_case
-from stepsaga.chaos.plan import scenario
-from stepsaga.chaos.storm import StormConfig, run_storm
 from stepsaga.handlers import execute
 from stepsaga.ledger import EffectClass, Ledger, ReconItem, ReconStatus
 from stepsaga.ledger.sqlite import SqliteStore

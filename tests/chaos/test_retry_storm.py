@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from stepsaga.chaos.storm import StormConfig, StormReport, run_storm
+from chaos.storm import StormConfig, StormReport, run_storm
 
 pytestmark = pytest.mark.slow
 

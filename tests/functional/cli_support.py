@@ -12,10 +12,10 @@ from typing import Any
 
 from typer.testing import CliRunner
 
+from services.simulated import ServicesDb, Simulation
 from stepsaga.cli.app import app
 from stepsaga.clock import SystemClock
 from stepsaga.home import StateHome
-from stepsaga.services.simulated import ServicesDb, Simulation
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"

@@ -13,9 +13,9 @@ import boto3
 import pytest
 from moto import mock_aws
 
+from services import load_faults
 from stepsaga.backends import Progress, ProgressKind, ReconDecision, ReconFilter, to_json
 from stepsaga.backends.aws import AwsBackend, AwsSettings, FixedClients
-from stepsaga.case import Case, parse_case
 from stepsaga.cli.run import load_mock_config
 from stepsaga.engine.errors import ExecutionAlreadyExists
 from stepsaga.errors import (
@@ -27,7 +27,6 @@ from stepsaga.errors import (
 from stepsaga.home import StateHome
 from stepsaga.ledger import ReconStatus, Status
 from stepsaga.ledger.dynamodb import create_table
-from stepsaga.services import load_faults
 from tests.functional.aws_support import (
     MACHINE,
     REGION,
@@ -39,6 +38,7 @@ from tests.functional.aws_support import (
     run_locally,
 )
 from tests.functional.cli_support import EXAMPLES, case_data, write_case
+from workflows.case import Case, parse_case
 
 UNVERIFIABLE = EXAMPLES / "faults-shipment-unverifiable.json"
 MOCK_CONFIG = EXAMPLES / "mock-config" / "replacement-order.json"

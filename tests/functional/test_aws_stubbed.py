@@ -18,7 +18,6 @@ from botocore.stub import Stubber
 
 from stepsaga.backends import Progress, ProgressKind, ReconDecision
 from stepsaga.backends.aws import AwsBackend, DecisionNotDeliveredError, FixedClients, redrive_token
-from stepsaga.case import parse_case
 from stepsaga.engine.errors import ExecutionNotRedrivable
 from stepsaga.errors import InvalidInputError, TransientError
 from stepsaga.home import StateHome
@@ -26,6 +25,7 @@ from stepsaga.ledger import ReconStatus
 from stepsaga.reconciliation import decision_of
 from tests.functional.aws_support import REGION, FakeAws, fake_aws, run_locally
 from tests.functional.cli_support import EXAMPLES, case_data, write_case
+from workflows.case import parse_case
 
 NAME = "acme-CASE-1001-r1"
 STARTED = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)

@@ -14,16 +14,16 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 
+from services import load_faults, open_simulation, parse_faults
 from stepsaga.backends.local import LocalBackend
 from stepsaga.backends.views import Outcome, ReconFilter, ReconItemView
-from stepsaga.case import load_case
 from stepsaga.clock import ManualClock
 from stepsaga.home import StateHome
 from stepsaga.ledger import LedgerPolicy, Status, open_ledger
 from stepsaga.reconciliation import AUTO_RESOLVER
-from stepsaga.services import load_faults, open_simulation, parse_faults
 from stepsaga.testing.history import History
 from tests.unit.handlers.helpers import NOW
+from workflows.case import load_case
 
 EXAMPLES = Path(__file__).parents[2] / "examples"
 CASE = load_case(EXAMPLES / "case-shipment-rejected.json")

@@ -13,15 +13,15 @@ from pathlib import Path
 
 import pytest
 
+from services import open_simulation
 from stepsaga.backends.local import LocalBackend
 from stepsaga.backends.views import Outcome, ReconDecision
-from stepsaga.case import parse_case
 from stepsaga.clock import ManualClock
 from stepsaga.errors import IllegalTransitionError
 from stepsaga.home import StateHome
 from stepsaga.ledger import open_ledger
-from stepsaga.services import open_simulation
 from tests.unit.handlers.helpers import CASE, NOW
+from workflows.case import parse_case
 
 RESERVE_KEY = "acme:CASE-1001:r1:reserve_stock"
 

@@ -9,6 +9,7 @@ import boto3
 import pytest
 from moto import mock_aws
 
+from services import open_simulated_services, open_simulation, parse_faults
 from stepsaga import metric_names
 from stepsaga.clock import ManualClock
 from stepsaga.errors import BudgetExhaustedError, OutcomeUnknownError
@@ -18,7 +19,6 @@ from stepsaga.home import StateHome
 from stepsaga.ledger import ReconStatus, Status, open_ledger
 from stepsaga.ledger.dynamodb import create_table
 from stepsaga.reconciliation import RecordingNotifier, resolve
-from stepsaga.services import open_simulated_services, open_simulation, parse_faults
 from tests.unit.handlers.helpers import (
     NOW,
     CapturedLogs,

@@ -14,10 +14,10 @@ from typing import Any
 
 import pytest
 
+from services import load_faults
 from stepsaga.engine import LocalEngine
 from stepsaga.ledger import ReconStatus
 from stepsaga.reconciliation import AUTO_RESOLVER, resolve
-from stepsaga.services import load_faults
 from stepsaga.workflow import compile, render
 from tests.unit.handlers.helpers import (
     World,

@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
+from services import parse_faults
 from stepsaga.clock import ManualClock
 from stepsaga.errors import OutcomeUnknownError
 from stepsaga.ledger import Status
-from stepsaga.services import parse_faults
 from tests.unit.handlers.helpers import (
     NOW,
     case_input,
@@ -84,7 +84,7 @@ def test_expired_lease_of_a_crashed_worker_reconciles_by_key(tmp_path: Path) -> 
         from stepsaga.clock import ManualClock
         from stepsaga.handlers import build_handlers, local_deps
         from stepsaga.home import StateHome
-        from stepsaga.services import open_simulation, parse_faults
+        from services import open_simulation, parse_faults
         from tests.unit.handlers.helpers import context, step_event
 
         home = StateHome(Path({str(home)!r}))
@@ -132,7 +132,7 @@ def test_a_swept_stale_refund_is_reconciled_by_key(tmp_path: Path) -> None:
     refund by key → COMPLETED with its id → the step replays it."""
     faults = parse_faults({"faults": [fault("refund", "crash_after_effect", attempt=1)]})
     world = make_world(tmp_path / "home", faults=faults)
-    from stepsaga.services import SimulatedCrash
+    from services import SimulatedCrash
 
     with pytest.raises(SimulatedCrash):
         world.run("RefundPayment", step_event("RefundPayment"))

@@ -9,10 +9,10 @@ import pytest
 from aws_cdk.assertions import Match
 
 from infra.saga_deployment import lambda_handler
+from services.http.config import ENV_TIMEOUTS, ENV_URLS, HttpServicesConfig, HttpTimeouts
 from stepsaga import deployment, metric_names
 from stepsaga.handlers.settings import load_settings
 from stepsaga.ledger import table as layout
-from stepsaga.services.http.config import ENV_TIMEOUTS, ENV_URLS, HttpServicesConfig, HttpTimeouts
 from tests.infra.conftest import SERVICE_CONTEXT, Synthesized
 
 OVERDUE_CHECK_HANDLER = "infra.runtime.overdue_reconciliation.handler"

@@ -20,6 +20,7 @@ from stepsaga.backends.aws.settings import (
     load_settings,
     wait_seconds_from,
 )
+from stepsaga.project import Project
 
 
 class CliOptions(Protocol):
@@ -29,13 +30,18 @@ class CliOptions(Protocol):
     def stack(self) -> str | None: ...
 
 
-def open_backend(cli: CliOptions, *, clients: Clients | None = None) -> AwsBackend:
-    """The backend for ``--backend aws`` (``--stack``, else the environment). Opening it
-    calls nothing on AWS: the stack is read on the first verb that needs it."""
+def open_backend(
+    cli: CliOptions, project: Project, saga: str | None = None, *, clients: Clients | None = None
+) -> AwsBackend:
+    """The backend for ``--backend aws`` (``--stack``, else the environment) running
+    ``saga`` of ``project``. Opening it calls nothing on AWS: the stack is read on the
+    first verb that needs it."""
     environ = dict(os.environ)
     made = clients or SessionClients()
     return AwsBackend(
         lambda: load_settings(stack=cli.stack, environ=environ, cloudformation=made.cloudformation),
+        project=project,
+        saga=saga,
         clients=made,
         wait_seconds=wait_seconds_from(environ),
     )

@@ -53,7 +53,7 @@ from stepsaga.backends.views import (
     ReconItemView,
     ResolutionView,
 )
-from stepsaga.case import Case
+from stepsaga.case import ApprovedCase
 from stepsaga.clock import Clock, SystemClock
 from stepsaga.engine.errors import (
     ExecutionAlreadyExists,
@@ -65,6 +65,7 @@ from stepsaga.engine.errors import (
 from stepsaga.errors import InvalidInputError, NotFoundError, StepSagaError, TransientError
 from stepsaga.ledger import Ledger, ReconItem, ReconStatus, Record
 from stepsaga.ledger.dynamodb import DynamoDBStore
+from stepsaga.project import Project
 from stepsaga.reconciliation import decision_of, resolve, sfn_task_success
 from stepsaga.workflow import names
 from stepsaga.workflow.saga import Saga
@@ -73,7 +74,6 @@ if TYPE_CHECKING:
     from mypy_boto3_stepfunctions import SFNClient
 
     from stepsaga.engine import MockConfig
-    from stepsaga.services import Faults
 
 #: An action key's intent part (tenant and case ids contain no ``:``).
 _ACTION_KEY = re.compile(r"^(?P<tenant>[^:]+):(?P<case>[^:]+):r(?P<revision>\d+):")
@@ -87,12 +87,6 @@ class DecisionNotDeliveredError(StepSagaError):
     wait timed out, or it was stopped): redrive it and it goes on with the decision."""
 
 
-def default_saga() -> Saga:
-    from workflows.replacement_order import saga
-
-    return saga
-
-
 def redrive_token(execution_arn: str, redrive_count: int) -> str:
     """``RedriveExecution``'s ``clientToken``: the same for the same execution and redrive
     count, so a repeated call is the same request (AWS keeps tokens for 15 minutes)."""
@@ -100,7 +94,8 @@ def redrive_token(execution_arn: str, redrive_count: int) -> str:
 
 
 class AwsBackend:
-    """:class:`~stepsaga.backends.base.SagaBackend` on the deployed stack.
+    """:class:`~stepsaga.backends.base.SagaBackend` on the deployed stack of one saga of
+    ``project`` (``saga``; optional when the project declares one).
 
     ``settings`` may be a callable, called on first need (so refusing a local-only flag
     makes no AWS call at all). ``clients``, ``clock`` and ``sleeper`` are injectable.
@@ -110,8 +105,9 @@ class AwsBackend:
         self,
         settings: AwsSettings | Callable[[], AwsSettings],
         *,
+        project: Project,
+        saga: str | None = None,
         clients: Clients | None = None,
-        saga: Saga | None = None,
         clock: Clock | None = None,
         wait_seconds: float = DEFAULT_WAIT_SECONDS,
         poll_seconds: float = DEFAULT_POLL_SECONDS,
@@ -119,13 +115,22 @@ class AwsBackend:
     ) -> None:
         self._given_settings = settings
         self._clients: Clients = clients or SessionClients()
-        self.saga = saga or default_saga()
+        self.project = project
+        self._saga_name = saga
+        self._saga: Saga | None = None
         self.clock: Clock = clock or SystemClock()
         self.wait_seconds = wait_seconds
         self.poll_seconds = poll_seconds
         self._sleep = sleeper
         self._resolved_settings: AwsSettings | None = None
         self._ledger: Ledger | None = None
+
+    @property
+    def saga(self) -> Saga:
+        """The saga the stack runs (loaded on first need)."""
+        if self._saga is None:
+            self._saga = self.project.saga(self._saga_name)
+        return self._saga
 
     # --- lifecycle ---------------------------------------------------------------------
 
@@ -148,9 +153,10 @@ class AwsBackend:
 
     def start(
         self,
-        case: Case,
+        case: ApprovedCase,
         *,
-        faults: Faults | None = None,
+        saga: str | None = None,
+        faults: object | None = None,
         mock_config: MockConfig | None = None,
         test_case: str | None = None,
         time_scale: float | None = None,
@@ -159,6 +165,10 @@ class AwsBackend:
         _refuse_local_only(
             faults=faults, mock_config=mock_config, test_case=test_case, time_scale=time_scale
         )
+        if saga is not None and saga != self.saga.name:
+            raise InvalidInputError(
+                f"--saga {saga}: this stack runs saga {self.saga.name}", field="saga"
+            )
         settings, sfn = self.settings, self._sfn()
         name = execution_name(case.tenant_id, case.case_id, case.approval.revision)
         wanted = case.execution_input()
@@ -358,6 +368,13 @@ class AwsBackend:
         return records
 
     def _view(self, described: Described, items: list[ReconItem] | None = None) -> ExecutionView:
+        machine = str(described.get("stateMachineArn", ""))
+        if machine and machine != self.settings.state_machine_arn:
+            raise InvalidInputError(
+                f"execution {described['name']} belongs to state machine {machine}, not to "
+                f"this stack's saga {self.saga.name}",
+                field="saga",
+            )
         case = CaseIdentity.from_input(described["input"])
         open_items = self._open_items(case) if items is None else items
         return execution_view(

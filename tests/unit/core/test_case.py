@@ -10,8 +10,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from stepsaga.case import MAX_CASE_FILE_BYTES, load_case, parse_case
+from stepsaga.case import MAX_CASE_FILE_BYTES
 from stepsaga.errors import InvalidInputError
+from workflows.case import load_case, parse_case
 
 EXAMPLE = Path(__file__).parents[3] / "examples" / "case-clean.json"
 

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
+from services.simulated import ServicesDb
 from stepsaga.engine.store import Store
 from stepsaga.ledger import open_ledger
-from stepsaga.services.simulated import ServicesDb
 from stepsaga.sqlite_wal import enable_wal
 
 

@@ -10,10 +10,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
-
-from stepsaga.errors import OutcomeUnknownError
 from stepsaga.handlers.operation import Absent, Call, Found, Lookup, Operation, Outcome
-from stepsaga.services import Services
+
+from services import Services
+from stepsaga.errors import OutcomeUnknownError
 from stepsaga.workflow import EffectClass, Escalate, Saga, Step
 
 

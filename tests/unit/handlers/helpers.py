@@ -15,15 +15,7 @@ from typing import Any
 
 from aws_lambda_powertools import Logger
 
-from stepsaga.case import parse_case
-from stepsaga.clock import ManualClock
-from stepsaga.engine import LambdaContext
-from stepsaga.handlers import HandlerDeps, RecordingMetrics, build_handlers, local_deps
-from stepsaga.handlers.guard import Handler
-from stepsaga.home import StateHome
-from stepsaga.ledger import LedgerPolicy
-from stepsaga.reconciliation import RecordingNotifier
-from stepsaga.services import (
+from services import (
     Effect,
     Faults,
     Simulation,
@@ -31,6 +23,14 @@ from stepsaga.services import (
     parse_faults,
     raise_simulated_crash,
 )
+from stepsaga.clock import ManualClock
+from stepsaga.engine import LambdaContext
+from stepsaga.handlers import HandlerDeps, RecordingMetrics, build_handlers, local_deps
+from stepsaga.handlers.guard import Handler
+from stepsaga.home import StateHome
+from stepsaga.ledger import LedgerPolicy
+from stepsaga.reconciliation import RecordingNotifier
+from workflows.case import parse_case
 from workflows.replacement_order import saga
 
 NOW = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)

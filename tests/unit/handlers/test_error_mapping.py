@@ -7,7 +7,8 @@ from typing import Any
 
 import pytest
 
-from stepsaga import metric_names
+from services import RefundRequest
+from stepsaga import CallContext, metric_names
 from stepsaga.clock import ManualClock
 from stepsaga.errors import (
     ActionConflictError,
@@ -22,7 +23,6 @@ from stepsaga.errors import (
 )
 from stepsaga.ledger import Claim, LedgerPolicy, Status
 from stepsaga.money import Money
-from stepsaga.services import CallContext, RefundRequest
 from tests.unit.handlers.conftest import WorldFactory
 from tests.unit.handlers.helpers import NOW, World, case_input, fault, step_event
 

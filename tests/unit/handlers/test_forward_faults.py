@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import pytest
 
+from services import Operation, SimulatedCrash
 from stepsaga import metric_names
 from stepsaga.errors import (
     BusinessRejectedError,
@@ -16,7 +17,6 @@ from stepsaga.errors import (
     TransientError,
 )
 from stepsaga.ledger import Status
-from stepsaga.services import Operation, SimulatedCrash
 from tests.unit.handlers.conftest import WorldFactory
 from tests.unit.handlers.helpers import World, fault, reconcile_event, step_event
 

@@ -7,11 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from stepsaga.clock import ManualClock
-from stepsaga.home import StateHome
-from stepsaga.money import Money
-from stepsaga.services import (
-    CallContext,
+from services import (
     Faults,
     RefundRequest,
     ReserveRequest,
@@ -25,6 +21,10 @@ from stepsaga.services import (
     parse_faults,
     raise_simulated_crash,
 )
+from stepsaga import CallContext
+from stepsaga.clock import ManualClock
+from stepsaga.home import StateHome
+from stepsaga.money import Money
 
 TENANT = "acme"
 CASE = "CASE-1001"

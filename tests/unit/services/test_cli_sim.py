@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from services import Services, open_simulated_services
 from stepsaga.cli import common
 from stepsaga.cli.app import app
 from stepsaga.home import StateHome
-from stepsaga.services import Services, open_simulated_services
 from tests.unit.services.conftest import ctx_for, refund_request, reserve_request, shipment_request
 
 runner = CliRunner()

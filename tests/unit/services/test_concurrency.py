@@ -10,15 +10,15 @@ import textwrap
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from stepsaga.errors import BusinessRejectedError
-from stepsaga.home import StateHome
-from stepsaga.services import (
+from services import (
     Operation,
     ReserveRequest,
     Services,
     Simulation,
     open_simulated_services,
 )
+from stepsaga.errors import BusinessRejectedError
+from stepsaga.home import StateHome
 from tests.unit.services.conftest import ctx_for, refund_request
 
 REPO = Path(__file__).parents[3]
@@ -84,7 +84,7 @@ def test_a_real_crash_after_the_effect_leaves_the_effect_committed(
         f"""
         from pathlib import Path
         from stepsaga.home import StateHome
-        from stepsaga.services import open_simulated_services, open_simulation, parse_faults
+        from services import open_simulated_services, open_simulation, parse_faults
         from tests.unit.services.conftest import ctx_for, refund_request
         home = StateHome(Path({str(home.root)!r}))
         open_simulation(home).attach_faults("acme", "CASE-1001", parse_faults({{"faults": [

@@ -7,6 +7,10 @@ import json
 import httpx
 import pytest
 
+from services import error_mapping
+from services.error_mapping import Dispatch, dispatch_of
+from services.faults import FaultKind
+from services.values import Operation
 from stepsaga.errors import (
     ActionConflictError,
     ActionInProgressError,
@@ -15,10 +19,6 @@ from stepsaga.errors import (
     StepSagaError,
     TransientError,
 )
-from stepsaga.services import error_mapping
-from stepsaga.services.error_mapping import Dispatch, dispatch_of
-from stepsaga.services.faults import FaultKind
-from stepsaga.services.values import Operation
 
 WRITES = [op for op in Operation if op.is_write]
 READS = [op for op in Operation if not op.is_write]

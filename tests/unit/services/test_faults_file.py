@@ -10,8 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from stepsaga.errors import InvalidInputError
-from stepsaga.services.faults import (
+from services.faults import (
     MAX_FAULTS_FILE_BYTES,
     FaultKind,
     FaultRule,
@@ -21,7 +20,8 @@ from stepsaga.services.faults import (
     parse_faults,
     select_rules,
 )
-from stepsaga.services.values import Operation
+from services.values import Operation
+from stepsaga.errors import InvalidInputError
 
 EXAMPLES = Path(__file__).parents[3] / "examples"
 REFUND = {"service": "payments", "operation": "refund"}

@@ -14,6 +14,13 @@ import pytest
 from pytest_httpserver import HTTPServer
 from werkzeug import Request, Response
 
+from services import (
+    HttpServicesConfig,
+    HttpTimeouts,
+    ReservationStatus,
+    Services,
+    open_http_services,
+)
 from stepsaga.errors import (
     ActionConflictError,
     ActionInProgressError,
@@ -25,13 +32,6 @@ from stepsaga.errors import (
     TransientError,
 )
 from stepsaga.money import Money
-from stepsaga.services import (
-    HttpServicesConfig,
-    HttpTimeouts,
-    ReservationStatus,
-    Services,
-    open_http_services,
-)
 from tests.unit.services.conftest import (
     ctx_for,
     refund_request,

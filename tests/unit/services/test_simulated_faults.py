@@ -5,18 +5,18 @@ from __future__ import annotations
 
 import pytest
 
+from services import (
+    Operation,
+    Services,
+    SimulatedCrash,
+    Simulation,
+)
 from stepsaga.errors import (
     BusinessRejectedError,
     OutcomeUnknownError,
     TransientError,
 )
 from stepsaga.home import StateHome
-from stepsaga.services import (
-    Operation,
-    Services,
-    SimulatedCrash,
-    Simulation,
-)
 from tests.unit.services.conftest import (
     CASE,
     TENANT,
@@ -324,7 +324,7 @@ def test_the_effect_row_tells_which_call_applied_it(
 
 
 def test_a_corrupt_store_is_transient(home: StateHome) -> None:
-    from stepsaga.services import open_simulated_services
+    from services import open_simulated_services
 
     home.ensure().services_path.write_bytes(b"this is not a database" * 100)
     with pytest.raises(TransientError, match="simulated services store unavailable"):

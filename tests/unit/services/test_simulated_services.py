@@ -6,11 +6,7 @@ from datetime import timedelta
 
 import pytest
 
-from stepsaga.clock import ManualClock
-from stepsaga.errors import ActionConflictError, BusinessRejectedError, NotFoundError
-from stepsaga.home import StateHome
-from stepsaga.money import Money
-from stepsaga.services import (
+from services import (
     Operation,
     ReservationStatus,
     ReserveRequest,
@@ -18,7 +14,11 @@ from stepsaga.services import (
     ShipmentRequest,
     Simulation,
 )
-from stepsaga.services.simulated import KEY_WINDOW
+from services.simulated import KEY_WINDOW
+from stepsaga.clock import ManualClock
+from stepsaga.errors import ActionConflictError, BusinessRejectedError, NotFoundError
+from stepsaga.home import StateHome
+from stepsaga.money import Money
 from tests.unit.services.conftest import (
     ADDRESS,
     CASE,

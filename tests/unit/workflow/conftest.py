@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from stepsaga.case import Case, parse_case
 from stepsaga.workflow import Saga, compile
+from workflows.case import Case, parse_case
 from workflows.replacement_order import saga as replacement_order
 
 SAMPLE_CASE: dict[str, Any] = {

@@ -7,7 +7,6 @@ from typing import Any
 
 import pytest
 
-from stepsaga.case import Case
 from stepsaga.errors import (
     COMPENSATE,
     LAMBDA_SERVICE_ERRORS,
@@ -30,6 +29,7 @@ from stepsaga.workflow.compiler import LAMBDA_INVOKE, LAMBDA_INVOKE_WAIT_FOR_TAS
 from stepsaga.workflow.retry import NEVER_RETRIED
 from stepsaga.workflow.validate import transitions
 from tests.unit.workflow.asl_eval import Script, ScriptedError, walk
+from workflows.case import Case
 
 OK = {"action_key": "k", "status": "COMPLETED", "result": {}, "replayed": False}
 UNDECIDED = {"outcome": "undecided", "item_id": "R-1"}

@@ -8,7 +8,6 @@ from typing import Any
 import pytest
 from pydantic import BaseModel, ValidationError
 
-from stepsaga.case import Case
 from stepsaga.errors import InvalidInputError
 from stepsaga.workflow import (
     AwaitDecisionEvent,
@@ -24,6 +23,7 @@ from stepsaga.workflow import (
 )
 from stepsaga.workflow.payloads import Path, template
 from tests.unit.workflow.asl_eval import evaluate, get_path
+from workflows.case import Case
 from workflows.replacement_order import (
     CreateShipmentEvent,
     RefundPaymentEvent,

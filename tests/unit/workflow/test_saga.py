@@ -7,7 +7,6 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
-from stepsaga.case import Case, Refund, Reserve
 from stepsaga.workflow import (
     Compensate,
     EffectClass,
@@ -18,6 +17,7 @@ from stepsaga.workflow import (
     Step,
 )
 from stepsaga.workflow.saga import RECONCILER_FUNCTION
+from workflows.case import Case, Refund, Reserve
 
 
 def write(name: str = "ReserveStock", **overrides: Any) -> Step:

@@ -1,0 +1,205 @@
+"""The invariants, checked from the outside truth: the services' effects table and the ledger.
+
+Nothing here asks the code under test whether it did the right thing. Effects are counted
+in ``services.sqlite3``'s ``effects`` table (written in the same transaction as each effect,
+so a row exists iff the effect does); the ledger is read record by record; the outcome is
+the execution's as ``status`` derives it.
+
+Per case (tenant + case id):
+
+* **no duplicates** — at most one reservation, release, refund and shipment;
+* **completed** ⇒ exactly one reservation, refund and shipment, and no release;
+* **compensated** ⇒ no shipment, the reservation (if any) released exactly once, and no
+  item about the release left open (a release reconciled automatically was decided);
+  no other case releases anything, except one whose compensation failed;
+* **settled** — every case ends ``completed``, ``compensated``, or ``compensation_failed``
+  with an open reconciliation item about that very release (on the release's own action
+  key); none running, failed or waiting;
+* **ledger agrees with the world** — no record left ``IN_PROGRESS``; an ``UNKNOWN`` record
+  has an open item; a ``COMPLETED`` record's effect exists; an effect's record is not
+  ``RELEASED``/``FAILED`` (the ledger would let it happen again);
+* **isolation** — every record, item and effect of the case carries its tenant and case.
+
+Per tenant: **budget** — what was debited equals what the records hold (nothing debited
+twice, nothing lost), each record holding its cost exactly while its effect stands.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+from chaos.plan import CasePlan
+from services.simulated import Effect
+from stepsaga.backends.views import Outcome
+from stepsaga.ledger import ReconItem, ReconStatus, Record, Status
+
+#: The ledger operation (last part of the record's operation) → the effect it applies.
+EFFECT_OF = {
+    "reserve_stock": "reserve",
+    "refund_payment": "refund",
+    "create_shipment": "create_shipment",
+    "release_reservation": "release",
+}
+
+
+#: How the release's action key ends (it derives from the reservation's).
+RELEASE_KEY = ":reserve_stock:compensate:release_reservation"
+
+
+@dataclass(frozen=True)
+class Violation:
+    invariant: str
+    case: str
+    detail: str
+    plan: str = ""
+
+    def __str__(self) -> str:
+        text = f"{self.invariant}: {self.case}: {self.detail}"
+        return f"{text}\n  reproduce: {self.plan}" if self.plan else text
+
+
+@dataclass(frozen=True)
+class CaseTruth:
+    """What the world and the ledger show for one case at the end."""
+
+    plan: CasePlan
+    outcome: Outcome | None
+    """``None``: the case has no execution at all."""
+    effects: tuple[Effect, ...]
+    records: tuple[Record, ...]
+    items: tuple[ReconItem, ...]
+
+    @property
+    def counts(self) -> Counter[str]:
+        return Counter(str(effect.operation) for effect in self.effects)
+
+    @property
+    def open_items(self) -> tuple[ReconItem, ...]:
+        return tuple(item for item in self.items if item.status is ReconStatus.OPEN)
+
+    @property
+    def open_release_items(self) -> tuple[ReconItem, ...]:
+        """Open items on the release's own action (``…:compensate:release_reservation``)."""
+        return tuple(item for item in self.open_items if item.record_key.endswith(RELEASE_KEY))
+
+
+def check_case(truth: CaseTruth) -> list[Violation]:
+    found: list[str] = []
+    counts = truth.counts
+    outcome = truth.outcome
+    for operation in ("reserve", "release", "refund", "create_shipment"):
+        if counts[operation] > 1:
+            found.append(f"duplicate: {counts[operation]} x {operation}")
+    if outcome is Outcome.COMPLETED:
+        want = {"reserve": 1, "refund": 1, "create_shipment": 1, "release": 0}
+        for operation, number in want.items():
+            if counts[operation] != number:
+                found.append(f"completed with {counts[operation]} x {operation}")
+    elif outcome is Outcome.COMPENSATED:
+        if counts["create_shipment"]:
+            found.append("compensated, yet shipped")
+        if counts["release"] != counts["reserve"]:
+            found.append(
+                f"compensated with {counts['reserve']} reservation(s) and "
+                f"{counts['release']} release(s)"
+            )
+        if truth.open_release_items:
+            found.append("compensated, yet an item about the release is open")
+    elif outcome is Outcome.COMPENSATION_FAILED:
+        if not truth.open_release_items:
+            found.append("compensation failed, and no item about the release is open")
+    else:
+        found.append(f"not settled: outcome {outcome.value if outcome else 'no execution'}")
+    if counts["release"] and outcome not in (Outcome.COMPENSATED, Outcome.COMPENSATION_FAILED):
+        found.append(f"released although {outcome.value if outcome else 'never run'}")
+    found += _ledger_vs_world(truth)
+    found += _isolation(truth)
+    return [Violation(_name(text), truth.plan.label, text, truth.plan.describe()) for text in found]
+
+
+def _ledger_vs_world(truth: CaseTruth) -> list[str]:
+    found: list[str] = []
+    effect_keys = {effect.action_key for effect in truth.effects}
+    open_keys = {item.record_key for item in truth.open_items}
+    for record in truth.records:
+        if record.status is Status.IN_PROGRESS:
+            found.append(f"ledger: {record.key} left IN_PROGRESS")
+        if record.status is Status.UNKNOWN and record.key not in open_keys:
+            found.append(f"ledger: {record.key} UNKNOWN with no open item")
+        if record.status is Status.COMPLETED and record.key not in effect_keys:
+            found.append(f"ledger: {record.key} COMPLETED but its effect never happened")
+        if record.status in (Status.RELEASED, Status.FAILED) and record.key in effect_keys:
+            found.append(f"ledger: {record.key} {record.status.value} but its effect happened")
+    recorded = {record.key for record in truth.records}
+    for key in sorted(effect_keys - recorded):
+        found.append(f"ledger: an effect under {key} has no record")
+    return found
+
+
+def _isolation(truth: CaseTruth) -> list[str]:
+    plan = truth.plan
+    prefix = f"{plan.tenant_id}:{plan.case_id}:"
+    found: list[str] = []
+    for record in truth.records:
+        if (record.tenant_id, record.case_id) != plan.key or not record.key.startswith(prefix):
+            found.append(f"isolation: record {record.key} in the wrong case")
+    for item in truth.items:
+        if (item.tenant_id, item.case_id) != plan.key or not item.record_key.startswith(prefix):
+            found.append(f"isolation: item {item.item_id} ({item.record_key}) in the wrong case")
+    for effect in truth.effects:
+        if (effect.tenant_id, effect.case_id) != plan.key or not effect.action_key.startswith(
+            prefix
+        ):
+            found.append(f"isolation: effect {effect.id} ({effect.action_key}) in the wrong case")
+    return found
+
+
+def check_budget(
+    tenant_id: str, initial: int, remaining: int | None, records: Iterable[Record]
+) -> list[Violation]:
+    """Debits vs records: ``initial - remaining`` is exactly what the records hold, and each
+    record holds its cost while its effect stands (claimed, completed or unknown) and
+    nothing once it is known not to have happened (released, failed)."""
+    found: list[str] = []
+    held = 0
+    for record in records:
+        held += record.debited
+        cost = record.cost or 0
+        if record.status in (Status.RELEASED, Status.FAILED):
+            if record.debited:
+                found.append(f"{record.key} {record.status.value} still holds {record.debited}")
+        elif record.debited != cost:
+            found.append(f"{record.key} {record.status.value} holds {record.debited}, cost {cost}")
+    if remaining is None:
+        found.append("the budget row is gone")
+    elif initial - remaining != held:
+        found.append(
+            f"debited {initial - remaining} in total, but the records hold {held} "
+            f"({'lost' if initial - remaining > held else 'debited twice'})"
+        )
+    return [Violation("budget", f"tenant {tenant_id}", text) for text in found]
+
+
+def check_all(
+    truths: Sequence[CaseTruth],
+    budgets: Mapping[str, tuple[int, int | None]],
+    records_by_tenant: Mapping[str, Sequence[Record]],
+) -> list[Violation]:
+    violations: list[Violation] = []
+    for truth in truths:
+        violations += check_case(truth)
+    for tenant, (initial, remaining) in sorted(budgets.items()):
+        violations += check_budget(tenant, initial, remaining, records_by_tenant.get(tenant, ()))
+    return violations
+
+
+def duplicates(truths: Iterable[CaseTruth]) -> int:
+    """Effects beyond the first, per case and operation: the number that must be 0."""
+    return sum(max(0, n - 1) for truth in truths for n in truth.counts.values())
+
+
+def _name(text: str) -> str:
+    head = text.split(":", 1)[0]
+    return head if head in ("duplicate", "ledger", "isolation") else "outcome"

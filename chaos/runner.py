@@ -1,0 +1,189 @@
+"""One operator command in a child process of its own, so that a kill is a real ``SIGKILL``.
+
+The child runs the embedded backend exactly as ``stepsaga`` does (``LocalBackend``, real
+handlers, ledger, simulated services, engine) with three things injected through the
+backend's own parameters: the harness's clock, a ledger store that kills at armed points,
+and a progress listener and crash action that kill. It writes a one-line result file when
+it finishes; a killed child writes none (its kill note says why).
+
+Children are forked from the harness (``multiprocessing``'s ``fork`` context): the imports
+are paid once, and the kernel still kills each child for real.
+"""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import os
+import sys
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from enum import StrEnum
+from multiprocessing.connection import wait
+from multiprocessing.process import BaseProcess
+from typing import Any
+
+from chaos.clock import ShiftedClock
+from chaos.kills import KillingStore, KillSwitch
+from chaos.plan import KillPoint, KillSite
+from chaos.workspace import Workspace
+from services import load_faults
+from stepsaga.backends.local import LocalBackend, default_handlers
+from stepsaga.backends.views import ReconDecision
+from stepsaga.engine import Handler
+from stepsaga.handlers.deps import HandlerDeps
+from stepsaga.ledger import Ledger, open_ledger
+from stepsaga.ledger.connect import open_store
+from stepsaga.reconciliation import resolve
+from stepsaga.workflow.saga import Saga
+from workflows.case import load_case
+
+OPERATOR = "chaos-operator@example.com"
+
+
+class Command(StrEnum):
+    START = "start"
+    REDRIVE = "redrive"
+    RESOLVE = "resolve"
+    SWEEP = "sweep"
+
+
+@dataclass(frozen=True)
+class Job:
+    """One command for one case (``sweep``: for the whole ledger)."""
+
+    seq: int
+    command: Command
+    clock_offset: float
+    case_index: int = -1
+    execution: str = ""
+    pending: tuple[KillPoint, ...] = ()
+    item_id: str = ""
+    decision: ReconDecision = ReconDecision.APPLIED
+
+
+@dataclass(frozen=True)
+class JobResult:
+    job: Job
+    exitcode: int
+    """0 done, 1 an error (``error`` says which), -9 killed."""
+    data: Mapping[str, Any]
+
+    @property
+    def killed(self) -> bool:
+        return self.exitcode == -9
+
+    @property
+    def error(self) -> str | None:
+        value = self.data.get("error")
+        return str(value) if value is not None else None
+
+
+def run_jobs(space: Workspace, jobs: Sequence[Job], parallel: int) -> list[JobResult]:
+    """Run every job in its own forked child, at most ``parallel`` at a time."""
+    context = multiprocessing.get_context("fork")
+    queue = list(jobs)
+    running: dict[int, tuple[Job, BaseProcess]] = {}
+    results: list[JobResult] = []
+    while queue or running:
+        while queue and len(running) < parallel:
+            job = queue.pop(0)
+            sys.stdout.flush()
+            sys.stderr.flush()
+            process: BaseProcess = context.Process(target=_child, args=(space, job))
+            process.start()
+            running[process.sentinel] = (job, process)
+        for sentinel in wait(list(running)):
+            assert isinstance(sentinel, int)
+            job, process = running.pop(sentinel)
+            process.join()
+            code = process.exitcode if process.exitcode is not None else 1
+            results.append(JobResult(job, code, _read_result(space, job)))
+    return sorted(results, key=lambda result: result.job.seq)
+
+
+def _read_result(space: Workspace, job: Job) -> dict[str, Any]:
+    path = space.result_file(job.seq)
+    if not path.exists():
+        return {}
+    data: dict[str, Any] = json.loads(path.read_text())
+    return data
+
+
+def _child(space: Workspace, job: Job) -> None:
+    """The child's body: stderr to the case's log, run the job, write the result."""
+    name = f"{job.case_index:05d}" if job.case_index >= 0 else job.command.value
+    log = os.open(space.log_file(name), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    os.dup2(log, 2)
+    started = time.monotonic()
+    try:
+        data = run_job(space, job)
+        data["ok"] = True
+        code = 0
+    except Exception as exc:
+        data = {"ok": False, "error": f"{type(exc).__name__}: {' '.join(str(exc).split())}"}
+        code = 1
+    data["seconds"] = round(time.monotonic() - started, 3)
+    space.result_file(job.seq).write_text(json.dumps(data, sort_keys=True))
+    sys.exit(code)
+
+
+def run_job(space: Workspace, job: Job) -> dict[str, Any]:
+    """Run ``job`` in this process (a child: it may be killed on the way)."""
+    home = space.home
+    clock = ShiftedClock(job.clock_offset)
+    switch = KillSwitch(job.case_index, job.pending, space.kill_notes)
+    if job.command is Command.SWEEP:
+        with open_ledger(home.ledger_url, clock=clock) as ledger:
+            return {"swept": len(ledger.sweep())}
+
+    def handlers(deps: HandlerDeps, saga: Saga) -> Mapping[str, Handler]:
+        store = KillingStore(open_store(home.ledger_url), switch)
+        ledger = Ledger(store, clock=deps.clock, policy=deps.ledger.policy)
+        return default_handlers(replace(deps, ledger=ledger), saga)
+
+    backend = LocalBackend(
+        home,
+        clock=clock,
+        handlers=handlers,
+        crash=switch.crash,
+        sleeper=lambda seconds: None,
+        log_level="CRITICAL",
+    )
+    with backend:
+        if job.command is Command.START:
+            case = load_case(space.case_file(job.case_index))
+            faults_path = space.faults_file(job.case_index)
+            faults = load_faults(faults_path) if faults_path.exists() else None
+            view = backend.start(case, faults=faults, time_scale=0, on_event=switch.on_progress)
+            return {"outcome": view.outcome.value}
+        if job.command is Command.REDRIVE:
+            view = backend.redrive(job.execution, time_scale=0, on_event=switch.on_progress)
+            return {"outcome": view.outcome.value}
+        if switch.armed(KillSite.AFTER_RESOLVE):
+            _resolve_then_die(home.ledger_url, clock, switch, job)
+        resolution = backend.recon_resolve(
+            job.item_id,
+            job.decision,
+            OPERATOR,
+            "decided from the services' effects table",
+            time_scale=0,
+            on_event=switch.on_progress,
+        )
+        execution = resolution.execution
+        return {"outcome": execution.outcome.value if execution else None}
+
+
+def _resolve_then_die(url: str, clock: ShiftedClock, switch: KillSwitch, job: Job) -> None:
+    """``recon resolve`` dying between its ledger commit and resuming the waiting case."""
+    ledger = Ledger(KillingStore(open_store(url), switch), clock=clock)
+    resolve(
+        ledger,
+        job.item_id,
+        job.decision.ledger_value,
+        OPERATOR,
+        "decided from the services' effects table",
+        send_task_success=None,
+    )
+    switch.fire(KillSite.AFTER_RESOLVE.value)  # already resolved the same way: die anyway

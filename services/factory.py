@@ -1,0 +1,67 @@
+"""Opening the services a saga talks to: simulated (embedded backend) or HTTP (real)."""
+
+from __future__ import annotations
+
+import time
+
+import httpx
+
+from services.faults import Faults
+from services.http import HttpInventory, HttpPayments, HttpServicesConfig, HttpShipping
+from services.protocols import Services
+from services.simulated import (
+    DEFAULT_STOCK,
+    CrashAction,
+    FaultInjector,
+    ServicesDb,
+    SimulatedInventory,
+    SimulatedPayments,
+    SimulatedShipping,
+    Simulation,
+    Sleeper,
+    kill_process,
+)
+from stepsaga.clock import Clock, SystemClock
+from stepsaga.home import StateHome
+
+
+def open_simulated_services(
+    home: StateHome,
+    faults: Faults | None = None,
+    *,
+    clock: Clock | None = None,
+    sleeper: Sleeper = time.sleep,
+    crash: CrashAction = kill_process,
+    default_stock: int = DEFAULT_STOCK,
+) -> Services:
+    """Services backed by ``home.services_path``.
+
+    ``faults`` apply to every tenant and case served by this bundle, on top of the faults
+    attached to each case (``open_simulation(home).attach_faults``), which apply in every
+    process. ``crash`` runs on ``crash_after_effect``: by default SIGKILL of this process;
+    in-process tests pass ``raise_simulated_crash``.
+    """
+    db = ServicesDb(home.ensure().services_path)
+    clock = clock or SystemClock()
+    injector = FaultInjector(db, faults, sleeper=sleeper, crash=crash)
+    return Services(
+        inventory=SimulatedInventory(db, injector, clock, default_stock=default_stock),
+        payments=SimulatedPayments(db, injector, clock),
+        shipping=SimulatedShipping(db, injector, clock),
+    )
+
+
+def open_simulation(home: StateHome, *, clock: Clock | None = None) -> Simulation:
+    """The control side of the simulated services: attach faults, read effects, set stock."""
+    return Simulation(ServicesDb(home.ensure().services_path), clock or SystemClock())
+
+
+def open_http_services(
+    config: HttpServicesConfig, *, transport: httpx.BaseTransport | None = None
+) -> Services:
+    """Services over HTTP; close the bundle (or use it as a context manager) when done."""
+    return Services(
+        inventory=HttpInventory(config.inventory_url, config.timeouts, transport=transport),
+        payments=HttpPayments(config.payments_url, config.timeouts, transport=transport),
+        shipping=HttpShipping(config.shipping_url, config.timeouts, transport=transport),
+    )

@@ -1,0 +1,5 @@
+"""``python -m stepsaga``: the same CLI as the ``stepsaga`` script."""
+
+from stepsaga.cli.app import main
+
+main()

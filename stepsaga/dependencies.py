@@ -1,0 +1,93 @@
+"""What a project gives the framework to build its handlers' own clients.
+
+A project names one ``Dependencies`` object in ``[tool.stepsaga] dependencies =
+"module:attr"``. The framework calls ``local(ctx)`` on the embedded backend and
+``aws(ctx)`` inside a Lambda function, and passes what they return to every
+``StepHandler.perform``/``lookup`` as ``clients``. If that object has ``close()``, it is
+called when the handlers are done (end of a CLI command; never on a warm Lambda).
+
+Optional: a project whose local clients simulate faults (``stepsaga start --faults FILE``)
+also implements ``SupportsFaults``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol, TypeVar, runtime_checkable
+
+from stepsaga.clock import Clock
+from stepsaga.home import StateHome
+
+D_co = TypeVar("D_co", covariant=True)
+
+__all__ = [
+    "AwsContext",
+    "Dependencies",
+    "LocalContext",
+    "NoDependencies",
+    "SupportsFaults",
+    "close_clients",
+]
+
+
+@dataclass(frozen=True)
+class LocalContext:
+    """The embedded backend: state lives under ``home``; ``sleep`` is scaled like the
+    engine's own waits (``--time-scale``), so simulated slowness is too."""
+
+    home: StateHome
+    clock: Clock
+    sleep: Callable[[float], None]
+
+
+@dataclass(frozen=True)
+class AwsContext:
+    """Inside a Lambda function: configuration comes from ``environ`` (the function's
+    environment, as the CDK construct set it)."""
+
+    clock: Clock
+    environ: Mapping[str, str]
+
+
+class Dependencies(Protocol[D_co]):
+    """Builds the app's clients, per backend."""
+
+    def local(self, ctx: LocalContext) -> D_co:
+        """Clients for the embedded backend (fakes or simulated services)."""
+        ...
+
+    def aws(self, ctx: AwsContext) -> D_co:
+        """Clients inside a Lambda function (real services)."""
+        ...
+
+
+@runtime_checkable
+class SupportsFaults(Protocol):
+    """Local clients that misbehave on purpose (``stepsaga start --faults FILE``)."""
+
+    def load_faults(self, path: Path) -> object:
+        """Read and validate a faults file; raise ``InvalidInputError`` naming the field."""
+        ...
+
+    def attach_faults(self, ctx: LocalContext, tenant_id: str, case_id: str, faults: object) -> None:
+        """Make ``faults`` apply to this case's calls, in this and later processes."""
+        ...
+
+
+class NoDependencies:
+    """For sagas whose handlers need no clients: ``clients`` is ``None``."""
+
+    def local(self, ctx: LocalContext) -> None:
+        return None
+
+    def aws(self, ctx: AwsContext) -> None:
+        return None
+
+
+def close_clients(clients: Any) -> None:
+    """Close what a ``Dependencies`` built, if it can be closed."""
+    close = getattr(clients, "close", None)
+    if callable(close):
+        close()
