@@ -53,6 +53,7 @@ from stepsaga.backends.views import (
 from stepsaga.errors import NotFoundError
 from stepsaga.ledger import LedgerPolicy, open_ledger
 from stepsaga.reconciliation import AUTO_RESOLVER
+from workflows.project import reference_project
 
 SETTLED = (Outcome.COMPLETED, Outcome.COMPENSATED, Outcome.COMPENSATION_FAILED)
 
@@ -355,7 +356,7 @@ class _Run:
         return results
 
     def _backend(self) -> LocalBackend:
-        return LocalBackend(self.space.home, clock=ShiftedClock(self.offset), log_level="CRITICAL")
+        return LocalBackend(self.space.home, reference_project(), clock=ShiftedClock(self.offset), log_level="CRITICAL")
 
     def _views(self, plans: Iterable[CasePlan]) -> dict[int, ExecutionView]:
         views: dict[int, ExecutionView] = {}

@@ -38,6 +38,7 @@ from stepsaga.ledger.connect import open_store
 from stepsaga.reconciliation import resolve
 from stepsaga.workflow.saga import Saga
 from workflows.case import load_case
+from workflows.project import reference_project
 
 OPERATOR = "chaos-operator@example.com"
 
@@ -145,9 +146,9 @@ def run_job(space: Workspace, job: Job) -> dict[str, Any]:
 
     backend = LocalBackend(
         home,
+        reference_project(crash=switch.crash),
         clock=clock,
         handlers=handlers,
-        crash=switch.crash,
         sleeper=lambda seconds: None,
         log_level="CRITICAL",
     )

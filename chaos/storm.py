@@ -32,12 +32,14 @@ from services import open_simulation
 from stepsaga.clock import SystemClock
 from stepsaga.engine import LambdaContext
 from stepsaga.errors import StepSagaError
-from stepsaga.handlers import build_handlers, local_deps
+from stepsaga.handlers import build_handlers
+from services.dependencies import simulated_deps
 from stepsaga.handlers.deps import HandlerDeps
 from stepsaga.handlers.guard import Handler
 from stepsaga.home import StateHome
 from stepsaga.ledger import open_ledger
 from workflows.case import parse_case
+from workflows.replacement_order import saga
 
 TENANT = "acme"
 STEPS = (
@@ -249,11 +251,11 @@ def _deliver(
 
 
 def _handlers(home: StateHome, url: str) -> tuple[Mapping[str, Handler], HandlerDeps]:
-    deps = local_deps(home, log_level="CRITICAL")
+    deps = simulated_deps(home, log_level="CRITICAL")
     if not url.startswith("sqlite:"):
         deps.ledger.close()
         deps = replace(deps, ledger=open_ledger(url))
-    return build_handlers(deps), deps
+    return build_handlers(deps, saga), deps
 
 
 def _processes(

@@ -43,9 +43,16 @@ SOURCE_PATHS: Final = (
     "infra/__init__.py",
     "infra/runtime",
 )
-#: Never needed inside Lambda: the operator CLI, the test helpers and the chaos harness
+#: Never needed inside Lambda: the operator CLI (and the project's CLI commands) and the
+#: test helpers
 #: (their dependencies, typer/rich/testcontainers/moto, are not installed there).
-EXCLUDED_PATHS: Final = ("stepsaga/cli", "stepsaga/testing", "services/cli.py")
+EXCLUDED_PATHS: Final = (
+    "stepsaga/cli",
+    "stepsaga/testing",
+    "stepsaga/__main__.py",
+    "services/cli.py",
+    "workflows/demo.py",
+)
 _IGNORED: Final = ("__pycache__", "*.pyc", ".mypy_cache")
 
 #: Runtime dependencies from pyproject.toml that the asset leaves out, and why.
@@ -107,7 +114,11 @@ def copy_sources(root: Path, target: Path) -> None:
         else:
             shutil.copytree(source, destination, ignore=shutil.ignore_patterns(*_IGNORED))
     for relative in EXCLUDED_PATHS:
-        shutil.rmtree(target / relative, ignore_errors=True)
+        left_out = target / relative
+        if left_out.is_dir():
+            shutil.rmtree(left_out)
+        else:
+            left_out.unlink(missing_ok=True)
 
 
 def pip_install_command(target: Path, requirements: list[str]) -> list[str]:

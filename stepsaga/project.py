@@ -40,7 +40,7 @@ _KEYS = {"sagas", "dependencies", "commands"}
 
 HOW_TO = (
     'add [tool.stepsaga.sagas] my-saga = "workflows.my_saga:saga" to its pyproject.toml '
-    "(stepsaga init DIR makes one), or pass --project DIR"
+    "or pass --project DIR"
 )
 
 

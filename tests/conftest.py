@@ -18,3 +18,11 @@ def _isolated_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> No
     monkeypatch.setenv("STEPSAGA_HOME", str(tmp_path / "stepsaga-home"))
     monkeypatch.setenv("POWERTOOLS_METRICS_NAMESPACE", "stepsaga-tests")
     monkeypatch.setenv("POWERTOOLS_SERVICE_NAME", "stepsaga")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """The CLI app with this repository's project commands (``demo``, ``sim``) mounted,
+    as the ``stepsaga`` script mounts them (tests invoke ``app`` directly)."""
+    from stepsaga.cli.app import project_commands
+
+    project_commands(["--project", str(Path(__file__).resolve().parents[1])])

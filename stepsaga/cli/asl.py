@@ -9,11 +9,14 @@ the saga that execution runs). ``graph_text`` is the hook for highlighting a run
 from __future__ import annotations
 
 import json
+import os
+import sys
 from typing import Annotated
 
 import typer
 
 from stepsaga.cli.common import CliContext, cli_context, exit_codes, usage_error
+from stepsaga.errors import InvalidInputError
 from stepsaga.workflow.compiler import compile
 from stepsaga.workflow.graph import GraphFormat, Visited, draw
 from stepsaga.workflow.loader import load_saga
@@ -41,10 +44,17 @@ def _workflow(argument: str | None, option: str | None) -> str | None:
 
 
 def find_saga(cli: CliContext, ref: str | None) -> Saga:
-    """``package.module:attr`` → that saga; a name (or nothing) → the project's."""
-    if ref is not None and ":" in ref:
-        return load_saga(ref)
-    return cli.project().saga(ref)
+    """``package.module[:attr]`` (it has a ``:`` or a ``.``) → that saga, imported from
+    the project root or else the working directory; a name (or nothing) → the project's."""
+    if ref is None or not (":" in ref or "." in ref):
+        return cli.project().saga(ref)
+    try:
+        cli.project()
+    except InvalidInputError:
+        cwd = os.getcwd()
+        if cwd not in sys.path:
+            sys.path.insert(0, cwd)
+    return load_saga(ref)
 
 
 def asl_json(saga: Saga) -> str:

@@ -12,7 +12,9 @@ Install with ``pip install "stepsaga[testing]"``; the pytest plugin
 - :class:`StepFunctionsLocalContainer`, :class:`DynamoDBLocalContainer`,
   :func:`docker_available` — testcontainers, and a probe that never hangs.
 - :class:`LedgerTable`, :func:`create_ledger_table` — a ledger table on any DynamoDB.
-- :class:`Scenario`, ``REPLACEMENT_ORDER_SCENARIOS`` — test cases with their expected paths.
+- :class:`Scenario`, :func:`mock_config` — test cases with their expected paths;
+  :func:`step_result`, :func:`reconciliation_result`, :func:`task_error` — every mocked
+  task result a saga's mock config needs.
 
 Names load lazily, so importing the plugin costs nothing until a fixture is used.
 """
@@ -50,12 +52,11 @@ if TYPE_CHECKING:
     from stepsaga.testing.ledger import LedgerTable, create_ledger_table
     from stepsaga.testing.mockconfig import MockConfigBuilder, Return, Throw
     from stepsaga.testing.scenarios import (
-        REPLACEMENT_ORDER_CASE,
-        REPLACEMENT_ORDER_SCENARIOS,
         Scenario,
         mock_config,
-        replacement_order_input,
-        replacement_order_mock_config,
+        reconciliation_result,
+        step_result,
+        task_error,
     )
 
 _MODULES = {
@@ -86,19 +87,16 @@ _MODULES = {
     "ledger": ("LedgerTable", "create_ledger_table"),
     "mockconfig": ("MockConfigBuilder", "Return", "Throw"),
     "scenarios": (
-        "REPLACEMENT_ORDER_CASE",
-        "REPLACEMENT_ORDER_SCENARIOS",
         "Scenario",
         "mock_config",
-        "replacement_order_input",
-        "replacement_order_mock_config",
+        "reconciliation_result",
+        "step_result",
+        "task_error",
     ),
 }
 _WHERE = {name: module for module, names in _MODULES.items() for name in names}
 
 __all__ = [
-    "REPLACEMENT_ORDER_CASE",
-    "REPLACEMENT_ORDER_SCENARIOS",
     "Backend",
     "Caught",
     "DockerStatus",
@@ -123,9 +121,10 @@ __all__ = [
     "docker_available",
     "lambda_arn",
     "mock_config",
-    "replacement_order_input",
-    "replacement_order_mock_config",
+    "reconciliation_result",
+    "step_result",
     "strict_handlers",
+    "task_error",
 ]
 
 

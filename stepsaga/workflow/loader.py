@@ -18,7 +18,8 @@ def load_saga(ref: str, what: str = "workflow") -> Saga:
     except SagaDefinitionError as exc:
         raise InvalidInputError(f"{what} {ref!r}: {exc}", field=what) from None
     if not isinstance(saga, Saga):
+        attr = ref.partition(":")[2] or "saga"
         raise InvalidInputError(
-            f"{what} {ref!r}: {type(saga).__name__} is not a stepsaga Saga", field=what
+            f"{what} {ref!r}: {attr} is a {type(saga).__name__}, not a stepsaga Saga", field=what
         )
     return saga

@@ -29,6 +29,7 @@ from stepsaga.ledger import Ledger, ReconItem, Record, open_ledger
 from stepsaga.ledger.dynamodb import DynamoDBStore, create_table
 from stepsaga.workflow import compile, render
 from tests.functional.cli_support import cli
+from workflows.project import reference_project
 from workflows.replacement_order import saga
 
 REGION = "us-east-1"
@@ -63,7 +64,13 @@ class FakeAws:
     def backend(self, *, wait_seconds: float = 0, **changes: Any) -> AwsBackend:
         clients = FixedClients(self.sfn, self.ddb, self.cfn)
         changes.setdefault("sleeper", self.sleeps.append)
-        return AwsBackend(self.settings, clients=clients, wait_seconds=wait_seconds, **changes)
+        return AwsBackend(
+            self.settings,
+            project=reference_project(),
+            clients=clients,
+            wait_seconds=wait_seconds,
+            **changes,
+        )
 
     def ledger(self) -> Ledger:
         return Ledger(DynamoDBStore(TABLE, self.ddb))

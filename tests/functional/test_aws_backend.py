@@ -39,6 +39,7 @@ from tests.functional.aws_support import (
 )
 from tests.functional.cli_support import EXAMPLES, case_data, write_case
 from workflows.case import Case, parse_case
+from workflows.project import reference_project
 
 UNVERIFIABLE = EXAMPLES / "faults-shipment-unverifiable.json"
 MOCK_CONFIG = EXAMPLES / "mock-config" / "replacement-order.json"
@@ -136,7 +137,9 @@ def _no_settings() -> AwsSettings:
 def test_local_only_flags_are_refused_before_any_call(
     aws: FakeAws, flags: dict[str, Any], named: str
 ) -> None:
-    backend = AwsBackend(_no_settings, clients=FixedClients(aws.sfn, aws.ddb))
+    backend = AwsBackend(
+        _no_settings, project=reference_project(), clients=FixedClients(aws.sfn, aws.ddb)
+    )
     with pytest.raises(InvalidInputError) as caught:
         backend.start(_case(), **flags)
     assert caught.value.message.startswith(named)
@@ -144,7 +147,9 @@ def test_local_only_flags_are_refused_before_any_call(
 
 
 def test_time_scale_is_refused_by_redrive_and_resolve(aws: FakeAws) -> None:
-    backend = AwsBackend(_no_settings, clients=FixedClients(aws.sfn, aws.ddb))
+    backend = AwsBackend(
+        _no_settings, project=reference_project(), clients=FixedClients(aws.sfn, aws.ddb)
+    )
     with pytest.raises(InvalidInputError, match=r"^--time-scale"):
         backend.redrive("CASE-1001", time_scale=1)
     with pytest.raises(InvalidInputError, match=r"^--time-scale"):
@@ -377,7 +382,11 @@ def test_following_an_execution_moto_runs() -> None:
         )
         settings = AwsSettings(machine["stateMachineArn"], TABLE)
         backend = AwsBackend(
-            settings, clients=FixedClients(sfn, ddb), wait_seconds=10, poll_seconds=0.05
+            settings,
+            project=reference_project(),
+            clients=FixedClients(sfn, ddb),
+            wait_seconds=10,
+            poll_seconds=0.05,
         )
         notices: list[Progress] = []
         view = backend.start(_case(), on_event=notices.append)

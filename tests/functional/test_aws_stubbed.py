@@ -26,6 +26,7 @@ from stepsaga.reconciliation import decision_of
 from tests.functional.aws_support import REGION, FakeAws, fake_aws, run_locally
 from tests.functional.cli_support import EXAMPLES, case_data, write_case
 from workflows.case import parse_case
+from workflows.project import reference_project
 
 NAME = "acme-CASE-1001-r1"
 STARTED = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
@@ -44,7 +45,7 @@ class Stubbed:
     def backend(self, **changes: Any) -> AwsBackend:
         clients = FixedClients(self.sfn, self.aws.ddb)
         changes.setdefault("wait_seconds", 0)
-        return AwsBackend(self.aws.settings, clients=clients, **changes)
+        return AwsBackend(self.aws.settings, project=reference_project(), clients=clients, **changes)
 
     def describe(self, status: str, **fields: Any) -> None:
         response = {

@@ -132,7 +132,7 @@ def test_demo_imports_only_runtime_dependencies(tmp_path: Path) -> None:
     tops = {name.split(".")[0] for name in imported}
     allowed_dists = _runtime_distributions()
     owners = importlib.metadata.packages_distributions()
-    ours = {"stepsaga", "workflows", "tasks", "compensations"}
+    ours = {"stepsaga", "workflows", "tasks", "compensations", "services"}
     foreign = sorted(
         top
         for top in tops

@@ -13,6 +13,7 @@ from stepsaga.backends.local import LocalBackend
 from stepsaga.clock import ManualClock, SystemClock
 from stepsaga.home import StateHome
 from tests.functional.cli_support import EXAMPLES, ROOT, cli, effects, write_case, write_faults
+from workflows.project import reference_project
 
 THROTTLED_3 = {"service": "payments", "operation": "refund", "times": 3, "fault": "throttle"}
 
@@ -118,7 +119,7 @@ def test_an_interrupted_execution_is_visible_and_redrivable(
 
     # Once the lease has expired the same key goes to payments again: one refund in all.
     later = ManualClock(SystemClock().now() + timedelta(minutes=2))
-    with LocalBackend(home, clock=later) as backend:
+    with LocalBackend(home, reference_project(), clock=later) as backend:
         redriven = backend.redrive("CASE-1001", time_scale=0)
     assert (redriven.status, redriven.outcome.value, redriven.redrive_count) == (
         "SUCCEEDED",

@@ -33,6 +33,7 @@ EXECUTION_KEYS = {
     "case_id",
     "revision",
     "outcome",
+    "saga",
     "steps",
     "waiting_for",
     "open_items",

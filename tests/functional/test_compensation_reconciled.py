@@ -24,6 +24,7 @@ from stepsaga.reconciliation import AUTO_RESOLVER
 from stepsaga.testing.history import History
 from tests.unit.handlers.helpers import NOW
 from workflows.case import load_case
+from workflows.project import reference_project
 
 EXAMPLES = Path(__file__).parents[2] / "examples"
 CASE = load_case(EXAMPLES / "case-shipment-rejected.json")
@@ -53,7 +54,7 @@ def test_a_release_whose_reply_is_lost_twice_is_found_released(tmp_path: Path) -
     clock = ManualClock(NOW)
     faults = load_faults(EXAMPLES / "faults-release-reply-lost.json")
 
-    with LocalBackend(home, clock=clock) as backend:
+    with LocalBackend(home, reference_project(), clock=clock) as backend:
         done = backend.start(CASE, faults=faults, time_scale=0)
 
         assert (done.status, done.error, done.outcome) == (
@@ -109,7 +110,7 @@ def test_a_release_that_timed_out_runs_again_with_the_same_key(tmp_path: Path) -
         }
     )
 
-    with LocalBackend(home, clock=clock) as backend:
+    with LocalBackend(home, reference_project(), clock=clock) as backend:
         done = backend.start(CASE, faults=faults, time_scale=0)
 
         assert done.outcome is Outcome.COMPENSATED
@@ -145,7 +146,7 @@ def test_a_release_that_never_gets_through_stops_at_the_attempt_budget(tmp_path:
         }
     )
 
-    with LocalBackend(home, clock=clock) as backend:
+    with LocalBackend(home, reference_project(), clock=clock) as backend:
         done = backend.start(CASE, faults=faults, time_scale=0)
 
         assert (done.error, done.outcome) == (

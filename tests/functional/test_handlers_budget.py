@@ -22,6 +22,7 @@ from stepsaga.home import StateHome
 from stepsaga.ledger import open_ledger
 from tests.unit.handlers.helpers import CASE, NOW
 from workflows.case import parse_case
+from workflows.project import reference_project
 
 RESERVE_KEY = "acme:CASE-1001:r1:reserve_stock"
 
@@ -42,7 +43,7 @@ def test_a_budget_of_zero_waits_for_a_top_up_and_a_decision(tmp_path: Path) -> N
     clock = ManualClock(NOW)
     set_budget(home, 0)
 
-    with LocalBackend(home, clock=clock) as backend:
+    with LocalBackend(home, reference_project(), clock=clock) as backend:
         waiting = backend.start(parse_case(CASE), time_scale=0)
 
         assert (waiting.status, waiting.outcome) == ("RUNNING", Outcome.AWAITING_RECONCILIATION)

@@ -29,6 +29,7 @@ from tests.unit.handlers.helpers import (
     reconcile_event,
     step_event,
 )
+from workflows.replacement_order import saga
 
 REFUND_KEY = "acme:CASE-1001:r1:refund_payment"
 
@@ -41,7 +42,7 @@ class Lambda:
         self.sent = Sent()
         self.deps = HandlerDeps(
             ledger=open_ledger("dynamodb://ledger?region=us-east-1", clock=self.clock),
-            services=open_simulated_services(
+            clients=open_simulated_services(
                 self.home, parse_faults(faults) if faults else None, clock=self.clock
             ),
             clock=self.clock,
@@ -50,7 +51,7 @@ class Lambda:
             notifier=RecordingNotifier(),
             send_task_success=self.sent,
         )
-        self.handlers: dict[str, Handler] = build_handlers(self.deps)
+        self.handlers: dict[str, Handler] = build_handlers(self.deps, saga)
 
     def run(self, function: str, event: dict[str, object]) -> dict[str, object]:
         return self.handlers[function](event, context(function))

@@ -82,10 +82,12 @@ def test_expired_lease_of_a_crashed_worker_reconciles_by_key(tmp_path: Path) -> 
         from pathlib import Path
         from datetime import UTC, datetime
         from stepsaga.clock import ManualClock
-        from stepsaga.handlers import build_handlers, local_deps
+        from stepsaga.handlers import build_handlers
+        from services.dependencies import simulated_deps
         from stepsaga.home import StateHome
         from services import open_simulation, parse_faults
         from tests.unit.handlers.helpers import context, step_event
+        from workflows.replacement_order import saga
 
         home = StateHome(Path({str(home)!r}))
         clock = ManualClock(datetime(2026, 11, 29, 12, 0, tzinfo=UTC))
@@ -94,7 +96,7 @@ def test_expired_lease_of_a_crashed_worker_reconciles_by_key(tmp_path: Path) -> 
             parse_faults({{"faults": [{{"service": "payments", "operation": "refund",
                                         "fault": "crash_after_effect", "attempt": 1}}]}}),
         )
-        handlers = build_handlers(local_deps(home, clock=clock))  # crash = SIGKILL
+        handlers = build_handlers(simulated_deps(home, clock=clock), saga)  # crash = SIGKILL
         handlers["RefundPayment"](step_event("RefundPayment"), context())
         raise SystemExit("worker 1 should have died")
         """

@@ -14,13 +14,11 @@ import pytest
 
 from stepsaga.engine import Handler, LocalEngine
 from stepsaga.testing import (
-    REPLACEMENT_ORDER_SCENARIOS,
     EngineBackend,
     MockConfigBuilder,
     assert_caught,
     assert_outcome,
     assert_path,
-    replacement_order_input,
 )
 from stepsaga.workflow import (
     AwaitDecisionEvent,
@@ -28,6 +26,7 @@ from stepsaga.workflow import (
     ReconciliationOutcome,
     parse_reconciliation_event,
 )
+from tests.scenarios import REPLACEMENT_ORDER_SCENARIOS, replacement_order_input
 from workflows.replacement_order import saga
 
 UNKNOWN = next(s for s in REPLACEMENT_ORDER_SCENARIOS if s.name == "RefundOutcomeUnknown")

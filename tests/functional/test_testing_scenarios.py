@@ -12,11 +12,13 @@ import pytest
 from stepsaga.engine import MockConfig
 from stepsaga.errors import SAGA_COMPENSATED, SAGA_COMPENSATION_FAILED
 from stepsaga.testing import (
-    REPLACEMENT_ORDER_SCENARIOS,
     Backend,
     EngineBackend,
     MockConfigBuilder,
     Scenario,
+)
+from tests.scenarios import (
+    REPLACEMENT_ORDER_SCENARIOS,
     replacement_order_input,
     replacement_order_mock_config,
 )
@@ -78,7 +80,7 @@ def _definition_states() -> dict[str, dict[str, str]]:
 
 def test_the_example_mock_config_file_is_current() -> None:
     assert EXAMPLE.read_text(encoding="utf-8") == replacement_order_mock_config().to_json(), (
-        "regenerate it: python -m stepsaga.testing.scenarios > " + str(EXAMPLE)
+        "regenerate it: python -m tests.scenarios > " + str(EXAMPLE)
     )
     config = MockConfig.from_file(EXAMPLE)
     for scenario in REPLACEMENT_ORDER_SCENARIOS:

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import os
 
+from stepsaga import deployment
+
 os.environ.setdefault("JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION", "20")
 os.environ.setdefault("JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION", "1")
 os.environ.setdefault("JSII_SILENCE_WARNING_UNTESTED_NODE_VERSION", "1")
@@ -43,6 +45,17 @@ class Synthesized:
             for logical_id, resource in self.json["Resources"].items()
             if resource["Type"] == type_name
         }
+
+    def saga_functions(self) -> dict[str, tuple[str, dict[str, Any]]]:
+        """Logical function name (``STEPSAGA_FUNCTION``) → (logical id, resource), for the
+        functions the generic entry point serves."""
+        found = {}
+        for logical_id, resource in self.resources("AWS::Lambda::Function").items():
+            variables = resource["Properties"].get("Environment", {}).get("Variables", {})
+            name = variables.get(deployment.ENV_FUNCTION)
+            if name is not None:
+                found[name] = (logical_id, resource)
+        return found
 
 
 #: The service URLs every synth needs (``-c inventory_url=…`` and so on), as examples.

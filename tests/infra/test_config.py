@@ -9,7 +9,7 @@ from aws_cdk.assertions import Template
 from infra.app import main
 from infra.config import BundlingMode, ContextError, ServiceEndpoints, StageConfig
 from infra.constructs.ledger_table import LedgerTable
-from stepsaga import deployment
+from services.dependencies import ENV_SERVICES
 from tests.infra.conftest import SERVICE_CONTEXT
 
 
@@ -80,7 +80,7 @@ def test_invalid_context_is_refused(context: dict[str, str], message: str) -> No
 def test_service_urls_and_timeouts_become_the_handlers_environment() -> None:
     config = _config(http_read_timeout="8", http_connect_timeout="1.5")
     assert config.services.environment() == {
-        deployment.ENV_SERVICES: "http",
+        ENV_SERVICES: "http",
         "STEPSAGA_INVENTORY_URL": "https://inventory.example.com",
         "STEPSAGA_PAYMENTS_URL": "https://payments.example.com/v1",
         "STEPSAGA_SHIPPING_URL": "https://shipping.example.com:8443",

@@ -1,13 +1,13 @@
 """The definition deployed equals the compiled ASL, placeholders resolved to the right
-functions (the template's ``DefinitionSubstitutions`` point at the function whose handler
-the saga names)."""
+functions (the template's ``DefinitionSubstitutions`` point at the function whose
+``STEPSAGA_FUNCTION`` is the one the saga names)."""
 
 from __future__ import annotations
 
 import json
 from typing import Any
 
-from infra.saga_deployment import lambda_handler
+from stepsaga import deployment
 from stepsaga.workflow import compile as compile_saga
 from stepsaga.workflow import render
 from tests.infra.conftest import Synthesized
@@ -24,8 +24,9 @@ def test_template_definition_equals_compiled_asl_after_substitution(
     def handler_of(substitution: Any) -> str:
         logical_id, attribute = substitution["Fn::GetAtt"]
         assert attribute == "Arn"
-        handler: str = functions[logical_id]["Properties"]["Handler"]
-        return handler
+        variables = functions[logical_id]["Properties"]["Environment"]["Variables"]
+        name: str = variables[deployment.ENV_FUNCTION]
+        return name
 
     deployed = render(
         json.loads(properties["DefinitionString"]),
@@ -34,12 +35,9 @@ def test_template_definition_equals_compiled_asl_after_substitution(
             for key, v in properties["DefinitionSubstitutions"].items()
         },
     )
-    functions_by_name = replacement_order.functions
     expected = render(
         compile_saga(replacement_order),
-        replacement_order.definition_substitutions(
-            lambda name: f"arn-of:{lambda_handler(functions_by_name[name])}"
-        ),
+        replacement_order.definition_substitutions(lambda name: f"arn-of:{name}"),
     )
     assert deployed == expected
 

@@ -12,7 +12,6 @@ from collections.abc import Iterator
 from typing import Any
 
 from infra.permissions import FunctionAccess
-from infra.saga_deployment import lambda_handler
 from tests.infra.conftest import Synthesized
 
 #: Actions AWS authorizes only with ``Resource: "*"`` (no resource-level permissions).
@@ -96,12 +95,17 @@ def test_resource_star_only_where_aws_requires_it(synthesized: Synthesized) -> N
                 assert resource["Fn::Join"][1][1] == ":*", (owner, resource)
 
 
-def _role_of_function(synthesized: Synthesized, handler: str) -> str:
+def _role_of_function(synthesized: Synthesized, function_name: str) -> str:
+    """The role of a saga function (by logical name) or of the overdue check (by handler)."""
+    found = synthesized.saga_functions().get(function_name)
+    if found is not None:
+        role_id: str = found[1]["Properties"]["Role"]["Fn::GetAtt"][0]
+        return role_id
     for function in synthesized.resources("AWS::Lambda::Function").values():
-        if function["Properties"]["Handler"] == handler:
-            role_id: str = function["Properties"]["Role"]["Fn::GetAtt"][0]
+        if function["Properties"]["Handler"] == function_name:
+            role_id = function["Properties"]["Role"]["Fn::GetAtt"][0]
             return role_id
-    raise AssertionError(f"no function with handler {handler}")
+    raise AssertionError(f"no function {function_name}")
 
 
 def _grants(synthesized: Synthesized, role_id: str) -> dict[str, set[str]]:
@@ -130,9 +134,9 @@ def test_each_function_gets_exactly_its_declared_access(synthesized: Synthesized
     (table_id,) = synthesized.resources("AWS::DynamoDB::Table")
     (topic_id,) = synthesized.resources("AWS::SNS::Topic")
     (key_id,) = synthesized.resources("AWS::KMS::Key")
-    for name, path in synthesized.saga.functions.items():
+    for name in synthesized.saga.functions:
         access: FunctionAccess = synthesized.saga.access[name]
-        grants = _grants(synthesized, _role_of_function(synthesized, lambda_handler(path)))
+        grants = _grants(synthesized, _role_of_function(synthesized, name))
         granted = {a: r for a, r in grants.items() if not a.startswith(("xray:", "logs:"))}
         expected: dict[str, set[str]] = {a: {_arn(table_id)} for a in access.table_actions}
         assert not access.index_actions, "the index ARN is checked for the overdue check"
@@ -164,12 +168,7 @@ def test_overdue_check_only_scans_the_open_items_index(synthesized: Synthesized)
 def test_state_machine_invokes_only_the_saga_functions(synthesized: Synthesized) -> None:
     (machine,) = synthesized.resources("AWS::StepFunctions::StateMachine").values()
     grants = _grants(synthesized, machine["Properties"]["RoleArn"]["Fn::GetAtt"][0])
-    function_ids = {
-        logical_id
-        for logical_id, function in synthesized.resources("AWS::Lambda::Function").items()
-        if function["Properties"]["Handler"]
-        in {lambda_handler(p) for p in synthesized.saga.functions.values()}
-    }
+    function_ids = {logical_id for logical_id, _ in synthesized.saga_functions().values()}
     assert len(function_ids) == len(synthesized.saga.functions)
     expected = {_arn(f) for f in function_ids} | {
         json.dumps({"Fn::Join": ["", [{"Fn::GetAtt": [f, "Arn"]}, ":*"]]}, sort_keys=True)

@@ -8,9 +8,11 @@ from typing import Any
 import pytest
 from aws_cdk.assertions import Match
 
-from infra.saga_deployment import lambda_handler
+from services.dependencies import ENV_SERVICES, ReferenceDependencies
+from services.http import HttpPayments
 from services.http.config import ENV_TIMEOUTS, ENV_URLS, HttpServicesConfig, HttpTimeouts
-from stepsaga import deployment, metric_names
+from stepsaga import AwsContext, deployment, metric_names
+from stepsaga.clock import SystemClock
 from stepsaga.handlers.settings import load_settings
 from stepsaga.ledger import table as layout
 from tests.infra.conftest import SERVICE_CONTEXT, Synthesized
@@ -96,13 +98,21 @@ def test_state_machine_is_standard_named_by_stage_logged_and_traced(
     assert log_group["LogGroupName"].startswith("/aws/vendedlogs/states/")
 
 
-def test_every_saga_handler_has_a_function_on_the_current_runtime(
+def test_every_saga_function_runs_the_generic_entry_on_the_current_runtime(
     synthesized: Synthesized,
 ) -> None:
+    saga_functions = synthesized.saga_functions()
+    assert set(saga_functions) == set(synthesized.saga.functions)
+    for name, (_, function) in saga_functions.items():
+        properties = function["Properties"]
+        assert properties["Handler"] == deployment.LAMBDA_HANDLER
+        variables = properties["Environment"]["Variables"]
+        assert variables[deployment.ENV_SAGA] == synthesized.saga.saga_ref
+        assert variables[deployment.ENV_DEPENDENCIES] == synthesized.saga.dependencies_ref
+        assert variables[deployment.ENV_FUNCTION] == name
     functions = _function_by_handler(synthesized)
-    expected = {lambda_handler(p) for p in synthesized.saga.functions.values()}
-    assert set(functions) == expected | {OVERDUE_CHECK_HANDLER}
-    for _, function in functions.values():
+    assert set(functions) == {deployment.LAMBDA_HANDLER, OVERDUE_CHECK_HANDLER}
+    for _, function in [*saga_functions.values(), functions[OVERDUE_CHECK_HANDLER]]:
         properties = function["Properties"]
         assert properties["Runtime"] == "python3.14"
         assert properties["Architectures"] == ["arm64"]
@@ -118,10 +128,9 @@ def test_every_saga_handler_has_a_function_on_the_current_runtime(
 
 
 def _saga_environments(synthesized: Synthesized) -> dict[str, dict[str, Any]]:
-    functions = _function_by_handler(synthesized)
     return {
-        handler: functions[handler][1]["Properties"]["Environment"]["Variables"]
-        for handler in (lambda_handler(p) for p in synthesized.saga.functions.values())
+        name: resource["Properties"]["Environment"]["Variables"]
+        for name, (_, resource) in synthesized.saga_functions().items()
     }
 
 
@@ -129,12 +138,12 @@ def test_saga_functions_call_the_configured_services_over_http(
     synthesized: Synthesized,
 ) -> None:
     for environment in _saga_environments(synthesized).values():
-        assert environment[deployment.ENV_SERVICES] == "http"
+        assert environment[ENV_SERVICES] == "http"
         for key, variable in ENV_URLS.items():
             assert environment[variable] == SERVICE_CONTEXT[key]
         assert set(ENV_TIMEOUTS.values()) <= set(environment)
     overdue = _function_by_handler(synthesized)[OVERDUE_CHECK_HANDLER][1]
-    assert deployment.ENV_SERVICES not in overdue["Properties"]["Environment"]["Variables"]
+    assert ENV_SERVICES not in overdue["Properties"]["Environment"]["Variables"]
 
 
 def test_the_handlers_settings_read_the_stack_environment(
@@ -151,9 +160,12 @@ def test_the_handlers_settings_read_the_stack_environment(
     monkeypatch.setenv("AWS_LAMBDA_FUNCTION_NAME", "ReserveStock")
 
     settings = load_settings()
-
-    assert settings.uses_http
-    assert settings.http_config() == HttpServicesConfig(
+    clients = ReferenceDependencies().aws(AwsContext(clock=SystemClock(), environ=os.environ))
+    try:
+        assert isinstance(clients.payments, HttpPayments)
+    finally:
+        clients.close()
+    assert HttpServicesConfig.from_env(os.environ) == HttpServicesConfig(
         inventory_url=SERVICE_CONTEXT["inventory_url"],
         payments_url=SERVICE_CONTEXT["payments_url"],
         shipping_url=SERVICE_CONTEXT["shipping_url"],
@@ -161,6 +173,10 @@ def test_the_handlers_settings_read_the_stack_environment(
     )
     assert settings.resolved_ledger_url == (
         f"dynamodb://resolved-{deployment.ENV_LEDGER_TABLE_NAME}"
+    )
+    assert (settings.saga, settings.dependencies) == (
+        synthesized.saga.saga_ref,
+        synthesized.saga.dependencies_ref,
     )
 
 

@@ -10,9 +10,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
-from stepsaga.handlers.operation import Absent, Call, Found, Lookup, Operation, Outcome
 
-from services import Services
+from stepsaga import Absent, Call, Found, Lookup, Outcome, StepHandler
 from stepsaga.errors import OutcomeUnknownError
 from stepsaga.workflow import EffectClass, Escalate, Saga, Step
 
@@ -43,17 +42,17 @@ class Downstream:
 DOWNSTREAM = Downstream()
 
 
-class _Probe(Operation[Note]):
-    params_model = Note
+class _Probe(StepHandler[Note, None]):
+    name: str
     keyed = False
 
     def consequential(self, params: Note) -> Mapping[str, Any]:
         return {"text": params.text}
 
-    def perform(self, services: Services, call: Call[Note]) -> Outcome:
+    def perform(self, clients: None, call: Call[Note]) -> Outcome:
         return DOWNSTREAM.call(call.action.key, keyed=self.keyed)
 
-    def lookup(self, services: Services, call: Call[Note]) -> Lookup:
+    def lookup(self, clients: None, call: Call[Note]) -> Lookup:
         if call.action.key in DOWNSTREAM.applied:
             return Found("in memory", {"key": call.action.key}, call.action.key)
         return Absent("in memory")
@@ -76,11 +75,11 @@ class Read(_Probe):
     name = "read_note"
 
 
-PATH = "tests.unit.handlers.effect_probe.handler"
-OPERATIONS: dict[str, Operation[Any]] = {
+PATH = "tests.unit.handlers.effect_probe:handler"
+OPERATIONS: dict[str, StepHandler[Any, Any]] = {
     op.name: op for op in (Keyed(), Blind(), Physical(), Read())
 }
-handler = None  # the path the saga names; build_handlers gets OPERATIONS instead
+handler = None  # the reference the saga names; build_handlers gets OPERATIONS instead
 
 
 def _step(name: str, operation: str, effect: EffectClass) -> Step:

@@ -23,9 +23,10 @@ from services import (
     parse_faults,
     raise_simulated_crash,
 )
+from services.dependencies import simulated_deps
 from stepsaga.clock import ManualClock
 from stepsaga.engine import LambdaContext
-from stepsaga.handlers import HandlerDeps, RecordingMetrics, build_handlers, local_deps
+from stepsaga.handlers import HandlerDeps, RecordingMetrics, build_handlers
 from stepsaga.handlers.guard import Handler
 from stepsaga.home import StateHome
 from stepsaga.ledger import LedgerPolicy
@@ -295,7 +296,7 @@ def make_world(
     sent = Sent()
     logs = CapturedLogs()
     parsed = parse_faults(faults) if isinstance(faults, dict) else faults
-    deps = local_deps(
+    deps = simulated_deps(
         home,
         clock=clock,
         policy=policy,
@@ -307,7 +308,7 @@ def make_world(
         notifier=notifier,
         send_task_success=send_task_success or (sent if callbacks else None),
     )
-    return World(home, clock, deps, build_handlers(deps), metrics, notifier, sent, logs)
+    return World(home, clock, deps, build_handlers(deps, saga), metrics, notifier, sent, logs)
 
 
 def fault(operation: str, kind: str, **narrow: Any) -> dict[str, Any]:

@@ -37,6 +37,7 @@ def probe(tmp_path: Path) -> Iterator[tuple[dict[str, Handler], Ledger, Captured
     logs = CapturedLogs()
     deps = local_deps(
         StateHome(tmp_path),
+        None,
         clock=ManualClock(NOW),
         logger=logs.logger,
         metrics=RecordingMetrics(),

@@ -1,8 +1,8 @@
-"""Lambda entry points: no side effects on import, deps built once from a typed environment."""
+"""The generic Lambda entry point: no side effects on import, one build per process from a
+typed environment naming the saga, the function and the project's dependencies."""
 
 from __future__ import annotations
 
-import importlib
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -10,27 +10,23 @@ from pathlib import Path
 
 import pytest
 
+from stepsaga import deployment
 from stepsaga.errors import InvalidInputError, TransientError
 from stepsaga.handlers import (
     HandlerSettings,
-    LambdaEntry,
+    build_handlers,
     deps_from_settings,
     entrypoint,
     load_settings,
+    step_handlers_of,
 )
 from stepsaga.handlers.metrics import EmfMetrics, NullMetrics
-from stepsaga.handlers.registry import build_handlers, operations_of
+from stepsaga.lambda_handler import handler
 from stepsaga.reconciliation import NullNotifier, SnsNotifier
 from tests.unit.handlers.helpers import context, step_event
 from workflows.replacement_order import saga
 
-MODULES = {
-    "ReserveStock": "tasks.reserve_stock",
-    "RefundPayment": "tasks.refund_payment",
-    "CreateShipment": "tasks.create_shipment",
-    "ReleaseReservation": "compensations.release_reservation",
-    "Reconcile": "compensations.reconcile",
-}
+FUNCTIONS = {"ReserveStock", "RefundPayment", "CreateShipment", "ReleaseReservation", "Reconcile"}
 
 
 @pytest.fixture(autouse=True)
@@ -40,27 +36,35 @@ def fresh_entry() -> Iterator[None]:
     entrypoint.reset()
 
 
-def test_every_saga_function_has_a_module_level_handler() -> None:
-    assert set(saga.functions) == set(MODULES)
-    for function, path in saga.functions.items():
-        module_name, attribute = path.rsplit(".", 1)
-        assert module_name == MODULES[function]
-        handler = getattr(importlib.import_module(module_name), attribute)
-        assert isinstance(handler, LambdaEntry)
-        assert handler.function == function
-    assert set(operations_of(saga)) == {
+@pytest.fixture
+def lambda_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The environment the CDK app gives the RefundPayment function (simulated services)."""
+    monkeypatch.setenv(deployment.ENV_SAGA, "workflows.replacement_order:saga")
+    monkeypatch.setenv(deployment.ENV_FUNCTION, "RefundPayment")
+    monkeypatch.setenv(deployment.ENV_DEPENDENCIES, "services.dependencies:dependencies")
+    monkeypatch.setenv("STEPSAGA_SERVICES", "simulated")
+    monkeypatch.setenv("STEPSAGA_HOME", str(tmp_path / "home"))
+    return tmp_path / "home"
+
+
+def test_every_function_is_served_by_the_generic_entry() -> None:
+    assert set(saga.functions) == FUNCTIONS
+    assert saga.functions["RefundPayment"] == "tasks.refund_payment:RefundPayment"
+    assert saga.functions["Reconcile"] == "stepsaga.handlers.reconcile:reconciler"
+    assert set(step_handlers_of(saga)) == {
         "reserve_stock",
         "refund_payment",
         "create_shipment",
         "release_reservation",
     }
+    assert deployment.LAMBDA_HANDLER == "stepsaga.lambda_handler.handler"
 
 
-def test_importing_the_handlers_touches_nothing(tmp_path: Path) -> None:
+def test_importing_the_entry_and_the_handlers_touches_nothing(tmp_path: Path) -> None:
     home = tmp_path / "untouched"
-    code = "; ".join(f"import {m}" for m in MODULES.values())
+    modules = ["stepsaga.lambda_handler", "tasks.refund_payment", "compensations.release_reservation"]
     subprocess.run(
-        [sys.executable, "-c", code],
+        [sys.executable, "-c", "; ".join(f"import {m}" for m in modules)],
         check=True,
         env={"STEPSAGA_HOME": str(home), "PATH": "/usr/bin:/bin"},
         cwd=Path(__file__).parents[3],
@@ -68,42 +72,67 @@ def test_importing_the_handlers_touches_nothing(tmp_path: Path) -> None:
     assert not home.exists()
 
 
-def test_first_invocation_builds_from_the_environment(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setenv("STEPSAGA_HOME", str(tmp_path / "home"))
-    from tasks.refund_payment import handler
-
+def test_first_invocation_builds_from_the_environment(lambda_env: Path) -> None:
     first = handler(step_event("RefundPayment"), context("RefundPayment"))
     again = handler(step_event("RefundPayment"), context("RefundPayment"))
 
     assert (first["replayed"], again["replayed"]) == (False, True)
-    assert (tmp_path / "home" / "ledger.sqlite3").exists()
-    assert (tmp_path / "home" / "services.sqlite3").exists()
+    assert (lambda_env / "ledger.sqlite3").exists()
+    assert (lambda_env / "services.sqlite3").exists()
 
 
 def test_handlers_are_built_once_per_process() -> None:
     builds: list[int] = []
 
-    def build() -> dict[str, object]:
+    def build() -> entrypoint.Entry:
         builds.append(1)
-        return {}
+        return entrypoint.Entry(function="F", handlers={})
 
-    entrypoint.shared_handlers(build)  # type: ignore[arg-type]
-    entrypoint.shared_handlers(build)  # type: ignore[arg-type]
+    entrypoint.shared_entry(build)
+    entrypoint.shared_entry(build)
     assert builds == [1]
 
 
-def test_a_configuration_error_is_transient_and_not_cached(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("STEPSAGA_LEDGER_URL", "postgres://nope")
-    from tasks.refund_payment import handler
-
+@pytest.mark.parametrize(
+    ("variable", "value", "says"),
+    [
+        ("STEPSAGA_LEDGER_URL", "postgres://nope", "handler configuration"),
+        (deployment.ENV_SAGA, "workflows.nowhere:saga", "no module named 'workflows.nowhere'"),
+        (deployment.ENV_FUNCTION, "ChargeCard", "not a function of saga replacement-order"),
+        (deployment.ENV_DEPENDENCIES, "services.dependencies:nothing", "no attribute 'nothing'"),
+        ("STEPSAGA_SERVICES", "carrier-pigeon", "STEPSAGA_SERVICES must be one of"),
+    ],
+)
+def test_a_configuration_error_is_transient_and_not_cached(
+    lambda_env: Path, monkeypatch: pytest.MonkeyPatch, variable: str, value: str, says: str
+) -> None:
+    good = {
+        deployment.ENV_SAGA: "workflows.replacement_order:saga",
+        deployment.ENV_FUNCTION: "RefundPayment",
+        deployment.ENV_DEPENDENCIES: "services.dependencies:dependencies",
+        "STEPSAGA_SERVICES": "simulated",
+    }
+    monkeypatch.setenv(variable, value)
     with pytest.raises(TransientError) as caught:
         handler(step_event("RefundPayment"), context())
-    assert "handler configuration" in caught.value.message
+    assert caught.value.message.startswith("handler configuration")
+    assert says in caught.value.message
 
-    monkeypatch.delenv("STEPSAGA_LEDGER_URL")
+    if variable in good:
+        monkeypatch.setenv(variable, good[variable])
+    else:
+        monkeypatch.delenv(variable)
     assert handler(step_event("RefundPayment"), context())["replayed"] is False
+
+
+@pytest.mark.parametrize("missing", [deployment.ENV_SAGA, deployment.ENV_FUNCTION])
+def test_the_saga_and_the_function_must_be_named(
+    lambda_env: Path, monkeypatch: pytest.MonkeyPatch, missing: str
+) -> None:
+    monkeypatch.delenv(missing)
+    with pytest.raises(TransientError) as caught:
+        handler(step_event("RefundPayment"), context())
+    assert missing in caught.value.message
 
 
 def test_settings_from_the_stack_environment(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -112,10 +141,8 @@ def test_settings_from_the_stack_environment(monkeypatch: pytest.MonkeyPatch) ->
     monkeypatch.setenv("POWERTOOLS_SERVICE_NAME", "stepsaga-dev")
     monkeypatch.setenv("POWERTOOLS_METRICS_NAMESPACE", "stepsaga")
     monkeypatch.setenv("AWS_LAMBDA_FUNCTION_NAME", "RefundPayment")
-    monkeypatch.setenv("STEPSAGA_PAYMENTS_URL", "https://payments.example")
-    monkeypatch.setenv("STEPSAGA_INVENTORY_URL", "https://inventory.example")
-    monkeypatch.setenv("STEPSAGA_SHIPPING_URL", "https://shipping.example")
-    monkeypatch.setenv("STEPSAGA_HTTP_READ_TIMEOUT", "3")
+    monkeypatch.setenv(deployment.ENV_SAGA, "workflows.replacement_order:saga")
+    monkeypatch.setenv(deployment.ENV_FUNCTION, "RefundPayment")
 
     settings = load_settings()
 
@@ -123,23 +150,21 @@ def test_settings_from_the_stack_environment(monkeypatch: pytest.MonkeyPatch) ->
     assert settings.on_lambda
     assert settings.emits_metrics
     assert settings.sends_callbacks
-    assert settings.uses_http
-    assert settings.http_config().timeouts.read == 3
+    assert (settings.saga, settings.function) == ("workflows.replacement_order:saga", "RefundPayment")
     assert (settings.service_name, settings.metrics_namespace) == ("stepsaga-dev", "stepsaga")
 
 
 def test_local_settings_are_quiet(tmp_path: Path) -> None:
     settings = HandlerSettings(home=tmp_path)
     assert settings.resolved_ledger_url == f"sqlite:///{tmp_path / 'ledger.sqlite3'}"
-    assert not settings.uses_http
     assert not settings.emits_metrics
     assert not settings.sends_callbacks
-    deps = deps_from_settings(settings)
+    deps = deps_from_settings(settings, None)
     try:
         assert isinstance(deps.metrics, NullMetrics)
         assert isinstance(deps.notifier, NullNotifier)
         assert deps.send_task_success is None
-        assert set(build_handlers(deps)) == set(MODULES)
+        assert set(build_handlers(deps, saga)) == FUNCTIONS
     finally:
         deps.close()
 
@@ -150,7 +175,7 @@ def test_aws_deps_use_emf_sns_and_step_functions(tmp_path: Path) -> None:
         reconciliation_topic_arn="arn:aws:sns:us-east-1:123456789012:t",
         lambda_function_name="Reconcile",
     )
-    deps = deps_from_settings(settings)
+    deps = deps_from_settings(settings, None)
     try:
         assert isinstance(deps.metrics, EmfMetrics)
         assert isinstance(deps.notifier, SnsNotifier)
@@ -159,14 +184,8 @@ def test_aws_deps_use_emf_sns_and_step_functions(tmp_path: Path) -> None:
         deps.close()
 
 
-@pytest.mark.parametrize(
-    ("variable", "value"),
-    [("STEPSAGA_METRICS", "loud"), ("STEPSAGA_HTTP_READ_TIMEOUT", "soon")],
-)
-def test_bad_environment_names_the_variable(
-    monkeypatch: pytest.MonkeyPatch, variable: str, value: str
-) -> None:
-    monkeypatch.setenv(variable, value)
+def test_bad_environment_names_the_variable(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("STEPSAGA_METRICS", "loud")
     with pytest.raises(InvalidInputError) as caught:
         load_settings()
     assert caught.value.message.startswith("environment:")

@@ -64,7 +64,7 @@ def test_equal_amounts_written_differently_are_the_same_action(world: World) -> 
 def test_downstream_key_conflict_is_recorded_failed(world: World) -> None:
     # Someone else used our key downstream with another amount.
     ctx = CallContext("acme", "CASE-1001", REFUND_KEY)
-    world.deps.services.payments.refund(
+    world.deps.clients.payments.refund(
         ctx, RefundRequest("PAY-991", Money(999, "USD"), idempotency_key=REFUND_KEY)
     )
 
@@ -121,12 +121,12 @@ def test_intent_older_than_the_retention_window_is_refused(make: WorldFactory) -
 def test_a_live_claim_elsewhere_means_in_progress(world: World) -> None:
     from stepsaga.handlers.identity import action_of
     from stepsaga.workflow.events import StepEvent, parse_event
-    from tasks.refund_payment import OPERATION
+    from tasks.refund_payment import RefundPayment
     from workflows.replacement_order import RefundPaymentEvent
 
     parsed: StepEvent[Any] = parse_event(RefundPaymentEvent, refund_event())
     action = action_of(
-        parsed, "refund_payment", parsed.effect, OPERATION.consequential(parsed.params), 1
+        parsed, "refund_payment", parsed.effect, RefundPayment().consequential(parsed.params), 1
     )
     assert isinstance(world.ledger.claim(action), Claim)
 
@@ -177,7 +177,7 @@ def test_unexpected_error_in_a_keyed_call_is_an_uncertain_outcome(
     def broken(*args: Any, **kwargs: Any) -> Any:
         raise KeyError("surprise")
 
-    monkeypatch.setattr(world.deps.services.payments, "refund", broken)
+    monkeypatch.setattr(world.deps.clients.payments, "refund", broken)
     with pytest.raises(OutcomeUnknownError) as caught:
         world.run("RefundPayment", refund_event())
 

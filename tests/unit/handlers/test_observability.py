@@ -9,10 +9,11 @@ from typing import Any
 
 import pytest
 
+from services.dependencies import simulated_deps
 from stepsaga import metric_names
 from stepsaga.clock import ManualClock
 from stepsaga.errors import StepSagaError
-from stepsaga.handlers import EmfMetrics, build_handlers, local_deps
+from stepsaga.handlers import EmfMetrics, build_handlers
 from stepsaga.handlers.logs import powertools_logger
 from stepsaga.home import StateHome
 from stepsaga.reconciliation import Notice, SnsNotifier
@@ -30,6 +31,7 @@ from tests.unit.handlers.helpers import (
     reconcile_event,
     step_event,
 )
+from workflows.replacement_order import saga
 
 
 def every_path(world: World) -> list[str]:
@@ -119,9 +121,9 @@ def test_failures_are_logged_with_the_error_name(make: WorldFactory) -> None:
 def test_emf_document_for_a_replay(tmp_path: Path) -> None:
     documents: list[str] = []
     metrics = EmfMetrics("stepsaga", "stepsaga-dev", write=documents.append)
-    deps = local_deps(StateHome(tmp_path), clock=ManualClock(NOW), metrics=metrics)
+    deps = simulated_deps(StateHome(tmp_path), clock=ManualClock(NOW), metrics=metrics)
     try:
-        handlers = build_handlers(deps)
+        handlers = build_handlers(deps, saga)
         handlers["RefundPayment"](step_event("RefundPayment"), context())
         assert documents == []  # nothing to count: no document at all
         handlers["RefundPayment"](step_event("RefundPayment"), context())
@@ -143,9 +145,9 @@ def test_emf_document_for_a_replay(tmp_path: Path) -> None:
 def test_the_local_backend_prints_nothing_on_stdout(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    deps = local_deps(StateHome(tmp_path), clock=ManualClock(NOW))
+    deps = simulated_deps(StateHome(tmp_path), clock=ManualClock(NOW))
     try:
-        handlers = build_handlers(deps)
+        handlers = build_handlers(deps, saga)
         for _ in range(2):
             handlers["RefundPayment"](step_event("RefundPayment"), context())
         with pytest.raises(StepSagaError):

@@ -148,12 +148,12 @@ def test_completed_record_is_applied_without_an_item(world: World) -> None:
 def test_a_live_lease_is_asked_again_later(world: World) -> None:
     from stepsaga.handlers.identity import action_of
     from stepsaga.workflow.events import parse_event
-    from tasks.refund_payment import OPERATION
+    from tasks.refund_payment import RefundPayment
     from workflows.replacement_order import RefundPaymentEvent
 
     parsed = parse_event(RefundPaymentEvent, step_event("RefundPayment"))
     action = action_of(
-        parsed, "refund_payment", parsed.effect, OPERATION.consequential(parsed.params), 1
+        parsed, "refund_payment", parsed.effect, RefundPayment().consequential(parsed.params), 1
     )
     assert isinstance(world.ledger.claim(action), Claim)
 

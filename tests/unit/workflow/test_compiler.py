@@ -500,7 +500,7 @@ def test_a_saga_in_a_few_lines() -> None:
     assert states["IssueLabel"]["Parameters"]["Payload"]["params.$"] == "$.case.label"
     assert states["LookUpOrder"]["Parameters"]["Payload"]["params"] == {}
     assert "EscalateNotify" not in states  # the last step's disposition never runs
-    assert saga.functions["VoidLabel"] == "compensations.void_label.handler"
+    assert saga.functions["VoidLabel"] == "compensations.void_label:VoidLabel"
 
 
 def test_a_reconciled_compensation_unwinds_to_the_next_one(case: Case) -> None:

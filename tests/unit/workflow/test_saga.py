@@ -34,11 +34,11 @@ def write(name: str = "ReserveStock", **overrides: Any) -> Step:
 def test_replacement_order_functions_are_the_registry(saga: Saga) -> None:
     assert saga.name == "replacement-order"
     assert saga.functions == {
-        "ReserveStock": "tasks.reserve_stock.handler",
-        "RefundPayment": "tasks.refund_payment.handler",
-        "CreateShipment": "tasks.create_shipment.handler",
-        "ReleaseReservation": "compensations.release_reservation.handler",
-        "Reconcile": "compensations.reconcile.handler",
+        "ReserveStock": "tasks.reserve_stock:ReserveStock",
+        "RefundPayment": "tasks.refund_payment:RefundPayment",
+        "CreateShipment": "tasks.create_shipment:CreateShipment",
+        "ReleaseReservation": "compensations.release_reservation:ReleaseReservation",
+        "Reconcile": "stepsaga.handlers.reconcile:reconciler",
     }
 
 
@@ -60,15 +60,22 @@ def test_effect_may_be_given_by_value() -> None:
 def test_read_step_needs_no_operation_nor_disposition() -> None:
     step = Step("LookUpOrder", effect=EffectClass.READ)
     assert step.operation == "look_up_order"
-    assert step.handler_path == "tasks.look_up_order.handler"
+    assert step.handler_ref == "tasks.look_up_order:LookUpOrder"
     assert not step.has_effect
 
 
 def test_handlers_default_from_operation_and_can_be_overridden() -> None:
-    step = write(handler="my_tasks.stock.reserve")
-    assert step.handler_path == "my_tasks.stock.reserve"
+    step = write(handler="my_tasks.stock:Reserve")
+    assert step.handler_ref == "my_tasks.stock:Reserve"
     assert write().compensation is not None
-    assert write().compensation.handler_path == "compensations.release_reservation.handler"  # type: ignore[union-attr]
+    assert write().compensation.handler_ref == (  # type: ignore[union-attr]
+        "compensations.release_reservation:ReleaseReservation"
+    )
+
+
+def test_params_models_come_from_the_input_model(saga: Saga) -> None:
+    assert saga.step("ReserveStock").params_model is Reserve
+    assert saga.step("RefundPayment").params_model is Refund
 
 
 def test_lists_become_tuples_so_sagas_are_frozen_values() -> None:
@@ -97,7 +104,7 @@ def test_lists_become_tuples_so_sagas_are_frozen_values() -> None:
             "a read step has no effect to compensate or escalate",
         ),
         (lambda: write(on_later_failure="undo"), "must be Compensate(...) or Escalate(reason)"),
-        (lambda: write(handler="handler"), "handler must be a 'package.module.function' path"),
+        (lambda: write(handler="handler"), "handler must be a 'package.module:StepHandler' reference"),
         (lambda: write(retry=["TransientError"]), "retry must be RetryPolicy values"),
         (
             lambda: write(
@@ -166,7 +173,7 @@ def test_step_validation_messages(build: Any, message: str) -> None:
             lambda: Saga("s", [write("Reconcile", operation="reconcile")]),
             f"{RECONCILER_FUNCTION!r} is the reconciler's function name",
         ),
-        (lambda: Saga("s", [write()], reconciler="reconcile"), "reconciler: handler must be"),
+        (lambda: Saga("s", [write()], input_model=Reserve), "input_model must extend"),  # type: ignore[arg-type]
         (
             lambda: Saga("s", [write()], decision_timeout_seconds=0),
             "decision_timeout_seconds must be between 1 and",
@@ -197,7 +204,7 @@ def test_input_model_must_carry_the_identity_fields() -> None:
         case_id: str
         reserve: Reserve
 
-    with pytest.raises(SagaDefinitionError, match=r"must provide 'approval\.revision'"):
+    with pytest.raises(SagaDefinitionError, match=r"input_model must extend stepsaga.ApprovedCase"):
         Saga("s", [write()], input_model=Flat)
 
 
@@ -223,5 +230,5 @@ def test_params_paths_that_exist_are_accepted() -> None:
 
 def test_only_reads_means_no_reconciler() -> None:
     saga = Saga("reads", [Step("LookUp", effect=EffectClass.READ)])
-    assert saga.functions == {"LookUp": "tasks.look_up.handler"}
+    assert saga.functions == {"LookUp": "tasks.look_up:LookUp"}
     assert not saga.uses_reconciler
