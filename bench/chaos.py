@@ -20,7 +20,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from chaos import ChaosConfig, run_chaos
+from reliability import ChaosConfig, run_chaos
 
 
 def main() -> int:

@@ -8,7 +8,7 @@ the simulated services' effects table (must be exactly 100), every caller's resu
 Variants: 64 threads on one SQLite ledger; 4 processes x 16 threads and 64 processes on
 the same file; 64 threads on DynamoDB (moto, one request at a time, as DynamoDB applies
 each conditional write atomically). Exit status 1 if any delivery saw a second effect or a
-different result. The harness is ``chaos/storm.py``;
+different result. The harness is ``reliability/storm.py``;
 ``tests/chaos/test_retry_storm.py`` runs it in CI.
 """
 
@@ -20,7 +20,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from chaos.storm import StormConfig, run_storm
+from reliability.storm import StormConfig, run_storm
 
 
 def main() -> int:

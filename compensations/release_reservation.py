@@ -31,7 +31,6 @@ def _reserved_id(call: Call[Reserve]) -> str:
 
 
 class ReleaseReservation(StepHandler[Reserve, Services]):
-
     def consequential(self, params: Reserve) -> Mapping[str, Any]:
         return {"sku": params.sku, "quantity": params.quantity, "warehouse": params.warehouse}
 
@@ -49,4 +48,3 @@ class ReleaseReservation(StepHandler[Reserve, Services]):
         return Found(
             f"inventory.find_reservation: {wanted} is released", outcome.result, outcome.reference
         )
-

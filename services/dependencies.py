@@ -62,7 +62,10 @@ class ReferenceDependencies:
                 f"environment: {ENV_SERVICES} must be one of {', '.join(MODES)}, got {mode!r}",
                 field=ENV_SERVICES,
             )
-        urls = any(ctx.environ.get(f"STEPSAGA_{name}_URL") for name in ("INVENTORY", "PAYMENTS", "SHIPPING"))
+        urls = any(
+            ctx.environ.get(f"STEPSAGA_{name}_URL")
+            for name in ("INVENTORY", "PAYMENTS", "SHIPPING")
+        )
         if mode == "http" or (mode == "auto" and urls):
             return open_http_services(HttpServicesConfig.from_env(ctx.environ))
         home = StateHome(Path(ctx.environ.get("STEPSAGA_HOME", ".stepsaga")))
@@ -73,7 +76,9 @@ class ReferenceDependencies:
     def load_faults(self, path: Path) -> Faults:
         return load_faults(path)
 
-    def attach_faults(self, ctx: LocalContext, tenant_id: str, case_id: str, faults: object) -> None:
+    def attach_faults(
+        self, ctx: LocalContext, tenant_id: str, case_id: str, faults: object
+    ) -> None:
         if not isinstance(faults, Faults):
             raise TypeError("attach_faults takes what load_faults returned")
         open_simulation(ctx.home, clock=ctx.clock or SystemClock()).attach_faults(

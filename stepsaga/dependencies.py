@@ -71,7 +71,9 @@ class SupportsFaults(Protocol):
         """Read and validate a faults file; raise ``InvalidInputError`` naming the field."""
         ...
 
-    def attach_faults(self, ctx: LocalContext, tenant_id: str, case_id: str, faults: object) -> None:
+    def attach_faults(
+        self, ctx: LocalContext, tenant_id: str, case_id: str, faults: object
+    ) -> None:
         """Make ``faults`` apply to this case's calls, in this and later processes."""
         ...
 

@@ -65,7 +65,9 @@ class Project:
             candidate = folder / PYPROJECT
             if candidate.is_file() and _declares_stepsaga(candidate):
                 return cls.load(folder)
-        raise InvalidInputError(f"no stepsaga project in {here} or above: {HOW_TO}", field="project")
+        raise InvalidInputError(
+            f"no stepsaga project in {here} or above: {HOW_TO}", field="project"
+        )
 
     @classmethod
     def load(cls, root: Path) -> Project:
@@ -81,7 +83,9 @@ class Project:
     @classmethod
     def of(cls, *sagas: Saga, dependencies: Any = None) -> Project:
         """A project made in Python (tests, scripts): these sagas, this ``Dependencies``."""
-        project = cls(root=None, saga_refs={saga.name: f"<in-process>:{saga.name}" for saga in sagas})
+        project = cls(
+            root=None, saga_refs={saga.name: f"<in-process>:{saga.name}" for saga in sagas}
+        )
         project._loaded.update({saga.name: saga for saga in sagas})
         project._dependencies.append(dependencies if dependencies is not None else NoDependencies())
         return project
@@ -97,9 +101,13 @@ class Project:
             )
         sagas = _refs(section.get("sagas"), f"{where}: [tool.stepsaga.sagas]", names=True)
         if not sagas:
-            raise InvalidInputError(f"{where}: [tool.stepsaga.sagas] declares no saga", field="project")
+            raise InvalidInputError(
+                f"{where}: [tool.stepsaga.sagas] declares no saga", field="project"
+            )
         dependencies = section.get("dependencies")
-        if dependencies is not None and (not isinstance(dependencies, str) or not REF.match(dependencies)):
+        if dependencies is not None and (
+            not isinstance(dependencies, str) or not REF.match(dependencies)
+        ):
             raise InvalidInputError(
                 f"{where}: [tool.stepsaga] dependencies must be 'package.module:attr', got "
                 f"{dependencies!r}",

@@ -70,4 +70,3 @@ class CreateShipment(StepHandler[Shipment, Services]):
             outcome.result,
             outcome.reference,
         )
-

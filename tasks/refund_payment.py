@@ -52,4 +52,3 @@ class RefundPayment(StepHandler[Refund, Services]):
             outcome.result,
             outcome.reference,
         )
-

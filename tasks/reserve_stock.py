@@ -58,4 +58,3 @@ class ReserveStock(StepHandler[Reserve, Services]):
             outcome.result,
             outcome.reference,
         )
-

@@ -11,6 +11,7 @@ execution of a saga the project does not declare.
 Reads never create files: asking about a home that has none answers "not found". Writes
 happen only after every input was checked (see ``base.py``).
 """
+
 from __future__ import annotations
 
 import json
@@ -114,11 +115,11 @@ class LocalBackend:
         self._handlers = handlers or default_handlers
         self._sleep = sleeper
         self._log_level = log_level
-        self._definitions: dict[str, str] = {}
+        self._definitions: dict[str, dict[str, Any]] = {}
         self._ledger: Ledger | None = None
         self._reader: LocalEngine | None = None
 
-    def definition(self, saga: Saga) -> str:
+    def definition(self, saga: Saga) -> dict[str, Any]:
         """The saga's ASL with this backend's function ARNs (compiled once)."""
         if saga.name not in self._definitions:
             self._definitions[saga.name] = render(

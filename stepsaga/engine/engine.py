@@ -100,8 +100,8 @@ def _dt(ts: float | None) -> datetime | None:
 def substitute(value: Any, substitutions: Mapping[str, str]) -> Any:
     """Replace ``${Name}`` in every string, as CloudFormation's ``DefinitionSubstitutions``."""
     if isinstance(value, str):
-        for key, replacement in substitutions.items():
-            value = value.replace("${" + key + "}", replacement)
+        for key, arn in substitutions.items():
+            value = value.replace("${" + key + "}", arn)
         return value
     if isinstance(value, dict):
         return {k: substitute(v, substitutions) for k, v in value.items()}

@@ -7,7 +7,7 @@
   instead of failing here.
 * ``await_decision`` — park the case: attach the task token to the item and notify. If the
   item was resolved meanwhile, or a second look now decides it, resume the case at once.
-* ``escalate`` — record "refund issued, replacement not shipped" and the like (a fact for a
+* ``escalate`` — record "card charged, seats not provisioned" and the like (a fact for a
   person, never an automatic charge).
 * ``compensation_failed`` — a compensation failed after its retries: the same automatic
   reconciliation, on the compensation's own action (a release: is the reservation

@@ -1,7 +1,7 @@
 """``build_handlers(deps, saga)``: every function of a saga, keyed by its logical name.
 
-The saga lists its functions (``Saga.functions``: ``RefundPayment`` →
-``tasks.refund_payment:RefundPayment``); each step's ``StepHandler`` is loaded from its
+The saga lists its functions (``Saga.functions``: ``ChargeCard`` →
+``tasks.charge_card:ChargeCard``); each step's ``StepHandler`` is loaded from its
 reference and wrapped in the shared machinery (forward, compensation, reconciler). The
 embedded engine's registry is exactly this dict; on Lambda the generic entry point
 (``stepsaga.lambda_handler``) builds it once per process.

@@ -106,5 +106,3 @@ def task_error(error: str, message: str, *, times: int = 1) -> Throw:
     contract), Cause = the JSON Lambda builds."""
     cause = json.dumps({"errorMessage": message, "errorType": error})
     return Throw(error, cause, times=times)
-
-

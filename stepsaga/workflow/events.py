@@ -14,8 +14,7 @@ Event kinds (``kind`` is the discriminator):
 
 ``params`` is the step's consequential parameters, copied from the execution input (the
 case) at the path the step declares; parametrize the generic models with the params model,
-e.g. ``StepEvent[Reserve]`` (the replacement-order aliases live in
-``workflows/replacement_order.py``). ``execution`` identifies the *attempt* and is for
+e.g. ``StepEvent[Charge]`` (the step's ``params_model``). ``execution`` identifies the *attempt* and is for
 logging only: an action key is built from tenant, case, revision and operation, never from
 it.
 
@@ -42,7 +41,8 @@ from pydantic import (
     TypeAdapter,
 )
 
-from stepsaga.case import MAX_REVISION, ApprovedAt, CaseId, TenantId
+from stepsaga.case import ApprovedAt, CaseId, TenantId
+from stepsaga.ledger.models import MAX_REVISION
 from stepsaga.inputs import validate_object
 from stepsaga.workflow.effects import EffectClass
 

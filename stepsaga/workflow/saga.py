@@ -146,7 +146,7 @@ class Compensate:
 @dataclass(frozen=True)
 class Escalate:
     """Do not reverse this step automatically when a later step is rejected: record a
-    reconciliation item saying ``reason`` (e.g. "refund issued, replacement not shipped")
+    reconciliation item saying ``reason`` (e.g. "card charged, seats not provisioned")
     for a person to decide. Never an automatic charge."""
 
     reason: str

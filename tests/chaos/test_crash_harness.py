@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from chaos import ChaosConfig, ChaosReport, KillPoint, KillSite, run_chaos
-from chaos.harness import approval_time
-from chaos.plan import CasePlan, scenario
+from reliability import ChaosConfig, ChaosReport, KillPoint, KillSite, run_chaos
+from reliability.harness import approval_time
+from reliability.plan import CasePlan, scenario
 
 pytestmark = pytest.mark.slow
 

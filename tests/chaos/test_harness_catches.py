@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from chaos import ChaosConfig, run_chaos
-from chaos.harness import approval_time
-from chaos.invariants import CaseTruth, check_budget, check_case
-from chaos.plan import scenario
-from chaos.storm import StormConfig, run_storm
+from reliability import ChaosConfig, run_chaos
+from reliability.harness import approval_time
+from reliability.invariants import CaseTruth, check_budget, check_case
+from reliability.plan import scenario
+from reliability.storm import StormConfig, run_storm
 from stepsaga.backends.views import Outcome
 from stepsaga.handlers import execute
 from stepsaga.ledger import EffectClass, Ledger, ReconItem, ReconStatus

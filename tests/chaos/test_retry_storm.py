@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from chaos.storm import StormConfig, StormReport, run_storm
+from reliability.storm import StormConfig, StormReport, run_storm
 
 pytestmark = pytest.mark.slow
 

@@ -45,7 +45,9 @@ class Stubbed:
     def backend(self, **changes: Any) -> AwsBackend:
         clients = FixedClients(self.sfn, self.aws.ddb)
         changes.setdefault("wait_seconds", 0)
-        return AwsBackend(self.aws.settings, project=reference_project(), clients=clients, **changes)
+        return AwsBackend(
+            self.aws.settings, project=reference_project(), clients=clients, **changes
+        )
 
     def describe(self, status: str, **fields: Any) -> None:
         response = {

@@ -62,7 +62,11 @@ def test_every_function_is_served_by_the_generic_entry() -> None:
 
 def test_importing_the_entry_and_the_handlers_touches_nothing(tmp_path: Path) -> None:
     home = tmp_path / "untouched"
-    modules = ["stepsaga.lambda_handler", "tasks.refund_payment", "compensations.release_reservation"]
+    modules = [
+        "stepsaga.lambda_handler",
+        "tasks.refund_payment",
+        "compensations.release_reservation",
+    ]
     subprocess.run(
         [sys.executable, "-c", "; ".join(f"import {m}" for m in modules)],
         check=True,
@@ -150,7 +154,10 @@ def test_settings_from_the_stack_environment(monkeypatch: pytest.MonkeyPatch) ->
     assert settings.on_lambda
     assert settings.emits_metrics
     assert settings.sends_callbacks
-    assert (settings.saga, settings.function) == ("workflows.replacement_order:saga", "RefundPayment")
+    assert (settings.saga, settings.function) == (
+        "workflows.replacement_order:saga",
+        "RefundPayment",
+    )
     assert (settings.service_name, settings.metrics_namespace) == ("stepsaga-dev", "stepsaga")
 
 

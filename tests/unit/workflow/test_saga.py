@@ -104,7 +104,10 @@ def test_lists_become_tuples_so_sagas_are_frozen_values() -> None:
             "a read step has no effect to compensate or escalate",
         ),
         (lambda: write(on_later_failure="undo"), "must be Compensate(...) or Escalate(reason)"),
-        (lambda: write(handler="handler"), "handler must be a 'package.module:StepHandler' reference"),
+        (
+            lambda: write(handler="handler"),
+            "handler must be a 'package.module:StepHandler' reference",
+        ),
         (lambda: write(retry=["TransientError"]), "retry must be RetryPolicy values"),
         (
             lambda: write(
@@ -205,7 +208,7 @@ def test_input_model_must_carry_the_identity_fields() -> None:
         reserve: Reserve
 
     with pytest.raises(SagaDefinitionError, match=r"input_model must extend stepsaga.ApprovedCase"):
-        Saga("s", [write()], input_model=Flat)
+        Saga("s", [write()], input_model=Flat)  # type: ignore[arg-type]
 
 
 def test_params_paths_that_exist_are_accepted() -> None:

@@ -15,7 +15,7 @@ import signal
 from pathlib import Path
 from typing import NoReturn
 
-from chaos.plan import KillPoint, KillSite
+from reliability.plan import KillPoint, KillSite
 from services.simulated import CrashSite
 from stepsaga.backends.progress import Progress, ProgressKind
 from stepsaga.ledger.models import ReconItem, Record, Status

@@ -29,11 +29,11 @@ from pathlib import Path
 from typing import Any
 
 from services import open_simulation
+from services.dependencies import simulated_deps
 from stepsaga.clock import SystemClock
 from stepsaga.engine import LambdaContext
 from stepsaga.errors import StepSagaError
 from stepsaga.handlers import build_handlers
-from services.dependencies import simulated_deps
 from stepsaga.handlers.deps import HandlerDeps
 from stepsaga.handlers.guard import Handler
 from stepsaga.home import StateHome

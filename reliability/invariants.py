@@ -30,7 +30,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from chaos.plan import CasePlan
+from reliability.plan import CasePlan
 from services.simulated import Effect
 from stepsaga.backends.views import Outcome
 from stepsaga.ledger import ReconItem, ReconStatus, Record, Status

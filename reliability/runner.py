@@ -24,10 +24,10 @@ from multiprocessing.connection import wait
 from multiprocessing.process import BaseProcess
 from typing import Any
 
-from chaos.clock import ShiftedClock
-from chaos.kills import KillingStore, KillSwitch
-from chaos.plan import KillPoint, KillSite
-from chaos.workspace import Workspace
+from reliability.clock import ShiftedClock
+from reliability.kills import KillingStore, KillSwitch
+from reliability.plan import KillPoint, KillSite
+from reliability.workspace import Workspace
 from services import load_faults
 from stepsaga.backends.local import LocalBackend, default_handlers
 from stepsaga.backends.views import ReconDecision

@@ -8,9 +8,9 @@ real ``SIGKILL`` (``runner.py``, ``kills.py``); ``harness.py`` plays the operato
 never trusting what the code under test says about itself.
 """
 
-from chaos.harness import ChaosConfig, ChaosReport, run_chaos
-from chaos.invariants import Violation
-from chaos.plan import CasePlan, KillPoint, KillSite, make_plans
+from reliability.harness import ChaosConfig, ChaosReport, run_chaos
+from reliability.invariants import Violation
+from reliability.plan import CasePlan, KillPoint, KillSite, make_plans
 
 __all__ = [
     "CasePlan",

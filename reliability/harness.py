@@ -27,18 +27,18 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
-from chaos.clock import ShiftedClock
-from chaos.invariants import (
+from reliability.clock import ShiftedClock
+from reliability.invariants import (
     RELEASE_KEY,
     CaseTruth,
     Violation,
     check_all,
     duplicates,
 )
-from chaos.kills import read_lines
-from chaos.plan import TENANTS, CasePlan, KillPoint, KillSite, make_plans
-from chaos.runner import Command, Job, JobResult, run_jobs
-from chaos.workspace import Workspace
+from reliability.kills import read_lines
+from reliability.plan import TENANTS, CasePlan, KillPoint, KillSite, make_plans
+from reliability.runner import Command, Job, JobResult, run_jobs
+from reliability.workspace import Workspace
 from services import open_simulation
 from services.simulated import Effect
 from stepsaga.backends.local import LocalBackend
@@ -356,7 +356,12 @@ class _Run:
         return results
 
     def _backend(self) -> LocalBackend:
-        return LocalBackend(self.space.home, reference_project(), clock=ShiftedClock(self.offset), log_level="CRITICAL")
+        return LocalBackend(
+            self.space.home,
+            reference_project(),
+            clock=ShiftedClock(self.offset),
+            log_level="CRITICAL",
+        )
 
     def _views(self, plans: Iterable[CasePlan]) -> dict[int, ExecutionView]:
         views: dict[int, ExecutionView] = {}

@@ -1,0 +1,73 @@
+"""The framework stands alone: ``stepsaga/`` imports nothing of the reference app, never
+names it, and the wheel installs ``stepsaga`` only."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[3]
+#: The reference application's top-level packages (a team's project, as far as the
+#: framework is concerned).
+APP_PACKAGES = {"workflows", "tasks", "compensations", "infra", "services", "reliability"}
+
+
+def _imports(path: Path) -> list[tuple[int, str]]:
+    tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, alias.name) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            found.append((node.lineno, node.module))
+    return found
+
+
+def test_the_framework_imports_nothing_of_the_reference_app() -> None:
+    problems = [
+        f"{path.relative_to(ROOT)}:{line} imports {module}"
+        for path in sorted((ROOT / "stepsaga").rglob("*.py"))
+        for line, module in _imports(path)
+        if module.split(".")[0] in APP_PACKAGES
+    ]
+    assert problems == []
+
+
+def test_the_framework_never_names_the_reference_app() -> None:
+    named = [
+        f"{path.relative_to(ROOT)}:{number}"
+        for path in sorted((ROOT / "stepsaga").rglob("*.py"))
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if "replacement" in line.lower()
+    ]
+    assert named == []
+
+
+@pytest.mark.slow
+def test_the_wheel_holds_stepsaga_only(tmp_path: Path) -> None:
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--quiet",
+            "--no-deps",
+            "-w",
+            str(tmp_path),
+            str(ROOT),
+        ],
+        check=True,
+        capture_output=True,
+        timeout=600,
+    )
+    (wheel,) = tmp_path.glob("stepsaga-*.whl")
+    names = zipfile.ZipFile(wheel).namelist()
+    tops = {name.split("/")[0] for name in names if not name.split("/")[0].endswith(".dist-info")}
+    assert tops == {"stepsaga"}
+    assert "stepsaga/py.typed" in names
