@@ -63,8 +63,9 @@ class SagaBackend(Protocol):
         ``case.execution_input()`` is the execution input.
 
         ``faults`` (what the project's ``Dependencies.load_faults`` read; local only)
-        attach to the case (they survive redrives in other processes). ``mock_config`` + ``test_case`` mock task results (Step
-        Functions Local format; unmocked states run their real handlers). ``time_scale``
+        attach to the case (they survive redrives in other processes). ``mock_config`` +
+        ``test_case`` mock task results (Step Functions Local format; unmocked states run
+        their real handlers). ``time_scale``
         multiplies waits (``None``: ``$STEPSAGA_TIME_SCALE``, default 1).
         """
         ...

@@ -14,9 +14,9 @@ Event kinds (``kind`` is the discriminator):
 
 ``params`` is the step's consequential parameters, copied from the execution input (the
 case) at the path the step declares; parametrize the generic models with the params model,
-e.g. ``StepEvent[Charge]`` (the step's ``params_model``). ``execution`` identifies the *attempt* and is for
-logging only: an action key is built from tenant, case, revision and operation, never from
-it.
+e.g. ``StepEvent[Charge]`` (the step's ``params_model``). ``execution`` identifies the
+*attempt* and is for logging only: an action key is built from tenant, case, revision and
+operation, never from it.
 
 Results, stored by ``ResultSelector``/``ResultPath`` in the state (see
 ``stepsaga.workflow.compiler``):
@@ -42,8 +42,8 @@ from pydantic import (
 )
 
 from stepsaga.case import ApprovedAt, CaseId, TenantId
-from stepsaga.ledger.models import MAX_REVISION
 from stepsaga.inputs import validate_object
+from stepsaga.ledger.models import MAX_REVISION
 from stepsaga.workflow.effects import EffectClass
 
 P = TypeVar("P")

@@ -220,7 +220,8 @@ LAMBDA_RUN = textwrap.dedent(
     arn = "arn:aws:lambda:us-east-1:123456789012:function:{}".format
     definition = render(compile(saga), saga.definition_substitutions(arn))
     case = Upgrade.model_validate_json(open(sys.argv[1]).read())
-    engine = LocalEngine(StateHome(Path(sys.argv[2])), {arn(f): function(f) for f in saga.functions})
+    registry = {arn(f): function(f) for f in saga.functions}
+    engine = LocalEngine(StateHome(Path(sys.argv[2])), registry)
     machine = engine.ensure_state_machine(saga.name, definition)
     done = engine.start_execution(machine, "initech-UP-1-r1", case.execution_input())
     print(json.dumps({"status": done["status"], "invoked": invoked}))

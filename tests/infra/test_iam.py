@@ -103,8 +103,7 @@ def _role_of_function(synthesized: Synthesized, function_name: str) -> str:
         return role_id
     for function in synthesized.resources("AWS::Lambda::Function").values():
         if function["Properties"]["Handler"] == function_name:
-            role_id = function["Properties"]["Role"]["Fn::GetAtt"][0]
-            return role_id
+            return str(function["Properties"]["Role"]["Fn::GetAtt"][0])
     raise AssertionError(f"no function {function_name}")
 
 
