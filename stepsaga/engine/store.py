@@ -17,7 +17,10 @@ Schema (timestamps are UNIX seconds, JSON columns are text):
 * ``events(execution_arn, id, type, previous_id, timestamp, details)`` — the history;
 * ``delays(execution_arn, event_id, kind, state, attempt, error, seconds, slept, timestamp)``
   — retry and Wait delays chosen;
-* ``task_tokens(token PK, execution_arn, state, status, output/error/cause, deadlines…)``.
+* ``task_tokens(token PK, execution_arn, state, status, output/error/cause, deadlines…)``;
+* ``frames(execution_arn, path, status, output, cursor_state, cursor_input)`` — one row per
+  ``Parallel`` branch or ``Map`` iteration of the state's latest run: a succeeded one keeps
+  its output, any other its cursor, so a redrive re-runs only what did not succeed.
 """
 
 from __future__ import annotations
@@ -113,6 +116,15 @@ CREATE TABLE IF NOT EXISTS task_tokens (
     closed REAL
 );
 CREATE INDEX IF NOT EXISTS task_tokens_by_execution ON task_tokens (execution_arn, status);
+CREATE TABLE IF NOT EXISTS frames (
+    execution_arn TEXT NOT NULL,
+    path TEXT NOT NULL,
+    status TEXT NOT NULL,
+    output TEXT,
+    cursor_state TEXT,
+    cursor_input TEXT,
+    PRIMARY KEY (execution_arn, path)
+) WITHOUT ROWID;
 """
 
 
@@ -175,6 +187,15 @@ class EventRow:
     previous_id: int
     timestamp: float
     details: str | None
+
+
+@dataclass(frozen=True)
+class FrameRow:
+    path: str
+    status: str
+    output: str | None
+    cursor_state: str | None
+    cursor_input: str | None
 
 
 class LostOwnershipError(RuntimeError):
@@ -356,6 +377,29 @@ class Store:
             "timestamp FROM delays WHERE execution_arn = ? ORDER BY event_id",
             (arn,),
         ).fetchall()
+
+    # --- Parallel branches and Map iterations -------------------------------------------
+
+    def put_frames(self, arn: str, rows: Iterable[FrameRow]) -> None:
+        self._db.executemany(
+            "INSERT OR REPLACE INTO frames VALUES (?, ?, ?, ?, ?, ?)",
+            [(arn, r.path, r.status, r.output, r.cursor_state, r.cursor_input) for r in rows],
+        )
+
+    def frames(self, arn: str, prefix: str) -> dict[str, FrameRow]:
+        """Rows whose path starts with ``prefix`` (a state's branches and their own)."""
+        rows = self._db.execute(
+            "SELECT path, status, output, cursor_state, cursor_input FROM frames "
+            "WHERE execution_arn = ? AND substr(path, 1, ?) = ?",
+            (arn, len(prefix), prefix),
+        ).fetchall()
+        return {row[0]: FrameRow(*row) for row in rows}
+
+    def delete_frames(self, arn: str, prefix: str) -> None:
+        self._db.execute(
+            "DELETE FROM frames WHERE execution_arn = ? AND substr(path, 1, ?) = ?",
+            (arn, len(prefix), prefix),
+        )
 
     # --- task tokens -----------------------------------------------------------------
 
