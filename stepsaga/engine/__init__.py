@@ -1,10 +1,18 @@
 """The embedded Step Functions engine: ASL (JSONPath) on SQLite with AWS semantics.
 
 Public API: :class:`LocalEngine` (boto3-flavoured), :class:`MockConfig` (Step Functions Local
-mock files), the progress notices for ``on_event`` and the error classes.
+mock files), the progress notices for ``on_event``, the error classes, and :data:`REFUSED`:
+the one list of what the engine does not implement.
 """
 
-from stepsaga.engine.definition import LAMBDA_INVOKE, LAMBDA_INVOKE_WAIT, Definition, load
+from stepsaga.engine.definition import (
+    LAMBDA_INVOKE,
+    LAMBDA_INVOKE_WAIT,
+    REFUSED,
+    Definition,
+    Refusal,
+    load,
+)
 from stepsaga.engine.engine import (
     TIME_SCALE_ENV,
     LocalEngine,
@@ -44,6 +52,7 @@ __all__ = [
     "INTERRUPTED",
     "LAMBDA_INVOKE",
     "LAMBDA_INVOKE_WAIT",
+    "REFUSED",
     "TIME_SCALE_ENV",
     "Definition",
     "Delay",
@@ -67,6 +76,7 @@ __all__ = [
     "MockConfigError",
     "MockTestCase",
     "MockedResponse",
+    "Refusal",
     "StateMachineAlreadyExists",
     "StateMachineDoesNotExist",
     "TaskDoesNotExist",

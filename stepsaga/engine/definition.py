@@ -786,7 +786,9 @@ def _load_map(name: str, raw: Mapping[str, Any], scope: _Scope) -> MapState:
         io=_io(name, raw),
         next=_next(name, raw),
         processor=processor,
-        items_path=_path(name, "ItemsPath", raw["ItemsPath"]) if "ItemsPath" in raw else parse("$"),
+        items_path=_path(name, "ItemsPath", raw["ItemsPath"], context=True)
+        if "ItemsPath" in raw
+        else parse("$"),
         item_selector=_template(name, raw, selector_field),
         max_concurrency=_positive_int(name, raw, "MaxConcurrency", minimum=0) or 0,
         max_concurrency_path=_path(name, "MaxConcurrencyPath", raw["MaxConcurrencyPath"])

@@ -615,7 +615,8 @@ class Run:
         def attempt() -> _Outcome:
             nonlocal resume
             effective = self._input(state.io, f.input)
-            items = self._read(state.items_path, effective, "ItemsPath")
+            source = self._context(f) if state.items_path.context else effective
+            items = self._read(state.items_path, source, "ItemsPath")
             if not isinstance(items, list):
                 raise runtime_error(
                     f"The ItemsPath '{state.items_path.text}' must point to a JSON array, "

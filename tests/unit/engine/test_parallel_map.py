@@ -583,3 +583,36 @@ def test_stop_execution_inside_a_map_aborts_the_iteration_and_the_state(
         "MapStateAborted",
         "ExecutionAborted",
     ]
+
+
+def test_items_path_can_read_the_context_object(make_engine: MakeEngine) -> None:
+    engine = make_engine()
+    definition = machine(
+        {
+            "Each": mapped(
+                {"StartAt": "P", "States": {"P": {"Type": "Pass", "End": True}}},
+                ItemsPath="$$.Execution.Input.items",
+                InputPath="$.other",
+            )
+        }
+    )
+    arn = engine.create_state_machine("each", definition)
+    done = engine.start_execution(arn, "e", {"items": [1, 2], "other": {}})
+    assert json.loads(done["output"]) == [1, 2]
+
+
+def test_max_concurrency_path_must_be_a_non_negative_integer(make_engine: MakeEngine) -> None:
+    engine = make_engine()
+    definition = machine(
+        {
+            "Each": mapped(
+                {"StartAt": "P", "States": {"P": {"Type": "Pass", "End": True}}},
+                ItemsPath="$.items",
+                MaxConcurrencyPath="$.n",
+            )
+        }
+    )
+    arn = engine.create_state_machine("each", definition)
+    done = engine.start_execution(arn, "e", {"items": [1], "n": -1})
+    assert (done["status"], done["error"]) == ("FAILED", "States.Runtime")
+    assert "MaxConcurrencyPath" in done["cause"]
