@@ -767,34 +767,35 @@ class Run:
                 raise error
 
     def _run_child(self, child: _Frame, first: _Next, resume: bool) -> Transition | None:
-        """Drive one branch or iteration to its end; ``None`` when it was cancelled."""
+        """Drive one branch or iteration to its end; ``None`` when it was cancelled.
+
+        A frame stays in :attr:`live` until it has ended, so an abort of the execution
+        (a stop request, Ctrl-C, an engine bug surfacing from any thread) reports the state
+        each unfinished branch was in and leaves its cursor for a redrive."""
         with self.lock:
             self.live[child.path] = child
+        if child.iteration is not None:
+            self._emit(child, EventType.MAP_ITERATION_STARTED, self._iteration(child))
         try:
-            if child.iteration is not None:
-                self._emit(child, EventType.MAP_ITERATION_STARTED, self._iteration(child))
-            try:
-                end = self._drive(child, first, resume=resume)
-            except _CancelledError:
-                with self.lock:
-                    self._abort_frame(child)
-                return None
-            assert isinstance(end, _Succeeded | _Failed)  # no callbacks inside branches
-            with self.lock:
-                self.live.pop(child.path, None)  # ended: a stop from now on leaves it be
-                if isinstance(end, _Succeeded):
-                    kind = EventType.MAP_ITERATION_SUCCEEDED
-                    self.frame_writes[child.path] = child.row(_SUCCEEDED, dumps(end.output))
-                else:
-                    kind = EventType.MAP_ITERATION_FAILED
-                    self.frame_writes[child.path] = child.row(_FAILED)
-                if child.iteration is not None:
-                    self._emit(child, kind, self._iteration(child))
-            self._commit()
-            return end
-        finally:
+            end = self._drive(child, first, resume=resume)
+        except _CancelledError:
             with self.lock:
                 self.live.pop(child.path, None)
+                self._abort_frame(child)
+            return None
+        assert isinstance(end, _Succeeded | _Failed)  # no callbacks inside branches
+        with self.lock:
+            self.live.pop(child.path, None)
+            if isinstance(end, _Succeeded):
+                kind = EventType.MAP_ITERATION_SUCCEEDED
+                self.frame_writes[child.path] = child.row(_SUCCEEDED, dumps(end.output))
+            else:
+                kind = EventType.MAP_ITERATION_FAILED
+                self.frame_writes[child.path] = child.row(_FAILED)
+            if child.iteration is not None:
+                self._emit(child, kind, self._iteration(child))
+        self._commit()
+        return end
 
     @staticmethod
     def _iteration(child: _Frame) -> dict[str, Any]:

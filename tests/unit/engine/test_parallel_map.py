@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from stepsaga.engine import LocalEngine, MockConfig
+from stepsaga.engine import InvalidExecutionInput, LocalEngine, MockConfig
 from stepsaga.errors import BusinessRejectedError, TransientError
 from tests.unit.engine.conftest import MakeEngine
 from tests.unit.engine.helpers import Script, entered, machine, task, types
@@ -616,3 +616,19 @@ def test_max_concurrency_path_must_be_a_non_negative_integer(make_engine: MakeEn
     done = engine.start_execution(arn, "e", {"items": [1], "n": -1})
     assert (done["status"], done["error"]) == ("FAILED", "States.Runtime")
     assert "MaxConcurrencyPath" in done["cause"]
+
+
+def test_handlers_of_tasks_inside_branches_are_checked_at_start(make_engine: MakeEngine) -> None:
+    engine = make_engine({})
+    definition = machine(
+        {
+            "Fork": {
+                "Type": "Parallel",
+                "Branches": [branch({"Inner": task("nowhere")})],
+                "End": True,
+            }
+        }
+    )
+    arn = engine.create_state_machine("fan", definition)
+    with pytest.raises(InvalidExecutionInput, match=r"'Inner'.*'nowhere'"):
+        engine.start_execution(arn, "e", {})

@@ -15,6 +15,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from stepsaga.engine import INTERRUPTED
 from stepsaga.errors import TransientError
 from stepsaga.home import StateHome
@@ -233,3 +235,26 @@ def test_a_process_dying_inside_a_map_is_redriven_without_repeating_iterations(
     assert work.calls == Counter({"b": 1, "c": 1})  # a completed before the crash
     output: Any = json.loads(redriven["output"])
     assert output["done"] == [{"done": "a"}, {"done": "b"}, {"done": "c"}]
+
+
+def test_ctrl_c_inside_an_iteration_aborts_visibly_and_redrives_that_iteration(
+    make_engine: MakeEngine,
+) -> None:
+    work = PerItem(b=[KeyboardInterrupt(), {"done": "b"}])
+    definition = json.loads(json.dumps(EACH))
+    definition["States"]["Each"]["MaxConcurrency"] = 1
+    engine = make_engine({"work": work, "after": Script({})})
+    arn = engine.create_state_machine("each", definition)
+    with pytest.raises(KeyboardInterrupt):
+        engine.start_execution(arn, "e", {"items": ["a", "b", "c"]})
+    execution = engine.list_executions()["executions"][0]["executionArn"]
+    described = engine.describe_execution(execution)
+    assert (described["status"], described["error"]) == ("ABORTED", INTERRUPTED)
+    assert types(engine, execution)[-4:] == [
+        "TaskStateAborted",
+        "MapIterationAborted",
+        "MapStateAborted",
+        "ExecutionAborted",
+    ]
+    assert engine.redrive_execution(execution)["status"] == "SUCCEEDED"
+    assert work.calls == Counter({"a": 1, "b": 2, "c": 1})
