@@ -1,14 +1,15 @@
 """The embedded Step Functions engine: ASL (JSONPath) on SQLite with AWS semantics.
 
 Public API: :class:`LocalEngine` (boto3-flavoured), :class:`MockConfig` (Step Functions Local
-mock files), the progress notices for ``on_event``, the error classes, and :data:`REFUSED`:
-the one list of what the engine does not implement.
+mock files), the progress notices for ``on_event``, the error classes, and :data:`REFUSED` /
+:data:`STATE_FIELDS`: the one statement of what the engine does not / does implement.
 """
 
 from stepsaga.engine.definition import (
     LAMBDA_INVOKE,
     LAMBDA_INVOKE_WAIT,
     REFUSED,
+    STATE_FIELDS,
     Definition,
     Refusal,
     load,
@@ -53,6 +54,7 @@ __all__ = [
     "LAMBDA_INVOKE",
     "LAMBDA_INVOKE_WAIT",
     "REFUSED",
+    "STATE_FIELDS",
     "TIME_SCALE_ENV",
     "Definition",
     "Delay",

@@ -20,6 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
+from types import MappingProxyType
 from typing import Any
 
 from stepsaga.engine import intrinsics
@@ -121,6 +122,10 @@ _LAMBDA_PARAMETERS = {
     "LogType",
 }
 _TOP_LEVEL = {"StartAt", "States", "Comment", "Version", "QueryLanguage"}
+#: The fields the engine implements, per state type (the complement of :data:`REFUSED`).
+STATE_FIELDS: Mapping[str, frozenset[str]] = MappingProxyType(
+    {kind.value: frozenset(fields) for kind, fields in _FIELDS.items()}
+)
 _BRANCH = {"StartAt", "States", "Comment"}
 _PROCESSOR = _BRANCH | {"ProcessorConfig"}
 #: AWS runs at most 40 iterations of an inline Map at once, whatever MaxConcurrency says.

@@ -119,7 +119,7 @@ def test_parallel_data_flow(moto: Moto, tmp_path: Path, fields: dict[str, Any]) 
 
 
 def test_parallel_branch_failure_fails_the_state(moto: Moto, tmp_path: Path) -> None:
-    script = {"Echo": [Ok({})], "Other": [Err("BusinessRejectedError", "refused")]}
+    script: Scripts = {"Echo": [Ok({})], "Other": [Err("BusinessRejectedError", "refused")]}
     ours, theirs = both(moto, tmp_path, fork(), script, {"order": {}}, visits=False)
     assert (ours.status, ours.error) == ("FAILED", "BusinessRejectedError")
     assert "B2" not in ours.entered
@@ -128,7 +128,7 @@ def test_parallel_branch_failure_fails_the_state(moto: Moto, tmp_path: Path) -> 
 
 def test_parallel_catch(moto: Moto, tmp_path: Path) -> None:
     catch = [{"ErrorEquals": ["BusinessRejectedError"], "ResultPath": "$.failure", "Next": "Done"}]
-    script = {"Echo": [Ok({})], "Other": [Err("BusinessRejectedError", "refused")]}
+    script: Scripts = {"Echo": [Ok({})], "Other": [Err("BusinessRejectedError", "refused")]}
     ours, theirs = both(moto, tmp_path, fork(Catch=catch), script, {"order": {}}, visits=False)
     assert ours.status == "SUCCEEDED"
     assert ours.output["failure"]["Error"] == "BusinessRejectedError"
@@ -137,7 +137,7 @@ def test_parallel_catch(moto: Moto, tmp_path: Path) -> None:
 
 def test_parallel_retry_reruns_the_state(moto: Moto, tmp_path: Path) -> None:
     retry = [{"ErrorEquals": ["TransientError"], "IntervalSeconds": 1, "MaxAttempts": 2}]
-    script = {"Echo": [Ok({})], "Other": [Err("TransientError"), Ok({"other": 2})]}
+    script: Scripts = {"Echo": [Ok({})], "Other": [Err("TransientError"), Ok({"other": 2})]}
     ours, theirs = both(moto, tmp_path, fork(Retry=retry), script, {"order": {}}, visits=False)
     assert ours.status == "SUCCEEDED"
     assert Counter(ours.entered)["B"] == Counter(theirs.entered)["B"] == 2
@@ -224,7 +224,7 @@ def test_an_empty_array(moto: Moto, tmp_path: Path) -> None:
 
 
 def test_a_failed_iteration_fails_the_map(moto: Moto, tmp_path: Path) -> None:
-    script = {"Echo": [Ok({}), Err("BusinessRejectedError", "line B")]}
+    script: Scripts = {"Echo": [Ok({}), Err("BusinessRejectedError", "line B")]}
     definition = each(WORK, ItemsPath="$.lines", MaxConcurrency=1)
     trace, _ = both(moto, tmp_path, definition, script, LINES)
     assert (trace.status, trace.error) == ("FAILED", "BusinessRejectedError")
@@ -239,7 +239,9 @@ def test_map_catch_and_retry(moto: Moto, tmp_path: Path) -> None:
         Retry=[{"ErrorEquals": ["TransientError"], "IntervalSeconds": 1, "MaxAttempts": 1}],
         Catch=[{"ErrorEquals": ["States.ALL"], "ResultPath": "$.failure", "Next": "Done"}],
     )
-    script = {"Echo": [Ok({}), Err("TransientError"), Ok({}), Err("BusinessRejectedError")]}
+    script: Scripts = {
+        "Echo": [Ok({}), Err("TransientError"), Ok({}), Err("BusinessRejectedError")]
+    }
     trace, _ = both(moto, tmp_path, definition, script, LINES)
     assert trace.output["failure"]["Error"] == "BusinessRejectedError"
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from stepsaga.engine import LAMBDA_INVOKE_WAIT, REFUSED, InvalidDefinition, load
+from stepsaga.engine import LAMBDA_INVOKE_WAIT, REFUSED, STATE_FIELDS, InvalidDefinition, load
 from stepsaga.engine.definition import MapState, ParallelState
 from tests.unit.engine.helpers import machine, task
 
@@ -169,3 +169,18 @@ def test_the_refusal_list_is_the_one_the_loader_uses() -> None:
         error = refused(machine({"A": {"Type": "Pass", "End": True, field: 1}}))
         assert error.field == field
         assert "not supported" in error.message
+
+
+def test_state_fields_name_every_state_type_the_engine_runs() -> None:
+    assert set(STATE_FIELDS) == {
+        "Task",
+        "Pass",
+        "Choice",
+        "Wait",
+        "Succeed",
+        "Fail",
+        "Parallel",
+        "Map",
+    }
+    assert "ItemSelector" in STATE_FIELDS["Map"]
+    assert "ItemReader" not in STATE_FIELDS["Map"]
