@@ -69,7 +69,6 @@ REFUSED: tuple[Refusal, ...] = (
         "than FunctionName, Payload, Qualifier, ClientContext, InvocationType "
         "(RequestResponse only) and LogType"
     ),
-    Refusal(".waitForTaskToken inside a Parallel branch or a Map item processor"),
     Refusal(
         "Distributed Map (ProcessorConfig.Mode DISTRIBUTED, ExecutionType, ItemReader, "
         "ItemBatcher, ResultWriter, ToleratedFailure…, Label)",
@@ -338,7 +337,6 @@ class _Scope:
     """What loading a nested machine needs to know about where it sits."""
 
     seen: set[str] = dataclasses.field(default_factory=set)  # names so far, in all machines
-    nested: bool = False  # inside a Parallel branch or a Map processor
 
 
 def _load_machine(
@@ -396,15 +394,7 @@ def _load_state(name: str, raw: Any, scope: _Scope) -> State:
     _refuse_unknown(raw, _FIELDS[state_type], name)
     _check_query_language(raw, name)
     if state_type is StateType.TASK:
-        task = _load_task(name, raw)
-        if task.waits_for_token and scope.nested:
-            raise InvalidDefinition(
-                ".waitForTaskToken inside a Parallel branch or a Map item processor is not "
-                "supported by the embedded engine",
-                state=name,
-                field="Resource",
-            )
-        return task
+        return _load_task(name, raw)
     if state_type is StateType.PARALLEL:
         return _load_parallel(name, raw, scope)
     if state_type is StateType.MAP:
@@ -725,12 +715,7 @@ def _load_nested(name: str, raw: Any, field: str, allowed: set[str], scope: _Sco
             raise InvalidDefinition(
                 "unknown or unsupported field", state=name, field=f"{field}.{key}"
             )
-    outer = scope.nested
-    scope.nested = True
-    try:
-        return _load_machine(raw, name, f"{field}.", scope)
-    finally:
-        scope.nested = outer
+    return _load_machine(raw, name, f"{field}.", scope)
 
 
 def _load_map(name: str, raw: Mapping[str, Any], scope: _Scope) -> MapState:

@@ -13,6 +13,9 @@ only the branches and iterations that did not succeed, each from the state it st
 One lock serializes events and commits: handlers run concurrently, the store never does.
 The first branch or iteration to fail cancels its siblings (each stops at its next
 checkpoint: a running handler is not interrupted) and fails the state with its error.
+A branch whose ``.waitForTaskToken`` task waits stops there; once no branch runs, the
+execution is released, and each answer continues only the branch that waited for it
+(:class:`_Mode`), the others keeping their outputs or their wait.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from collections.abc import Callable, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from enum import Enum
 from typing import Any
 
 from stepsaga.clock import Clock
@@ -145,9 +149,18 @@ class _BranchError(StatesError):
     state inside the branch where it happened, so its cause is kept as is."""
 
 
+class _Mode(Enum):
+    """How a frame's first state is entered."""
+
+    FRESH = "fresh"  # entered as usual: a Parallel/Map state starts all its branches anew
+    REDRIVE = "redrive"  # re-entered: succeeded branches keep their output, others resume
+    CONTINUE = "continue"  # not re-entered: a callback answered a task waiting inside it
+
+
 #: Joins the parts of a frame path: ``<parent path>SEP<state name>SEP<index>``.
 SEP = "\x1f"
 _SUCCEEDED, _FAILED, _ABORTED, _RUNNING = "SUCCEEDED", "FAILED", "ABORTED", "RUNNING"
+_WAITING_STATUS = "WAITING"  # a branch whose task (or whose own branches) wait for callbacks
 _ABORTED_EVENT = {
     "Task": EventType.TASK_STATE_ABORTED,
     "Wait": EventType.WAIT_STATE_ABORTED,
@@ -184,12 +197,13 @@ class _Frame:
         self.event = 0
         self.inside = False  # entered and not exited: an abort reports <Type>StateAborted
         self.retry_counts: list[int] = []
+        self.token: str | None = None  # the callback its task waits for
 
     def cancelled(self) -> bool:
         return any(cancel.is_set() for cancel in self.cancels)
 
     def row(self, status: str, output: str | None = None) -> FrameRow:
-        return FrameRow(self.path, status, output, self.state, self.input_json)
+        return FrameRow(self.path, status, output, self.state, self.input_json, self.token)
 
 
 def iso(ts: float) -> str:
@@ -233,6 +247,8 @@ class Run:
         self.lock = threading.RLock()  # events, cursors and the store, across branch threads
         self.live: dict[str, _Frame] = {"": root}
         self.finished = False
+        self.released = False  # a top-level task released the execution to wait
+        self.answered: tuple[str, TokenRow] | None = None  # (frame path, token) to continue
         self.pending: list[tuple[int, str, int, float, str | None]] = []
         self.pending_delays: list[tuple[Any, ...]] = []
         self.frame_clears: list[str] = []
@@ -273,21 +289,20 @@ class Run:
                 first = _Next(self.definition.start_at, self.input)
             else:
                 first = _Next(self.root.state, self.root.input)
-            self._finish(self._drive(self.root, first, resume=True))
+            self._finish(self._drive(self.root, first, _Mode.REDRIVE))
 
         self._guard(go)
 
     def resume(self, token: TokenRow) -> None:
-        """Continue a ``.waitForTaskToken`` task whose token was answered or timed out."""
+        """Continue a ``.waitForTaskToken`` task whose token was answered or timed out; one
+        inside a branch continues there, the branches still waiting keep waiting."""
+        self._guard(lambda: self._finish(self._continue(token)))
 
-        def go() -> None:
-            root = self.root
-            state = self.definition.states[str(root.state)]
-            assert isinstance(state, TaskState)
-            outcome = self._callback_outcome(root, state, token)
-            self._finish(self._drive(root, self._run_task(root, state, resumed=outcome)))
-
-        self._guard(go)
+    def _continue(self, token: TokenRow) -> Transition:
+        frame = self.store.frame_for_token(self.arn, token.token)
+        self.answered = ("" if frame is None else frame.path, token)
+        root = self.root
+        return self._drive(root, _Next(str(root.state), root.input), _Mode.CONTINUE)
 
     def abort(self, error: str | None, cause: str | None) -> None:
         """Write ``…StateAborted`` + ``ExecutionAborted`` and close as ABORTED."""
@@ -315,6 +330,11 @@ class Run:
 
     def _finish(self, transition: Transition) -> None:
         """End the execution on the top level's last transition (or leave it waiting)."""
+        while isinstance(transition, _WaitingForCallback) and not self.released:
+            answered = self._release_unless_answered()  # branches wait for callbacks
+            if answered is None:
+                return
+            transition = self._continue(answered)
         if isinstance(transition, _Succeeded):
             output_json = dumps(transition.output)
             self._emit(
@@ -336,14 +356,19 @@ class Run:
                 cause=transition.cause,
             )
 
-    def _drive(self, f: _Frame, transition: Transition, *, resume: bool = False) -> Transition:
-        """Run ``f`` from ``transition`` until it ends or waits. ``resume`` (a redrive) lets
-        a Parallel/Map state entered first keep what its branches completed before."""
+    def _drive(self, f: _Frame, transition: Transition, mode: _Mode = _Mode.FRESH) -> Transition:
+        """Run ``f`` from ``transition`` until it ends or waits; ``mode`` says how its first
+        state is entered (see :class:`_Mode`), every later one is entered afresh."""
         while isinstance(transition, _Next):
             state = f.machine.states[transition.state]
-            self._enter(f, state, transition.data)
-            transition = self._execute(f, state, resume)
-            resume = False
+            if mode is _Mode.CONTINUE:  # still inside since before the callback
+                f.inside = True
+                if len(f.retry_counts) != len(getattr(state, "retriers", ())):
+                    f.retry_counts = [0] * len(getattr(state, "retriers", ()))
+            else:
+                self._enter(f, state, transition.data)
+            transition = self._execute(f, state, mode)
+            mode = _Mode.FRESH
         return transition
 
     def _enter(self, state_frame: _Frame, state: State, data: Any) -> None:
@@ -365,9 +390,15 @@ class Run:
             )
             f.inside = True
 
-    def _execute(self, f: _Frame, state: State, resume: bool = False) -> Transition:
+    def _execute(self, f: _Frame, state: State, mode: _Mode = _Mode.FRESH) -> Transition:
         try:
             if isinstance(state, TaskState):
+                if mode is _Mode.CONTINUE:
+                    assert self.answered is not None
+                    assert self.answered[0] == f.path
+                    outcome = self._callback_outcome(f, state, self.answered[1])
+                    f.token = None
+                    return self._run_task(f, state, resumed=outcome)
                 return self._run_task(f, state)
             if isinstance(state, PassState):
                 return self._run_pass(f, state)
@@ -376,9 +407,9 @@ class Run:
             if isinstance(state, WaitState):
                 return self._run_wait(f, state)
             if isinstance(state, ParallelState):
-                return self._run_parallel(f, state, resume)
+                return self._run_parallel(f, state, mode)
             if isinstance(state, MapState):
-                return self._run_map(f, state, resume)
+                return self._run_map(f, state, mode)
             if isinstance(state, SucceedState):
                 output = self._output(state.io, self._input(state.io, f.input))
                 self._exit(f, state, output)
@@ -599,21 +630,21 @@ class Run:
 
     # --- Parallel and Map ----------------------------------------------------------------
 
-    def _run_parallel(self, f: _Frame, state: ParallelState, resume: bool) -> Transition:
-        def attempt() -> _Outcome:
-            nonlocal resume
+    def _run_parallel(self, f: _Frame, state: ParallelState, mode: _Mode) -> Transition:
+        def attempt() -> _Outcome | None:
+            nonlocal mode
             effective = self._input(state.io, f.input)
             if state.parameters is not None:
                 effective = state.parameters.evaluate(Env(effective, self._context(f), self.s.rng))
             jobs = [(branch, effective) for branch in state.branches]
-            keep, resume = resume, False  # a Retry runs every branch again
-            return self._fan_out(f, state, jobs, len(jobs), keep)
+            first, mode = mode, _Mode.FRESH  # a Retry runs every branch again
+            return self._fan_out(f, state, jobs, len(jobs), first)
 
         return self._retrying(f, state, attempt)
 
-    def _run_map(self, f: _Frame, state: MapState, resume: bool) -> Transition:
-        def attempt() -> _Outcome:
-            nonlocal resume
+    def _run_map(self, f: _Frame, state: MapState, mode: _Mode) -> Transition:
+        def attempt() -> _Outcome | None:
+            nonlocal mode
             effective = self._input(state.io, f.input)
             source = self._context(f) if state.items_path.context else effective
             items = self._read(state.items_path, source, "ItemsPath")
@@ -644,8 +675,8 @@ class Run:
                 for index, item in enumerate(items)
             ]
             bound = min(limit or INLINE_MAP_CONCURRENCY, INLINE_MAP_CONCURRENCY)
-            keep, resume = resume, False  # a Retry runs every iteration again
-            return self._fan_out(f, state, jobs, bound, keep)
+            first, mode = mode, _Mode.FRESH  # a Retry runs every iteration again
+            return self._fan_out(f, state, jobs, bound, first)
 
         return self._retrying(f, state, attempt)
 
@@ -655,29 +686,35 @@ class Run:
         state: ParallelState | MapState,
         jobs: list[tuple[Machine, Any]],
         concurrency: int,
-        resume: bool,
-    ) -> _Outcome:
+        mode: _Mode,
+    ) -> _Outcome | None:
         """Run one machine per job on at most ``concurrency`` threads; the outputs in job
-        order, or the error of the first job to fail (the others are cancelled). With
-        ``resume``, jobs that succeeded in the state's previous run keep their output and
-        the others continue from their cursor."""
+        order, the error of the first job to fail (the others are cancelled), or ``None``
+        while some wait for callbacks. Unless ``mode`` is FRESH, jobs that succeeded keep
+        their recorded output; on REDRIVE the others continue from their cursor, on
+        CONTINUE only the one holding the answered callback runs (the others keep waiting)."""
         is_map = isinstance(state, MapState)
         prefix = f"{f.path}{SEP}{state.name}{SEP}"
         with self.lock:
-            persisted = self.store.frames(self.arn, prefix) if resume else {}
-            if not resume:
+            persisted = self.store.frames(self.arn, prefix) if mode is not _Mode.FRESH else {}
+            if mode is _Mode.FRESH:
                 self.frame_clears.append(prefix)
                 for path in [p for p in self.frame_writes if p.startswith(prefix)]:
                     del self.frame_writes[path]
-            started = self._emit(
-                f,
-                EventType.MAP_STATE_STARTED if is_map else EventType.PARALLEL_STATE_STARTED,
-                {"length": len(jobs)} if is_map else None,
-            )
+            if mode is _Mode.CONTINUE:
+                started = f.last_event = self.next_event_id - 1
+            else:
+                started = self._emit(
+                    f,
+                    EventType.MAP_STATE_STARTED if is_map else EventType.PARALLEL_STATE_STARTED,
+                    {"length": len(jobs)} if is_map else None,
+                )
         cancel = threading.Event()
         results: list[Any] = [None] * len(jobs)
         failures: list[_Failed] = []
-        todo: list[tuple[int, _Frame, _Next, bool]] = []
+        waiting: list[_Frame] = []
+        todo: list[tuple[int, _Frame, _Next, _Mode]] = []
+        target = self.answered[0] if self.answered is not None else None
         for index, (machine, data) in enumerate(jobs):
             path = f"{prefix}{index}"
             row = persisted.get(path)
@@ -692,16 +729,29 @@ class Run:
                 cancels=(*f.cancels, cancel),
                 iteration=(state.name, index) if is_map else None,
             )
-            if row is not None and row.cursor_state is not None:
-                first = _Next(row.cursor_state, json.loads(row.cursor_input or "null"))
-                todo.append((index, child, first, True))
-            else:
-                todo.append((index, child, _Next(machine.start_at, data), False))
+            if row is None or row.cursor_state is None:
+                todo.append((index, child, _Next(machine.start_at, data), _Mode.FRESH))
+                continue
+            first = _Next(row.cursor_state, json.loads(row.cursor_input or "null"))
+            if mode is _Mode.CONTINUE and row.status == _WAITING_STATUS:
+                child.state, child.input, child.input_json = (
+                    first.state,
+                    first.data,
+                    row.cursor_input,
+                )
+                child.token, child.inside = row.token, True
+                child.entered = self._now()
+                if target is not None and (target + SEP).startswith(path + SEP):
+                    todo.append((index, child, first, _Mode.CONTINUE))
+                else:
+                    waiting.append(child)  # still waits for its own callback
+                continue
+            todo.append((index, child, first, _Mode.REDRIVE))
 
-        def run_one(index: int, child: _Frame, first: _Next, keep: bool) -> None:
+        def run_one(index: int, child: _Frame, first: _Next, child_mode: _Mode) -> None:
             if child.cancelled():  # never started: no events; a redrive runs it
                 return
-            end = self._run_child(child, first, keep)
+            end = self._run_child(child, first, child_mode)
             if isinstance(end, _Succeeded):
                 results[index] = end.output
             elif isinstance(end, _Failed):
@@ -709,12 +759,18 @@ class Run:
                     if not failures:
                         failures.append(end)
                         cancel.set()
+            elif isinstance(end, _WaitingForCallback):
+                with self.lock:
+                    waiting.append(child)
 
         if todo:
             self._commit()  # the started branches' rows and events, before handlers run
             self._run_all(run_one, todo, min(concurrency, len(todo)), cancel)
         with self.lock:
             f.last_event = self.next_event_id - 1  # the join follows the latest branch event
+            if failures or f.cancelled():
+                for child in waiting:  # their callbacks will find them no longer waiting
+                    self._abort_frame(child)
             if failures:
                 self._emit(
                     f,
@@ -727,6 +783,8 @@ class Run:
                 )
             if f.cancelled():
                 raise _CancelledError
+            if waiting:
+                return None
             self._emit(
                 f,
                 EventType.MAP_STATE_SUCCEEDED if is_map else EventType.PARALLEL_STATE_SUCCEEDED,
@@ -736,8 +794,8 @@ class Run:
 
     def _run_all(
         self,
-        run_one: Callable[[int, _Frame, _Next, bool], None],
-        todo: list[tuple[int, _Frame, _Next, bool]],
+        run_one: Callable[[int, _Frame, _Next, _Mode], None],
+        todo: list[tuple[int, _Frame, _Next, _Mode]],
         workers: int,
         cancel: threading.Event,
     ) -> None:
@@ -766,33 +824,35 @@ class Run:
             if error is not None:
                 raise error
 
-    def _run_child(self, child: _Frame, first: _Next, resume: bool) -> Transition | None:
-        """Drive one branch or iteration to its end; ``None`` when it was cancelled.
+    def _run_child(self, child: _Frame, first: _Next, mode: _Mode) -> Transition | None:
+        """Drive one branch or iteration to its end or until it waits for a callback;
+        ``None`` when it was cancelled.
 
         A frame stays in :attr:`live` until it has ended, so an abort of the execution
         (a stop request, Ctrl-C, an engine bug surfacing from any thread) reports the state
         each unfinished branch was in and leaves its cursor for a redrive."""
         with self.lock:
             self.live[child.path] = child
-        if child.iteration is not None:
+        if child.iteration is not None and mode is not _Mode.CONTINUE:
             self._emit(child, EventType.MAP_ITERATION_STARTED, self._iteration(child))
         try:
-            end = self._drive(child, first, resume=resume)
+            end = self._drive(child, first, mode)
         except _CancelledError:
             with self.lock:
                 self.live.pop(child.path, None)
                 self._abort_frame(child)
             return None
-        assert isinstance(end, _Succeeded | _Failed)  # no callbacks inside branches
         with self.lock:
             self.live.pop(child.path, None)
-            if isinstance(end, _Succeeded):
+            if isinstance(end, _WaitingForCallback):
+                self.frame_writes[child.path] = child.row(_WAITING_STATUS)
+            elif isinstance(end, _Succeeded):
                 kind = EventType.MAP_ITERATION_SUCCEEDED
                 self.frame_writes[child.path] = child.row(_SUCCEEDED, dumps(end.output))
             else:
                 kind = EventType.MAP_ITERATION_FAILED
                 self.frame_writes[child.path] = child.row(_FAILED)
-            if child.iteration is not None:
+            if child.iteration is not None and not isinstance(end, _WaitingForCallback):
                 self._emit(child, kind, self._iteration(child))
         self._commit()
         return end
@@ -812,6 +872,9 @@ class Run:
         f.inside = False
         if f.iteration is not None:
             self._emit(f, EventType.MAP_ITERATION_ABORTED, self._iteration(f))
+        if f.token is not None:
+            self._close_token(f.token, TokenStatus.CANCELLED)
+            f.token = None
         if f.path:
             self.frame_writes[f.path] = f.row(_ABORTED)
 
@@ -985,7 +1048,7 @@ class Run:
         )
         return _Outcome(error=StatesError(error, cause))
 
-    # --- callbacks (top level only: the loader refuses them inside branches) ----------------
+    # --- callbacks ---------------------------------------------------------------------------
 
     def _new_token(self) -> str:
         with self.lock:
@@ -998,9 +1061,18 @@ class Run:
             return str(uuid.UUID(int=self.s.rng.getrandbits(128), version=4))
 
     def _await_callback(self, f: _Frame, state: TaskState, token: str) -> _Outcome | None:
-        """Release the execution to wait, unless the token was answered meanwhile (e.g. by
-        the handler itself); checked and released in one transaction so no answer is lost."""
+        """Wait for the callback, unless the token was answered meanwhile (e.g. by the
+        handler itself). At the top level the execution is released in the same transaction
+        as the check, so no answer is lost; a branch only records that it waits (the
+        execution is released once no branch runs: :meth:`_release_unless_answered`)."""
         with self.lock:
+            if f.path:
+                row = self.store.get_token(token)
+                assert row is not None
+                if row.status == TokenStatus.WAITING:
+                    f.token = token
+                    return None
+                return self._callback_outcome(f, state, row)
             with self.store.transaction():
                 row = self.store.get_token(token)
                 assert row is not None
@@ -1008,9 +1080,34 @@ class Run:
                     stopped = self._write(release=True)
                     row = None
             self._written(stopped if row is None else False)
+            self.released = row is None
         if row is None:
             return None
         return self._callback_outcome(f, state, row)
+
+    def _release_unless_answered(self) -> TokenRow | None:
+        """Branches wait for callbacks and none runs: release the execution, unless one of
+        their tokens was answered while it ran (then that answer, to continue with). Checked
+        and released in one transaction, as :meth:`_await_callback` does."""
+        with self.lock:
+            with self.store.transaction():
+                stopped = self._write()
+                answered = self.store.answered_waiting_token(self.arn)
+                if answered is None and not stopped:
+                    self.store.update_execution(
+                        self.arn,
+                        {
+                            "owner": None,
+                            "owner_pid": None,
+                            "owner_host": None,
+                            "owner_started": None,
+                        },
+                        owner=self.s.owner.id,
+                    )
+            self._written(stopped)
+            if answered is None:
+                self.finished = True  # another process drives it from here
+        return answered
 
     def _callback_outcome(self, f: _Frame, state: TaskState, token: TokenRow) -> _Outcome:
         if token.status == TokenStatus.SUCCEEDED:
@@ -1020,7 +1117,7 @@ class Run:
         return self._task_failed(f, state, StatesError(token.error or "", token.cause or ""))
 
     def _close_token(self, token: str, status: TokenStatus) -> None:
-        with self.lock, self.store.transaction():
+        with self.lock, self.store.transaction():  # joins a commit already under way
             self.store.update_token(
                 token,
                 {"status": status.value, "closed": self._now()},
