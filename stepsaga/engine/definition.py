@@ -84,6 +84,7 @@ REFUSED: tuple[Refusal, ...] = (
         ),
     ),
     Refusal("JSONPath filters, slices, unions, recursive descent and negative indexes"),
+    Refusal("the context object ($$) in InputPath and OutputPath"),
     Refusal(
         f"intrinsic functions other than {', '.join(intrinsics.SUPPORTED)}",
     ),
