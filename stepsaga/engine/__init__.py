@@ -1,10 +1,19 @@
 """The embedded Step Functions engine: ASL (JSONPath) on SQLite with AWS semantics.
 
 Public API: :class:`LocalEngine` (boto3-flavoured), :class:`MockConfig` (Step Functions Local
-mock files), the progress notices for ``on_event`` and the error classes.
+mock files), the progress notices for ``on_event``, the error classes, and :data:`REFUSED` /
+:data:`STATE_FIELDS`: the one statement of what the engine does not / does implement.
 """
 
-from stepsaga.engine.definition import LAMBDA_INVOKE, LAMBDA_INVOKE_WAIT, Definition, load
+from stepsaga.engine.definition import (
+    LAMBDA_INVOKE,
+    LAMBDA_INVOKE_WAIT,
+    REFUSED,
+    STATE_FIELDS,
+    Definition,
+    Refusal,
+    load,
+)
 from stepsaga.engine.engine import (
     TIME_SCALE_ENV,
     LocalEngine,
@@ -44,6 +53,8 @@ __all__ = [
     "INTERRUPTED",
     "LAMBDA_INVOKE",
     "LAMBDA_INVOKE_WAIT",
+    "REFUSED",
+    "STATE_FIELDS",
     "TIME_SCALE_ENV",
     "Definition",
     "Delay",
@@ -67,6 +78,7 @@ __all__ = [
     "MockConfigError",
     "MockTestCase",
     "MockedResponse",
+    "Refusal",
     "StateMachineAlreadyExists",
     "StateMachineDoesNotExist",
     "TaskDoesNotExist",

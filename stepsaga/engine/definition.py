@@ -2,18 +2,25 @@
 
 Everything is checked here, once, before any execution starts: unknown or unimplemented
 fields and state types, path and intrinsic syntax, ``Next``/``Default``/``Catch`` targets,
-reachability, retrier bounds. Errors name the state and the field
+reachability, retrier bounds, in the top-level machine and in every ``Parallel`` branch and
+``Map`` item processor. Errors name the state and the field
 (:class:`~stepsaga.engine.errors.InvalidDefinition`). Nothing is silently ignored.
+
+:data:`REFUSED` is the one list of what the engine does not implement; the loader's
+messages come from it, and the workflow compiler and validator should read it rather than
+keep lists of their own.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
+from types import MappingProxyType
 from typing import Any
 
 from stepsaga.engine import intrinsics
@@ -36,6 +43,52 @@ class StateType(StrEnum):
     WAIT = "Wait"
     SUCCEED = "Succeed"
     FAIL = "Fail"
+    PARALLEL = "Parallel"
+    MAP = "Map"
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """One thing the embedded engine refuses. ``fields`` are the ASL fields whose mere
+    presence means it (the loader names them in its error); empty when the loader has to
+    look at a value instead (a resource ARN, a ``Mode``, a path's syntax)."""
+
+    feature: str
+    fields: tuple[str, ...] = ()
+
+
+#: Everything the embedded engine refuses when a definition loads: the single list.
+REFUSED: tuple[Refusal, ...] = (
+    Refusal("JSONata (QueryLanguage: JSONata, Arguments, Output)", ("Arguments", "Output")),
+    Refusal("variables (Assign)", ("Assign",)),
+    Refusal("cross-account Credentials", ("Credentials",)),
+    Refusal("execution-level TimeoutSeconds", ()),
+    Refusal(
+        "Task resources other than arn:aws:states:::lambda:invoke and "
+        "arn:aws:states:::lambda:invoke.waitForTaskToken; lambda:invoke parameters other "
+        "than FunctionName, Payload, Qualifier, ClientContext, InvocationType "
+        "(RequestResponse only) and LogType"
+    ),
+    Refusal(
+        "Distributed Map (ProcessorConfig.Mode DISTRIBUTED, ExecutionType, ItemReader, "
+        "ItemBatcher, ResultWriter, ToleratedFailure…, Label)",
+        (
+            "ItemReader",
+            "ItemBatcher",
+            "ResultWriter",
+            "ToleratedFailurePercentage",
+            "ToleratedFailurePercentagePath",
+            "ToleratedFailureCount",
+            "ToleratedFailureCountPath",
+            "Label",
+        ),
+    ),
+    Refusal("JSONPath filters, slices, unions, recursive descent and negative indexes"),
+    Refusal("the context object ($$) in InputPath and OutputPath"),
+    Refusal(
+        f"intrinsic functions other than {', '.join(intrinsics.SUPPORTED)}",
+    ),
+)
 
 
 _COMMON = {"Type", "Comment", "QueryLanguage"}
@@ -52,6 +105,13 @@ _FIELDS: dict[StateType, set[str]] = {
     | {"OutputPath"},
     StateType.SUCCEED: _COMMON | {"InputPath", "OutputPath"},
     StateType.FAIL: _COMMON | {"Error", "ErrorPath", "Cause", "CausePath"},
+    StateType.PARALLEL: _COMMON
+    | {"Next", "End", "Branches", "Parameters", "ResultSelector", "ResultPath", "InputPath"}
+    | {"OutputPath", "Retry", "Catch"},
+    StateType.MAP: _COMMON
+    | {"Next", "End", "ItemProcessor", "Iterator", "ItemsPath", "ItemSelector", "Parameters"}
+    | {"MaxConcurrency", "MaxConcurrencyPath", "ResultSelector", "ResultPath", "InputPath"}
+    | {"OutputPath", "Retry", "Catch"},
 }
 _LAMBDA_PARAMETERS = {
     "FunctionName",
@@ -62,6 +122,14 @@ _LAMBDA_PARAMETERS = {
     "LogType",
 }
 _TOP_LEVEL = {"StartAt", "States", "Comment", "Version", "QueryLanguage"}
+#: The fields the engine implements, per state type (the complement of :data:`REFUSED`).
+STATE_FIELDS: Mapping[str, frozenset[str]] = MappingProxyType(
+    {kind.value: frozenset(fields) for kind, fields in _FIELDS.items()}
+)
+_BRANCH = {"StartAt", "States", "Comment"}
+_PROCESSOR = _BRANCH | {"ProcessorConfig"}
+#: AWS runs at most 40 iterations of an inline Map at once, whatever MaxConcurrency says.
+INLINE_MAP_CONCURRENCY = 40
 
 
 @dataclass(frozen=True)
@@ -145,7 +213,76 @@ class FailState:
     type: StateType = StateType.FAIL
 
 
-State = TaskState | PassState | ChoiceState | WaitState | SucceedState | FailState
+@dataclass(frozen=True)
+class Machine:
+    """A state machine body: the top level, one ``Parallel`` branch or a ``Map`` processor."""
+
+    start_at: str
+    states: Mapping[str, State]
+
+    def walk(self) -> list[State]:
+        """Every state, those nested in branches and item processors included."""
+        out: list[State] = []
+        for state in self.states.values():
+            out.append(state)
+            for machine in children(state):
+                out += machine.walk()
+        return out
+
+
+@dataclass(frozen=True)
+class ParallelState:
+    name: str
+    io: IO
+    next: str | None
+    branches: tuple[Machine, ...]
+    parameters: Template | None
+    result_selector: Template | None
+    result_path: Path | None
+    retriers: tuple[Retrier, ...]
+    catchers: tuple[Catcher, ...]
+    type: StateType = StateType.PARALLEL
+
+
+@dataclass(frozen=True)
+class MapState:
+    """An inline ``Map``; ``item_selector`` is ``ItemSelector`` or the legacy ``Parameters``,
+    ``max_concurrency`` 0 means as many as AWS allows (:data:`INLINE_MAP_CONCURRENCY`)."""
+
+    name: str
+    io: IO
+    next: str | None
+    processor: Machine
+    items_path: Path
+    item_selector: Template | None
+    max_concurrency: int
+    max_concurrency_path: Path | None
+    result_selector: Template | None
+    result_path: Path | None
+    retriers: tuple[Retrier, ...]
+    catchers: tuple[Catcher, ...]
+    type: StateType = StateType.MAP
+
+
+State = (
+    TaskState
+    | PassState
+    | ChoiceState
+    | WaitState
+    | SucceedState
+    | FailState
+    | ParallelState
+    | MapState
+)
+
+
+def children(state: State) -> tuple[Machine, ...]:
+    """The machines a state runs inside itself (branches, item processor); none for others."""
+    if isinstance(state, ParallelState):
+        return state.branches
+    if isinstance(state, MapState):
+        return (state.processor,)
+    return ()
 
 
 @dataclass(frozen=True)
@@ -157,8 +294,15 @@ class Definition:
     text: str
     digest: str
 
+    @property
+    def machine(self) -> Machine:
+        return Machine(self.start_at, self.states)
+
     def task_states(self) -> list[TaskState]:
-        return [s for s in self.states.values() if isinstance(s, TaskState)]
+        """Every Task state, those inside Parallel branches and Map processors included
+        (state names are unique across the whole definition, so mock configs and the handler
+        check can address them by name)."""
+        return [s for s in self.machine.walk() if isinstance(s, TaskState)]
 
 
 def canonical_json(definition: Mapping[str, Any] | str) -> str:
@@ -179,31 +323,61 @@ def load(definition: Mapping[str, Any] | str) -> Definition:
         raise InvalidDefinition("a definition is a JSON object")
     _refuse_unknown(data, _TOP_LEVEL, None, {"TimeoutSeconds": "execution-level TimeoutSeconds"})
     _check_query_language(data, None)
-    states_raw = data.get("States")
-    if not isinstance(states_raw, Mapping) or not states_raw:
-        raise InvalidDefinition("States must be a non-empty object", field="States")
-    start_at = data.get("StartAt")
-    if not isinstance(start_at, str):
-        raise InvalidDefinition("StartAt must name a state", field="StartAt")
-    states = {name: _load_state(name, raw) for name, raw in states_raw.items()}
-    if start_at not in states:
-        raise InvalidDefinition(
-            f"StartAt names {start_at!r}, which is not a state", field="StartAt"
-        )
-    _check_transitions(start_at, states)
+    machine = _load_machine(data, None, "", _Scope())
     text = canonical_json(data)
     return Definition(
-        start_at=start_at,
-        states=states,
+        start_at=machine.start_at,
+        states=machine.states,
         text=text,
         digest=hashlib.sha256(text.encode()).hexdigest(),
     )
 
 
+@dataclass
+class _Scope:
+    """What loading a nested machine needs to know about where it sits."""
+
+    seen: set[str] = dataclasses.field(default_factory=set)  # names so far, in all machines
+
+
+def _load_machine(
+    data: Mapping[str, Any], owner: str | None, prefix: str, scope: _Scope
+) -> Machine:
+    """``StartAt`` + ``States`` of the top level (``owner`` None) or of a nested machine
+    whose fields are reported as ``<prefix>States`` on the ``owner`` state."""
+    states_raw = data.get("States")
+    if not isinstance(states_raw, Mapping) or not states_raw:
+        raise InvalidDefinition(
+            "States must be a non-empty object", state=owner, field=f"{prefix}States"
+        )
+    start_at = data.get("StartAt")
+    if not isinstance(start_at, str):
+        raise InvalidDefinition("StartAt must name a state", state=owner, field=f"{prefix}StartAt")
+    states: dict[str, State] = {}
+    for name, raw in states_raw.items():
+        if name in scope.seen:
+            raise InvalidDefinition(
+                "state names must be unique across the whole state machine, "
+                "Parallel branches and Map processors included",
+                state=name,
+            )
+        scope.seen.add(name)
+        states[name] = _load_state(name, raw, scope)
+    if start_at not in states:
+        raise InvalidDefinition(
+            f"StartAt names {start_at!r}, which is not a state of this "
+            + ("machine" if owner is None else "branch"),
+            state=owner,
+            field=f"{prefix}StartAt",
+        )
+    _check_transitions(start_at, states)
+    return Machine(start_at, states)
+
+
 # --- states ------------------------------------------------------------------------------
 
 
-def _load_state(name: str, raw: Any) -> State:
+def _load_state(name: str, raw: Any, scope: _Scope) -> State:
     if not isinstance(name, str) or not 1 <= len(name) <= 80:
         raise InvalidDefinition("state names have 1 to 80 characters", state=str(name))
     if not isinstance(raw, Mapping):
@@ -222,6 +396,10 @@ def _load_state(name: str, raw: Any) -> State:
     _check_query_language(raw, name)
     if state_type is StateType.TASK:
         return _load_task(name, raw)
+    if state_type is StateType.PARALLEL:
+        return _load_parallel(name, raw, scope)
+    if state_type is StateType.MAP:
+        return _load_map(name, raw, scope)
     if state_type is StateType.PASS:
         return PassState(
             name=name,
@@ -241,15 +419,7 @@ def _load_state(name: str, raw: Any) -> State:
     return _load_fail(name, raw)
 
 
-_UNSUPPORTED_HINTS = {
-    "Assign": "variables (Assign)",
-    "Arguments": "JSONata (Arguments)",
-    "Output": "JSONata (Output)",
-    "Credentials": "cross-account Credentials",
-    "ItemProcessor": "Map",
-    "Iterator": "Map",
-    "Branches": "Parallel",
-}
+_UNSUPPORTED_HINTS = {f: refusal.feature for refusal in REFUSED for f in refusal.fields}
 
 
 def _refuse_unknown(
@@ -513,6 +683,115 @@ def _catchers(name: str, raw: Any) -> tuple[Catcher, ...]:
     return tuple(catchers)
 
 
+# --- Parallel and Map --------------------------------------------------------------------
+
+
+def _load_parallel(name: str, raw: Mapping[str, Any], scope: _Scope) -> ParallelState:
+    branches_raw = raw.get("Branches")
+    if not isinstance(branches_raw, list) or not branches_raw:
+        raise InvalidDefinition(
+            "Branches must be a non-empty array of state machines", state=name, field="Branches"
+        )
+    branches = []
+    for i, branch in enumerate(branches_raw):
+        branches.append(_load_nested(name, branch, f"Branches[{i}]", _BRANCH, scope))
+    return ParallelState(
+        name=name,
+        io=_io(name, raw),
+        next=_next(name, raw),
+        branches=tuple(branches),
+        parameters=_template(name, raw, "Parameters"),
+        result_selector=_template(name, raw, "ResultSelector"),
+        result_path=_optional_path(name, raw, "ResultPath"),
+        retriers=_retriers(name, raw.get("Retry", [])),
+        catchers=_catchers(name, raw.get("Catch", [])),
+    )
+
+
+def _load_nested(name: str, raw: Any, field: str, allowed: set[str], scope: _Scope) -> Machine:
+    if not isinstance(raw, Mapping):
+        raise InvalidDefinition("a branch is a state machine object", state=name, field=field)
+    for key in raw:
+        if key not in allowed:
+            raise InvalidDefinition(
+                "unknown or unsupported field", state=name, field=f"{field}.{key}"
+            )
+    return _load_machine(raw, name, f"{field}.", scope)
+
+
+def _load_map(name: str, raw: Mapping[str, Any], scope: _Scope) -> MapState:
+    if ("ItemProcessor" in raw) == ("Iterator" in raw):
+        raise InvalidDefinition(
+            "a Map state needs exactly one of ItemProcessor or the legacy Iterator",
+            state=name,
+            field="ItemProcessor",
+        )
+    if "ItemSelector" in raw and "Parameters" in raw:
+        raise InvalidDefinition(
+            "use ItemSelector or the legacy Parameters, not both", state=name, field="Parameters"
+        )
+    if "MaxConcurrency" in raw and "MaxConcurrencyPath" in raw:
+        raise InvalidDefinition(
+            "use MaxConcurrency or MaxConcurrencyPath, not both",
+            state=name,
+            field="MaxConcurrencyPath",
+        )
+    if "ItemProcessor" in raw:
+        processor_raw = raw["ItemProcessor"]
+        config = (
+            processor_raw.get("ProcessorConfig", {}) if isinstance(processor_raw, Mapping) else {}
+        )
+        if not isinstance(config, Mapping):
+            raise InvalidDefinition(
+                "ProcessorConfig must be an object",
+                state=name,
+                field="ItemProcessor.ProcessorConfig",
+            )
+        for key in config:
+            if key not in ("Mode", "ExecutionType"):
+                raise InvalidDefinition(
+                    "unknown or unsupported field",
+                    state=name,
+                    field=f"ItemProcessor.ProcessorConfig.{key}",
+                )
+        mode = config.get("Mode", "INLINE")
+        if mode == "DISTRIBUTED" or "ExecutionType" in config:
+            raise InvalidDefinition(
+                "Distributed Map is not supported by the embedded engine (only Mode INLINE)",
+                state=name,
+                field="ItemProcessor.ProcessorConfig."
+                + ("Mode" if mode == "DISTRIBUTED" else "ExecutionType"),
+            )
+        if mode != "INLINE":
+            raise InvalidDefinition(
+                f"Mode {mode!r} is not a Map processor mode (INLINE or DISTRIBUTED)",
+                state=name,
+                field="ItemProcessor.ProcessorConfig.Mode",
+            )
+        processor = _load_nested(name, processor_raw, "ItemProcessor", _PROCESSOR, scope)
+    else:
+        processor = _load_nested(name, raw["Iterator"], "Iterator", _BRANCH, scope)
+    selector_field = "ItemSelector" if "ItemSelector" in raw else "Parameters"
+    return MapState(
+        name=name,
+        io=_io(name, raw),
+        next=_next(name, raw),
+        processor=processor,
+        items_path=_path(name, "ItemsPath", raw["ItemsPath"], context=True)
+        if "ItemsPath" in raw
+        else parse("$"),
+        item_selector=_template(name, raw, selector_field),
+        max_concurrency=_positive_int(name, raw, "MaxConcurrency", minimum=0) or 0,
+        max_concurrency_path=_path(name, "MaxConcurrencyPath", raw["MaxConcurrencyPath"])
+        if "MaxConcurrencyPath" in raw
+        else None,
+        result_selector=_template(name, raw, "ResultSelector"),
+        result_path=_optional_path(name, raw, "ResultPath"),
+        retriers=_retriers(name, raw.get("Retry", [])),
+        catchers=_catchers(name, raw.get("Catch", [])),
+    )
+
+
 # --- Choice, Wait, Fail ------------------------------------------------------------------
 
 
@@ -600,9 +879,12 @@ def _load_fail(name: str, raw: Mapping[str, Any]) -> FailState:
 def _targets(state: State) -> list[tuple[str, str]]:
     """(field, target) pairs of every transition out of ``state``."""
     out: list[tuple[str, str]] = []
-    if isinstance(state, TaskState | PassState | WaitState) and state.next is not None:
+    if (
+        isinstance(state, TaskState | PassState | WaitState | ParallelState | MapState)
+        and state.next is not None
+    ):
         out.append(("Next", state.next))
-    if isinstance(state, TaskState):
+    if isinstance(state, TaskState | ParallelState | MapState):
         out += [(f"Catch[{i}].Next", c.next) for i, c in enumerate(state.catchers)]
     if isinstance(state, ChoiceState):
         out += [(f"Choices[{i}].Next", target) for i, (_, target) in enumerate(state.choices)]

@@ -5,6 +5,13 @@ An event is ``{"timestamp", "type", "id", "previousEventId", "<x>EventDetails": 
 ``TaskSucceeded``/``TaskFailed`` (``resourceType: "lambda"``, ``resource: "invoke"``), not the
 legacy ``LambdaFunction…`` events, and ``TaskSubmitted`` once a ``.waitForTaskToken`` task's
 invocation returned.
+
+``Parallel`` and inline ``Map`` states add ``<Type>StateStarted/Succeeded/Failed/Aborted``
+(only ``MapStateStarted`` has details: ``{"length"}``) and, per Map iteration,
+``MapIteration{Started,Succeeded,Failed,Aborted}`` with ``{"name", "index"}``. Inside a
+branch or iteration each event's ``previousEventId`` is the previous event *of that branch*,
+its first one points at ``ParallelStateStarted``/``MapIterationStarted``, so the history reads
+as one chain per branch as it does on AWS.
 """
 
 from __future__ import annotations
@@ -41,6 +48,32 @@ class EventType(StrEnum):
     SUCCEED_STATE_ENTERED = "SucceedStateEntered"
     SUCCEED_STATE_EXITED = "SucceedStateExited"
     FAIL_STATE_ENTERED = "FailStateEntered"
+    PARALLEL_STATE_ENTERED = "ParallelStateEntered"
+    PARALLEL_STATE_STARTED = "ParallelStateStarted"
+    PARALLEL_STATE_SUCCEEDED = "ParallelStateSucceeded"
+    PARALLEL_STATE_FAILED = "ParallelStateFailed"
+    PARALLEL_STATE_ABORTED = "ParallelStateAborted"
+    PARALLEL_STATE_EXITED = "ParallelStateExited"
+    MAP_STATE_ENTERED = "MapStateEntered"
+    MAP_STATE_STARTED = "MapStateStarted"
+    MAP_STATE_SUCCEEDED = "MapStateSucceeded"
+    MAP_STATE_FAILED = "MapStateFailed"
+    MAP_STATE_ABORTED = "MapStateAborted"
+    MAP_STATE_EXITED = "MapStateExited"
+    MAP_ITERATION_STARTED = "MapIterationStarted"
+    MAP_ITERATION_SUCCEEDED = "MapIterationSucceeded"
+    MAP_ITERATION_FAILED = "MapIterationFailed"
+    MAP_ITERATION_ABORTED = "MapIterationAborted"
+
+
+#: Events the ``HistoryEvent`` API defines without a ``…EventDetails`` member.
+_NO_DETAILS = {
+    EventType.PARALLEL_STATE_STARTED.value,
+    EventType.PARALLEL_STATE_SUCCEEDED.value,
+    EventType.PARALLEL_STATE_FAILED.value,
+    EventType.MAP_STATE_SUCCEEDED.value,
+    EventType.MAP_STATE_FAILED.value,
+}
 
 
 def details_key(event_type: str) -> str | None:
@@ -49,7 +82,7 @@ def details_key(event_type: str) -> str | None:
         return "stateEnteredEventDetails"
     if event_type.endswith("StateExited"):
         return "stateExitedEventDetails"
-    if event_type.endswith("StateAborted"):
+    if event_type.endswith("StateAborted") or event_type in _NO_DETAILS:
         return None
     return event_type[0].lower() + event_type[1:] + "EventDetails"
 

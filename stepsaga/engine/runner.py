@@ -6,6 +6,16 @@ input, retry counters) and buffers history events; it commits them (with the cur
 owner's heartbeat) *before* every handler invocation and every sleep, and when the execution
 ends or starts waiting for a callback. Every commit is conditional on still owning the
 execution, so two processes never drive it at once.
+
+``Parallel`` branches and ``Map`` iterations run on threads, each a :class:`_Frame` with a
+cursor of its own (persisted in the ``frames`` table at every commit, so a redrive re-runs
+only the branches and iterations that did not succeed, each from the state it stopped in).
+One lock serializes events and commits: handlers run concurrently, the store never does.
+The first branch or iteration to fail cancels its siblings (each stops at its next
+checkpoint: a running handler is not interrupted) and fails the state with its error.
+A branch whose ``.waitForTaskToken`` task waits stops there; once no branch runs, the
+execution is released, and each answer continues only the branch that waited for it
+(:class:`_Mode`), the others keeping their outputs or their wait.
 """
 
 from __future__ import annotations
@@ -14,18 +24,25 @@ import json
 import logging
 import random
 import re
+import threading
 from collections.abc import Callable, Mapping
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from enum import Enum
 from typing import Any
 
 from stepsaga.clock import Clock
 from stepsaga.engine import history, lambda_invoke
 from stepsaga.engine.definition import (
+    INLINE_MAP_CONCURRENCY,
     IO,
     ChoiceState,
     Definition,
     FailState,
+    Machine,
+    MapState,
+    ParallelState,
     PassState,
     State,
     SucceedState,
@@ -58,7 +75,7 @@ from stepsaga.engine.models import (
 from stepsaga.engine.paths import Path, PathNotFoundError
 from stepsaga.engine.payload import Env
 from stepsaga.engine.retry import decide, error_matches
-from stepsaga.engine.store import ExecutionRow, LostOwnershipError, Store, TokenRow
+from stepsaga.engine.store import ExecutionRow, FrameRow, LostOwnershipError, Store, TokenRow
 
 TOKEN_PREFIX = "sst1"  # noqa: S105 (a format marker, not a secret)
 TOKEN_FORMAT = re.compile(rf"^{TOKEN_PREFIX}\.[0-9a-f]{{48}}$")
@@ -100,6 +117,7 @@ class _Succeeded:
 class _Failed:
     error: str
     cause: str
+    terminal: bool = False  # States.Runtime: an enclosing state can neither retry nor catch it
 
 
 class _WaitingForCallback:
@@ -112,7 +130,7 @@ Transition = _Next | _Succeeded | _Failed | _WaitingForCallback
 
 @dataclass(frozen=True)
 class _Outcome:
-    """One task attempt's result (the integration output) or its error."""
+    """One attempt's result (the integration output, the branch outputs) or its error."""
 
     result: Any = None
     error: StatesError | None = None
@@ -120,6 +138,72 @@ class _Outcome:
 
 class _StoppedError(Exception):
     """``stop_execution`` asked the owner to abort; the abort is already written."""
+
+
+class _CancelledError(Exception):
+    """A sibling branch or iteration failed: this one stops at its next checkpoint."""
+
+
+class _BranchError(StatesError):
+    """A branch's error raised by its Parallel/Map state; a terminal one already names the
+    state inside the branch where it happened, so its cause is kept as is."""
+
+
+class _Mode(Enum):
+    """How a frame's first state is entered."""
+
+    FRESH = "fresh"  # entered as usual: a Parallel/Map state starts all its branches anew
+    REDRIVE = "redrive"  # re-entered: succeeded branches keep their output, others resume
+    CONTINUE = "continue"  # not re-entered: a callback answered a task waiting inside it
+
+
+#: Joins the parts of a frame path: ``<parent path>SEP<state name>SEP<index>``.
+SEP = "\x1f"
+_SUCCEEDED, _FAILED, _ABORTED, _RUNNING = "SUCCEEDED", "FAILED", "ABORTED", "RUNNING"
+_WAITING_STATUS = "WAITING"  # a branch whose task (or whose own branches) wait for callbacks
+_ABORTED_EVENT = {
+    "Task": EventType.TASK_STATE_ABORTED,
+    "Wait": EventType.WAIT_STATE_ABORTED,
+    "Parallel": EventType.PARALLEL_STATE_ABORTED,
+    "Map": EventType.MAP_STATE_ABORTED,
+}
+
+
+class _Frame:
+    """One thread of control: the execution's top level (``path`` ``""``), or one
+    ``Parallel`` branch or ``Map`` iteration. Each has its own cursor (the state it is in or
+    is about to enter, with that state's input) and its own ``previousEventId`` chain."""
+
+    def __init__(
+        self,
+        machine: Machine,
+        path: str,
+        *,
+        depth: int = 0,
+        last_event: int = 0,
+        cancels: tuple[threading.Event, ...] = (),
+        iteration: tuple[str, int] | None = None,
+    ) -> None:
+        self.machine = machine
+        self.path = path
+        self.depth = depth
+        self.last_event = last_event
+        self.cancels = cancels  # set when a sibling here or in an enclosing state failed
+        self.iteration = iteration  # (Map state name, index) when this is a Map iteration
+        self.state: str | None = None
+        self.input: Any = None
+        self.input_json: str | None = None
+        self.entered = 0.0
+        self.event = 0
+        self.inside = False  # entered and not exited: an abort reports <Type>StateAborted
+        self.retry_counts: list[int] = []
+        self.token: str | None = None  # the callback its task waits for
+
+    def cancelled(self) -> bool:
+        return any(cancel.is_set() for cancel in self.cancels)
+
+    def row(self, status: str, output: str | None = None) -> FrameRow:
+        return FrameRow(self.path, status, output, self.state, self.input_json, self.token)
 
 
 def iso(ts: float) -> str:
@@ -149,18 +233,26 @@ class Run:
             MockTestCase.from_json(json.loads(row.test_case)) if row.test_case else None
         )
         self.mock_counts: dict[str, int] = json.loads(row.mock_counts) if row.mock_counts else {}
-        self.cursor_state = row.cursor_state
-        self.cursor_input: Any = (
-            json.loads(row.cursor_input) if row.cursor_input is not None else None
-        )
-        self.cursor_input_json = row.cursor_input
-        self.cursor_entered = row.cursor_entered or row.start_date
-        self.cursor_event = row.cursor_event or 0
-        self.retry_counts: list[int] = json.loads(row.retry_counts) if row.retry_counts else []
+        root = _Frame(definition.machine, "", last_event=row.next_event_id - 1)
+        root.state = row.cursor_state
+        root.input = json.loads(row.cursor_input) if row.cursor_input is not None else None
+        root.input_json = row.cursor_input
+        root.entered = row.cursor_entered or row.start_date
+        root.event = row.cursor_event or 0
+        root.retry_counts = json.loads(row.retry_counts) if row.retry_counts else []
+        root.inside = row.cursor_state is not None
+        self.root = root
         self.redrive_count = row.redrive_count
         self.redrive_date = row.redrive_date
+        self.lock = threading.RLock()  # events, cursors and the store, across branch threads
+        self.live: dict[str, _Frame] = {"": root}
+        self.finished = False
+        self.released = False  # a top-level task released the execution to wait
+        self.answered: tuple[str, TokenRow] | None = None  # (frame path, token) to continue
         self.pending: list[tuple[int, str, int, float, str | None]] = []
         self.pending_delays: list[tuple[Any, ...]] = []
+        self.frame_clears: list[str] = []
+        self.frame_writes: dict[str, FrameRow] = {}
         self._context_base = {
             "Execution": {
                 "Id": row.arn,
@@ -178,35 +270,45 @@ class Run:
     # --- entry points --------------------------------------------------------------
 
     def start(self) -> None:
-        self._guard(lambda: self._loop(_Next(self.definition.start_at, self.input)))
+        self._guard(
+            lambda: self._finish(
+                self._drive(self.root, _Next(self.definition.start_at, self.input))
+            )
+        )
 
     def redrive(self) -> None:
         """Re-enter the state the execution stopped in, with that state's input (the first
-        state with the execution input when it stopped before entering any)."""
+        state with the execution input when it stopped before entering any). A Parallel or
+        Map state there keeps its succeeded branches and iterations and re-runs the rest."""
 
         def go() -> None:
-            self._emit(EventType.EXECUTION_REDRIVEN, {"redriveCount": self.redrive_count})
-            if self.cursor_state is None:
-                self._loop(_Next(self.definition.start_at, self.input))
+            self._emit(
+                self.root, EventType.EXECUTION_REDRIVEN, {"redriveCount": self.redrive_count}
+            )
+            if self.root.state is None:
+                first = _Next(self.definition.start_at, self.input)
             else:
-                self._loop(_Next(self.cursor_state, self.cursor_input))
+                first = _Next(self.root.state, self.root.input)
+            self._finish(self._drive(self.root, first, _Mode.REDRIVE))
 
         self._guard(go)
 
     def resume(self, token: TokenRow) -> None:
-        """Continue a ``.waitForTaskToken`` task whose token was answered or timed out."""
+        """Continue a ``.waitForTaskToken`` task whose token was answered or timed out; one
+        inside a branch continues there, the branches still waiting keep waiting."""
+        self._guard(lambda: self._finish(self._continue(token)))
 
-        def go() -> None:
-            state = self.definition.states[str(self.cursor_state)]
-            assert isinstance(state, TaskState)
-            self._loop(self._run_task(state, resumed=self._callback_outcome(state, token)))
-
-        self._guard(go)
+    def _continue(self, token: TokenRow) -> Transition:
+        frame = self.store.frame_for_token(self.arn, token.token)
+        self.answered = ("" if frame is None else frame.path, token)
+        root = self.root
+        return self._drive(root, _Next(str(root.state), root.input), _Mode.CONTINUE)
 
     def abort(self, error: str | None, cause: str | None) -> None:
         """Write ``…StateAborted`` + ``ExecutionAborted`` and close as ABORTED."""
-        self._write_abort(error, cause)
-        self._commit(final=True)
+        with self.lock:
+            self._write_abort(error, cause)
+            self._commit(final=True)
 
     # --- the loop ----------------------------------------------------------------------
 
@@ -220,90 +322,133 @@ class Run:
             # (ABORTED, redrivable) instead of RUNNING with a live owner; then re-raise.
             try:
                 self.abort(
-                    INTERRUPTED, f"{type(exc).__name__}: {exc} (in state {self.cursor_state!r})"
+                    INTERRUPTED, f"{type(exc).__name__}: {exc} (in state {self.root.state!r})"
                 )
             except Exception:  # the store itself may be what failed; liveness checks remain
                 log.warning("could not record the interruption of %s", self.arn, exc_info=True)
             raise
 
-    def _loop(self, transition: Transition) -> None:
-        while True:
-            if isinstance(transition, _Next):
-                state = self.definition.states[transition.state]
-                self._enter(state, transition.data)
-                transition = self._execute(state)
-            elif isinstance(transition, _Succeeded):
-                output_json = dumps(transition.output)
-                self._emit(
-                    EventType.EXECUTION_SUCCEEDED,
-                    {"output": output_json, "outputDetails": {"truncated": False}},
-                )
-                self._commit(final=True, status=ExecutionStatus.SUCCEEDED, output=output_json)
+    def _finish(self, transition: Transition) -> None:
+        """End the execution on the top level's last transition (or leave it waiting)."""
+        while isinstance(transition, _WaitingForCallback) and not self.released:
+            answered = self._release_unless_answered()  # branches wait for callbacks
+            if answered is None:
                 return
-            elif isinstance(transition, _Failed):
-                self._emit(
-                    EventType.EXECUTION_FAILED,
-                    {"error": transition.error, "cause": transition.cause},
-                )
-                self._commit(
-                    final=True,
-                    status=ExecutionStatus.FAILED,
-                    error=transition.error,
-                    cause=transition.cause,
-                )
-                return
-            else:
-                return
+            transition = self._continue(answered)
+        if isinstance(transition, _Succeeded):
+            output_json = dumps(transition.output)
+            self._emit(
+                self.root,
+                EventType.EXECUTION_SUCCEEDED,
+                {"output": output_json, "outputDetails": {"truncated": False}},
+            )
+            self._commit(final=True, status=ExecutionStatus.SUCCEEDED, output=output_json)
+        elif isinstance(transition, _Failed):
+            self._emit(
+                self.root,
+                EventType.EXECUTION_FAILED,
+                {"error": transition.error, "cause": transition.cause},
+            )
+            self._commit(
+                final=True,
+                status=ExecutionStatus.FAILED,
+                error=transition.error,
+                cause=transition.cause,
+            )
 
-    def _enter(self, state: State, data: Any) -> None:
+    def _drive(self, f: _Frame, transition: Transition, mode: _Mode = _Mode.FRESH) -> Transition:
+        """Run ``f`` from ``transition`` until it ends or waits; ``mode`` says how its first
+        state is entered (see :class:`_Mode`), every later one is entered afresh."""
+        while isinstance(transition, _Next):
+            state = f.machine.states[transition.state]
+            if mode is _Mode.CONTINUE:  # still inside since before the callback
+                f.inside = True
+                if len(f.retry_counts) != len(getattr(state, "retriers", ())):
+                    f.retry_counts = [0] * len(getattr(state, "retriers", ()))
+            else:
+                self._enter(f, state, transition.data)
+            transition = self._execute(f, state, mode)
+            mode = _Mode.FRESH
+        return transition
+
+    def _enter(self, state_frame: _Frame, state: State, data: Any) -> None:
+        f = state_frame
         if len(self.pending) >= _FLUSH_EVERY:
             self._commit()
         data_json = dumps(data)
-        self.cursor_state = state.name
-        self.cursor_input = data
-        self.cursor_input_json = data_json
-        self.cursor_entered = self._now()
-        self.retry_counts = [0] * len(state.retriers) if isinstance(state, TaskState) else []
-        self.cursor_event = self._emit(
-            history.entered_type(state.type), history.state_entered(state.name, data_json)
-        )
+        with self.lock:
+            f.state, f.input, f.input_json = state.name, data, data_json
+            f.entered = self._now()
+            f.inside = False
+            f.retry_counts = [0] * len(getattr(state, "retriers", ()))
+            if f.path:
+                self.frame_writes[f.path] = f.row(_RUNNING)
+            if f.cancelled():  # the cursor says where a redrive picks this branch up
+                raise _CancelledError
+            f.event = self._emit(
+                f, history.entered_type(state.type), history.state_entered(state.name, data_json)
+            )
+            f.inside = True
 
-    def _execute(self, state: State) -> Transition:
+    def _execute(self, f: _Frame, state: State, mode: _Mode = _Mode.FRESH) -> Transition:
         try:
             if isinstance(state, TaskState):
-                return self._run_task(state)
+                if mode is _Mode.CONTINUE:
+                    assert self.answered is not None
+                    assert self.answered[0] == f.path
+                    outcome = self._callback_outcome(f, state, self.answered[1])
+                    f.token = None
+                    return self._run_task(f, state, resumed=outcome)
+                return self._run_task(f, state)
             if isinstance(state, PassState):
-                return self._run_pass(state)
+                return self._run_pass(f, state)
             if isinstance(state, ChoiceState):
-                return self._run_choice(state)
+                return self._run_choice(f, state)
             if isinstance(state, WaitState):
-                return self._run_wait(state)
+                return self._run_wait(f, state)
+            if isinstance(state, ParallelState):
+                return self._run_parallel(f, state, mode)
+            if isinstance(state, MapState):
+                return self._run_map(f, state, mode)
             if isinstance(state, SucceedState):
-                output = self._output(state.io, self._input(state.io, self.cursor_input))
-                self._exit(state, output)
+                output = self._output(state.io, self._input(state.io, f.input))
+                self._exit(f, state, output)
                 return _Succeeded(output)
-            return self._run_fail(state)
+            return self._run_fail(f, state)
         except StatesError as exc:  # terminal errors of states without Retry/Catch
-            return _Failed(exc.error, self._runtime_cause(exc))
+            return _Failed(exc.error, self._runtime_cause(f, exc), terminal=exc.terminal)
 
-    def _exit(self, state: State, output: Any) -> None:
-        self._emit(history.exited_type(state.type), history.state_exited(state.name, dumps(output)))
+    def _exit(self, f: _Frame, state: State, output: Any) -> None:
+        with self.lock:
+            self._emit(
+                f, history.exited_type(state.type), history.state_exited(state.name, dumps(output))
+            )
+            f.inside = False
 
-    def _after(self, state: TaskState | PassState | WaitState, output: Any) -> Transition:
-        self._exit(state, output)
+    def _after(
+        self,
+        f: _Frame,
+        state: TaskState | PassState | WaitState | ParallelState | MapState,
+        output: Any,
+    ) -> Transition:
+        self._exit(f, state, output)
         return _Next(state.next, output) if state.next is not None else _Succeeded(output)
 
     # --- input and output processing ----------------------------------------------------
 
-    def _context(self, token: str | None = None) -> dict[str, Any]:
+    def _context(
+        self, f: _Frame, token: str | None = None, item: tuple[int, Any] | None = None
+    ) -> dict[str, Any]:
         context = dict(self._context_base)
         context["State"] = {
-            "EnteredTime": iso(self.cursor_entered),
-            "Name": self.cursor_state,
-            "RetryCount": sum(self.retry_counts),
+            "EnteredTime": iso(f.entered),
+            "Name": f.state,
+            "RetryCount": sum(f.retry_counts),
         }
         if token is not None:
             context["Task"] = {"Token": token}
+        if item is not None:  # ItemSelector (and the legacy Parameters) of a Map state
+            context["Map"] = {"Item": {"Index": item[0], "Value": item[1]}}
         return context
 
     def _input(self, io: IO, data: Any) -> Any:
@@ -332,32 +477,32 @@ class Run:
                 f'Unable to apply ResultPath "{path.text}" to input "{describe(data)}"',
             ) from None
 
-    def _runtime_cause(self, exc: StatesError) -> str:
-        if not exc.terminal:
+    def _runtime_cause(self, f: _Frame, exc: StatesError) -> str:
+        if not exc.terminal or isinstance(exc, _BranchError):
             return exc.cause
         return (
-            f"An error occurred while executing the state '{self.cursor_state}' "
-            f"(entered at the event id #{self.cursor_event}). {exc.cause}"
+            f"An error occurred while executing the state '{f.state}' "
+            f"(entered at the event id #{f.event}). {exc.cause}"
         )
 
     # --- Pass, Choice, Wait, Fail --------------------------------------------------------
 
-    def _run_pass(self, state: PassState) -> Transition:
-        data = self.cursor_input
+    def _run_pass(self, f: _Frame, state: PassState) -> Transition:
+        data = f.input
         effective = self._input(state.io, data)
         if state.parameters is not None:
-            result = state.parameters.evaluate(Env(effective, self._context(), self.s.rng))
+            result = state.parameters.evaluate(Env(effective, self._context(f), self.s.rng))
         elif state.has_result:
             result = state.result
         else:
             result = effective
         return self._after(
-            state, self._output(state.io, self._result_path(state.result_path, data, result))
+            f, state, self._output(state.io, self._result_path(state.result_path, data, result))
         )
 
-    def _run_choice(self, state: ChoiceState) -> Transition:
-        effective = self._input(state.io, self.cursor_input)
-        context = self._context()
+    def _run_choice(self, f: _Frame, state: ChoiceState) -> Transition:
+        effective = self._input(state.io, f.input)
+        context = self._context(f)
         target = next(
             (nxt for predicate, nxt in state.choices if predicate(effective, context)),
             state.default,
@@ -365,11 +510,11 @@ class Run:
         if target is None:
             return _Failed(STATES_NO_CHOICE_MATCHED, f"No Matches! (state '{state.name}')")
         output = self._output(state.io, effective)
-        self._exit(state, output)
+        self._exit(f, state, output)
         return _Next(target, output)
 
-    def _run_wait(self, state: WaitState) -> Transition:
-        effective = self._input(state.io, self.cursor_input)
+    def _run_wait(self, f: _Frame, state: WaitState) -> Transition:
+        effective = self._input(state.io, f.input)
         seconds: float
         if state.seconds is not None:
             seconds = state.seconds
@@ -395,17 +540,17 @@ class Run:
                     )
             assert when is not None
             seconds = max(0.0, when.timestamp() - self._now())
-        self._pause(state.name, DelayKind.WAIT, self.cursor_event, 0, None, float(seconds))
-        return self._after(state, self._output(state.io, effective))
+        self._pause(f, state.name, DelayKind.WAIT, f.event, 0, None, float(seconds))
+        return self._after(f, state, self._output(state.io, effective))
 
-    def _run_fail(self, state: FailState) -> Transition:
+    def _run_fail(self, f: _Frame, state: FailState) -> Transition:
         def text(value: str | None, source: Path | Call | None, field: str) -> str | None:
             if source is None:
                 return value
             if isinstance(source, Call):
-                result = source.evaluate(Env(self.cursor_input, self._context(), self.s.rng))
+                result = source.evaluate(Env(f.input, self._context(f), self.s.rng))
             else:
-                document = self._context() if source.context else self.cursor_input
+                document = self._context(f) if source.context else f.input
                 result = self._read(source, document, field)
             if not isinstance(result, str):
                 raise runtime_error(f"The {field} must resolve to a string, got {describe(result)}")
@@ -415,48 +560,61 @@ class Run:
         cause = text(state.cause, state.cause_path, "CausePath")
         return _Failed(error or "", cause or "")
 
-    # --- Task ------------------------------------------------------------------------------
+    # --- Retry and Catch (Task, Parallel, Map) ------------------------------------------
 
-    def _run_task(self, state: TaskState, resumed: _Outcome | None = None) -> Transition:
-        data = self.cursor_input
-        outcome = resumed
+    def _retrying(
+        self,
+        f: _Frame,
+        state: TaskState | ParallelState | MapState,
+        attempt: Callable[[], _Outcome | None],
+        first: _Outcome | None = None,
+    ) -> Transition:
+        """Attempt ``state`` until it succeeds, its ``Retry`` gives up (then ``Catch``), or it
+        waits for a callback (``attempt`` returns ``None``)."""
+        data = f.input
+        outcome = first
         while True:
             if outcome is None:
-                attempt = self._attempt(state, data)
-                if attempt is None:
+                made = attempt()
+                if made is None:
                     return _WAITING
-                outcome = attempt
+                outcome = made
             if outcome.error is None:
                 try:
-                    return self._task_succeeded(state, data, outcome.result)
+                    return self._succeeded(f, state, data, outcome.result)
                 except StatesError as exc:
                     outcome = _Outcome(error=exc)
             error = outcome.error
             assert error is not None
             outcome = None
             if error.terminal:
-                return _Failed(error.error, self._runtime_cause(error))
-            decision = decide(state.retriers, self.retry_counts, error.error, self.s.rng)
+                return _Failed(error.error, self._runtime_cause(f, error), terminal=True)
+            decision = decide(state.retriers, f.retry_counts, error.error, self.s.rng)
             if decision.retry:
                 self._pause(
+                    f,
                     state.name,
                     DelayKind.RETRY,
-                    self.next_event_id - 1,
+                    f.last_event,
                     decision.attempt,
                     error.error,
                     decision.delay,
                 )
                 continue
-            return self._catch(state, data, error)
+            return self._catch(f, state, data, error)
 
-    def _task_succeeded(self, state: TaskState, data: Any, result: Any) -> Transition:
+    def _succeeded(
+        self, f: _Frame, state: TaskState | ParallelState | MapState, data: Any, result: Any
+    ) -> Transition:
         if state.result_selector is not None:
-            result = state.result_selector.evaluate(Env(result, self._context(), self.s.rng))
+            result = state.result_selector.evaluate(Env(result, self._context(f), self.s.rng))
         return self._after(
-            state, self._output(state.io, self._result_path(state.result_path, data, result))
+            f, state, self._output(state.io, self._result_path(state.result_path, data, result))
         )
 
-    def _catch(self, state: TaskState, data: Any, error: StatesError) -> Transition:
+    def _catch(
+        self, f: _Frame, state: TaskState | ParallelState | MapState, data: Any, error: StatesError
+    ) -> Transition:
         for catcher in state.catchers:
             if error_matches(catcher.error_equals, error.error):
                 error_output = {"Error": error.error, "Cause": error.cause}
@@ -466,9 +624,264 @@ class Run:
                     output = self._result_path(path, data, error_output)
                 except StatesError as exc:
                     return _Failed(exc.error, exc.cause)
-                self._exit(state, output)
+                self._exit(f, state, output)
                 return _Next(catcher.next, output)
         return _Failed(error.error, error.cause)
+
+    # --- Parallel and Map ----------------------------------------------------------------
+
+    def _run_parallel(self, f: _Frame, state: ParallelState, mode: _Mode) -> Transition:
+        def attempt() -> _Outcome | None:
+            nonlocal mode
+            effective = self._input(state.io, f.input)
+            if state.parameters is not None:
+                effective = state.parameters.evaluate(Env(effective, self._context(f), self.s.rng))
+            jobs = [(branch, effective) for branch in state.branches]
+            first, mode = mode, _Mode.FRESH  # a Retry runs every branch again
+            return self._fan_out(f, state, jobs, len(jobs), first)
+
+        return self._retrying(f, state, attempt)
+
+    def _run_map(self, f: _Frame, state: MapState, mode: _Mode) -> Transition:
+        def attempt() -> _Outcome | None:
+            nonlocal mode
+            effective = self._input(state.io, f.input)
+            source = self._context(f) if state.items_path.context else effective
+            items = self._read(state.items_path, source, "ItemsPath")
+            if not isinstance(items, list):
+                raise runtime_error(
+                    f"The ItemsPath '{state.items_path.text}' must point to a JSON array, "
+                    f"got {describe(items)}"
+                )
+            limit = state.max_concurrency
+            if state.max_concurrency_path is not None:
+                value = self._read(state.max_concurrency_path, effective, "MaxConcurrencyPath")
+                if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                    raise runtime_error(
+                        f"The MaxConcurrencyPath '{state.max_concurrency_path.text}' must point "
+                        f"to a non-negative integer, got {describe(value)}"
+                    )
+                limit = value
+            selector = state.item_selector
+            jobs = [
+                (
+                    state.processor,
+                    item
+                    if selector is None
+                    else selector.evaluate(
+                        Env(effective, self._context(f, item=(index, item)), self.s.rng)
+                    ),
+                )
+                for index, item in enumerate(items)
+            ]
+            bound = min(limit or INLINE_MAP_CONCURRENCY, INLINE_MAP_CONCURRENCY)
+            first, mode = mode, _Mode.FRESH  # a Retry runs every iteration again
+            return self._fan_out(f, state, jobs, bound, first)
+
+        return self._retrying(f, state, attempt)
+
+    def _fan_out(
+        self,
+        f: _Frame,
+        state: ParallelState | MapState,
+        jobs: list[tuple[Machine, Any]],
+        concurrency: int,
+        mode: _Mode,
+    ) -> _Outcome | None:
+        """Run one machine per job on at most ``concurrency`` threads; the outputs in job
+        order, the error of the first job to fail (the others are cancelled), or ``None``
+        while some wait for callbacks. Unless ``mode`` is FRESH, jobs that succeeded keep
+        their recorded output; on REDRIVE the others continue from their cursor, on
+        CONTINUE only the one holding the answered callback runs (the others keep waiting)."""
+        is_map = isinstance(state, MapState)
+        prefix = f"{f.path}{SEP}{state.name}{SEP}"
+        with self.lock:
+            persisted = self.store.frames(self.arn, prefix) if mode is not _Mode.FRESH else {}
+            if mode is _Mode.FRESH:
+                self.frame_clears.append(prefix)
+                for path in [p for p in self.frame_writes if p.startswith(prefix)]:
+                    del self.frame_writes[path]
+            if mode is _Mode.CONTINUE:
+                started = f.last_event = self.next_event_id - 1
+            else:
+                started = self._emit(
+                    f,
+                    EventType.MAP_STATE_STARTED if is_map else EventType.PARALLEL_STATE_STARTED,
+                    {"length": len(jobs)} if is_map else None,
+                )
+        cancel = threading.Event()
+        results: list[Any] = [None] * len(jobs)
+        failures: list[_Failed] = []
+        waiting: list[_Frame] = []
+        todo: list[tuple[int, _Frame, _Next, _Mode]] = []
+        target = self.answered[0] if self.answered is not None else None
+        for index, (machine, data) in enumerate(jobs):
+            path = f"{prefix}{index}"
+            row = persisted.get(path)
+            if row is not None and row.status == _SUCCEEDED:
+                results[index] = json.loads(row.output or "null")
+                continue
+            child = _Frame(
+                machine,
+                path,
+                depth=f.depth + 1,
+                last_event=started,
+                cancels=(*f.cancels, cancel),
+                iteration=(state.name, index) if is_map else None,
+            )
+            if row is None or row.cursor_state is None:
+                todo.append((index, child, _Next(machine.start_at, data), _Mode.FRESH))
+                continue
+            first = _Next(row.cursor_state, json.loads(row.cursor_input or "null"))
+            if mode is _Mode.CONTINUE and row.status == _WAITING_STATUS:
+                child.state, child.input, child.input_json = (
+                    first.state,
+                    first.data,
+                    row.cursor_input,
+                )
+                child.token, child.inside = row.token, True
+                child.entered = self._now()
+                if target is not None and (target + SEP).startswith(path + SEP):
+                    todo.append((index, child, first, _Mode.CONTINUE))
+                else:
+                    waiting.append(child)  # still waits for its own callback
+                continue
+            todo.append((index, child, first, _Mode.REDRIVE))
+
+        def run_one(index: int, child: _Frame, first: _Next, child_mode: _Mode) -> None:
+            if child.cancelled():  # never started: no events; a redrive runs it
+                return
+            end = self._run_child(child, first, child_mode)
+            if isinstance(end, _Succeeded):
+                results[index] = end.output
+            elif isinstance(end, _Failed):
+                with self.lock:
+                    if not failures:
+                        failures.append(end)
+                        cancel.set()
+            elif isinstance(end, _WaitingForCallback):
+                with self.lock:
+                    waiting.append(child)
+
+        if todo:
+            self._commit()  # the started branches' rows and events, before handlers run
+            self._run_all(run_one, todo, min(concurrency, len(todo)), cancel)
+        with self.lock:
+            f.last_event = self.next_event_id - 1  # the join follows the latest branch event
+            if failures or f.cancelled():
+                for child in waiting:  # their callbacks will find them no longer waiting
+                    self._abort_frame(child)
+            if failures:
+                self._emit(
+                    f,
+                    EventType.MAP_STATE_FAILED if is_map else EventType.PARALLEL_STATE_FAILED,
+                    None,
+                )
+                failed = failures[0]
+                return _Outcome(
+                    error=_BranchError(failed.error, failed.cause, terminal=failed.terminal)
+                )
+            if f.cancelled():
+                raise _CancelledError
+            if waiting:
+                return None
+            self._emit(
+                f,
+                EventType.MAP_STATE_SUCCEEDED if is_map else EventType.PARALLEL_STATE_SUCCEEDED,
+                None,
+            )
+        return _Outcome(result=results)
+
+    def _run_all(
+        self,
+        run_one: Callable[[int, _Frame, _Next, _Mode], None],
+        todo: list[tuple[int, _Frame, _Next, _Mode]],
+        workers: int,
+        cancel: threading.Event,
+    ) -> None:
+        """Run the jobs on a pool; an engine-level exception in one (stopped, lost
+        ownership, a bug) cancels the rest and is re-raised here once all have returned."""
+
+        def stop_others(done: Future[None]) -> None:
+            if done.exception() is not None:
+                cancel.set()
+
+        pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="stepsaga-branch")
+        futures: list[Future[None]] = []
+        try:
+            for job in todo:
+                future = pool.submit(run_one, *job)
+                future.add_done_callback(stop_others)
+                futures.append(future)
+            wait(futures)
+        except BaseException:  # Ctrl-C while waiting: the branches stop at their checkpoints
+            cancel.set()
+            raise
+        finally:
+            pool.shutdown(wait=False, cancel_futures=True)
+        for future in futures:
+            error = future.exception()
+            if error is not None:
+                raise error
+
+    def _run_child(self, child: _Frame, first: _Next, mode: _Mode) -> Transition | None:
+        """Drive one branch or iteration to its end or until it waits for a callback;
+        ``None`` when it was cancelled.
+
+        A frame stays in :attr:`live` until it has ended, so an abort of the execution
+        (a stop request, Ctrl-C, an engine bug surfacing from any thread) reports the state
+        each unfinished branch was in and leaves its cursor for a redrive."""
+        with self.lock:
+            self.live[child.path] = child
+        if child.iteration is not None and mode is not _Mode.CONTINUE:
+            self._emit(child, EventType.MAP_ITERATION_STARTED, self._iteration(child))
+        try:
+            end = self._drive(child, first, mode)
+        except _CancelledError:
+            with self.lock:
+                self.live.pop(child.path, None)
+                self._abort_frame(child)
+            return None
+        with self.lock:
+            self.live.pop(child.path, None)
+            if isinstance(end, _WaitingForCallback):
+                self.frame_writes[child.path] = child.row(_WAITING_STATUS)
+            elif isinstance(end, _Succeeded):
+                kind = EventType.MAP_ITERATION_SUCCEEDED
+                self.frame_writes[child.path] = child.row(_SUCCEEDED, dumps(end.output))
+            else:
+                kind = EventType.MAP_ITERATION_FAILED
+                self.frame_writes[child.path] = child.row(_FAILED)
+            if child.iteration is not None and not isinstance(end, _WaitingForCallback):
+                self._emit(child, kind, self._iteration(child))
+        self._commit()
+        return end
+
+    @staticmethod
+    def _iteration(child: _Frame) -> dict[str, Any]:
+        assert child.iteration is not None
+        name, index = child.iteration
+        return {"name": name, "index": index}
+
+    def _abort_frame(self, f: _Frame) -> None:
+        """Under the lock: ``<Type>StateAborted`` for the state ``f`` is in, then
+        ``MapIterationAborted`` for an iteration; the frame is kept for a redrive."""
+        state = f.machine.states.get(f.state or "")
+        if f.inside and state is not None and state.type.value in _ABORTED_EVENT:
+            self._emit(f, _ABORTED_EVENT[state.type.value], None)
+        f.inside = False
+        if f.iteration is not None:
+            self._emit(f, EventType.MAP_ITERATION_ABORTED, self._iteration(f))
+        if f.token is not None:
+            self._close_token(f.token, TokenStatus.CANCELLED)
+            f.token = None
+        if f.path:
+            self.frame_writes[f.path] = f.row(_ABORTED)
+
+    # --- Task ------------------------------------------------------------------------------
+
+    def _run_task(self, f: _Frame, state: TaskState, resumed: _Outcome | None = None) -> Transition:
+        return self._retrying(f, state, lambda: self._attempt(f, state, f.input), resumed)
 
     def _seconds(
         self, fixed: int | None, path: Path | None, effective: Any, field: str
@@ -482,8 +895,10 @@ class Run:
             )
         return value
 
-    def _attempt(self, state: TaskState, data: Any) -> _Outcome | None:
+    def _attempt(self, f: _Frame, state: TaskState, data: Any) -> _Outcome | None:
         """Schedule and run one attempt; ``None`` when it now waits for a callback."""
+        if f.cancelled():
+            raise _CancelledError
         effective = self._input(state.io, data)
         timeout = self._seconds(
             state.timeout_seconds, state.timeout_path, effective, "TimeoutSecondsPath"
@@ -492,7 +907,7 @@ class Run:
             state.heartbeat_seconds, state.heartbeat_path, effective, "HeartbeatSecondsPath"
         )
         token = self._new_token() if state.waits_for_token else None
-        parameters = state.parameters.evaluate(Env(effective, self._context(token), self.s.rng))
+        parameters = state.parameters.evaluate(Env(effective, self._context(f, token), self.s.rng))
         parameters_json = dumps(parameters)
         function_name = parameters.get("FunctionName")
         if not isinstance(function_name, str):
@@ -507,11 +922,12 @@ class Run:
             scheduled["timeoutInSeconds"] = timeout
         if heartbeat is not None:
             scheduled["heartbeatInSeconds"] = heartbeat
-        self._emit(EventType.TASK_SCHEDULED, scheduled)
+        self._emit(f, EventType.TASK_SCHEDULED, scheduled)
         mocked = None
         if self.test_case is not None and state.name in self.test_case.responses:
-            number = self.mock_counts.get(state.name, 0)
-            self.mock_counts[state.name] = number + 1
+            with self.lock:  # one counter per state, shared by a Map's iterations
+                number = self.mock_counts.get(state.name, 0)
+                self.mock_counts[state.name] = number + 1
             mocked = self.test_case.response(state.name, number)
             if mocked is None:
                 defined = len(self.test_case.responses[state.name])
@@ -521,7 +937,9 @@ class Run:
                     "defines "
                     f"invocations 0-{defined - 1}, but invocation {number} was made"
                 )
-        self._emit(EventType.TASK_STARTED, {"resourceType": "lambda", "resource": state.resource})
+        self._emit(
+            f, EventType.TASK_STARTED, {"resourceType": "lambda", "resource": state.resource}
+        )
         started = self._now()
         if token is not None and mocked is None:
             self._commit(token=(token, state.name, started, timeout, heartbeat))
@@ -530,8 +948,8 @@ class Run:
 
         if mocked is not None:
             if mocked.returns:
-                return self._task_result(state, mocked.value)
-            return self._task_failed(state, StatesError(mocked.error, mocked.cause))
+                return self._task_result(f, state, mocked.value)
+            return self._task_failed(f, state, StatesError(mocked.error, mocked.cause))
 
         request_id = self._uuid()
         handler = lambda_invoke.resolve(self.s.registry, function_name)
@@ -555,12 +973,14 @@ class Run:
             # comes too late is discarded and the task fails with the timeout error.
             if heartbeat is not None and elapsed > heartbeat:
                 return self._task_timed_out(
+                    f,
                     state,
                     STATES_HEARTBEAT_TIMEOUT,
                     f"No heartbeat for {elapsed:.3f} s (HeartbeatSeconds {heartbeat})",
                 )
             if timeout is not None and elapsed > timeout:
                 return self._task_timed_out(
+                    f,
                     state,
                     STATES_TIMEOUT,
                     f"The task ran {elapsed:.3f} s (TimeoutSeconds {timeout})",
@@ -568,7 +988,7 @@ class Run:
         if not invocation.ok:
             if token is not None:
                 self._close_token(token, TokenStatus.CANCELLED)
-            return self._task_failed(state, StatesError(invocation.error, invocation.cause))
+            return self._task_failed(f, state, StatesError(invocation.error, invocation.cause))
         result = lambda_invoke.output(
             invocation.payload_json,
             request_id,
@@ -576,8 +996,9 @@ class Run:
             str(parameters.get("Qualifier") or "$LATEST"),
         )
         if token is None:
-            return self._task_result(state, result)
+            return self._task_result(f, state, result)
         self._emit(
+            f,
             EventType.TASK_SUBMITTED,
             {
                 "resourceType": "lambda",
@@ -586,10 +1007,11 @@ class Run:
                 "outputDetails": {"truncated": False},
             },
         )
-        return self._await_callback(state, token)
+        return self._await_callback(f, state, token)
 
-    def _task_result(self, state: TaskState, result: Any) -> _Outcome:
+    def _task_result(self, f: _Frame, state: TaskState, result: Any) -> _Outcome:
         self._emit(
+            f,
             EventType.TASK_SUCCEEDED,
             {
                 "resourceType": "lambda",
@@ -600,8 +1022,9 @@ class Run:
         )
         return _Outcome(result=result)
 
-    def _task_failed(self, state: TaskState, error: StatesError) -> _Outcome:
+    def _task_failed(self, f: _Frame, state: TaskState, error: StatesError) -> _Outcome:
         self._emit(
+            f,
             EventType.TASK_FAILED,
             {
                 "resourceType": "lambda",
@@ -612,8 +1035,9 @@ class Run:
         )
         return _Outcome(error=error)
 
-    def _task_timed_out(self, state: TaskState, error: str, cause: str) -> _Outcome:
+    def _task_timed_out(self, f: _Frame, state: TaskState, error: str, cause: str) -> _Outcome:
         self._emit(
+            f,
             EventType.TASK_TIMED_OUT,
             {
                 "resourceType": "lambda",
@@ -624,39 +1048,76 @@ class Run:
         )
         return _Outcome(error=StatesError(error, cause))
 
-    # --- callbacks -------------------------------------------------------------------------
+    # --- callbacks ---------------------------------------------------------------------------
 
     def _new_token(self) -> str:
-        return f"{TOKEN_PREFIX}.{self.s.rng.getrandbits(192):048x}"
+        with self.lock:
+            return f"{TOKEN_PREFIX}.{self.s.rng.getrandbits(192):048x}"
 
     def _uuid(self) -> str:
         import uuid
 
-        return str(uuid.UUID(int=self.s.rng.getrandbits(128), version=4))
+        with self.lock:
+            return str(uuid.UUID(int=self.s.rng.getrandbits(128), version=4))
 
-    def _await_callback(self, state: TaskState, token: str) -> _Outcome | None:
-        """Release the execution to wait, unless the token was answered meanwhile (e.g. by
-        the handler itself); checked and released in one transaction so no answer is lost."""
-        with self.store.transaction():
-            row = self.store.get_token(token)
-            assert row is not None
-            if row.status == TokenStatus.WAITING:
-                stopped = self._write(release=True)
-                row = None
-        self._written(stopped if row is None else False)
+    def _await_callback(self, f: _Frame, state: TaskState, token: str) -> _Outcome | None:
+        """Wait for the callback, unless the token was answered meanwhile (e.g. by the
+        handler itself). At the top level the execution is released in the same transaction
+        as the check, so no answer is lost; a branch only records that it waits (the
+        execution is released once no branch runs: :meth:`_release_unless_answered`)."""
+        with self.lock:
+            if f.path:
+                row = self.store.get_token(token)
+                assert row is not None
+                if row.status == TokenStatus.WAITING:
+                    f.token = token
+                    return None
+                return self._callback_outcome(f, state, row)
+            with self.store.transaction():
+                row = self.store.get_token(token)
+                assert row is not None
+                if row.status == TokenStatus.WAITING:
+                    stopped = self._write(release=True)
+                    row = None
+            self._written(stopped if row is None else False)
+            self.released = row is None
         if row is None:
             return None
-        return self._callback_outcome(state, row)
+        return self._callback_outcome(f, state, row)
 
-    def _callback_outcome(self, state: TaskState, token: TokenRow) -> _Outcome:
+    def _release_unless_answered(self) -> TokenRow | None:
+        """Branches wait for callbacks and none runs: release the execution, unless one of
+        their tokens was answered while it ran (then that answer, to continue with). Checked
+        and released in one transaction, as :meth:`_await_callback` does."""
+        with self.lock:
+            with self.store.transaction():
+                stopped = self._write()
+                answered = self.store.answered_waiting_token(self.arn)
+                if answered is None and not stopped:
+                    self.store.update_execution(
+                        self.arn,
+                        {
+                            "owner": None,
+                            "owner_pid": None,
+                            "owner_host": None,
+                            "owner_started": None,
+                        },
+                        owner=self.s.owner.id,
+                    )
+            self._written(stopped)
+            if answered is None:
+                self.finished = True  # another process drives it from here
+        return answered
+
+    def _callback_outcome(self, f: _Frame, state: TaskState, token: TokenRow) -> _Outcome:
         if token.status == TokenStatus.SUCCEEDED:
-            return self._task_result(state, json.loads(token.output or "null"))
+            return self._task_result(f, state, json.loads(token.output or "null"))
         if token.status == TokenStatus.TIMED_OUT:
-            return self._task_timed_out(state, token.error or STATES_TIMEOUT, token.cause or "")
-        return self._task_failed(state, StatesError(token.error or "", token.cause or ""))
+            return self._task_timed_out(f, state, token.error or STATES_TIMEOUT, token.cause or "")
+        return self._task_failed(f, state, StatesError(token.error or "", token.cause or ""))
 
     def _close_token(self, token: str, status: TokenStatus) -> None:
-        with self.store.transaction():
+        with self.lock, self.store.transaction():  # joins a commit already under way
             self.store.update_token(
                 token,
                 {"status": status.value, "closed": self._now()},
@@ -670,6 +1131,7 @@ class Run:
 
     def _pause(
         self,
+        f: _Frame,
         state: str,
         kind: DelayKind,
         event_id: int,
@@ -679,72 +1141,87 @@ class Run:
     ) -> None:
         slept = seconds * self.s.time_scale
         now = self._now()
-        self.pending_delays.append(
-            (self.arn, event_id, kind.value, state, attempt, error, seconds, slept, now)
-        )
-        if self.s.notify is not None:
-            delay = Delay(
-                self.arn,
-                event_id,
-                state,
-                kind,
-                attempt,
-                error,
-                seconds,
-                slept,
-                datetime.fromtimestamp(now, UTC),
+        with self.lock:
+            self.pending_delays.append(
+                (self.arn, event_id, kind.value, state, attempt, error, seconds, slept, now)
             )
-            self.s.notify(DelayChosen(delay))
+            if self.s.notify is not None:
+                delay = Delay(
+                    self.arn,
+                    event_id,
+                    state,
+                    kind,
+                    attempt,
+                    error,
+                    seconds,
+                    slept,
+                    datetime.fromtimestamp(now, UTC),
+                )
+                self.s.notify(DelayChosen(delay))
         if slept > 0:
             self._commit()
             self.s.sleeper(slept)
+        if f.cancelled():  # a sibling failed while this branch waited
+            raise _CancelledError
 
     # --- events and commits ----------------------------------------------------------------
 
-    def _emit(self, event_type: EventType, details: dict[str, Any] | None) -> int:
-        event_id = self.next_event_id
-        self.next_event_id += 1
-        now = self._now()
-        self.pending.append(
-            (
-                event_id,
-                event_type.value,
-                event_id - 1,
-                now,
-                None if details is None else dumps(details),
-            )
-        )
-        if self.s.notify is not None:
-            self.s.notify(
-                HistoryRecorded(
-                    self.arn, history.build(event_id, event_id - 1, event_type.value, now, details)
+    def _emit(self, f: _Frame, event_type: EventType, details: dict[str, Any] | None) -> int:
+        """Buffer one event, chained to ``f``'s previous one."""
+        with self.lock:
+            if self.finished:  # another branch ended the execution (stopped, lost it)
+                raise _StoppedError
+            event_id = self.next_event_id
+            self.next_event_id += 1
+            previous, f.last_event = f.last_event, event_id
+            now = self._now()
+            self.pending.append(
+                (
+                    event_id,
+                    event_type.value,
+                    previous,
+                    now,
+                    None if details is None else dumps(details),
                 )
             )
+            if self.s.notify is not None:
+                self.s.notify(
+                    HistoryRecorded(
+                        self.arn,
+                        history.build(event_id, previous, event_type.value, now, details),
+                    )
+                )
         return event_id
 
     def _write_abort(self, error: str | None, cause: str | None) -> None:
-        state = self.definition.states.get(self.cursor_state or "")
-        if isinstance(state, TaskState):
-            self._emit(EventType.TASK_STATE_ABORTED, None)
-        elif isinstance(state, WaitState):
-            self._emit(EventType.WAIT_STATE_ABORTED, None)
+        """Under the lock: abort events for every live branch (innermost first), the top
+        level's state, then ``ExecutionAborted``."""
+        for frame in sorted(self.live.values(), key=lambda fr: -fr.depth):
+            self._abort_frame(frame)
         details: dict[str, Any] = {}
         if error is not None:
             details["error"] = error
         if cause is not None:
             details["cause"] = cause
-        self._emit(EventType.EXECUTION_ABORTED, details)
+        self._emit(self.root, EventType.EXECUTION_ABORTED, details)
         self._final_status = (ExecutionStatus.ABORTED, error, cause)
 
     def _commit(self, **options: Any) -> None:
         """Write buffered events and the cursor in one transaction (see :meth:`_write`)."""
-        with self.store.transaction():
-            stopped = self._write(**options)
-        self._written(stopped)
+        with self.lock:
+            if self.finished:
+                raise _StoppedError
+            with self.store.transaction():
+                stopped = self._write(**options)
+            self._written(stopped, final=bool(options.get("final")))
 
-    def _written(self, stopped: bool) -> None:
+    def _written(self, stopped: bool, *, final: bool = False) -> None:
         self.pending = []
         self.pending_delays = []
+        self.frame_clears = []
+        self.frame_writes = {}
+        if final or stopped:
+            self.finished = True
         if stopped:
             raise _StoppedError
 
@@ -759,8 +1236,8 @@ class Run:
         release: bool = False,
         token: tuple[str, str, float, int | None, int | None] | None = None,
     ) -> bool:
-        """Inside a transaction: write events, delays, cursor (and a new token), conditional on
-        still owning the execution. ``True`` when a pending stop request was honoured."""
+        """Inside a transaction: write events, delays, cursors (and a new token), conditional
+        on still owning the execution. ``True`` when a pending stop request was honoured."""
         now = self._now()
         stopped = False
         if not final:
@@ -768,13 +1245,14 @@ class Run:
             if request is not None:
                 self._write_abort(*request)
                 final, stopped, token = True, True, None
+        root = self.root
         values: dict[str, Any] = {
             "next_event_id": self.next_event_id,
-            "cursor_state": self.cursor_state,
-            "cursor_input": self.cursor_input_json,
-            "cursor_entered": self.cursor_entered,
-            "cursor_event": self.cursor_event,
-            "retry_counts": dumps(self.retry_counts),
+            "cursor_state": root.state,
+            "cursor_input": root.input_json,
+            "cursor_entered": root.entered,
+            "cursor_event": root.event,
+            "retry_counts": dumps(root.retry_counts),
             "mock_counts": dumps(self.mock_counts) if self.mock_counts else None,
             "heartbeat": now,
         }
@@ -798,6 +1276,10 @@ class Run:
             self.store.insert_events(self.arn, self.pending)
         if self.pending_delays:
             self.store.insert_delays(self.pending_delays)
+        for prefix in self.frame_clears:
+            self.store.delete_frames(self.arn, prefix)
+        if self.frame_writes:
+            self.store.put_frames(self.arn, self.frame_writes.values())
         if token is not None:
             value, state, created, timeout, heartbeat = token
             self.store.insert_token(

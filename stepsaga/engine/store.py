@@ -17,7 +17,11 @@ Schema (timestamps are UNIX seconds, JSON columns are text):
 * ``events(execution_arn, id, type, previous_id, timestamp, details)`` — the history;
 * ``delays(execution_arn, event_id, kind, state, attempt, error, seconds, slept, timestamp)``
   — retry and Wait delays chosen;
-* ``task_tokens(token PK, execution_arn, state, status, output/error/cause, deadlines…)``.
+* ``task_tokens(token PK, execution_arn, state, status, output/error/cause, deadlines…)``;
+* ``frames(execution_arn, path, status, output, cursor_state, cursor_input, token)`` — one
+  row per ``Parallel`` branch or ``Map`` iteration of the state's latest run: a succeeded one
+  keeps its output, any other its cursor (and the callback token it waits for), so a redrive
+  re-runs only what did not succeed and a callback continues the branch that waits for it.
 """
 
 from __future__ import annotations
@@ -113,6 +117,16 @@ CREATE TABLE IF NOT EXISTS task_tokens (
     closed REAL
 );
 CREATE INDEX IF NOT EXISTS task_tokens_by_execution ON task_tokens (execution_arn, status);
+CREATE TABLE IF NOT EXISTS frames (
+    execution_arn TEXT NOT NULL,
+    path TEXT NOT NULL,
+    status TEXT NOT NULL,
+    output TEXT,
+    cursor_state TEXT,
+    cursor_input TEXT,
+    token TEXT,
+    PRIMARY KEY (execution_arn, path)
+) WITHOUT ROWID;
 """
 
 
@@ -175,6 +189,19 @@ class EventRow:
     previous_id: int
     timestamp: float
     details: str | None
+
+
+@dataclass(frozen=True)
+class FrameRow:
+    path: str
+    status: str
+    output: str | None
+    cursor_state: str | None
+    cursor_input: str | None
+    token: str | None = None
+
+
+_FRAME_COLUMNS = "path, status, output, cursor_state, cursor_input, token"
 
 
 class LostOwnershipError(RuntimeError):
@@ -356,6 +383,51 @@ class Store:
             "timestamp FROM delays WHERE execution_arn = ? ORDER BY event_id",
             (arn,),
         ).fetchall()
+
+    # --- Parallel branches and Map iterations -------------------------------------------
+
+    def put_frames(self, arn: str, rows: Iterable[FrameRow]) -> None:
+        self._db.executemany(
+            "INSERT OR REPLACE INTO frames VALUES (?, ?, ?, ?, ?, ?, ?)",
+            [
+                (arn, r.path, r.status, r.output, r.cursor_state, r.cursor_input, r.token)
+                for r in rows
+            ],
+        )
+
+    def frames(self, arn: str, prefix: str) -> dict[str, FrameRow]:
+        """Rows whose path starts with ``prefix`` (a state's branches and their own)."""
+        rows = self._db.execute(
+            f"SELECT {_FRAME_COLUMNS} FROM frames "
+            "WHERE execution_arn = ? AND substr(path, 1, ?) = ?",
+            (arn, len(prefix), prefix),
+        ).fetchall()
+        return {row[0]: FrameRow(*row) for row in rows}
+
+    def frame_for_token(self, arn: str, token: str) -> FrameRow | None:
+        """The branch that waits (or waited) for ``token``; ``None`` for a top-level task."""
+        row = self._db.execute(
+            f"SELECT {_FRAME_COLUMNS} FROM frames WHERE execution_arn = ? AND token = ?",
+            (arn, token),
+        ).fetchone()
+        return None if row is None else FrameRow(*row)
+
+    def answered_waiting_token(self, arn: str) -> TokenRow | None:
+        """A token answered (or timed out) whose branch still waits for it, oldest first."""
+        columns = ", ".join(f"t.{f.name}" for f in fields(TokenRow))
+        row = self._db.execute(
+            f"SELECT {columns} FROM frames f JOIN task_tokens t ON t.token = f.token "
+            "WHERE f.execution_arn = ? AND f.status = 'WAITING' AND t.status != 'WAITING' "
+            "ORDER BY t.closed LIMIT 1",
+            (arn,),
+        ).fetchone()
+        return None if row is None else TokenRow(*row)
+
+    def delete_frames(self, arn: str, prefix: str) -> None:
+        self._db.execute(
+            "DELETE FROM frames WHERE execution_arn = ? AND substr(path, 1, ?) = ?",
+            (arn, len(prefix), prefix),
+        )
 
     # --- task tokens -----------------------------------------------------------------
 

@@ -26,8 +26,8 @@ def test_a_valid_definition_loads_and_has_a_stable_digest() -> None:
 @pytest.mark.parametrize(
     ("state", "field", "message"),
     [
-        ({"Type": "Map", "End": True}, "Type", "not supported"),
-        ({"Type": "Parallel", "Branches": [], "End": True}, "Type", "not supported"),
+        ({"Type": "Map", "End": True}, "ItemProcessor", "ItemProcessor or the legacy Iterator"),
+        ({"Type": "Parallel", "Branches": [], "End": True}, "Branches", "non-empty"),
         ({"Type": "Pass", "End": True, "Assign": {"x": 1}}, "Assign", "variables"),
         ({"Type": "Pass", "End": True, "Output": "{% 1 %}"}, "Output", "JSONata"),
         ({"Type": "Pass", "End": True, "QueryLanguage": "JSONata"}, "QueryLanguage", "JSONPath"),
