@@ -44,18 +44,17 @@ from services.simulated import Effect
 from stepsaga.backends.local import LocalBackend
 from stepsaga.backends.naming import execution_name
 from stepsaga.backends.views import (
+    CaseOutcome,
     ExecutionView,
-    Outcome,
-    ReconDecision,
     ReconFilter,
     ReconItemView,
 )
 from stepsaga.errors import NotFoundError
-from stepsaga.ledger import LedgerPolicy, open_ledger
+from stepsaga.ledger import LedgerPolicy, ReconOutcome, open_ledger
 from stepsaga.reconciliation import AUTO_RESOLVER
 from workflows.project import reference_project
 
-SETTLED = (Outcome.COMPLETED, Outcome.COMPENSATED, Outcome.COMPENSATION_FAILED)
+SETTLED = (CaseOutcome.COMPLETED, CaseOutcome.COMPENSATED, CaseOutcome.COMPENSATION_FAILED)
 
 
 @dataclass(frozen=True)
@@ -264,7 +263,7 @@ class _Run:
         for truth in truths:
             for item in truth.open_items:
                 if (
-                    truth.outcome is Outcome.COMPENSATION_FAILED
+                    truth.outcome is CaseOutcome.COMPENSATION_FAILED
                     and item.step == "ReleaseReservation"
                 ):
                     error = item.evidence.get("last_error") or {}
@@ -289,17 +288,17 @@ class _Run:
             view = views.get(plan.index)
             if view is None:
                 jobs.append(self._job(Command.START, plan))  # the start itself never got far
-            elif view.outcome is Outcome.FAILED:
+            elif view.outcome is CaseOutcome.FAILED:
                 self.report.redrives += 1
                 jobs.append(self._job(Command.REDRIVE, plan, execution=view.name))
-            elif view.outcome is Outcome.AWAITING_RECONCILIATION:
+            elif view.outcome is CaseOutcome.AWAITING_RECONCILIATION:
                 item = _waited_on(view, items)
                 if item is None:
                     continue  # nothing an operator could act on: the case counts as stuck
                 if item.outcome is not None:
                     # Decided, yet the case still waits (the resolving process died before
                     # resuming it): the operator repeats the same decision.
-                    decision = ReconDecision(item.outcome.replace("_", "-"))
+                    decision = ReconOutcome(item.outcome)
                 else:
                     effects = simulation.effects(tenant_id=plan.tenant_id, case_id=plan.case_id)
                     decision = _truth(item.action_key, effects)
@@ -316,7 +315,7 @@ class _Run:
         *,
         execution: str = "",
         item_id: str = "",
-        decision: ReconDecision = ReconDecision.APPLIED,
+        decision: ReconOutcome = ReconOutcome.APPLIED,
     ) -> Job:
         self.seq += 1
         return Job(
@@ -388,7 +387,7 @@ def _name(plan: CasePlan) -> str:
     return execution_name(plan.tenant_id, plan.case_id, 1)
 
 
-def _outcome(view: ExecutionView | None) -> Outcome | None:
+def _outcome(view: ExecutionView | None) -> CaseOutcome | None:
     return view.outcome if view is not None else None
 
 
@@ -404,11 +403,11 @@ def _waited_on(view: ExecutionView, items: Iterable[ReconItemView]) -> ReconItem
     return mine[-1] if mine else None
 
 
-def _truth(action_key: str, effects: Iterable[Effect]) -> ReconDecision:
+def _truth(action_key: str, effects: Iterable[Effect]) -> ReconOutcome:
     """The operator's finding: the effect is in the services' own table, or it is not."""
     if any(effect.action_key == action_key for effect in effects):
-        return ReconDecision.APPLIED
-    return ReconDecision.NOT_APPLIED
+        return ReconOutcome.APPLIED
+    return ReconOutcome.NOT_APPLIED
 
 
 def _integrity(*paths: Path) -> list[Violation]:

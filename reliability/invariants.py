@@ -32,7 +32,7 @@ from dataclasses import dataclass
 
 from reliability.plan import CasePlan
 from services.simulated import Effect
-from stepsaga.backends.views import Outcome
+from stepsaga.backends.views import CaseOutcome
 from stepsaga.ledger import ReconItem, ReconStatus, Record, Status
 
 #: The ledger operation (last part of the record's operation) → the effect it applies.
@@ -65,7 +65,7 @@ class CaseTruth:
     """What the world and the ledger show for one case at the end."""
 
     plan: CasePlan
-    outcome: Outcome | None
+    outcome: CaseOutcome | None
     """``None``: the case has no execution at all."""
     effects: tuple[Effect, ...]
     records: tuple[Record, ...]
@@ -92,12 +92,12 @@ def check_case(truth: CaseTruth) -> list[Violation]:
     for operation in ("reserve", "release", "refund", "create_shipment"):
         if counts[operation] > 1:
             found.append(f"duplicate: {counts[operation]} x {operation}")
-    if outcome is Outcome.COMPLETED:
+    if outcome is CaseOutcome.COMPLETED:
         want = {"reserve": 1, "refund": 1, "create_shipment": 1, "release": 0}
         for operation, number in want.items():
             if counts[operation] != number:
                 found.append(f"completed with {counts[operation]} x {operation}")
-    elif outcome is Outcome.COMPENSATED:
+    elif outcome is CaseOutcome.COMPENSATED:
         if counts["create_shipment"]:
             found.append("compensated, yet shipped")
         if counts["release"] != counts["reserve"]:
@@ -107,12 +107,13 @@ def check_case(truth: CaseTruth) -> list[Violation]:
             )
         if truth.open_release_items:
             found.append("compensated, yet an item about the release is open")
-    elif outcome is Outcome.COMPENSATION_FAILED:
+    elif outcome is CaseOutcome.COMPENSATION_FAILED:
         if not truth.open_release_items:
             found.append("compensation failed, and no item about the release is open")
     else:
         found.append(f"not settled: outcome {outcome.value if outcome else 'no execution'}")
-    if counts["release"] and outcome not in (Outcome.COMPENSATED, Outcome.COMPENSATION_FAILED):
+    undone = (CaseOutcome.COMPENSATED, CaseOutcome.COMPENSATION_FAILED)
+    if counts["release"] and outcome not in undone:
         found.append(f"released although {outcome.value if outcome else 'never run'}")
     found += _ledger_vs_world(truth)
     found += _isolation(truth)

@@ -30,10 +30,9 @@ from reliability.plan import KillPoint, KillSite
 from reliability.workspace import Workspace
 from services import load_faults
 from stepsaga.backends.local import LocalBackend, default_handlers
-from stepsaga.backends.views import ReconDecision
 from stepsaga.engine import Handler
 from stepsaga.handlers.deps import HandlerDeps
-from stepsaga.ledger import Ledger, open_ledger
+from stepsaga.ledger import Ledger, ReconOutcome, open_ledger
 from stepsaga.ledger.connect import open_store
 from stepsaga.reconciliation import resolve
 from stepsaga.workflow.saga import Saga
@@ -61,7 +60,7 @@ class Job:
     execution: str = ""
     pending: tuple[KillPoint, ...] = ()
     item_id: str = ""
-    decision: ReconDecision = ReconDecision.APPLIED
+    decision: ReconOutcome = ReconOutcome.APPLIED
 
 
 @dataclass(frozen=True)
@@ -182,7 +181,7 @@ def _resolve_then_die(url: str, clock: ShiftedClock, switch: KillSwitch, job: Jo
     resolve(
         ledger,
         job.item_id,
-        job.decision.ledger_value,
+        job.decision,
         OPERATOR,
         "decided from the services' effects table",
         send_task_success=None,

@@ -175,7 +175,7 @@ def _action_key(event: Mapping[str, Any]) -> str:
 # --- workers -----------------------------------------------------------------------------
 
 #: (action index, the result's JSON, replayed, retries by error name)
-Outcome = tuple[int, str, bool, dict[str, int]]
+Delivery = tuple[int, str, bool, dict[str, int]]
 
 
 class _Barrier:
@@ -192,13 +192,13 @@ def _threads(
     events: list[dict[str, Any]],
     barrier: _Barrier | None,
     threads: int | None = None,
-) -> list[Outcome]:
+) -> list[Delivery]:
     count = threads or config.deliveries
     if barrier is None:
         shared = threading.Barrier(count)
         barrier = _Barrier(shared.wait)
     handlers = [_handlers(home, url) for _ in range(count)]  # one "container" per worker
-    outcomes: list[Outcome] = []
+    outcomes: list[Delivery] = []
     lock = threading.Lock()
 
     def work(number: int) -> None:
@@ -226,7 +226,7 @@ def _deliver(
     index: int,
     rng: random.Random,
     barrier: _Barrier,
-) -> Outcome:
+) -> Delivery:
     event = events[index]
     barrier.wait()  # every worker delivers this action at the same instant
     retries: Counter[str] = Counter()
@@ -260,7 +260,7 @@ def _handlers(home: StateHome, url: str) -> tuple[Mapping[str, Handler], Handler
 
 def _processes(
     config: StormConfig, home: StateHome, url: str, events: list[dict[str, Any]], root: Path
-) -> list[Outcome]:
+) -> list[Delivery]:
     context = multiprocessing.get_context("fork")
     shared = context.Barrier(config.deliveries)
     per_process = config.deliveries // config.processes
@@ -275,7 +275,7 @@ def _processes(
         process.start()
     for process in processes:
         process.join()
-    outcomes: list[Outcome] = []
+    outcomes: list[Delivery] = []
     for process, path in zip(processes, files, strict=True):
         if process.exitcode != 0 or not path.exists():
             raise RuntimeError(f"a storm process ended with exit code {process.exitcode}")
@@ -289,7 +289,7 @@ def _processes(
 
 
 def _check(
-    report: StormReport, home: StateHome, events: list[dict[str, Any]], outcomes: list[Outcome]
+    report: StormReport, home: StateHome, events: list[dict[str, Any]], outcomes: list[Delivery]
 ) -> None:
     config = report.config
     report.deliveries = len(outcomes)

@@ -20,7 +20,7 @@ from rich.table import Table
 
 from services import Effect, load_faults, open_simulation
 from stepsaga import Project
-from stepsaga.backends import ExecutionView, Outcome, ReconDecision, to_json
+from stepsaga.backends import CaseOutcome, ExecutionView, to_json
 from stepsaga.backends.local import LocalBackend
 from stepsaga.cli import (
     cli_context,
@@ -35,6 +35,7 @@ from stepsaga.cli import (
 )
 from stepsaga.clock import Clock, SystemClock
 from stepsaga.home import StateHome
+from stepsaga.ledger import ReconOutcome
 from workflows.case import Case, load_case
 
 #: Exit code when the services' own count contradicts "exactly once".
@@ -49,28 +50,28 @@ class Scenario:
     title: str
     case_file: str
     faults_file: str | None
-    expected: Outcome
+    expected: CaseOutcome
 
 
 SCENARIOS = (
-    Scenario("a clean case", "case-clean.json", None, Outcome.COMPLETED),
+    Scenario("a clean case", "case-clean.json", None, CaseOutcome.COMPLETED),
     Scenario(
         "the shipment is rejected: the reservation is released, the refund escalated",
         "case-shipment-rejected.json",
         "faults-shipment-rejected.json",
-        Outcome.COMPENSATED,
+        CaseOutcome.COMPENSATED,
     ),
     Scenario(
         "the refund's response is lost: called again with the same key, one refund",
         "case-lost-refund.json",
         "faults-lost-refund-response.json",
-        Outcome.COMPLETED,
+        CaseOutcome.COMPLETED,
     ),
     Scenario(
         "the shipment's outcome is uncertain and cannot be looked up: a person decides",
         "case-shipment-uncertain.json",
         "faults-shipment-unverifiable.json",
-        Outcome.AWAITING_RECONCILIATION,
+        CaseOutcome.AWAITING_RECONCILIATION,
     ),
 )
 
@@ -149,7 +150,7 @@ def demo(
                 with live(stdout, f"6. recon resolve {item.id} --outcome applied", say) as on:
                     resolution = backend.recon_resolve(
                         item.id,
-                        ReconDecision.APPLIED,
+                        ReconOutcome.APPLIED,
                         OPERATOR,
                         NOTE,
                         time_scale=time_scale,
@@ -200,10 +201,10 @@ def exactly_once_problems(
         for operation in ("refund", "create_shipment"):
             if done[operation] > 1:
                 problems.append(f"{case_id}: {done[operation]} x {operation}")
-            if view.outcome is Outcome.COMPLETED and done[operation] != 1:
+            if view.outcome is CaseOutcome.COMPLETED and done[operation] != 1:
                 problems.append(f"{case_id}: completed with {done[operation]} x {operation}")
         released = done["release"] > 0
-        if released != (view.outcome is Outcome.COMPENSATED):
+        if released != (view.outcome is CaseOutcome.COMPENSATED):
             problems.append(f"{case_id}: release x {done['release']} but {view.outcome.value}")
     return problems
 

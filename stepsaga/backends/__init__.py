@@ -18,9 +18,8 @@ from stepsaga.backends.progress import (
     from_history_event,
 )
 from stepsaga.backends.views import (
+    CaseOutcome,
     ExecutionView,
-    Outcome,
-    ReconDecision,
     ReconFilter,
     ReconItemView,
     ResolutionView,
@@ -31,13 +30,12 @@ from stepsaga.backends.views import (
 
 __all__ = [
     "CaseIdentity",
+    "CaseOutcome",
     "ExecutionView",
-    "Outcome",
     "OutcomeFacts",
     "Progress",
     "ProgressKind",
     "ProgressListener",
-    "ReconDecision",
     "ReconFilter",
     "ReconItemView",
     "ResolutionView",

@@ -20,7 +20,7 @@ Rules every backend keeps:
 * **References.** ``ref`` arguments accept an execution ARN, an execution name, or a case
   id; a case id under several tenants needs ``tenant`` (else ``InvalidInputError`` listing
   them); several revisions of one case resolve to the newest.
-* **Outcome** comes from :func:`~stepsaga.backends.outcome.derive_outcome` only.
+* **The case outcome** comes from :func:`~stepsaga.backends.outcome.derive_outcome` only.
 * Flags a backend cannot honour (``faults`` and ``mock_config`` on AWS) raise
   ``InvalidInputError`` naming the flag, before anything is written.
 """
@@ -33,13 +33,13 @@ from typing import Any, Protocol
 from stepsaga.backends.progress import ProgressListener
 from stepsaga.backends.views import (
     ExecutionView,
-    ReconDecision,
     ReconFilter,
     ReconItemView,
     ResolutionView,
 )
 from stepsaga.case import ApprovedCase
 from stepsaga.engine.mockconfig import MockConfig
+from stepsaga.ledger import ReconOutcome
 
 
 class SagaBackend(Protocol):
@@ -105,7 +105,7 @@ class SagaBackend(Protocol):
     def recon_resolve(
         self,
         item_id: str,
-        outcome: ReconDecision,
+        outcome: ReconOutcome,
         by: str,
         note: str,
         *,

@@ -28,7 +28,6 @@ from stepsaga.backends.naming import execution_name
 from stepsaga.backends.progress import Progress, ProgressKind, ProgressListener, from_history_event
 from stepsaga.backends.views import (
     ExecutionView,
-    ReconDecision,
     ReconFilter,
     ReconItemView,
     ResolutionView,
@@ -53,7 +52,7 @@ from stepsaga.engine import load as load_definition
 from stepsaga.errors import InvalidInputError, NotFoundError
 from stepsaga.handlers.deps import HandlerDeps, local_deps
 from stepsaga.home import StateHome
-from stepsaga.ledger import Ledger, ReconStatus, Record, open_ledger
+from stepsaga.ledger import Ledger, ReconOutcome, ReconStatus, Record, open_ledger
 from stepsaga.project import Project
 from stepsaga.workflow import compile, render
 from stepsaga.workflow.saga import Saga
@@ -232,7 +231,7 @@ class LocalBackend:
     def recon_resolve(
         self,
         item_id: str,
-        outcome: ReconDecision,
+        outcome: ReconOutcome,
         by: str,
         note: str,
         *,
@@ -257,9 +256,7 @@ class LocalBackend:
                 resumed.append(described)
                 return described
 
-            resolution = resolve(
-                ledger, item_id, outcome.ledger_value, by, note, send_task_success=send
-            )
+            resolution = resolve(ledger, item_id, outcome, by, note, send_task_success=send)
             token = resolution.item.task_token
             waiting = {task.task_token for task in engine.list_waiting_tasks()}
             if not resolution.resumed and token is not None and token in waiting:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from stepsaga.backends.views import Outcome
+from stepsaga.backends.views import CaseOutcome
 from stepsaga.errors import SAGA_COMPENSATED, SAGA_COMPENSATION_FAILED
 
 
@@ -27,7 +27,7 @@ class OutcomeFacts:
     waiting_for: tuple[str, ...] = ()
 
 
-def derive_outcome(facts: OutcomeFacts) -> Outcome:
+def derive_outcome(facts: OutcomeFacts) -> CaseOutcome:
     """``SUCCEEDED`` → completed. ``FAILED`` with ``Saga.Compensated`` → compensated (an
     escalated refund may still be open: the case itself is settled), with
     ``Saga.CompensationFailed`` → compensation_failed. ``RUNNING`` while waiting for a
@@ -37,13 +37,13 @@ def derive_outcome(facts: OutcomeFacts) -> Outcome:
     """
     status = facts.status.upper()
     if status == "SUCCEEDED":
-        return Outcome.COMPLETED
+        return CaseOutcome.COMPLETED
     if status == "RUNNING":
-        return Outcome.AWAITING_RECONCILIATION if facts.waiting_for else Outcome.RUNNING
+        return CaseOutcome.AWAITING_RECONCILIATION if facts.waiting_for else CaseOutcome.RUNNING
     if status == "PENDING_REDRIVE":
-        return Outcome.RUNNING
+        return CaseOutcome.RUNNING
     if status == "FAILED" and facts.error == SAGA_COMPENSATED:
-        return Outcome.COMPENSATED
+        return CaseOutcome.COMPENSATED
     if status == "FAILED" and facts.error == SAGA_COMPENSATION_FAILED:
-        return Outcome.COMPENSATION_FAILED
-    return Outcome.FAILED
+        return CaseOutcome.COMPENSATION_FAILED
+    return CaseOutcome.FAILED

@@ -17,7 +17,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 
-class Outcome(StrEnum):
+class CaseOutcome(StrEnum):
     """What happened to the case, whatever the execution's own status says.
 
     Derived in one place: :func:`stepsaga.backends.outcome.derive_outcome`.
@@ -48,18 +48,6 @@ class ReconFilter(StrEnum):
     OPEN = "open"
     RESOLVED = "resolved"
     ALL = "all"
-
-
-class ReconDecision(StrEnum):
-    """``recon resolve --outcome``: what the operator found out about the effect."""
-
-    APPLIED = "applied"
-    NOT_APPLIED = "not-applied"
-
-    @property
-    def ledger_value(self) -> str:
-        """The ledger's spelling (``ReconOutcome``): ``applied`` / ``not_applied``."""
-        return self.value.replace("-", "_")
 
 
 class _View(BaseModel):
@@ -106,7 +94,7 @@ class ExecutionView(_View):
     tenant_id: str
     case_id: str
     revision: int
-    outcome: Outcome
+    outcome: CaseOutcome
     steps: tuple[StepView, ...]
     #: States waiting for a callback (an operator's decision), e.g. ``AwaitDecisionCreateShipment``.
     waiting_for: tuple[str, ...] = ()

@@ -10,12 +10,13 @@ from typing import Annotated
 
 import typer
 
-from stepsaga.backends import ReconDecision, ReconFilter, to_json
+from stepsaga.backends import ReconFilter, to_json
 from stepsaga.cli.backend import command_errors, open_backend, print_json
 from stepsaga.cli.common import cli_context, stdout
 from stepsaga.cli.progress import live
 from stepsaga.cli.run import JsonOption, TimeScaleOption
 from stepsaga.cli.tables import render_item, render_items, render_resolution
+from stepsaga.ledger import ReconOutcome
 
 app = typer.Typer(
     help="List, inspect and resolve reconciliation items.",
@@ -58,13 +59,26 @@ def show(
             render_item(stdout, item)
 
 
+def _outcome(value: str) -> ReconOutcome:
+    """``applied`` / ``not-applied`` (the ledger's ``not_applied`` is accepted too)."""
+    try:
+        return ReconOutcome(value.strip().lower().replace("-", "_"))
+    except ValueError:
+        raise typer.BadParameter("must be applied or not-applied") from None
+
+
 @app.command("resolve")
 def resolve(
     ctx: typer.Context,
     item_id: Annotated[str, typer.Argument(metavar="ID", help="The item id.")],
     outcome: Annotated[
-        ReconDecision,
-        typer.Option("--outcome", help="applied: the effect happened; not-applied: it did not."),
+        ReconOutcome,
+        typer.Option(
+            "--outcome",
+            parser=_outcome,
+            metavar="applied|not-applied",
+            help="applied: the effect happened; not-applied: it did not.",
+        ),
     ],
     by: Annotated[str, typer.Option("--by", help="Who decided (kept on the item).")],
     note: Annotated[str, typer.Option("--note", help="Why (kept on the item).")],

@@ -10,15 +10,15 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from stepsaga.backends import ExecutionView, Outcome, ReconItemView, ResolutionView, StepKind
+from stepsaga.backends import CaseOutcome, ExecutionView, ReconItemView, ResolutionView, StepKind
 
 _OUTCOME_STYLE = {
-    Outcome.COMPLETED: "green",
-    Outcome.COMPENSATED: "yellow",
-    Outcome.AWAITING_RECONCILIATION: "magenta",
-    Outcome.COMPENSATION_FAILED: "red",
-    Outcome.FAILED: "red",
-    Outcome.RUNNING: "cyan",
+    CaseOutcome.COMPLETED: "green",
+    CaseOutcome.COMPENSATED: "yellow",
+    CaseOutcome.AWAITING_RECONCILIATION: "magenta",
+    CaseOutcome.COMPENSATION_FAILED: "red",
+    CaseOutcome.FAILED: "red",
+    CaseOutcome.RUNNING: "cyan",
 }
 
 
@@ -26,7 +26,7 @@ def _when(value: datetime | None) -> str:
     return "" if value is None else value.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S")
 
 
-def outcome_text(outcome: Outcome) -> str:
+def outcome_text(outcome: CaseOutcome) -> str:
     return f"[{_OUTCOME_STYLE[outcome]}]{outcome.value}[/]"
 
 
@@ -55,7 +55,7 @@ def render_execution(console: Console, view: ExecutionView) -> None:
 
 def _hints(view: ExecutionView) -> list[str]:
     hints = []
-    if view.outcome is Outcome.FAILED and view.redrive_status == "REDRIVABLE":
+    if view.outcome is CaseOutcome.FAILED and view.redrive_status == "REDRIVABLE":
         hints.append(f"redrive it: stepsaga redrive {view.name}")
     if view.waiting_for:
         hints.append(f"waiting in {', '.join(view.waiting_for)}")

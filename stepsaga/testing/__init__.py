@@ -42,8 +42,8 @@ if TYPE_CHECKING:
     )
     from stepsaga.testing.history import (
         Caught,
+        ExecutionEnd,
         History,
-        Outcome,
         assert_caught,
         assert_outcome,
         assert_path,
@@ -78,7 +78,7 @@ _MODULES = {
     "history": (
         "Caught",
         "History",
-        "Outcome",
+        "ExecutionEnd",
         "assert_caught",
         "assert_outcome",
         "assert_path",
@@ -103,10 +103,10 @@ __all__ = [
     "DynamoDBLocalContainer",
     "EngineBackend",
     "Execution",
+    "ExecutionEnd",
     "History",
     "LedgerTable",
     "MockConfigBuilder",
-    "Outcome",
     "Return",
     "Scenario",
     "StateNotMockedError",

@@ -53,7 +53,7 @@ class Caught:
 
 
 @dataclass(frozen=True)
-class Outcome:
+class ExecutionEnd:
     """How the execution ended: ``status`` as ``DescribeExecution`` (``RUNNING`` while it
     has not ended, e.g. waiting for a task token) and the ``error``/``cause`` it failed with."""
 
@@ -142,20 +142,20 @@ class History:
         )
 
     @property
-    def outcome(self) -> Outcome:
-        outcome = Outcome("RUNNING")
+    def outcome(self) -> ExecutionEnd:
+        outcome = ExecutionEnd("RUNNING")
         for event in self.events:
             kind = str(event["type"])
             if kind in _TERMINAL:
                 details = _details(event)
                 error, cause = details.get("error"), details.get("cause")
-                outcome = Outcome(
+                outcome = ExecutionEnd(
                     _TERMINAL[kind],
                     None if error is None else str(error),
                     None if cause is None else str(cause),
                 )
             elif kind == "ExecutionRedriven":
-                outcome = Outcome("RUNNING")
+                outcome = ExecutionEnd("RUNNING")
         return outcome
 
     def describe(self) -> str:
@@ -242,7 +242,7 @@ def assert_outcome(
     """The execution ended with ``status`` (and ``error``; ``cause`` as a substring)."""
     h = History.of(history)
     actual = h.outcome
-    expected = Outcome(status, error)
+    expected = ExecutionEnd(status, error)
     if actual.status != status or (error is not None and actual.error != error):
         raise _fail(f"outcome {actual}, expected {expected}", h)
     if cause is not None and cause not in (actual.cause or ""):

@@ -16,7 +16,7 @@ from reliability.harness import approval_time
 from reliability.invariants import CaseTruth, check_budget, check_case
 from reliability.plan import scenario
 from reliability.storm import StormConfig, run_storm
-from stepsaga.backends.views import Outcome
+from stepsaga.backends.views import CaseOutcome
 from stepsaga.handlers import execute
 from stepsaga.ledger import EffectClass, Ledger, ReconItem, ReconStatus
 from stepsaga.ledger.sqlite import SqliteStore
@@ -110,16 +110,16 @@ def test_compensation_outcomes_are_checked_against_the_release_items() -> None:
             updated_at=now,
         )
 
-    def details(outcome: Outcome, *items: ReconItem) -> list[str]:
+    def details(outcome: CaseOutcome, *items: ReconItem) -> list[str]:
         return [v.detail for v in check_case(CaseTruth(plan, outcome, (), (), items))]
 
     on_release = item(f"{key}:compensate:release_reservation")
     # An open item elsewhere (the reservation's) is not the release's question.
-    assert details(Outcome.COMPENSATION_FAILED, item(key)) == [
+    assert details(CaseOutcome.COMPENSATION_FAILED, item(key)) == [
         "compensation failed, and no item about the release is open"
     ]
-    assert details(Outcome.COMPENSATION_FAILED, on_release) == []
-    assert details(Outcome.COMPENSATED, on_release) == [
+    assert details(CaseOutcome.COMPENSATION_FAILED, on_release) == []
+    assert details(CaseOutcome.COMPENSATED, on_release) == [
         "compensated, yet an item about the release is open"
     ]
 

@@ -14,7 +14,7 @@ import pytest
 from moto import mock_aws
 
 from services import load_faults
-from stepsaga.backends import Progress, ProgressKind, ReconDecision, ReconFilter, to_json
+from stepsaga.backends import Progress, ProgressKind, ReconFilter, to_json
 from stepsaga.backends.aws import AwsBackend, AwsSettings, FixedClients
 from stepsaga.cli.run import load_mock_config
 from stepsaga.engine.errors import ExecutionAlreadyExists
@@ -25,7 +25,7 @@ from stepsaga.errors import (
     NotFoundError,
 )
 from stepsaga.home import StateHome
-from stepsaga.ledger import ReconStatus, Status
+from stepsaga.ledger import ReconOutcome, ReconStatus, Status
 from stepsaga.ledger.dynamodb import create_table
 from tests.functional.aws_support import (
     MACHINE,
@@ -153,7 +153,7 @@ def test_time_scale_is_refused_by_redrive_and_resolve(aws: FakeAws) -> None:
     with pytest.raises(InvalidInputError, match=r"^--time-scale"):
         backend.redrive("CASE-1001", time_scale=1)
     with pytest.raises(InvalidInputError, match=r"^--time-scale"):
-        backend.recon_resolve("item", ReconDecision.APPLIED, "ops", "checked", time_scale=1)
+        backend.recon_resolve("item", ReconOutcome.APPLIED, "ops", "checked", time_scale=1)
 
 
 # --- status and history ------------------------------------------------------------------
@@ -329,7 +329,7 @@ def test_recon_resolve_resumes_the_waiting_case(
 ) -> None:
     local = _waiting(aws, home, tmp_path)
     item_id = local.view["open_items"][0]
-    resolution = aws.backend().recon_resolve(item_id, ReconDecision.APPLIED, "ops@acme", "found")
+    resolution = aws.backend().recon_resolve(item_id, ReconOutcome.APPLIED, "ops@acme", "found")
     assert (resolution.item.status, resolution.item.outcome) == ("RESOLVED", "applied")
     assert resolution.item.resolved_by == "ops@acme"
     assert resolution.execution is not None
@@ -343,10 +343,10 @@ def test_recon_resolve_resumes_the_waiting_case(
     assert record is not None
     assert record.status is Status.COMPLETED
     # The same decision again changes nothing; the other one is refused.
-    again = aws.backend().recon_resolve(item_id, ReconDecision.APPLIED, "ops@acme", "found")
+    again = aws.backend().recon_resolve(item_id, ReconOutcome.APPLIED, "ops@acme", "found")
     assert again.item == resolution.item
     with pytest.raises(IllegalTransitionError, match="already resolved as applied"):
-        aws.backend().recon_resolve(item_id, ReconDecision.NOT_APPLIED, "ops@acme", "oops")
+        aws.backend().recon_resolve(item_id, ReconOutcome.NOT_APPLIED, "ops@acme", "oops")
 
 
 def test_recon_resolve_without_a_waiting_case(
@@ -356,11 +356,11 @@ def test_recon_resolve_without_a_waiting_case(
     stripped = [replace(item, task_token=None) for item in local.items]
     aws.copy_ledger(local.records, stripped)
     item_id = local.view["open_items"][0]
-    resolution = aws.backend().recon_resolve(item_id, ReconDecision.NOT_APPLIED, "ops", "none")
+    resolution = aws.backend().recon_resolve(item_id, ReconOutcome.NOT_APPLIED, "ops", "none")
     assert resolution.execution is None
     assert resolution.item.outcome == "not_applied"
     with pytest.raises(NotFoundError):
-        aws.backend().recon_resolve("nope", ReconDecision.APPLIED, "ops", "x")
+        aws.backend().recon_resolve("nope", ReconOutcome.APPLIED, "ops", "x")
 
 
 def test_following_an_execution_moto_runs() -> None:

@@ -16,12 +16,12 @@ import boto3
 import pytest
 from botocore.stub import Stubber
 
-from stepsaga.backends import Progress, ProgressKind, ReconDecision
+from stepsaga.backends import Progress, ProgressKind
 from stepsaga.backends.aws import AwsBackend, DecisionNotDeliveredError, FixedClients, redrive_token
 from stepsaga.engine.errors import ExecutionNotRedrivable
 from stepsaga.errors import InvalidInputError, TransientError
 from stepsaga.home import StateHome
-from stepsaga.ledger import ReconStatus
+from stepsaga.ledger import ReconOutcome, ReconStatus
 from stepsaga.reconciliation import decision_of
 from tests.functional.aws_support import REGION, FakeAws, fake_aws, run_locally
 from tests.functional.cli_support import EXAMPLES, case_data, write_case
@@ -190,7 +190,7 @@ def test_resolve_sends_the_operator_decision(
     decision = _decision(token, item_id, "applied", "ops@acme", "seen")
     stubbed.stub.add_response("send_task_success", {}, decision)
     stubbed.describe("SUCCEEDED", stopDate=STARTED)
-    resolution = stubbed.backend().recon_resolve(item_id, ReconDecision.APPLIED, "ops@acme", "seen")
+    resolution = stubbed.backend().recon_resolve(item_id, ReconOutcome.APPLIED, "ops@acme", "seen")
     assert resolution.execution is not None
     assert resolution.execution.outcome == "completed"
     resolved = stubbed.aws.ledger().get_item(item_id)
@@ -210,7 +210,7 @@ def test_a_wait_that_ended_gets_a_clear_message(
         expected_params=_decision(token, item_id, "applied", "ops@acme", "seen"),
     )
     with pytest.raises(DecisionNotDeliveredError) as caught:
-        stubbed.backend().recon_resolve(item_id, ReconDecision.APPLIED, "ops@acme", "seen")
+        stubbed.backend().recon_resolve(item_id, ReconOutcome.APPLIED, "ops@acme", "seen")
     assert caught.value.message == (
         f"item {item_id} is resolved as applied, but execution {NAME} no longer waits for it "
         f"(TaskTimedOut: Task Timed Out); redrive it (stepsaga --backend aws redrive {NAME}) "
@@ -223,7 +223,7 @@ def test_a_wait_that_ended_gets_a_clear_message(
     stubbed.describe("FAILED", error="States.Timeout")
     stubbed.stub.add_client_error("send_task_success", service_error_code="InvalidToken")
     stubbed.describe("FAILED", error="States.Timeout")
-    again = stubbed.backend().recon_resolve(item_id, ReconDecision.APPLIED, "ops@acme", "seen")
+    again = stubbed.backend().recon_resolve(item_id, ReconOutcome.APPLIED, "ops@acme", "seen")
     assert again.execution is not None
     assert again.execution.outcome == "failed"
 
@@ -235,10 +235,10 @@ def test_a_failed_delivery_is_retried_by_resolving_again(
     stubbed.describe("RUNNING")
     stubbed.stub.add_client_error("send_task_success", service_error_code="ThrottlingException")
     with pytest.raises(TransientError, match="run the same recon resolve again to resume it"):
-        stubbed.backend().recon_resolve(item_id, ReconDecision.NOT_APPLIED, "ops", "none")
+        stubbed.backend().recon_resolve(item_id, ReconOutcome.NOT_APPLIED, "ops", "none")
     stubbed.describe("RUNNING")
     decision = _decision(token, item_id, "not_applied", "ops", "none")
     stubbed.stub.add_response("send_task_success", {}, decision)
     stubbed.describe("RUNNING")
-    resumed = stubbed.backend().recon_resolve(item_id, ReconDecision.NOT_APPLIED, "ops", "none")
+    resumed = stubbed.backend().recon_resolve(item_id, ReconOutcome.NOT_APPLIED, "ops", "none")
     assert resumed.item.outcome == "not_applied"

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from services import load_faults, open_simulation, parse_faults
 from stepsaga.backends.local import LocalBackend
-from stepsaga.backends.views import Outcome, ReconFilter, ReconItemView
+from stepsaga.backends.views import CaseOutcome, ReconFilter, ReconItemView
 from stepsaga.clock import ManualClock
 from stepsaga.home import StateHome
 from stepsaga.ledger import LedgerPolicy, Status, open_ledger
@@ -60,7 +60,7 @@ def test_a_release_whose_reply_is_lost_twice_is_found_released(tmp_path: Path) -
         assert (done.status, done.error, done.outcome) == (
             "FAILED",
             "Saga.Compensated",
-            Outcome.COMPENSATED,
+            CaseOutcome.COMPENSATED,
         )
         assert path_after_escalation(backend) == [
             "ReleaseReservation",
@@ -113,7 +113,7 @@ def test_a_release_that_timed_out_runs_again_with_the_same_key(tmp_path: Path) -
     with LocalBackend(home, reference_project(), clock=clock) as backend:
         done = backend.start(CASE, faults=faults, time_scale=0)
 
-        assert done.outcome is Outcome.COMPENSATED
+        assert done.outcome is CaseOutcome.COMPENSATED
         assert path_after_escalation(backend) == [
             "ReleaseReservation",
             RECORD,
@@ -151,7 +151,7 @@ def test_a_release_that_never_gets_through_stops_at_the_attempt_budget(tmp_path:
 
         assert (done.error, done.outcome) == (
             "Saga.CompensationFailed",
-            Outcome.COMPENSATION_FAILED,
+            CaseOutcome.COMPENSATION_FAILED,
         )
         rounds = ["ReleaseReservation", RECORD, DECISION]
         assert path_after_escalation(backend) == rounds * budget + ["CompensationFailed"]

@@ -15,11 +15,11 @@ import pytest
 
 from services import open_simulation
 from stepsaga.backends.local import LocalBackend
-from stepsaga.backends.views import Outcome, ReconDecision
+from stepsaga.backends.views import CaseOutcome
 from stepsaga.clock import ManualClock
 from stepsaga.errors import IllegalTransitionError
 from stepsaga.home import StateHome
-from stepsaga.ledger import open_ledger
+from stepsaga.ledger import ReconOutcome, open_ledger
 from tests.unit.handlers.helpers import CASE, NOW
 from workflows.case import parse_case
 from workflows.project import reference_project
@@ -46,7 +46,7 @@ def test_a_budget_of_zero_waits_for_a_top_up_and_a_decision(tmp_path: Path) -> N
     with LocalBackend(home, reference_project(), clock=clock) as backend:
         waiting = backend.start(parse_case(CASE), time_scale=0)
 
-        assert (waiting.status, waiting.outcome) == ("RUNNING", Outcome.AWAITING_RECONCILIATION)
+        assert (waiting.status, waiting.outcome) == ("RUNNING", CaseOutcome.AWAITING_RECONCILIATION)
         (item,) = backend.recon_list()
         assert (item.step, item.action_key, item.reason) == (
             "ReserveStock",
@@ -57,12 +57,12 @@ def test_a_budget_of_zero_waits_for_a_top_up_and_a_decision(tmp_path: Path) -> N
 
         # The ledger never dispatched the reservation: "applied" would be a guess.
         with pytest.raises(IllegalTransitionError, match="never claimed"):
-            backend.recon_resolve(item.id, ReconDecision.APPLIED, "ops@acme.example", "?")
+            backend.recon_resolve(item.id, ReconOutcome.APPLIED, "ops@acme.example", "?")
 
         set_budget(home, 3)
         resolution = backend.recon_resolve(
             item.id,
-            ReconDecision.NOT_APPLIED,
+            ReconOutcome.NOT_APPLIED,
             "ops@acme.example",
             "budget raised to 3",
             time_scale=0,
@@ -71,7 +71,7 @@ def test_a_budget_of_zero_waits_for_a_top_up_and_a_decision(tmp_path: Path) -> N
     assert resolution.execution is not None
     assert (resolution.execution.status, resolution.execution.outcome) == (
         "SUCCEEDED",
-        Outcome.COMPLETED,
+        CaseOutcome.COMPLETED,
     )
     assert effects(home, clock) == {"reserve": 1, "refund": 1, "create_shipment": 1}
     with open_ledger(home.ledger_url) as ledger:

@@ -48,7 +48,6 @@ from stepsaga.backends.naming import execution_name
 from stepsaga.backends.progress import ProgressListener
 from stepsaga.backends.views import (
     ExecutionView,
-    ReconDecision,
     ReconFilter,
     ReconItemView,
     ResolutionView,
@@ -63,7 +62,7 @@ from stepsaga.engine.errors import (
     TaskTimedOut,
 )
 from stepsaga.errors import InvalidInputError, NotFoundError, StepSagaError, TransientError
-from stepsaga.ledger import Ledger, ReconItem, ReconStatus, Record
+from stepsaga.ledger import Ledger, ReconItem, ReconOutcome, ReconStatus, Record
 from stepsaga.ledger.dynamodb import DynamoDBStore
 from stepsaga.project import Project
 from stepsaga.reconciliation import decision_of, resolve, sfn_task_success
@@ -244,7 +243,7 @@ class AwsBackend:
     def recon_resolve(
         self,
         item_id: str,
-        outcome: ReconDecision,
+        outcome: ReconOutcome,
         by: str,
         note: str,
         *,
@@ -259,9 +258,7 @@ class AwsBackend:
         """
         _refuse_local_only(time_scale=time_scale)
         ledger = self.ledger
-        resolution = resolve(
-            ledger, item_id, outcome.ledger_value, by, note, send_task_success=None
-        )
+        resolution = resolve(ledger, item_id, outcome, by, note, send_task_success=None)
         item = resolution.item
         stored = item if item.task_token else ledger.get_item(item_id)
         token = stored.task_token if stored is not None else None

@@ -8,8 +8,8 @@ import pytest
 
 from stepsaga.testing import (
     Caught,
+    ExecutionEnd,
     History,
-    Outcome,
     assert_caught,
     assert_outcome,
     assert_path,
@@ -67,7 +67,7 @@ def test_path_retries_catches_and_outcome() -> None:
     rejected = Caught("Ship", "BusinessRejectedError", "BusinessRejectedError!", "Release")
     assert h.caught() == (rejected,)
     assert h.caught("Refund") == ()
-    assert h.outcome == Outcome("FAILED", "Saga.Compensated", "rejected")
+    assert h.outcome == ExecutionEnd("FAILED", "Saga.Compensated", "rejected")
 
 
 def test_every_assertion_passes_on_what_happened() -> None:
@@ -92,7 +92,7 @@ def test_a_state_entered_twice_counts_retries_per_visit() -> None:
     assert h.path == ("Refund", "Reconcile", "Refund", "Done")
     assert (h.attempts("Refund"), h.retries("Refund")) == (3, 1)
     assert [c.error for c in h.caught("Refund")] == ["OutcomeUnknownError"]
-    assert h.outcome == Outcome("SUCCEEDED")
+    assert h.outcome == ExecutionEnd("SUCCEEDED")
 
 
 def test_an_uncaught_error_is_not_a_catch() -> None:
@@ -121,7 +121,7 @@ def test_legacy_lambda_events_are_read_too() -> None:
     )
     assert h.retries("Legacy") == 1
     assert h.caught("Legacy")[0].error == "States.Timeout"
-    assert h.outcome == Outcome("FAILED", "X")
+    assert h.outcome == ExecutionEnd("FAILED", "X")
 
 
 def test_running_and_redriven_executions() -> None:
@@ -129,9 +129,10 @@ def test_running_and_redriven_executions() -> None:
         *task("Refund", "TransientError", ok=False, exit=False),
         ("ExecutionFailed", {"error": "TransientError"}),
     ]
-    assert History.of(events(*task("Wait", ok=False, exit=False))).outcome == Outcome("RUNNING")
+    waiting = events(*task("Wait", ok=False, exit=False))
+    assert History.of(waiting).outcome == ExecutionEnd("RUNNING")
     redriven = events(*failed, ("ExecutionRedriven", {"redriveCount": 1}))
-    assert History.of(redriven).outcome == Outcome("RUNNING")
+    assert History.of(redriven).outcome == ExecutionEnd("RUNNING")
     done = events(
         *failed,
         ("ExecutionRedriven", {"redriveCount": 1}),
@@ -139,7 +140,7 @@ def test_running_and_redriven_executions() -> None:
         ("ExecutionSucceeded", {}),
     )
     assert History.of(done).path == ("Refund", "Refund")
-    assert History.of(done).outcome == Outcome("SUCCEEDED")
+    assert History.of(done).outcome == ExecutionEnd("SUCCEEDED")
 
 
 def test_events_in_any_order_and_any_container() -> None:
