@@ -11,14 +11,7 @@ import pytest
 from stepsaga.clock import ManualClock
 from stepsaga.errors import OutcomeUnknownError, TransientError
 from stepsaga.handlers import RecordingMetrics, build_handlers, local_deps
-from stepsaga.handlers.decision import (
-    SAME_KEY_RECALLS,
-    Decision,
-    looks_before_acting,
-    on_in_progress_downstream,
-    on_uncertain,
-    on_unexpected,
-)
+from stepsaga.handlers.decision import looks_before_acting
 from stepsaga.handlers.guard import Handler
 from stepsaga.home import StateHome
 from stepsaga.ledger import EffectClass, Ledger, Status
@@ -128,28 +121,6 @@ def test_read_records_nothing_and_repeats(probe: Any, downstream: effect_probe.D
     assert first["replayed"] is second["replayed"] is False
     assert downstream.calls == 3
     assert ledger.get("acme:CASE-1:r1:read_note") is None
-
-
-@pytest.mark.parametrize(
-    ("effect", "first", "second"),
-    [
-        (EffectClass.KEYED_WRITE, Decision.RECALL_SAME_KEY, Decision.UNKNOWN),
-        (EffectClass.BLIND_WRITE, Decision.RELEASED, Decision.RELEASED),
-        (EffectClass.PHYSICAL, Decision.UNKNOWN, Decision.UNKNOWN),
-        (EffectClass.READ, Decision.RELEASED, Decision.RELEASED),
-    ],
-)
-def test_decision_table(effect: EffectClass, first: Decision, second: Decision) -> None:
-    assert on_uncertain(effect, 0) is first
-    assert on_uncertain(effect, SAME_KEY_RECALLS) is second
-
-
-def test_unexpected_errors_and_downstream_in_progress() -> None:
-    assert on_unexpected(EffectClass.BLIND_WRITE) is Decision.RELEASED
-    assert on_unexpected(EffectClass.KEYED_WRITE) is Decision.UNKNOWN
-    assert on_unexpected(EffectClass.PHYSICAL) is Decision.UNKNOWN
-    assert on_in_progress_downstream(EffectClass.KEYED_WRITE) is Decision.RELEASED
-    assert on_in_progress_downstream(EffectClass.PHYSICAL) is Decision.UNKNOWN
 
 
 def test_who_looks_before_acting() -> None:
