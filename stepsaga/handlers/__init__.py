@@ -10,7 +10,8 @@ through the ledger → raise only ``stepsaga.errors``. One file per responsibili
 * ``entrypoint.py`` — ``lambda_entry(name)``: the lazy module-level Lambda handler;
 * ``operation.py`` — ``Operation``: what a task module defines (digest params, perform,
   lookup);
-* ``decision.py`` — seed 003's per-effect-class decisions;
+* ``decision.py`` — the ``decision`` log names and who looks before acting (what an
+  exception does to a record is the ledger's ``ERROR_TABLE``);
 * ``identity.py`` — the action from the event's intent; tenant/case/step/effect checks;
 * ``execute.py`` — claim → look → perform → record, two-phase;
 * ``forward.py``, ``compensation.py``, ``reconcile.py`` — the three kinds of handler;

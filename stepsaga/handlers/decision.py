@@ -2,7 +2,7 @@
 
 What an exception from a downstream call does to the record — per exception family,
 effect class and whether it answers a same-key re-call — is ``stepsaga.ledger``'s
-``ERROR_TABLE``, the one ``Ledger.perform`` uses too; ``decision_for`` names its verdicts
+``ERROR_TABLE``, the one ``Ledger.perform`` uses too; ``decision_for`` names its settlements
 for the ``decision`` log field. What remains here is the handlers' own:
 
 * ``looks_before_acting`` — on an attempt after the first, a keyed write looks for the
@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from enum import StrEnum
 
-from stepsaga.ledger import EffectClass, ErrorFamily, Status, Verdict
+from stepsaga.ledger import EffectClass, ErrorFamily, Settlement, Status
 
 #: How many extra calls with the same key a keyed write makes after an uncertain outcome,
 #: within one attempt (the downstream deduplicates on the key, so this cannot double it).
@@ -52,11 +52,11 @@ class Decision(StrEnum):
     """The event failed validation or does not match the action it would claim."""
 
 
-def decision_for(family: ErrorFamily, verdict: Verdict) -> Decision:
-    """The ``decision`` logged for a recorded verdict of the ledger's ``ERROR_TABLE``."""
-    if verdict.status is Status.FAILED:
+def decision_for(family: ErrorFamily, settlement: Settlement) -> Decision:
+    """The ``decision`` logged for a recorded settlement of the ledger's ``ERROR_TABLE``."""
+    if settlement.status is Status.FAILED:
         return Decision.CONFLICT if family is ErrorFamily.KEY_CONFLICT else Decision.REJECTED
-    if verdict.status is Status.RELEASED:
+    if settlement.status is Status.RELEASED:
         return Decision.RELEASED
     return Decision.UNKNOWN
 

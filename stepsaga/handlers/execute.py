@@ -37,9 +37,9 @@ from stepsaga.ledger import (
     EffectClass,
     ErrorFamily,
     Replay,
-    Verdict,
-    classify,
-    verdict,
+    Settlement,
+    error_family,
+    settlement_for,
 )
 from stepsaga.services import CallContext
 from stepsaga.workflow.events import StepResult
@@ -129,7 +129,7 @@ def _read(
     try:
         return operation.perform(deps.services, call)
     except Exception as exc:
-        decided = verdict(classify(exc), EffectClass.READ)
+        decided = settlement_for(error_family(exc), EffectClass.READ)
         error = decided.raised(exc, key=call.action.key, attempts=1, reason=_reason(exc))
         if error is exc:
             raise
@@ -155,8 +155,8 @@ def _act(
         try:
             return operation.perform(deps.services, call)
         except Exception as exc:
-            family = classify(exc)
-            decided = verdict(family, effect, recalled=recalls > 0)
+            family = error_family(exc)
+            decided = settlement_for(family, effect, recalled=recalls > 0)
             if decided.recall and recalls < SAME_KEY_RECALLS:
                 recalls += 1
                 log.warning(
@@ -199,7 +199,7 @@ def _settle(
     deps: HandlerDeps,
     claim: Claim,
     family: ErrorFamily,
-    decided: Verdict,
+    decided: Settlement,
     cause: Exception,
     log: InvocationLog,
 ) -> BaseException:

@@ -22,12 +22,12 @@ from stepsaga.ledger.models import (
 )
 from stepsaga.ledger.outcomes import (
     ERROR_TABLE,
-    Cell,
+    ErrorCell,
     ErrorFamily,
     RaiseAs,
-    Verdict,
-    classify,
-    verdict,
+    Settlement,
+    error_family,
+    settlement_for,
 )
 from stepsaga.ledger.policy import LedgerPolicy
 from stepsaga.ledger.rules import Ledger
@@ -37,9 +37,9 @@ __all__ = [
     "ERROR_TABLE",
     "Action",
     "ActionScope",
-    "Cell",
     "Claim",
     "EffectClass",
+    "ErrorCell",
     "ErrorFamily",
     "Intent",
     "Ledger",
@@ -50,11 +50,11 @@ __all__ = [
     "ReconStatus",
     "Record",
     "Replay",
+    "Settlement",
     "Status",
-    "Verdict",
-    "classify",
+    "error_family",
     "ledgered_tool",
     "open_ledger",
     "parse_url",
-    "verdict",
+    "settlement_for",
 ]

@@ -15,8 +15,8 @@ physical effect; a keyed write may call once more with the same key after an unc
 outcome (the downstream deduplicates on it), and a refusal of *that* call proves nothing
 about the first one, so it stays uncertain.
 
-``classify(exc)`` names the exception's family; ``verdict(family, effect, recalled=…)``
-looks the cell up; ``Verdict.raised`` builds the error the caller raises.
+``error_family(exc)`` names the exception's family; ``settlement_for(family, effect,
+recalled=…)`` looks its cell up; ``Settlement.raised`` builds the error the caller raises.
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ from stepsaga.ledger.models import EffectClass, Status
 
 
 class ErrorFamily(StrEnum):
-    """What an exception says about the effect, by its class (``classify``)."""
+    """What an exception says about the effect, by its class (``error_family``)."""
 
     BEFORE_DISPATCH = "before_dispatch"
     """``TransientError``: the adapter failed before sending (throttle, refused connection)."""
@@ -60,7 +60,7 @@ class ErrorFamily(StrEnum):
 
 
 class RaiseAs(StrEnum):
-    """What the caller raises after recording the verdict."""
+    """What the caller raises after recording the settlement."""
 
     AS_IS = "as_is"
     """The exception itself: its name already says what happened."""
@@ -71,7 +71,7 @@ class RaiseAs(StrEnum):
 
 
 @dataclass(frozen=True)
-class Verdict:
+class Settlement:
     """One cell of the table: the status to write and the error to raise.
 
     ``recall``: a caller that can call again with the same key (a keyed write's handler,
@@ -109,7 +109,7 @@ class Verdict:
         return exc
 
 
-class Cell(NamedTuple):
+class ErrorCell(NamedTuple):
     """Where a failed call sits in the table."""
 
     family: ErrorFamily
@@ -127,13 +127,13 @@ FAMILIES: Final[tuple[tuple[tuple[type[StepSagaError], ...], ErrorFamily], ...]]
     ((OutcomeUnknownError,), ErrorFamily.UNCERTAIN),
 )
 
-_PASS = Verdict(None, RaiseAs.AS_IS)  # nothing recorded; raised as is
-_RETRY = Verdict(None, RaiseAs.TRANSIENT)  # nothing recorded; → TransientError
-_RELEASE = Verdict(Status.RELEASED, RaiseAs.AS_IS)  # claimable again; raised as is
-_REPEAT = Verdict(Status.RELEASED, RaiseAs.TRANSIENT)  # claimable again; → TransientError
-_FAIL = Verdict(Status.FAILED, RaiseAs.AS_IS)  # replays raise the same failure
-_UNKNOWN = Verdict(Status.UNKNOWN, RaiseAs.OUTCOME_UNKNOWN)  # → reconciliation
-_RECALL = Verdict(Status.UNKNOWN, RaiseAs.OUTCOME_UNKNOWN, recall=True)  # same key once more
+_PASS = Settlement(None, RaiseAs.AS_IS)  # nothing recorded; raised as is
+_RETRY = Settlement(None, RaiseAs.TRANSIENT)  # nothing recorded; → TransientError
+_RELEASE = Settlement(Status.RELEASED, RaiseAs.AS_IS)  # claimable again; raised as is
+_REPEAT = Settlement(Status.RELEASED, RaiseAs.TRANSIENT)  # claimable again; → TransientError
+_FAIL = Settlement(Status.FAILED, RaiseAs.AS_IS)  # replays raise the same failure
+_UNKNOWN = Settlement(Status.UNKNOWN, RaiseAs.OUTCOME_UNKNOWN)  # → reconciliation
+_RECALL = Settlement(Status.UNKNOWN, RaiseAs.OUTCOME_UNKNOWN, recall=True)  # same key once more
 
 _K = EffectClass.KEYED_WRITE
 _COLUMNS: Final = (
@@ -144,8 +144,9 @@ _COLUMNS: Final = (
     (_K, True),
 )
 _F = ErrorFamily
+_Row = tuple[Settlement, Settlement, Settlement, Settlement, Settlement]
 # fmt: off
-_GRID: Final[Mapping[ErrorFamily, tuple[Verdict, Verdict, Verdict, Verdict, Verdict]]] = {
+_GRID: Final[Mapping[ErrorFamily, _Row]] = {
     #                    read     keyed_write  blind_write  physical   keyed, re-called
     _F.BEFORE_DISPATCH: (_PASS,   _RELEASE,    _RELEASE,    _RELEASE,  _RELEASE),
     _F.REFUSED:         (_PASS,   _FAIL,       _FAIL,       _FAIL,     _UNKNOWN),
@@ -156,17 +157,17 @@ _GRID: Final[Mapping[ErrorFamily, tuple[Verdict, Verdict, Verdict, Verdict, Verd
 }
 # fmt: on
 
-#: The table: every cell a failed call can land in, and its verdict.
-ERROR_TABLE: Final[Mapping[Cell, Verdict]] = MappingProxyType(
+#: The table: every cell a failed call can land in, and its settlement.
+ERROR_TABLE: Final[Mapping[ErrorCell, Settlement]] = MappingProxyType(
     {
-        Cell(family, effect, recalled): row[column]
+        ErrorCell(family, effect, recalled): row[column]
         for family, row in _GRID.items()
         for column, (effect, recalled) in enumerate(_COLUMNS)
     }
 )
 
 
-def classify(exc: BaseException) -> ErrorFamily:
+def error_family(exc: BaseException) -> ErrorFamily:
     """The family of ``exc`` (subclasses count as their base)."""
     for classes, family in FAMILIES:
         if isinstance(exc, classes):
@@ -174,13 +175,23 @@ def classify(exc: BaseException) -> ErrorFamily:
     return ErrorFamily.UNEXPECTED
 
 
-def verdict(family: ErrorFamily, effect: EffectClass, *, recalled: bool = False) -> Verdict:
+def settlement_for(
+    family: ErrorFamily, effect: EffectClass, *, recalled: bool = False
+) -> Settlement:
     """The table's cell for a failed call. ``recalled``: the call was the same-key call
     after an uncertain one, which only a keyed write makes."""
-    cell = Cell(family, effect, recalled)
+    cell = ErrorCell(family, effect, recalled)
     if cell not in ERROR_TABLE:
         raise ValueError(f"only a keyed_write calls again with the same key, not a {effect}")
     return ERROR_TABLE[cell]
 
 
-__all__ = ["ERROR_TABLE", "Cell", "ErrorFamily", "RaiseAs", "Verdict", "classify", "verdict"]
+__all__ = [
+    "ERROR_TABLE",
+    "ErrorCell",
+    "ErrorFamily",
+    "RaiseAs",
+    "Settlement",
+    "error_family",
+    "settlement_for",
+]

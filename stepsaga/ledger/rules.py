@@ -47,7 +47,7 @@ from stepsaga.ledger.models import (
     Status,
     check_tenant,
 )
-from stepsaga.ledger.outcomes import ErrorFamily, Verdict, classify, verdict
+from stepsaga.ledger.outcomes import ErrorFamily, Settlement, error_family, settlement_for
 from stepsaga.ledger.policy import LedgerPolicy
 from stepsaga.ledger.store import Expect, LedgerStore, WriteOutcome, WriteResult
 
@@ -109,7 +109,7 @@ class Ledger:
         try:
             returned = fn(claim)
         except Exception as exc:
-            _reraise(self._settle(claim, exc, classify(exc)), exc)
+            _reraise(self._settle(claim, exc, error_family(exc)), exc)
         if claim.transient:
             return _as_result(returned)
         try:
@@ -181,24 +181,24 @@ class Ledger:
         return self._finish(claim, Status.UNKNOWN, error={"reason": _text(reason)})
 
     def settle(
-        self, claim: Claim, verdict: Verdict, error: BaseException, reason: str
+        self, claim: Claim, settlement: Settlement, error: BaseException, reason: str
     ) -> Record | None:
-        """IN_PROGRESS → the status ``verdict`` names (a cell of ``ERROR_TABLE``) for a
-        call that raised ``error``; ``None`` when the verdict records nothing (reads).
+        """IN_PROGRESS → the status ``settlement`` names (a cell of ``ERROR_TABLE``) for a
+        call that raised ``error``; ``None`` when it records nothing (reads).
 
         ``FAILED`` keeps ``error`` (replays raise it again); ``RELEASED`` and ``UNKNOWN``
         keep ``reason``, which must describe ``error`` without personal data.
         """
-        if verdict.status is None:
+        if settlement.status is None:
             return None
-        if verdict.status is Status.FAILED:
+        if settlement.status is Status.FAILED:
             failure = (
                 error.to_dict()
                 if isinstance(error, StepSagaError)
                 else {"error": type(error).__name__, "message": reason}
             )
             return self.fail(claim, failure)
-        if verdict.status is Status.RELEASED:
+        if settlement.status is Status.RELEASED:
             return self.release(claim, reason)
         return self.mark_unknown(claim, reason)
 
@@ -713,10 +713,10 @@ class Ledger:
 
     def _settle(self, claim: Claim, exc: Exception, family: ErrorFamily) -> BaseException:
         """Record what ``fn``'s exception says about the effect and return the error to
-        raise. ``perform`` never calls ``fn`` twice, so a verdict's ``recall`` is not
+        raise. ``perform`` never calls ``fn`` twice, so a settlement's ``recall`` is not
         taken. If recording fails, the lease rules take over and the caller still sees
         the error."""
-        decided = verdict(family, claim.record.effect)
+        decided = settlement_for(family, claim.record.effect)
         reason = _describe(exc)
         try:
             self.settle(claim, decided, exc, reason)

@@ -30,7 +30,7 @@ READ, KEYED, BLIND, PHYSICAL = (
 )
 RELEASED, FAILED, UNKNOWN = Status.RELEASED, Status.FAILED, Status.UNKNOWN
 OU, TE = OutcomeUnknownError, TransientError
-_ = None  # status: nothing recorded; raised: the exception itself
+N = None  # status: nothing recorded; raised: the exception itself
 
 #: (effect class, the exception answers a keyed write's same-key re-call)
 COLUMNS = ((READ, False), (KEYED, False), (BLIND, False), (PHYSICAL, False), (KEYED, True))
@@ -40,12 +40,12 @@ Expected = tuple[Status | None, type[Exception] | None]
 # fmt: off
 GRID: dict[ErrorFamily, tuple[Expected, Expected, Expected, Expected, Expected]] = {
     #                   read     keyed_write    blind_write    physical       keyed, re-called
-    F.BEFORE_DISPATCH: ((_, _),  (RELEASED, _), (RELEASED, _), (RELEASED, _), (RELEASED, _)),
-    F.REFUSED:         ((_, _),  (FAILED, _),   (FAILED, _),   (FAILED, _),   (UNKNOWN, OU)),
-    F.KEY_CONFLICT:    ((_, TE), (FAILED, _),   (FAILED, _),   (FAILED, _),   (UNKNOWN, OU)),
-    F.KEY_BUSY:        ((_, TE), (RELEASED, _), (RELEASED, _), (UNKNOWN, OU), (RELEASED, _)),
-    F.UNCERTAIN:       ((_, TE), (UNKNOWN, OU), (RELEASED, TE), (UNKNOWN, OU), (UNKNOWN, OU)),
-    F.UNEXPECTED:      ((_, TE), (UNKNOWN, OU), (RELEASED, TE), (UNKNOWN, OU), (UNKNOWN, OU)),
+    F.BEFORE_DISPATCH: ((N, N),  (RELEASED, N), (RELEASED, N), (RELEASED, N), (RELEASED, N)),
+    F.REFUSED:         ((N, N),  (FAILED, N),   (FAILED, N),   (FAILED, N),   (UNKNOWN, OU)),
+    F.KEY_CONFLICT:    ((N, TE), (FAILED, N),   (FAILED, N),   (FAILED, N),   (UNKNOWN, OU)),
+    F.KEY_BUSY:        ((N, TE), (RELEASED, N), (RELEASED, N), (UNKNOWN, OU), (RELEASED, N)),
+    F.UNCERTAIN:       ((N, TE), (UNKNOWN, OU), (RELEASED, TE), (UNKNOWN, OU), (UNKNOWN, OU)),
+    F.UNEXPECTED:      ((N, TE), (UNKNOWN, OU), (RELEASED, TE), (UNKNOWN, OU), (UNKNOWN, OU)),
 }
 # fmt: on
 

@@ -24,16 +24,16 @@ from stepsaga.handlers.operation import Operation as StepOperation
 from stepsaga.home import StateHome
 from stepsaga.ledger import (
     ERROR_TABLE,
-    Cell,
     Claim,
     EffectClass,
+    ErrorCell,
     ErrorFamily,
     Ledger,
     RaiseAs,
     Status,
-    classify,
+    error_family,
     open_ledger,
-    verdict,
+    settlement_for,
 )
 from stepsaga.services import Services
 from tests.conformance.ledger.error_table import (
@@ -83,7 +83,11 @@ def status_of(ledger: Ledger, key: str) -> Status | None:
 
 def test_the_table_is_the_rule() -> None:
     assert set(ERROR_TABLE) == set(EXPECTED)
-    raises = {None: RaiseAs.AS_IS, OU: RaiseAs.OUTCOME_UNKNOWN, TE: RaiseAs.TRANSIENT}
+    raises: dict[type[Exception] | None, RaiseAs] = {
+        None: RaiseAs.AS_IS,
+        OU: RaiseAs.OUTCOME_UNKNOWN,
+        TE: RaiseAs.TRANSIENT,
+    }
     for cell, decided in ERROR_TABLE.items():
         status, raised = EXPECTED[(cell.family, cell.effect, cell.recalled)]
         assert (decided.status, decided.raises) == (status, raises[raised]), cell
@@ -96,19 +100,19 @@ def test_the_table_is_the_rule() -> None:
     ids=lambda value: getattr(value, "__name__", str(value)),
 )
 def test_each_exception_class_has_its_family(family: ErrorFamily, cls: type[Exception]) -> None:
-    assert classify(make_error(cls)) is family
+    assert error_family(make_error(cls)) is family
     subclass = type(f"Adapter{cls.__name__}", (cls,), {})
-    assert classify(make_error(subclass)) is family
+    assert error_family(make_error(subclass)) is family
 
 
 def test_only_a_keyed_write_is_looked_up_after_a_re_call() -> None:
-    assert verdict(ErrorFamily.REFUSED, EffectClass.KEYED_WRITE, recalled=True).status is (
+    assert settlement_for(ErrorFamily.REFUSED, EffectClass.KEYED_WRITE, recalled=True).status is (
         Status.UNKNOWN
     )
     for effect in (EffectClass.READ, EffectClass.BLIND_WRITE, EffectClass.PHYSICAL):
         with pytest.raises(ValueError, match="only a keyed_write"):
-            verdict(ErrorFamily.REFUSED, effect, recalled=True)
-    assert Cell(ErrorFamily.REFUSED, EffectClass.PHYSICAL, True) not in ERROR_TABLE
+            settlement_for(ErrorFamily.REFUSED, effect, recalled=True)
+    assert ErrorCell(ErrorFamily.REFUSED, EffectClass.PHYSICAL, True) not in ERROR_TABLE
 
 
 # --- through Ledger.perform, on both stores ------------------------------------------------
