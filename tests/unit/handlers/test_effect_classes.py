@@ -11,10 +11,10 @@ import pytest
 from stepsaga.clock import ManualClock
 from stepsaga.errors import OutcomeUnknownError, TransientError
 from stepsaga.handlers import RecordingMetrics, build_handlers, local_deps
-from stepsaga.handlers.decision import looks_before_acting
+from stepsaga.handlers.decision import Decision, decision_for, looks_before_acting
 from stepsaga.handlers.guard import Handler
 from stepsaga.home import StateHome
-from stepsaga.ledger import EffectClass, Ledger, Status
+from stepsaga.ledger import ERROR_TABLE, EffectClass, ErrorFamily, Ledger, Status
 from tests.unit.handlers import effect_probe
 from tests.unit.handlers.helpers import NOW, CapturedLogs, context
 
@@ -128,3 +128,19 @@ def test_who_looks_before_acting() -> None:
     assert looks_before_acting(EffectClass.PHYSICAL, 2)
     assert not looks_before_acting(EffectClass.KEYED_WRITE, 1)
     assert not looks_before_acting(EffectClass.BLIND_WRITE, 2)
+
+
+def test_the_logged_decision_names_the_recorded_status() -> None:
+    expected = {
+        Status.RELEASED: Decision.RELEASED,
+        Status.UNKNOWN: Decision.UNKNOWN,
+        Status.FAILED: Decision.REJECTED,
+    }
+    for cell, settlement in ERROR_TABLE.items():
+        if settlement.status is None:
+            continue
+        named = decision_for(cell.family, settlement)
+        if cell.family is ErrorFamily.KEY_CONFLICT and settlement.status is Status.FAILED:
+            assert named is Decision.CONFLICT, cell
+        else:
+            assert named is expected[settlement.status], cell
