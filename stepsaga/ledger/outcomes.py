@@ -12,8 +12,10 @@ longer disagree (DESIGN.md, "What an exception does to a record"):
 The rest follows from the effect classes: reads record nothing; a downstream "same key in
 progress" releases what may be taken over (keyed and blind writes) and is uncertain for a
 physical effect; a keyed write may call once more with the same key after an uncertain
-outcome (the downstream deduplicates on it), and a refusal of *that* call proves nothing
-about the first one, so it stays uncertain.
+outcome (the downstream deduplicates on it). What answers *that* call — a refusal, a
+conflict, even a failure before it was sent — proves nothing about the first one, so the
+record stays ``UNKNOWN``; only "same key in progress" (the first call is still being
+processed) releases it for a retry with the same key.
 
 ``error_family(exc)`` names the exception's family; ``settlement_for(family, effect,
 recalled=…)`` looks its cell up; ``Settlement.raised`` builds the error the caller raises.
@@ -148,7 +150,7 @@ _Row = tuple[Settlement, Settlement, Settlement, Settlement, Settlement]
 # fmt: off
 _GRID: Final[Mapping[ErrorFamily, _Row]] = {
     #                    read     keyed_write  blind_write  physical   keyed, re-called
-    _F.BEFORE_DISPATCH: (_PASS,   _RELEASE,    _RELEASE,    _RELEASE,  _RELEASE),
+    _F.BEFORE_DISPATCH: (_PASS,   _RELEASE,    _RELEASE,    _RELEASE,  _UNKNOWN),
     _F.REFUSED:         (_PASS,   _FAIL,       _FAIL,       _FAIL,     _UNKNOWN),
     _F.KEY_CONFLICT:    (_RETRY,  _FAIL,       _FAIL,       _FAIL,     _UNKNOWN),
     _F.KEY_BUSY:        (_RETRY,  _RELEASE,    _RELEASE,    _UNKNOWN,  _RELEASE),

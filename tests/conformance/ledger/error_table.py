@@ -40,7 +40,7 @@ Expected = tuple[Status | None, type[Exception] | None]
 # fmt: off
 GRID: dict[ErrorFamily, tuple[Expected, Expected, Expected, Expected, Expected]] = {
     #                   read     keyed_write    blind_write    physical       keyed, re-called
-    F.BEFORE_DISPATCH: ((N, N),  (RELEASED, N), (RELEASED, N), (RELEASED, N), (RELEASED, N)),
+    F.BEFORE_DISPATCH: ((N, N),  (RELEASED, N), (RELEASED, N), (RELEASED, N), (UNKNOWN, OU)),
     F.REFUSED:         ((N, N),  (FAILED, N),   (FAILED, N),   (FAILED, N),   (UNKNOWN, OU)),
     F.KEY_CONFLICT:    ((N, TE), (FAILED, N),   (FAILED, N),   (FAILED, N),   (UNKNOWN, OU)),
     F.KEY_BUSY:        ((N, TE), (RELEASED, N), (RELEASED, N), (UNKNOWN, OU), (RELEASED, N)),
