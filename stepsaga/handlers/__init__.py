@@ -10,7 +10,8 @@ through the ledger → raise only ``stepsaga.errors``. One file per responsibili
 * ``settings.py`` — ``HandlerSettings`` (the Lambda environment, typed), ``deps_from_settings``;
 * ``registry.py`` — ``build_handlers(deps, saga)``: logical function name → handler;
 * ``entrypoint.py`` — the generic Lambda entry point (``stepsaga.lambda_handler.handler``);
-* ``decision.py`` — seed 003's per-effect-class decisions;
+* ``decision.py`` — the ``decision`` log names and who looks before acting (what an
+  exception does to a record is the ledger's ``ERROR_TABLE``);
 * ``identity.py`` — the action from the event's intent; tenant/case/step/effect checks;
 * ``execute.py`` — claim → look → perform → record, two-phase;
 * ``forward.py``, ``compensation.py``, ``reconcile.py`` — the three kinds of handler;

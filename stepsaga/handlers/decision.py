@@ -1,33 +1,24 @@
-"""Seed 003's decision tree, per effect class, in one place.
+"""What a handler logs about an action, and the two choices that are not the ledger's table.
 
-* ``read`` — nothing recorded; any failure is ``TransientError`` (a read can always be
-  repeated).
-* ``keyed_write`` — the action key goes downstream (Idempotency-Key, reservation id). On
-  an attempt after the first it first looks for the effect by key. After an uncertain
-  outcome (timeout after dispatch, 5xx, lost reply) it calls again once with the same key;
-  still uncertain → ``UNKNOWN`` + ``OutcomeUnknownError`` (reconciliation looks by key).
-* ``blind_write`` — after an uncertain outcome: ``RELEASED`` + ``TransientError``;
-  repeating is harmless, so Step Functions simply retries.
-* ``physical`` — never repeated on doubt: an uncertain outcome is ``UNKNOWN`` +
-  ``OutcomeUnknownError``; on an attempt after the first it first looks for the effect by
-  business reference.
-* an unexpected (non-stepsaga) error while calling: as an uncertain outcome, without the
-  same-key call (``RELEASED`` for blind writes and reads, ``UNKNOWN`` otherwise).
+What an exception from a downstream call does to the record — per exception family,
+effect class and whether it answers a same-key re-call — is ``stepsaga.ledger``'s
+``ERROR_TABLE``, the one ``Ledger.perform`` uses too; ``decision_for`` names its settlements
+for the ``decision`` log field. What remains here is the handlers' own:
 
-Common to every recorded class: the claim is written before dispatch and the outcome after
-(pending → applied); a rejection is ``FAILED`` (replays raise it again) — unless it answers
-the same-key call after an uncertain one, which stays uncertain (``UNKNOWN``); a failure known to
-have happened before the effect (throttle, refused connection) is ``RELEASED`` + retry; a
-downstream key conflict is ``FAILED`` + ``ActionConflictError``. A takeover after an
-expired lease is the ledger's call: keyed and blind writes may take over (and then look
-first), a physical action becomes ``UNKNOWN``.
+* ``looks_before_acting`` — on an attempt after the first, a keyed write looks for the
+  effect by key and a physical one by business reference, before acting again.
+* ``SAME_KEY_RECALLS`` — how often a keyed write calls again with the same key after an
+  uncertain outcome, within one attempt (the table says *whether* it may).
+
+A takeover after an expired lease is the ledger's call: keyed and blind writes may take
+over (and then look first), a physical action becomes ``UNKNOWN``.
 """
 
 from __future__ import annotations
 
 from enum import StrEnum
 
-from stepsaga.ledger import EffectClass
+from stepsaga.ledger import EffectClass, ErrorFamily, Settlement, Status
 
 #: How many extra calls with the same key a keyed write makes after an uncertain outcome,
 #: within one attempt (the downstream deduplicates on the key, so this cannot double it).
@@ -61,26 +52,11 @@ class Decision(StrEnum):
     """The event failed validation or does not match the action it would claim."""
 
 
-def on_uncertain(effect: EffectClass, recalls_done: int) -> Decision:
-    """After a call whose effect may or may not have happened."""
-    if effect is EffectClass.KEYED_WRITE and recalls_done < SAME_KEY_RECALLS:
-        return Decision.RECALL_SAME_KEY
-    if effect in (EffectClass.BLIND_WRITE, EffectClass.READ):
-        return Decision.RELEASED
-    return Decision.UNKNOWN
-
-
-def on_unexpected(effect: EffectClass) -> Decision:
-    """After an exception that is not one of ours: we cannot tell whether the request left."""
-    if effect in (EffectClass.BLIND_WRITE, EffectClass.READ):
-        return Decision.RELEASED
-    return Decision.UNKNOWN
-
-
-def on_in_progress_downstream(effect: EffectClass) -> Decision:
-    """The service says the same key is being processed right now: a keyed write releases
-    and retries (the same key will meet the same request); anything else is uncertain."""
-    if effect.takeover_safe:
+def decision_for(family: ErrorFamily, settlement: Settlement) -> Decision:
+    """The ``decision`` logged for a recorded settlement of the ledger's ``ERROR_TABLE``."""
+    if settlement.status is Status.FAILED:
+        return Decision.CONFLICT if family is ErrorFamily.KEY_CONFLICT else Decision.REJECTED
+    if settlement.status is Status.RELEASED:
         return Decision.RELEASED
     return Decision.UNKNOWN
 

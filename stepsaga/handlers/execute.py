@@ -2,7 +2,7 @@
 
 The claim is written before anything is sent (``IN_PROGRESS``, budget debited); the outcome
 after (``COMPLETED``/``FAILED``/``RELEASED``/``UNKNOWN``). What each downstream error means
-for the record is decided here, per effect class, by the rules in ``decision.py``. A
+for the record is the ledger's ``ERROR_TABLE`` (the one ``Ledger.perform`` uses). A
 process that dies in between leaves ``IN_PROGRESS`` with a lease: the next attempt takes
 over (keyed/blind, looking first) or the ledger turns it ``UNKNOWN`` (physical).
 """
@@ -16,26 +16,31 @@ from stepsaga import metric_names
 from stepsaga.errors import (
     ActionConflictError,
     ActionInProgressError,
-    BusinessRejectedError,
     IllegalTransitionError,
-    InvalidInputError,
-    NotFoundError,
     OutcomeUnknownError,
     StepSagaError,
     TransientError,
 )
 from stepsaga.handlers.decision import (
+    SAME_KEY_RECALLS,
     Decision,
+    decision_for,
     looks_before_acting,
-    on_in_progress_downstream,
-    on_uncertain,
-    on_unexpected,
 )
 from stepsaga.handlers.deps import HandlerDeps
 from stepsaga.handlers.guard import count
 from stepsaga.handlers.logs import InvocationLog
 from stepsaga.handlers.step_handler import Call, CallContext, Found, Outcome, StepHandler
-from stepsaga.ledger import Action, Claim, EffectClass, Replay
+from stepsaga.ledger import (
+    Action,
+    Claim,
+    EffectClass,
+    ErrorFamily,
+    Replay,
+    Settlement,
+    error_family,
+    settlement_for,
+)
 from stepsaga.workflow.events import StepResult
 
 MAX_REASON = 500
@@ -118,14 +123,16 @@ def _replay(
 def _read(
     deps: HandlerDeps, operation: StepHandler[Any, Any], call: Call[Any], log: InvocationLog
 ) -> Outcome:
-    """Reads record nothing and can always be repeated: every failure is transient."""
+    """Reads record nothing and can always be repeated (``ERROR_TABLE``'s read column)."""
     log.bind(decision=Decision.PERFORMED.value)
     try:
         return operation.perform(deps.clients, call)
-    except (TransientError, BusinessRejectedError, InvalidInputError, NotFoundError):
-        raise
-    except StepSagaError as exc:
-        raise TransientError(f"{call.action.key}: read failed: {exc.message}") from exc
+    except Exception as exc:
+        decided = settlement_for(error_family(exc), EffectClass.READ)
+        error = decided.raised(exc, key=call.action.key, attempts=1, reason=_reason(exc))
+        if error is exc:
+            raise
+        raise error from exc
 
 
 def _act(
@@ -140,47 +147,26 @@ def _act(
         found = _look_first(deps, operation, claim, call, log)
         if found is not None:
             return found
-    # After an uncertain call, a refusal of the call again with the same key proves nothing
-    # about the first one (its reply may have been lost after the effect): still uncertain.
+    # The table decides every failure; after an uncertain call, the answer to the call
+    # again with the same key is looked up as such (a refusal then proves nothing).
     recalls = 0
     while True:
         try:
             return operation.perform(deps.clients, call)
-        except OutcomeUnknownError as exc:
-            decision = on_uncertain(effect, recalls)
-            if decision is Decision.RECALL_SAME_KEY:
+        except Exception as exc:
+            family = error_family(exc)
+            decided = settlement_for(family, effect, recalled=recalls > 0)
+            if decided.recall and recalls < SAME_KEY_RECALLS:
                 recalls += 1
                 log.warning(
-                    "uncertain outcome; calling again with the same key", decision=decision.value
+                    "uncertain outcome; calling again with the same key",
+                    decision=Decision.RECALL_SAME_KEY.value,
                 )
                 continue
-            raise _uncertain(deps, claim, decision, exc, log) from exc
-        except (BusinessRejectedError, InvalidInputError, NotFoundError) as exc:
-            if recalls:
-                raise _uncertain(deps, claim, Decision.UNKNOWN, exc, log) from exc
-            # Known not applied and permanent: replays raise the same failure.
-            _record(log, deps.ledger.fail, claim, exc.to_dict())
-            log.bind(decision=Decision.REJECTED.value)
-            raise
-        except ActionConflictError as exc:
-            if recalls:
-                raise _uncertain(deps, claim, Decision.UNKNOWN, exc, log) from exc
-            _record(log, deps.ledger.fail, claim, exc.to_dict())
-            log.bind(decision=Decision.CONFLICT.value)
-            raise
-        except TransientError as exc:
-            _record(log, deps.ledger.release, claim, _reason(exc))
-            log.bind(decision=Decision.RELEASED.value)
-            raise
-        except ActionInProgressError as exc:
-            decision = on_in_progress_downstream(effect)
-            if decision is Decision.RELEASED:
-                _record(log, deps.ledger.release, claim, _reason(exc))
-                log.bind(decision=decision.value)
+            error = _settle(deps, claim, family, decided, exc, log)
+            if error is exc:
                 raise
-            raise _uncertain(deps, claim, decision, exc, log) from exc
-        except Exception as exc:  # any other error: we cannot tell whether the request left
-            raise _uncertain(deps, claim, on_unexpected(effect), exc, log) from exc
+            raise error from exc
 
 
 def _look_first(
@@ -208,30 +194,19 @@ def _look_first(
     return None
 
 
-def _uncertain(
+def _settle(
     deps: HandlerDeps,
     claim: Claim,
-    decision: Decision,
-    cause: BaseException,
+    family: ErrorFamily,
+    decided: Settlement,
+    cause: Exception,
     log: InvocationLog,
-) -> StepSagaError:
-    """Record an uncertain outcome as ``decision`` says and return the error to raise."""
+) -> BaseException:
+    """Record ``cause`` as its cell of ``ERROR_TABLE`` says; return the error to raise."""
     reason = _reason(cause)
-    log.bind(decision=decision.value)
-    if decision is Decision.RELEASED:
-        _record(log, deps.ledger.release, claim, reason)
-        return TransientError(
-            f"{claim.key}: outcome uncertain; a {claim.record.effect.value} is safe to "
-            f"repeat ({reason})",
-            key=claim.key,
-        )
-    _record(log, deps.ledger.mark_unknown, claim, reason)
-    return OutcomeUnknownError(
-        f"{claim.key}: the effect may or may not have happened; it goes to reconciliation "
-        f"({reason})",
-        key=claim.key,
-        attempts=claim.attempt,
-    )
+    log.bind(decision=decision_for(family, decided).value)
+    _record(log, deps.ledger.settle, claim, decided, cause, reason)
+    return decided.raised(cause, key=claim.key, attempts=claim.attempt, reason=reason)
 
 
 def _record(log: InvocationLog, write: Callable[..., object], *args: Any) -> None:

@@ -5,7 +5,7 @@ unexpected exception (a bug, a library error nobody mapped) must not escape as
 ``KeyError``: it becomes ``TransientError`` — retried a few times, then the execution fails
 at the step and is redriven after a fix. That is safe because the ledger, not the error,
 decides what happened: a later attempt replays, looks first or goes to reconciliation.
-(Errors inside a downstream call are decided per effect class in ``execute.py``.)
+(Errors inside a downstream call are settled by the ledger's ``ERROR_TABLE``, in ``execute.py``.)
 
 The wrapper also counts the metric an error stands for, logs the outcome with its
 correlation fields and flushes metrics at the end of every invocation.

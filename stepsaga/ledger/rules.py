@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import replace
 from datetime import datetime
 from types import TracebackType
-from typing import Any
+from typing import Any, NoReturn
 
 from stepsaga.clock import Clock, SystemClock
 from stepsaga.errors import (
@@ -25,7 +25,6 @@ from stepsaga.errors import (
     ActionInProgressError,
     AttemptBudgetExhaustedError,
     BudgetExhaustedError,
-    BusinessRejectedError,
     IllegalTransitionError,
     InvalidActionError,
     InvalidInputError,
@@ -34,7 +33,6 @@ from stepsaga.errors import (
     ReplayWindowExpiredError,
     StepSagaError,
     StoreUnavailableError,
-    TransientError,
 )
 from stepsaga.ledger.canonical import iso_utc
 from stepsaga.ledger.models import (
@@ -49,6 +47,7 @@ from stepsaga.ledger.models import (
     Status,
     check_tenant,
 )
+from stepsaga.ledger.outcomes import ErrorFamily, Settlement, error_family, settlement_for
 from stepsaga.ledger.policy import LedgerPolicy
 from stepsaga.ledger.store import Expect, LedgerStore, WriteOutcome, WriteResult
 
@@ -93,21 +92,30 @@ class Ledger:
         """Run ``fn`` at most once per successful claim and return its (recorded) result.
 
         A duplicate returns the recorded result, or raises the recorded failure again.
-        ``fn`` raising ``BusinessRejectedError`` → FAILED (refunded); ``TransientError`` →
-        RELEASED (refunded); ``OutcomeUnknownError`` → UNKNOWN; anything else → UNKNOWN for
-        physical effects, RELEASED for keyed/blind writes. The exception is re-raised.
+        An exception from ``fn`` is recorded and raised as ``ERROR_TABLE`` says (the same
+        table the saga handlers use): ``RELEASED`` for a ``TransientError``,
+        ``FAILED`` for a refusal, ``UNKNOWN`` (raised as ``OutcomeUnknownError``) for an
+        uncertain or unexpected one — ``RELEASED`` (raised as ``TransientError``) for a
+        blind write. A converted error carries ``fn``'s as its ``__cause__``. A result
+        that cannot be stored counts as unexpected: the effect happened, unrecorded.
         """
         if not action.effect.recorded:
-            return _as_result(fn(self._transient_claim(action)))
-        granted = self.claim(action)
-        if isinstance(granted, Replay):
-            return granted.unwrap()
-        claim = granted
+            claim = self._transient_claim(action)
+        else:
+            granted = self.claim(action)
+            if isinstance(granted, Replay):
+                return granted.unwrap()
+            claim = granted
         try:
-            result = _as_result(fn(claim))
+            returned = fn(claim)
         except Exception as exc:
-            self._settle(claim, exc)
-            raise
+            _reraise(self._settle(claim, exc, error_family(exc)), exc)
+        if claim.transient:
+            return _as_result(returned)
+        try:
+            result = _as_result(returned)
+        except InvalidInputError as exc:
+            _reraise(self._settle(claim, exc, ErrorFamily.UNEXPECTED), exc)
         completed = self._finish(claim, Status.COMPLETED, result=result)
         return dict(completed.result or {})
 
@@ -171,6 +179,28 @@ class Ledger:
     def mark_unknown(self, claim: Claim, reason: str) -> Record:
         """IN_PROGRESS → UNKNOWN: only reconciliation moves it on. Never refunds."""
         return self._finish(claim, Status.UNKNOWN, error={"reason": _text(reason)})
+
+    def settle(
+        self, claim: Claim, settlement: Settlement, error: BaseException, reason: str
+    ) -> Record | None:
+        """IN_PROGRESS → the status ``settlement`` names (a cell of ``ERROR_TABLE``) for a
+        call that raised ``error``; ``None`` when it records nothing (reads).
+
+        ``FAILED`` keeps ``error`` (replays raise it again); ``RELEASED`` and ``UNKNOWN``
+        keep ``reason``, which must describe ``error`` without personal data.
+        """
+        if settlement.status is None:
+            return None
+        if settlement.status is Status.FAILED:
+            failure = (
+                error.to_dict()
+                if isinstance(error, StepSagaError)
+                else {"error": type(error).__name__, "message": reason}
+            )
+            return self.fail(claim, failure)
+        if settlement.status is Status.RELEASED:
+            return self.release(claim, reason)
+        return self.mark_unknown(claim, reason)
 
     # --- reading -------------------------------------------------------------------------
 
@@ -681,22 +711,18 @@ class Ledger:
             raise NotFoundError(f"no reconciliation item {item_id!r}", item_id=item_id)
         return item
 
-    def _settle(self, claim: Claim, exc: Exception) -> None:
-        """Record what ``fn``'s exception says about the effect. If recording fails, the
-        lease rules take over and the caller still sees the original error."""
+    def _settle(self, claim: Claim, exc: Exception, family: ErrorFamily) -> BaseException:
+        """Record what ``fn``'s exception says about the effect and return the error to
+        raise. ``perform`` never calls ``fn`` twice, so a settlement's ``recall`` is not
+        taken. If recording fails, the lease rules take over and the caller still sees
+        the error."""
+        decided = settlement_for(family, claim.record.effect)
+        reason = _describe(exc)
         try:
-            if isinstance(exc, BusinessRejectedError):
-                self.fail(claim, exc.to_dict())
-            elif isinstance(exc, TransientError):
-                self.release(claim, _describe(exc))
-            elif isinstance(exc, OutcomeUnknownError):
-                self.mark_unknown(claim, _describe(exc))
-            elif claim.record.effect.takeover_safe:
-                self.release(claim, _describe(exc))
-            else:
-                self.mark_unknown(claim, _describe(exc))
+            self.settle(claim, decided, exc, reason)
         except StepSagaError as failure:
             log.warning("%s: could not record the outcome: %s", claim.key, failure.message)
+        return decided.raised(exc, key=claim.key, attempts=claim.attempt, reason=reason)
 
 
 def _check_unclaimed(item: ReconItem, outcome: ReconOutcome) -> None:
@@ -726,6 +752,13 @@ def _token() -> str:
     """A claim's owner: 128 random bits as 32 hex digits (the form ``uuid4().hex`` had;
     ``secrets.token_hex(16)`` is this same call behind two more Python frames)."""
     return os.urandom(16).hex()
+
+
+def _reraise(error: BaseException, cause: BaseException) -> NoReturn:
+    """Raise ``error``, chained to ``cause`` unless it is ``cause`` itself."""
+    if error is cause:
+        raise cause
+    raise error from cause
 
 
 def _iso(value: datetime | None) -> str | None:

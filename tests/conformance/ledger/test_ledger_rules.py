@@ -254,35 +254,38 @@ def test_outcome_unknown_from_fn_marks_unknown(ledger: Ledger) -> None:
 
 
 @pytest.mark.parametrize(
-    ("effect", "status"),
+    ("effect", "status", "raised"),
     [
-        (EffectClass.PHYSICAL, Status.UNKNOWN),
-        (EffectClass.KEYED_WRITE, Status.RELEASED),
-        (EffectClass.BLIND_WRITE, Status.RELEASED),
+        (EffectClass.PHYSICAL, Status.UNKNOWN, OutcomeUnknownError),
+        (EffectClass.KEYED_WRITE, Status.UNKNOWN, OutcomeUnknownError),
+        (EffectClass.BLIND_WRITE, Status.RELEASED, TransientError),
     ],
 )
-def test_unexpected_exception_depends_on_the_effect(
-    ledger: Ledger, effect: EffectClass, status: Status
+def test_unexpected_exception_is_unknown_unless_blind(
+    ledger: Ledger, effect: EffectClass, status: Status, raised: type[Exception]
 ) -> None:
     action = make_action(effect=effect)
 
     def crash(_: Claim) -> dict[str, Any]:
         raise RuntimeError("bug")
 
-    with pytest.raises(RuntimeError):
+    with pytest.raises(raised) as caught:
         ledger.perform(action, crash)
+    assert isinstance(caught.value.__cause__, RuntimeError)
     record = ledger.get(action.key)
     assert record is not None
     assert record.status is status
 
 
 def test_a_result_that_is_not_json_counts_as_an_unexpected_error(ledger: Ledger) -> None:
+    # The effect happened; only its result cannot be kept: uncertain, never FAILED.
     action = make_action(effect=EffectClass.KEYED_WRITE)
-    with pytest.raises(InvalidInputError):
+    with pytest.raises(OutcomeUnknownError) as caught:
         ledger.perform(action, lambda _: {"when": object()})
+    assert isinstance(caught.value.__cause__, InvalidInputError)
     record = ledger.get(action.key)
     assert record is not None
-    assert record.status is Status.RELEASED
+    assert record.status is Status.UNKNOWN
 
 
 # --- attempts, retention ---------------------------------------------------------------
@@ -503,7 +506,7 @@ def test_compensations_have_their_own_record(ledger: Ledger) -> None:
 
 def test_an_oversized_result_is_refused_like_an_unexpected_error(ledger: Ledger) -> None:
     action = make_action(effect=EffectClass.PHYSICAL)
-    with pytest.raises(InvalidInputError, match="larger than"):
+    with pytest.raises(OutcomeUnknownError, match="larger than"):
         ledger.perform(action, lambda _: {"blob": "x" * 70_000})
     record = ledger.get(action.key)
     assert record is not None

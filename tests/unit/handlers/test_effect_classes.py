@@ -11,17 +11,10 @@ import pytest
 from stepsaga.clock import ManualClock
 from stepsaga.errors import OutcomeUnknownError, TransientError
 from stepsaga.handlers import RecordingMetrics, build_handlers, local_deps
-from stepsaga.handlers.decision import (
-    SAME_KEY_RECALLS,
-    Decision,
-    looks_before_acting,
-    on_in_progress_downstream,
-    on_uncertain,
-    on_unexpected,
-)
+from stepsaga.handlers.decision import Decision, decision_for, looks_before_acting
 from stepsaga.handlers.guard import Handler
 from stepsaga.home import StateHome
-from stepsaga.ledger import EffectClass, Ledger, Status
+from stepsaga.ledger import ERROR_TABLE, EffectClass, ErrorFamily, Ledger, Status
 from tests.unit.handlers import effect_probe
 from tests.unit.handlers.helpers import NOW, CapturedLogs, context
 
@@ -131,30 +124,24 @@ def test_read_records_nothing_and_repeats(probe: Any, downstream: effect_probe.D
     assert ledger.get("acme:CASE-1:r1:read_note") is None
 
 
-@pytest.mark.parametrize(
-    ("effect", "first", "second"),
-    [
-        (EffectClass.KEYED_WRITE, Decision.RECALL_SAME_KEY, Decision.UNKNOWN),
-        (EffectClass.BLIND_WRITE, Decision.RELEASED, Decision.RELEASED),
-        (EffectClass.PHYSICAL, Decision.UNKNOWN, Decision.UNKNOWN),
-        (EffectClass.READ, Decision.RELEASED, Decision.RELEASED),
-    ],
-)
-def test_decision_table(effect: EffectClass, first: Decision, second: Decision) -> None:
-    assert on_uncertain(effect, 0) is first
-    assert on_uncertain(effect, SAME_KEY_RECALLS) is second
-
-
-def test_unexpected_errors_and_downstream_in_progress() -> None:
-    assert on_unexpected(EffectClass.BLIND_WRITE) is Decision.RELEASED
-    assert on_unexpected(EffectClass.KEYED_WRITE) is Decision.UNKNOWN
-    assert on_unexpected(EffectClass.PHYSICAL) is Decision.UNKNOWN
-    assert on_in_progress_downstream(EffectClass.KEYED_WRITE) is Decision.RELEASED
-    assert on_in_progress_downstream(EffectClass.PHYSICAL) is Decision.UNKNOWN
-
-
 def test_who_looks_before_acting() -> None:
     assert looks_before_acting(EffectClass.KEYED_WRITE, 2)
     assert looks_before_acting(EffectClass.PHYSICAL, 2)
     assert not looks_before_acting(EffectClass.KEYED_WRITE, 1)
     assert not looks_before_acting(EffectClass.BLIND_WRITE, 2)
+
+
+def test_the_logged_decision_names_the_recorded_status() -> None:
+    expected = {
+        Status.RELEASED: Decision.RELEASED,
+        Status.UNKNOWN: Decision.UNKNOWN,
+        Status.FAILED: Decision.REJECTED,
+    }
+    for cell, settlement in ERROR_TABLE.items():
+        if settlement.status is None:
+            continue
+        named = decision_for(cell.family, settlement)
+        if cell.family is ErrorFamily.KEY_CONFLICT and settlement.status is Status.FAILED:
+            assert named is Decision.CONFLICT, cell
+        else:
+            assert named is expected[settlement.status], cell
