@@ -44,6 +44,7 @@ from stepsaga.engine import (
     LocalEngine,
     MockConfig,
     MockConfigError,
+    check_time_scale,
     time_scale_from_env,
 )
 from stepsaga.engine import load as load_definition
@@ -265,12 +266,7 @@ class LocalBackend:
 
     @staticmethod
     def _scale(time_scale: float | None) -> float:
-        scale = time_scale_from_env() if time_scale is None else time_scale
-        if not scale >= 0 or scale == float("inf"):
-            raise InvalidInputError(
-                f"time scale must be a finite number >= 0, got {scale}", field="time_scale"
-            )
-        return scale
+        return time_scale_from_env() if time_scale is None else check_time_scale(time_scale)
 
     # --- stores --------------------------------------------------------------------------
 

@@ -22,6 +22,7 @@ from stepsaga.case import Case, load_case
 from stepsaga.cli.backend import command_errors, log_level, print_json
 from stepsaga.cli.common import EXIT_UNEXPECTED, stdout
 from stepsaga.cli.progress import live
+from stepsaga.cli.run import checked_time_scale
 from stepsaga.cli.tables import outcome_text, render_items, render_resolution
 from stepsaga.clock import Clock, SystemClock
 from stepsaga.home import StateHome
@@ -91,7 +92,10 @@ def demo(
         Path, typer.Option("--home-dir", help="Where the demo keeps its state (emptied first).")
     ] = DEFAULT_HOME,
     time_scale: Annotated[
-        float, typer.Option("--time-scale", min=0, help="1 waits for real retry delays.")
+        float,
+        typer.Option(
+            "--time-scale", callback=checked_time_scale, help="1 waits for real retry delays."
+        ),
     ] = 0.0,
     examples: Annotated[
         Path | None,

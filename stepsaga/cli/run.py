@@ -19,7 +19,8 @@ from stepsaga.cli.common import cli_context, stdout, usage_error
 from stepsaga.cli.progress import live
 from stepsaga.cli.tables import render_execution, render_history
 from stepsaga.engine import MockConfig
-from stepsaga.engine.engine import TIME_SCALE_ENV
+from stepsaga.engine.engine import MAX_TIME_SCALE, TIME_SCALE_ENV, check_time_scale
+from stepsaga.errors import InvalidInputError
 from stepsaga.inputs import read_json_file
 from stepsaga.services import load_faults
 
@@ -30,13 +31,26 @@ TenantOption = Annotated[
     str | None,
     typer.Option("--tenant", help="The tenant, when a case id exists for several."),
 ]
+
+
+def checked_time_scale(value: float | None) -> float | None:
+    """``--time-scale`` by the engine's one rule (``check_time_scale``), before any command
+    opens a store."""
+    if value is None:
+        return None
+    try:
+        return check_time_scale(value, "--time-scale")
+    except InvalidInputError as exc:
+        raise typer.BadParameter(exc.message) from None
+
+
 TimeScaleOption = Annotated[
     float | None,
     typer.Option(
         "--time-scale",
-        min=0,
-        help=f"Multiply every wait (0 skips them, still recording the delays chosen). "
-        f"Default ${TIME_SCALE_ENV} or 1.",
+        callback=checked_time_scale,
+        help=f"Multiply every wait, 0 to {MAX_TIME_SCALE:g} (0 skips them, still recording "
+        f"the delays chosen). Default ${TIME_SCALE_ENV} or 1.",
         show_default=False,
     ),
 ]

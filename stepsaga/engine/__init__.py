@@ -9,6 +9,7 @@ from stepsaga.engine.engine import (
     TIME_SCALE_ENV,
     LocalEngine,
     check_name,
+    check_time_scale,
     substitute,
     time_scale_from_env,
 )
@@ -73,6 +74,7 @@ __all__ = [
     "TaskTimedOut",
     "WaitingTask",
     "check_name",
+    "check_time_scale",
     "load",
     "substitute",
     "time_scale_from_env",
