@@ -6,15 +6,12 @@ fields are rejected so a typo never silently drops a consequential parameter.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from decimal import Decimal
 from pathlib import Path
 from typing import Annotated, Any
 
 from pydantic import (
-    AfterValidator,
     BaseModel,
-    BeforeValidator,
     ConfigDict,
     Field,
     StringConstraints,
@@ -22,9 +19,11 @@ from pydantic import (
     model_validator,
 )
 
+from stepsaga.approval_time import ApprovedAt
 from stepsaga.errors import InvalidActionError
 from stepsaga.inputs import read_json_file, validate_object
-from stepsaga.money import Money
+from stepsaga.money import Amount, Money
+from stepsaga.person import PersonId
 
 #: Identifiers become parts of ledger keys and execution names: keep them to safe characters.
 TenantId = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9-]{0,31}$")]
@@ -38,32 +37,12 @@ MAX_CASE_FILE_BYTES = 64 * 1024
 MAX_REVISION = 1_000_000
 
 
-def _utc(value: datetime) -> datetime:
-    if value.tzinfo is None:
-        raise ValueError("must carry a timezone (e.g. 2026-11-29T09:30:00Z)")
-    return value.astimezone(UTC)
-
-
-def _date_time_text(value: Any) -> Any:
-    """Only ISO-8601 text: a number (or digits) would be read as a Unix time in seconds or
-    milliseconds, guessed — silently choosing the retention window and the digest."""
-    if isinstance(value, datetime):
-        return value
-    if not isinstance(value, str) or value.strip().lstrip("+-").replace(".", "", 1).isdigit():
-        raise ValueError("must be an ISO-8601 date-time such as 2026-11-29T09:30:00Z")
-    return value
-
-
-#: An approval time: ISO-8601 text with a timezone, kept in UTC.
-ApprovedAt = Annotated[datetime, BeforeValidator(_date_time_text), AfterValidator(_utc)]
-
-
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, str_strip_whitespace=True)
 
 
 class Approval(_Strict):
-    approved_by: Annotated[str, StringConstraints(min_length=3, max_length=254)]
+    approved_by: PersonId
     approved_at: ApprovedAt
     revision: int = Field(ge=1, le=MAX_REVISION, strict=True)
 
@@ -76,7 +55,7 @@ class Reserve(_Strict):
 
 class Refund(_Strict):
     payment_id: Reference
-    amount: Decimal | int | str = Field(union_mode="left_to_right")
+    amount: Amount
     currency: Annotated[str, StringConstraints(min_length=3, max_length=3)]
 
     @model_validator(mode="after")

@@ -20,6 +20,7 @@ from datetime import UTC
 from types import TracebackType
 from typing import Any
 
+from stepsaga.approval_time import check_approval_window
 from stepsaga.backends.assemble import CaseIdentity, execution_view, item_view
 from stepsaga.backends.base import STATE_MACHINE_NAME
 from stepsaga.backends.naming import execution_name
@@ -51,7 +52,7 @@ from stepsaga.engine import load as load_definition
 from stepsaga.errors import InvalidInputError, NotFoundError
 from stepsaga.handlers.deps import HandlerDeps, local_deps
 from stepsaga.home import StateHome
-from stepsaga.ledger import Ledger, ReconStatus, Record, open_ledger
+from stepsaga.ledger import Ledger, LedgerPolicy, ReconStatus, Record, open_ledger
 from stepsaga.services import Faults, open_simulation
 from stepsaga.services.simulated import CrashAction, kill_process
 from stepsaga.workflow import compile, render
@@ -161,6 +162,7 @@ class LocalBackend:
                 field="input",
                 execution_arn=existing["executionArn"],
             )
+        check_approval_window(case.approval.approved_at, self.clock.now(), LedgerPolicy().retention)
         # From here on, writing is allowed: every input was checked.
         if existing is None and faults is not None:
             open_simulation(self.home, clock=self.clock).attach_faults(

@@ -42,7 +42,8 @@ from pydantic import (
     TypeAdapter,
 )
 
-from stepsaga.case import MAX_REVISION, ApprovedAt, CaseId, TenantId
+from stepsaga.approval_time import ApprovedAt
+from stepsaga.case import MAX_REVISION, CaseId, TenantId
 from stepsaga.inputs import validate_object
 from stepsaga.workflow.effects import EffectClass
 
