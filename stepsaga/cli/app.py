@@ -10,7 +10,7 @@ import typer
 from typer._click.exceptions import ClickException, NoArgsIsHelpError
 
 from stepsaga.cli import asl, demo, ledger, recon, run, sim
-from stepsaga.cli.common import Backend, CliContext
+from stepsaga.cli.common import Backend, CliContext, exit_codes
 from stepsaga.deployment import ENV_STACK
 from stepsaga.home import StateHome
 
@@ -48,9 +48,9 @@ def root(
         ),
     ] = None,
 ) -> None:
-    ctx.obj = CliContext(
-        backend=backend, home=StateHome(home) if home else StateHome.from_env(), stack=stack
-    )
+    with exit_codes():  # a home that is a file: one line, exit 2
+        state = StateHome(home) if home else StateHome.from_env()
+    ctx.obj = CliContext(backend=backend, home=state, stack=stack)
 
 
 # Command groups register here, one line each (keep alphabetical).
