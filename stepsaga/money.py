@@ -121,10 +121,9 @@ def _minor_units(value: Decimal, exponent: int, amount: object, code: str, field
     (finer than the currency) or more than ``MAX_MINOR_DIGITS`` digits."""
     sign, digits, power = value.as_tuple()
     assert isinstance(power, int)  # finite, checked by _decimal
-    coefficient = int("".join(map(str, digits))) if digits else 0
-    if coefficient == 0:
+    if not any(digits):
         return 0
-    shift = power + exponent
+    shift = power + exponent  # digits has no leading zeros: len(digits) + shift is the size
     if len(digits) + shift > MAX_MINOR_DIGITS:
         raise InvalidActionError(
             f"{field} {_shown(amount)} is too large (at most {MAX_MINOR_DIGITS} digits in "
@@ -132,12 +131,13 @@ def _minor_units(value: Decimal, exponent: int, amount: object, code: str, field
             field=field,
         )
     if shift >= 0:
-        minor = coefficient * 10**shift
+        minor = int("".join(map(str, digits))) * 10**shift
     else:
-        minor, rest = divmod(coefficient, 10**-shift) if -shift <= len(digits) else (0, 1)
-        if rest:
+        kept, dropped = digits[:shift], digits[shift:]
+        if -shift > len(digits) or any(dropped):
             raise InvalidActionError(
                 f"{field} {_shown(amount)} is finer than {code} allows ({exponent} decimal places)",
                 field=field,
             )
+        minor = int("".join(map(str, kept))) if kept else 0
     return -minor if sign else minor
