@@ -20,14 +20,17 @@ MIN_LENGTH = 3
 MAX_LENGTH = 254  # the longest e-mail address
 
 #: Unicode categories refused anywhere in an identity: controls (newline, tab, NUL), format
-#: characters (bidi overrides, zero-width), line and paragraph separators.
-_REFUSED_CATEGORIES = frozenset({"Cc", "Cf", "Zl", "Zp"})
+#: characters (bidi overrides, zero-width), surrogates (no UTF-8 for them), private-use and
+#: unassigned code points, line and paragraph separators.
+REFUSED_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
 
 
 def _printable(value: str) -> str:
-    bad = next((c for c in value if unicodedata.category(c) in _REFUSED_CATEGORIES), None)
+    bad = next((c for c in value if unicodedata.category(c) in REFUSED_CATEGORIES), None)
     if bad is not None:
-        raise ValueError(f"must not contain control characters (found U+{ord(bad):04X})")
+        raise ValueError(
+            f"must not contain control or unassigned characters (found U+{ord(bad):04X})"
+        )
     return value
 
 
