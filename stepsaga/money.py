@@ -131,7 +131,7 @@ def _minor_units(value: Decimal, exponent: int, amount: object, code: str, field
             field=field,
         )
     if shift >= 0:
-        minor = int("".join(map(str, digits))) * 10**shift
+        minor = int("".join(map(str, digits)) + "0" * shift)
     else:
         kept, dropped = digits[:shift], digits[shift:]
         if -shift > len(digits) or any(dropped):

@@ -21,10 +21,7 @@ from stepsaga.cli.tables import render_execution, render_history
 from stepsaga.engine import MockConfig
 from stepsaga.engine.engine import MAX_TIME_SCALE, TIME_SCALE_ENV, check_time_scale
 from stepsaga.errors import InvalidInputError
-from stepsaga.inputs import read_json_file
 from stepsaga.services import load_faults
-
-MAX_MOCK_CONFIG_BYTES = 1024 * 1024
 
 JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")]
 TenantOption = Annotated[
@@ -58,8 +55,7 @@ TimeScaleOption = Annotated[
 
 def load_mock_config(path: Path) -> MockConfig:
     """A Step Functions Local ``MockConfigFile.json``; every failure is one line."""
-    data = read_json_file(path, what="mock config", max_bytes=MAX_MOCK_CONFIG_BYTES)
-    return MockConfig.from_dict(data, source=str(path))
+    return MockConfig.from_file(path)
 
 
 def start(

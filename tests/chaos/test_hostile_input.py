@@ -513,7 +513,7 @@ def duplicated(draw: st.DrawFn, data: Any) -> tuple[str, str]:
     where = draw(st.sampled_from(sorted(objects(data), key=str)))
     target = get(data, where)
     key = draw(st.sampled_from(sorted(target)) if target else st.text(min_size=1, max_size=8))
-    again = draw(
+    again: Any = draw(
         st.one_of(
             st.just(target.get(key)),  # the same value again is refused too
             st.sampled_from(["evil", 2, None, {"nested": [1]}, []]),

@@ -96,7 +96,7 @@ def test_more_than_28_digits_of_minor_units_are_refused(minor: int, currency: st
     spelled = Money(minor, currency).to_decimal()
     for amount in (spelled, format(spelled, "f"), -spelled):
         with pytest.raises(InvalidActionError, match="too large"):
-            Money.parse(amount, currency)  # type: ignore[arg-type]
+            Money.parse(amount, currency)
 
 
 @pytest.mark.parametrize(
