@@ -8,21 +8,20 @@ fields are rejected so a typo never silently drops a consequential parameter.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
 from pydantic import (
-    AfterValidator,
     BaseModel,
-    BeforeValidator,
     ConfigDict,
     Field,
     StringConstraints,
 )
 
+from stepsaga.approval_time import ApprovedAt
 from stepsaga.inputs import read_json_file, validate_object
 from stepsaga.ledger.models import MAX_REVISION
+from stepsaga.person import PersonId
 
 #: Identifiers become parts of ledger keys and execution names: keep them to safe characters.
 TenantId = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9-]{0,31}$")]
@@ -33,26 +32,6 @@ Text = Annotated[str, StringConstraints(min_length=1, max_length=200, strip_whit
 MAX_CASE_FILE_BYTES = 64 * 1024
 
 
-def _utc(value: datetime) -> datetime:
-    if value.tzinfo is None:
-        raise ValueError("must carry a timezone (e.g. 2026-11-29T09:30:00Z)")
-    return value.astimezone(UTC)
-
-
-def _date_time_text(value: Any) -> Any:
-    """Only ISO-8601 text: a number (or digits) would be read as a Unix time in seconds or
-    milliseconds, guessed — silently choosing the retention window and the digest."""
-    if isinstance(value, datetime):
-        return value
-    if not isinstance(value, str) or value.strip().lstrip("+-").replace(".", "", 1).isdigit():
-        raise ValueError("must be an ISO-8601 date-time such as 2026-11-29T09:30:00Z")
-    return value
-
-
-#: An approval time: ISO-8601 text with a timezone, kept in UTC.
-ApprovedAt = Annotated[datetime, BeforeValidator(_date_time_text), AfterValidator(_utc)]
-
-
 class StrictModel(BaseModel):
     """Frozen, strict about unknown fields, strips whitespace: the base of every case model."""
 
@@ -60,7 +39,7 @@ class StrictModel(BaseModel):
 
 
 class Approval(StrictModel):
-    approved_by: Annotated[str, StringConstraints(min_length=3, max_length=254)]
+    approved_by: PersonId
     approved_at: ApprovedAt
     revision: int = Field(ge=1, le=MAX_REVISION, strict=True)
 

@@ -1,11 +1,20 @@
-"""Where the embedded backend keeps its state (``$STEPSAGA_HOME``, default ``./.stepsaga``)."""
+"""Where the embedded backend keeps its state (``$STEPSAGA_HOME``, default ``./.stepsaga``).
+
+A home that exists must be a folder: one that is a file (or lies below one) is refused when
+the ``StateHome`` is made, as one ``InvalidInputError`` line, before any command reads it —
+a command that only reads would otherwise report "nothing here" about a typo.
+"""
 
 from __future__ import annotations
 
+import json
 import os
+import stat
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+
+from stepsaga.errors import InvalidInputError
 
 ENV_VAR = "STEPSAGA_HOME"
 DEFAULT = ".stepsaga"
@@ -16,6 +25,16 @@ class StateHome:
     """One folder, one SQLite file per concern, so each store can be inspected alone."""
 
     root: Path
+
+    def __post_init__(self) -> None:
+        try:
+            mode = os.stat(self.root).st_mode
+        except FileNotFoundError:
+            return  # created on the first write
+        except OSError as exc:
+            raise self._refused(exc) from None
+        if not stat.S_ISDIR(mode):
+            raise self._refused(None)
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> StateHome:
@@ -39,5 +58,19 @@ class StateHome:
         return self.root / "services.sqlite3"
 
     def ensure(self) -> StateHome:
-        self.root.mkdir(parents=True, exist_ok=True)
+        try:
+            self.root.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise self._refused(exc) from None
         return self
+
+    def _refused(self, exc: OSError | None) -> InvalidInputError:
+        text = str(self.root)
+        shown = text if text.isprintable() and len(text) <= 200 else json.dumps(text[:200])
+        if exc is None or isinstance(exc, FileExistsError | NotADirectoryError):
+            why = "is a file, not a folder" if exc is None else "lies below a file, not a folder"
+        else:
+            why = f"cannot be used ({exc.strerror or type(exc).__name__})"
+        return InvalidInputError(
+            f"state home {shown} {why} (set --home or ${ENV_VAR} to a folder)", field="home"
+        )

@@ -1,14 +1,23 @@
 """Reading untrusted input at the boundary: JSON files and pydantic errors as one line.
 
-Case files, faults files and handler events all fail the same way: one ``InvalidInputError``
-whose message names the field and fits on one line, however hostile the input.
+Case files, faults files, mock configs and handler events all fail the same way: one
+``InvalidInputError`` whose message names the field and fits on one line, however hostile the
+input. A JSON file is read only if it is a regular file (a FIFO or a device would block or
+never end), and decoded strictly: a key repeated in one object, ``NaN``/``Infinity``, and
+numbers that a Python ``int``/``float`` would not hold exactly are refused, because each of
+them silently changes what the file says (the last duplicate wins; ``19.99…9`` becomes 20).
 """
 
 from __future__ import annotations
 
 import json
+import math
+import os
 import re
+import stat
 from collections.abc import Callable
+from dataclasses import dataclass
+from decimal import Decimal
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -47,29 +56,191 @@ def validate_object(validate: Callable[[dict[str, Any]], T], data: object, what:
         raise InvalidInputError(line, field=field) from None
 
 
+#: The longest number literal a JSON input may hold (longer ones are no amount, count or
+#: time anyone means; ``int()`` of 4,300+ digits would raise).
+MAX_NUMBER_CHARS = 100
+
+_FILE_KINDS = (
+    (stat.S_ISFIFO, "named pipe (FIFO)"),
+    (stat.S_ISCHR, "character device"),
+    (stat.S_ISBLK, "block device"),
+    (stat.S_ISSOCK, "socket"),
+)
+
+
 def read_json_file(path: Path, *, what: str, max_bytes: int) -> object:
-    """Read and decode a JSON file of at most ``max_bytes``; every failure is one line."""
-    if path.is_dir():
-        raise InvalidInputError(f"{path}: is a directory, not a {what}", field="path")
-    try:
-        with path.open("rb") as handle:
-            raw = handle.read(max_bytes + 1)
-    except FileNotFoundError:
-        raise InvalidInputError(f"{path}: no such file", field="path") from None
-    except OSError as exc:
-        raise InvalidInputError(f"{path}: cannot read ({exc.strerror})", field="path") from None
-    if len(raw) > max_bytes:
-        raise InvalidInputError(f"{path}: larger than {max_bytes} bytes", field="path")
+    """Read and decode a JSON file of at most ``max_bytes``; every failure is one line.
+
+    The file must be a regular file: it is checked before opening and again on the open
+    descriptor (opened non-blocking, so a FIFO swapped in between cannot hang the read)."""
+    shown = _shown(path)
+    raw = _read_regular(path, shown, what, max_bytes)
     if not raw.strip():
-        raise InvalidInputError(f"{path}: empty file", field="path")
+        raise InvalidInputError(f"{shown}: empty file", field="path")
     try:
-        return json.loads(raw.decode("utf-8"))
+        return _decode(raw.decode("utf-8"))
     except UnicodeDecodeError as exc:
-        raise InvalidInputError(f"{path}: not UTF-8 (byte {exc.start})", field="path") from None
+        raise InvalidInputError(f"{shown}: not UTF-8 (byte {exc.start})", field="path") from None
     except RecursionError:
-        raise InvalidInputError(f"{path}: JSON nested too deeply", field="path") from None
+        raise InvalidInputError(f"{shown}: JSON nested too deeply", field="path") from None
     except json.JSONDecodeError as exc:
         raise InvalidInputError(
-            f"{path}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}",
+            f"{shown}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}",
             field="path",
         ) from None
+    except _RefusedError as exc:
+        raise InvalidInputError(f"{shown}: {exc.message}", field=exc.field) from None
+
+
+def loads_strict(text: str, *, what: str = "input") -> object:
+    """``json.loads`` with the file rules (duplicate keys, ``NaN``, inexact numbers refused)."""
+    try:
+        return _decode(text)
+    except _RefusedError as exc:
+        raise InvalidInputError(f"{what}: {exc.message}", field=exc.field) from None
+
+
+def _shown(path: Path) -> str:
+    """A path as an error line shows it: quoted when it could break the line."""
+    text = str(path)
+    return text if text.isprintable() and len(text) <= 500 else json.dumps(text[:500])
+
+
+def _read_regular(path: Path, shown: str, what: str, max_bytes: int) -> bytes:
+    try:
+        kind = _not_regular(os.stat(path).st_mode, what)
+        if kind is None:
+            fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+            try:
+                kind = _not_regular(os.fstat(fd).st_mode, what)
+                if kind is None:
+                    return _read_at_most(fd, shown, max_bytes)
+            finally:
+                os.close(fd)
+    except (FileNotFoundError, NotADirectoryError):
+        raise InvalidInputError(f"{shown}: no such file", field="path") from None
+    except OSError as exc:
+        reason = exc.strerror or type(exc).__name__
+        raise InvalidInputError(f"{shown}: cannot read ({reason})", field="path") from None
+    raise InvalidInputError(f"{shown}: {kind}", field="path")
+
+
+def _not_regular(mode: int, what: str) -> str | None:
+    """Why a file of this mode is refused (``None``: a regular file)."""
+    if stat.S_ISREG(mode):
+        return None
+    if stat.S_ISDIR(mode):
+        return f"is a directory, not a {what}"
+    kind = next((name for test, name in _FILE_KINDS if test(mode)), "special file")
+    return f"is a {kind}, not a regular file; give the {what} itself"
+
+
+def _read_at_most(fd: int, shown: str, max_bytes: int) -> bytes:
+    chunks: list[bytes] = []
+    size = 0
+    while size <= max_bytes:
+        chunk = os.read(fd, max_bytes + 1 - size)
+        if not chunk:
+            break
+        chunks.append(chunk)
+        size += len(chunk)
+    if size > max_bytes:
+        raise InvalidInputError(f"{shown}: larger than {max_bytes} bytes", field="path")
+    return b"".join(chunks)
+
+
+class _RefusedError(Exception):
+    """Raised from inside the decoder's hooks; becomes one ``InvalidInputError`` line."""
+
+    def __init__(self, message: str, field: str = "path") -> None:
+        super().__init__(message)
+        self.message = message
+        self.field = field
+
+
+@dataclass(frozen=True)
+class _Duplicate:
+    """Stands in for an object that repeats a key (or holds one that does), so the path
+    from the root to the repeated key is known once decoding reaches the top."""
+
+    path: tuple[str | int, ...]
+
+
+def _decode(text: str) -> object:
+    value = json.loads(
+        text,
+        object_pairs_hook=_object,
+        parse_int=_int,
+        parse_float=_float,
+        parse_constant=_constant,
+    )
+    found = _duplicate_below(value)
+    if found is not None:
+        where = _dotted(found[:-1]) if len(found) > 1 else "the top-level object"
+        raise _RefusedError(
+            f"duplicate key {_location_part(found[-1])} in {where} (a key may appear once)",
+            field=_dotted(found),
+        )
+    return value
+
+
+def _object(pairs: list[tuple[str, Any]]) -> dict[str, Any] | _Duplicate:
+    obj = dict(pairs)
+    if len(obj) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                return _Duplicate((key,))
+            seen.add(key)
+    for key, value in pairs:
+        found = _duplicate_below(value)
+        if found is not None:
+            return _Duplicate((key, *found))
+    return obj
+
+
+def _duplicate_below(value: object) -> tuple[str | int, ...] | None:
+    """The path to a repeated key inside ``value`` (objects were checked as they were
+    decoded, so only lists, nested or not, need looking into)."""
+    if isinstance(value, _Duplicate):
+        return value.path
+    if not isinstance(value, list):
+        return None
+    stack: list[tuple[tuple[str | int, ...], list[Any]]] = [((), value)]
+    while stack:
+        prefix, items = stack.pop()
+        for index, item in enumerate(items):
+            if isinstance(item, _Duplicate):
+                return (*prefix, index, *item.path)
+            if isinstance(item, list):
+                stack.append(((*prefix, index), item))
+    return None
+
+
+def _dotted(path: tuple[str | int, ...]) -> str:
+    parts = [_location_part(part) for part in path]
+    if len(parts) > 8:
+        parts = [*parts[:3], "…", *parts[-4:]]
+    return ".".join(parts)
+
+
+def _int(text: str) -> int:
+    if len(text) > MAX_NUMBER_CHARS:
+        raise _RefusedError(f"a number has more than {MAX_NUMBER_CHARS} digits")
+    return int(text)
+
+
+def _float(text: str) -> float:
+    if len(text) > MAX_NUMBER_CHARS:
+        raise _RefusedError(f"a number has more than {MAX_NUMBER_CHARS} characters")
+    value = float(text)
+    if not math.isfinite(value) or Decimal(repr(value)) != Decimal(text):
+        shown = text if len(text) <= 40 else f"{text[:40]}…"
+        raise _RefusedError(
+            f"the number {shown} cannot be held exactly (write it as a string, e.g. an amount)"
+        )
+    return value
+
+
+def _constant(name: str) -> object:
+    raise _RefusedError(f"{name} is not a JSON value")

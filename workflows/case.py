@@ -13,7 +13,7 @@ from stepsaga.case import ApprovedCase, Reference, StrictModel, Text
 from stepsaga.case import load_case as _load
 from stepsaga.case import parse_case as _parse
 from stepsaga.errors import InvalidActionError
-from stepsaga.money import Money
+from stepsaga.money import Amount, Money
 
 Country = Annotated[str, StringConstraints(pattern=r"^[A-Z]{2}$")]
 
@@ -26,7 +26,7 @@ class Reserve(StrictModel):
 
 class Refund(StrictModel):
     payment_id: Reference
-    amount: Decimal | int | str = Field(union_mode="left_to_right")
+    amount: Amount
     currency: Annotated[str, StringConstraints(min_length=3, max_length=3)]
 
     @model_validator(mode="after")

@@ -23,6 +23,7 @@ from stepsaga import Project
 from stepsaga.backends import CaseOutcome, ExecutionView, to_json
 from stepsaga.backends.local import LocalBackend
 from stepsaga.cli import (
+    checked_time_scale,
     cli_context,
     command_errors,
     live,
@@ -105,7 +106,10 @@ def demo(
         Path, typer.Option("--home-dir", help="Where the demo keeps its state (emptied first).")
     ] = DEFAULT_HOME,
     time_scale: Annotated[
-        float, typer.Option("--time-scale", min=0, help="1 waits for real retry delays.")
+        float,
+        typer.Option(
+            "--time-scale", callback=checked_time_scale, help="1 waits for real retry delays."
+        ),
     ] = 0.0,
     examples: Annotated[
         Path | None,

@@ -23,6 +23,7 @@ from datetime import UTC
 from types import TracebackType
 from typing import Any
 
+from stepsaga.approval_time import check_approval_window
 from stepsaga.backends.assemble import CaseIdentity, execution_view, item_view
 from stepsaga.backends.naming import execution_name
 from stepsaga.backends.progress import Progress, ProgressKind, ProgressListener, from_history_event
@@ -46,13 +47,14 @@ from stepsaga.engine import (
     LocalEngine,
     MockConfig,
     MockConfigError,
+    check_time_scale,
     time_scale_from_env,
 )
 from stepsaga.engine import load as load_definition
 from stepsaga.errors import InvalidInputError, NotFoundError
 from stepsaga.handlers.deps import HandlerDeps, local_deps
 from stepsaga.home import StateHome
-from stepsaga.ledger import Ledger, ReconOutcome, ReconStatus, Record, open_ledger
+from stepsaga.ledger import Ledger, LedgerPolicy, ReconOutcome, ReconStatus, Record, open_ledger
 from stepsaga.project import Project
 from stepsaga.workflow import compile, render
 from stepsaga.workflow.saga import Saga
@@ -177,6 +179,7 @@ class LocalBackend:
                 field="input",
                 execution_arn=existing["executionArn"],
             )
+        check_approval_window(case.approval.approved_at, self.clock.now(), LedgerPolicy().retention)
         # From here on, writing is allowed: every input was checked.
         if existing is None and supports is not None:
             supports.attach_faults(self._context(scale), case.tenant_id, case.case_id, faults)
@@ -322,12 +325,7 @@ class LocalBackend:
 
     @staticmethod
     def _scale(time_scale: float | None) -> float:
-        scale = time_scale_from_env() if time_scale is None else time_scale
-        if not scale >= 0 or scale == float("inf"):
-            raise InvalidInputError(
-                f"time scale must be a finite number >= 0, got {scale}", field="time_scale"
-            )
-        return scale
+        return time_scale_from_env() if time_scale is None else check_time_scale(time_scale)
 
     # --- stores --------------------------------------------------------------------------
 

@@ -8,6 +8,7 @@ A project may add its own commands (``[tool.stepsaga.commands] name = "module:at
 - ``command_errors()`` — our errors as one line and exit 2 (bad input) or 1;
   ``usage_error(msg)``; ``print_json(data)``; ``stdout`` (a rich console);
 - ``live(console, title, enabled)`` — live progress of a running execution;
+  ``checked_time_scale`` — the ``--time-scale`` option's check;
 - ``render_execution``, ``render_items``, ``render_resolution``, ``outcome_text`` — the
   tables ``stepsaga status`` and ``recon list`` print.
 """
@@ -21,6 +22,7 @@ if TYPE_CHECKING:
     from stepsaga.cli.backend import command_errors, log_level, open_backend, print_json
     from stepsaga.cli.common import Backend, CliContext, cli_context, stdout, usage_error
     from stepsaga.cli.progress import live
+    from stepsaga.cli.run import checked_time_scale
     from stepsaga.cli.tables import (
         outcome_text,
         render_execution,
@@ -39,6 +41,7 @@ _WHERE = {
     "stdout": "stepsaga.cli.common",
     "usage_error": "stepsaga.cli.common",
     "live": "stepsaga.cli.progress",
+    "checked_time_scale": "stepsaga.cli.run",
     "outcome_text": "stepsaga.cli.tables",
     "render_execution": "stepsaga.cli.tables",
     "render_items": "stepsaga.cli.tables",
@@ -48,6 +51,7 @@ _WHERE = {
 __all__ = [
     "Backend",
     "CliContext",
+    "checked_time_scale",
     "cli_context",
     "command_errors",
     "live",

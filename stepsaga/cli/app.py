@@ -12,7 +12,7 @@ import typer
 from typer._click.exceptions import ClickException, NoArgsIsHelpError
 
 from stepsaga.cli import asl, ledger, recon, run
-from stepsaga.cli.common import Backend, CliContext
+from stepsaga.cli.common import Backend, CliContext, exit_codes
 from stepsaga.deployment import ENV_STACK
 from stepsaga.errors import InvalidInputError
 from stepsaga.home import StateHome
@@ -78,12 +78,9 @@ def root(
         ),
     ] = False,
 ) -> None:
-    ctx.obj = CliContext(
-        backend=backend,
-        home=StateHome(home) if home else StateHome.from_env(),
-        stack=stack,
-        project_dir=project,
-    )
+    with exit_codes():  # a home that is a file: one line, exit 2
+        state = StateHome(home) if home else StateHome.from_env()
+    ctx.obj = CliContext(backend=backend, home=state, stack=stack, project_dir=project)
 
 
 # Command groups register here, one line each (keep alphabetical).

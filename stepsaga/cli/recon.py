@@ -17,6 +17,7 @@ from stepsaga.cli.progress import live
 from stepsaga.cli.run import JsonOption, TimeScaleOption
 from stepsaga.cli.tables import render_item, render_items, render_resolution
 from stepsaga.ledger import ReconOutcome
+from stepsaga.person import check_person
 
 app = typer.Typer(
     help="List, inspect and resolve reconciliation items.",
@@ -80,7 +81,9 @@ def resolve(
             help="applied: the effect happened; not-applied: it did not.",
         ),
     ],
-    by: Annotated[str, typer.Option("--by", help="Who decided (kept on the item).")],
+    by: Annotated[
+        str, typer.Option("--by", help="Who decided, 3 to 254 characters (kept on the item).")
+    ],
     note: Annotated[str, typer.Option("--note", help="Why (kept on the item).")],
     time_scale: TimeScaleOption = None,
     as_json: JsonOption = False,
@@ -88,6 +91,7 @@ def resolve(
     """Decide an item; a case waiting on it continues."""
     cli = cli_context(ctx)
     with command_errors():
+        by = check_person(by, "--by")
         with open_backend(cli) as backend, live(stdout, f"resolve {item_id}", not as_json) as on:
             resolution = backend.recon_resolve(
                 item_id, outcome, by, note, time_scale=time_scale, on_event=on

@@ -20,16 +20,27 @@ from stepsaga.cli.progress import live
 from stepsaga.cli.tables import render_execution, render_history
 from stepsaga.dependencies import SupportsFaults
 from stepsaga.engine import MockConfig
-from stepsaga.engine.engine import TIME_SCALE_ENV
-from stepsaga.inputs import read_json_file
-
-MAX_MOCK_CONFIG_BYTES = 1024 * 1024
+from stepsaga.engine.engine import MAX_TIME_SCALE, TIME_SCALE_ENV, check_time_scale
+from stepsaga.errors import InvalidInputError
 
 JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")]
 TenantOption = Annotated[
     str | None,
     typer.Option("--tenant", help="The tenant, when a case id exists for several."),
 ]
+
+
+def checked_time_scale(value: float | None) -> float | None:
+    """``--time-scale`` by the engine's one rule (``check_time_scale``), before any command
+    opens a store."""
+    if value is None:
+        return None
+    try:
+        return check_time_scale(value, "--time-scale")
+    except InvalidInputError as exc:
+        raise typer.BadParameter(exc.message) from None
+
+
 SagaOption = Annotated[
     str | None,
     typer.Option("--saga", help="The project's saga to run (optional if it declares one)."),
@@ -38,9 +49,9 @@ TimeScaleOption = Annotated[
     float | None,
     typer.Option(
         "--time-scale",
-        min=0,
-        help=f"Multiply every wait (0 skips them, still recording the delays chosen). "
-        f"Default ${TIME_SCALE_ENV} or 1.",
+        callback=checked_time_scale,
+        help=f"Multiply every wait, 0 to {MAX_TIME_SCALE:g} (0 skips them, still recording "
+        f"the delays chosen). Default ${TIME_SCALE_ENV} or 1.",
         show_default=False,
     ),
 ]
@@ -48,8 +59,7 @@ TimeScaleOption = Annotated[
 
 def load_mock_config(path: Path) -> MockConfig:
     """A Step Functions Local ``MockConfigFile.json``; every failure is one line."""
-    data = read_json_file(path, what="mock config", max_bytes=MAX_MOCK_CONFIG_BYTES)
-    return MockConfig.from_dict(data, source=str(path))
+    return MockConfig.from_file(path)
 
 
 def start(

@@ -18,6 +18,7 @@ from stepsaga.engine.engine import (
     TIME_SCALE_ENV,
     LocalEngine,
     check_name,
+    check_time_scale,
     substitute,
     time_scale_from_env,
 )
@@ -85,6 +86,7 @@ __all__ = [
     "TaskTimedOut",
     "WaitingTask",
     "check_name",
+    "check_time_scale",
     "load",
     "substitute",
     "time_scale_from_env",

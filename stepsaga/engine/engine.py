@@ -62,26 +62,34 @@ DEFAULT_REGION = "us-east-1"
 DEFAULT_ACCOUNT = "123456789012"
 
 
+#: The largest time scale: 1000 stretches a 60 s retry delay to 17 hours, far past any use,
+#: while a larger factor can overflow ``sleep`` and abort the execution on its first retry.
+MAX_TIME_SCALE = 1000.0
+_PLAIN_NUMBER = re.compile(r"\s*[0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?\s*", re.ASCII)
+
+
 def time_scale_from_env(environ: Mapping[str, str] | None = None) -> float:
-    """``$STEPSAGA_TIME_SCALE`` as a float ≥ 0 (default 1: real waits)."""
+    """``$STEPSAGA_TIME_SCALE`` checked by :func:`check_time_scale` (default 1: real waits)."""
     raw = (os.environ if environ is None else environ).get(TIME_SCALE_ENV, "")
     if not raw.strip():
         return 1.0
-    try:
-        value = float(raw)
-    except ValueError:
-        raise InvalidExecutionInput(
-            f"{TIME_SCALE_ENV}={raw!r} is not a number", field=TIME_SCALE_ENV
-        ) from None
-    return _check_scale(value)
+    return check_time_scale(raw, TIME_SCALE_ENV)
 
 
-def _check_scale(value: float) -> float:
-    if not value >= 0 or value == float("inf"):
+def check_time_scale(value: object, name: str = "time_scale") -> float:
+    """The one rule for a time scale (``--time-scale``, ``$STEPSAGA_TIME_SCALE``, the
+    backends): a finite number from 0 to :data:`MAX_TIME_SCALE`; anything else is one
+    ``InvalidExecutionInput`` line naming ``name``."""
+    plain = isinstance(value, int | float) and not isinstance(value, bool)
+    written = isinstance(value, str) and _PLAIN_NUMBER.fullmatch(value) is not None
+    number = float(value) if plain or written else None  # type: ignore[arg-type]
+    if number is None or not 0 <= number <= MAX_TIME_SCALE:
+        shown = repr(value) if isinstance(value, str) else value
+        shown = shown if len(str(shown)) <= 40 else f"{str(shown)[:40]}…"
         raise InvalidExecutionInput(
-            f"time scale must be a finite number >= 0, got {value}", field="time_scale"
+            f"{name} must be a number from 0 to {MAX_TIME_SCALE:g}, got {shown}", field=name
         )
-    return float(value)
+    return number
 
 
 def check_name(name: str, what: str = "execution") -> str:
@@ -146,7 +154,9 @@ class LocalEngine:
         self.home = home
         self.store = Store(home.executions_path)
         self.clock: Clock = clock or SystemClock()
-        self.time_scale = time_scale_from_env() if time_scale is None else _check_scale(time_scale)
+        self.time_scale = (
+            time_scale_from_env() if time_scale is None else check_time_scale(time_scale)
+        )
         self.mock_config = mock_config
         self.region = region
         self.account_id = account_id

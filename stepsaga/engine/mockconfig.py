@@ -11,20 +11,30 @@ retries included (Step Functions Local keeps one counter per state per execution
 ``Return`` value replaces the whole service integration result (for ``lambda:invoke``:
 ``{"StatusCode": 200, "Payload": …}``); for ``.waitForTaskToken`` it is the callback's
 output. States a test case does not name run their real handlers.
+
+Ranges stay ranges (:class:`ResponseRanges`, looked up by bounds): ``"0-300000000"`` is one
+entry, not 300 million. Invocation numbers are at most :data:`MAX_INVOCATION`.
 """
 
 from __future__ import annotations
 
-import json
+import bisect
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, overload
 
 from stepsaga.engine.errors import MockConfigError
+from stepsaga.errors import InvalidInputError
+from stepsaga.inputs import read_json_file
 
-_RANGE = re.compile(r"^\s*(\d+)\s*(?:-\s*(\d+)\s*)?$")
+#: The highest invocation number a mocked response may name: far more invocations than any
+#: execution makes, and a bound that keeps a hostile number an input error.
+MAX_INVOCATION = 999_999_999
+MAX_FILE_BYTES = 1024 * 1024
+
+_RANGE = re.compile(r"^[ \t]*([0-9]+)[ \t]*(?:-[ \t]*([0-9]+)[ \t]*)?$")
 
 
 @dataclass(frozen=True)
@@ -49,13 +59,89 @@ class MockedResponse:
         return cls(returns=False, error=throw["Error"], cause=throw.get("Cause", ""))
 
 
+class ResponseRanges(Sequence[MockedResponse]):
+    """The responses of one mocked response name by invocation number, kept as the file's
+    contiguous ranges from 0: ``len`` is the number of invocations defined, ``[n]`` the
+    response of invocation ``n`` (a binary search over the range starts)."""
+
+    __slots__ = ("_ends", "_responses")
+
+    def __init__(self, ranges: Sequence[tuple[int, MockedResponse]] = ()) -> None:
+        """``ranges``: ``(last invocation number, response)`` in order, from 0, no gaps."""
+        self._ends = tuple(end for end, _ in ranges)
+        self._responses = tuple(response for _, response in ranges)
+
+    @classmethod
+    def of(cls, responses: Sequence[MockedResponse]) -> ResponseRanges:
+        """Ranges for one response per invocation, equal neighbours merged."""
+        ranges: list[tuple[int, MockedResponse]] = []
+        for number, response in enumerate(responses):
+            if ranges and ranges[-1][1] == response:
+                ranges[-1] = (number, response)
+            else:
+                ranges.append((number, response))
+        return cls(ranges)
+
+    @property
+    def ranges(self) -> tuple[tuple[int, int, MockedResponse], ...]:
+        """``(first, last, response)`` per range."""
+        starts = (0, *(end + 1 for end in self._ends[:-1]))
+        return tuple(zip(starts, self._ends, self._responses, strict=True))
+
+    def __len__(self) -> int:
+        return self._ends[-1] + 1 if self._ends else 0
+
+    @overload
+    def __getitem__(self, index: int) -> MockedResponse: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> tuple[MockedResponse, ...]: ...
+
+    def __getitem__(self, index: int | slice) -> MockedResponse | tuple[MockedResponse, ...]:
+        if isinstance(index, slice):
+            return tuple(self[i] for i in range(*index.indices(len(self))))
+        if index < 0:
+            index += len(self)
+        if not 0 <= index < len(self):
+            raise IndexError(index)
+        return self._responses[bisect.bisect_left(self._ends, index)]
+
+    def __iter__(self) -> Iterator[MockedResponse]:
+        for first, last, response in self.ranges:
+            for _ in range(last - first + 1):
+                yield response
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, ResponseRanges):
+            return self.ranges == other.ranges
+        if isinstance(other, Sequence) and not isinstance(other, str | bytes):
+            return len(other) == len(self) and all(a == b for a, b in zip(self, other, strict=True))
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self.ranges)
+
+    def __repr__(self) -> str:
+        return f"ResponseRanges({list(self.ranges)!r})"
+
+    def to_json(self) -> list[dict[str, Any]]:
+        return [
+            {"From": first, "To": last, **response.to_json()}
+            for first, last, response in self.ranges
+        ]
+
+    @classmethod
+    def from_json(cls, data: Sequence[Mapping[str, Any]]) -> ResponseRanges:
+        return cls([(int(r["To"]), MockedResponse.from_json(r)) for r in data])
+
+
 @dataclass(frozen=True)
 class MockTestCase:
     """One test case resolved: for each mocked state, its responses by invocation number."""
 
     state_machine: str
     name: str
-    responses: Mapping[str, tuple[MockedResponse, ...]]
+    responses: Mapping[str, ResponseRanges]
     response_names: Mapping[str, str]
 
     def response(self, state: str, invocation: int) -> MockedResponse | None:
@@ -69,10 +155,7 @@ class MockTestCase:
             "StateMachine": self.state_machine,
             "TestCase": self.name,
             "States": {
-                state: {
-                    "MockedResponse": self.response_names[state],
-                    "Responses": [r.to_json() for r in rs],
-                }
+                state: {"MockedResponse": self.response_names[state], "Ranges": rs.to_json()}
                 for state, rs in self.responses.items()
             },
         }
@@ -83,10 +166,7 @@ class MockTestCase:
         return cls(
             state_machine=data["StateMachine"],
             name=data["TestCase"],
-            responses={
-                s: tuple(MockedResponse.from_json(r) for r in v["Responses"])
-                for s, v in states.items()
-            },
+            responses={s: _stored_responses(v) for s, v in states.items()},
             response_names={s: v["MockedResponse"] for s, v in states.items()},
         )
 
@@ -96,23 +176,16 @@ class MockConfig:
     """A validated mock configuration file."""
 
     state_machines: Mapping[str, Mapping[str, Mapping[str, str]]]
-    mocked_responses: Mapping[str, tuple[MockedResponse, ...]]
+    mocked_responses: Mapping[str, ResponseRanges]
     source: str = "<mock config>"
 
     @classmethod
     def from_file(cls, path: str | Path) -> MockConfig:
+        """Read (as every JSON input is read: ``read_json_file``) and validate a file."""
         try:
-            text = Path(path).read_text(encoding="utf-8")
-        except OSError as exc:
-            raise MockConfigError(
-                f"cannot read mock config {path}: {exc.strerror}", field="mock_config"
-            ) from None
-        try:
-            data = json.loads(text)
-        except ValueError as exc:
-            raise MockConfigError(
-                f"mock config {path} is not JSON: {exc}", field="mock_config"
-            ) from None
+            data = read_json_file(Path(path), what="mock config", max_bytes=MAX_FILE_BYTES)
+        except InvalidInputError as exc:
+            raise MockConfigError(exc.message, field="mock_config") from None
         return cls.from_dict(data, source=str(path))
 
     @classmethod
@@ -145,7 +218,7 @@ class MockConfig:
                         f"test case {machine}.{case} maps state names to mocked response names"
                     )
                 for state, response in states.items():
-                    if response not in responses:
+                    if not isinstance(response, str) or response not in responses:
                         raise fail(
                             f"test case {machine}.{case}: state {state!r} uses mocked response "
                             f"{response!r}, which MockedResponses does not define"
@@ -178,7 +251,15 @@ class MockConfig:
         )
 
 
-def _responses(name: str, raw: Any, fail: Any) -> tuple[MockedResponse, ...]:
+def _stored_responses(state: Mapping[str, Any]) -> ResponseRanges:
+    """A state's responses as an execution row keeps them (``Responses``: one per
+    invocation, written before ranges were kept as ranges)."""
+    if "Ranges" in state:
+        return ResponseRanges.from_json(state["Ranges"])
+    return ResponseRanges.of([MockedResponse.from_json(r) for r in state["Responses"]])
+
+
+def _responses(name: str, raw: Any, fail: Any) -> ResponseRanges:
     if not isinstance(raw, Mapping) or not raw:
         raise fail(f"MockedResponses.{name} maps invocation numbers to Return/Throw")
     ranges: list[tuple[int, int, MockedResponse]] = []
@@ -186,23 +267,37 @@ def _responses(name: str, raw: Any, fail: Any) -> tuple[MockedResponse, ...]:
         match = _RANGE.match(key)
         if match is None:
             raise fail(
-                f'MockedResponses.{name}: {key!r} is not an invocation number or range like "1-2"'
+                f"MockedResponses.{_cut(name)}: {_cut(key)} is not an invocation number or range "
+                'like "1-2"'
             )
-        start = int(match.group(1))
-        end = int(match.group(2)) if match.group(2) is not None else start
+        numbers = [group for group in match.groups() if group is not None]
+        if any(
+            len(number) > len(str(MAX_INVOCATION)) or int(number) > MAX_INVOCATION
+            for number in numbers
+        ):
+            raise fail(
+                f"MockedResponses.{_cut(name)}: {_cut(key)} names an invocation number above "
+                f"the maximum {MAX_INVOCATION}"
+            )
+        start, end = int(numbers[0]), int(numbers[-1])
         if end < start:
-            raise fail(f"MockedResponses.{name}: range {key!r} ends before it starts")
+            raise fail(f"MockedResponses.{_cut(name)}: range {_cut(key)} ends before it starts")
         ranges.append((start, end, _response(name, key, body, fail)))
     ranges.sort(key=lambda r: r[0])
-    expanded: list[MockedResponse] = []
-    for start, end, response in ranges:
-        if start != len(expanded):
+    expected = 0
+    for start, end, _ in ranges:
+        if start != expected:
             raise fail(
                 f"MockedResponses.{name}: invocation numbers must start at 0 and leave no gaps or "
-                f"overlaps; expected {len(expanded)}, found {start}"
+                f"overlaps; expected {expected}, found {start}"
             )
-        expanded.extend([response] * (end - start + 1))
-    return tuple(expanded)
+        expected = end + 1
+    return ResponseRanges([(end, response) for _, end, response in ranges])
+
+
+def _cut(text: str) -> str:
+    """A name or key from the file as an error line shows it: quoted, at most 40 characters."""
+    return repr(text if len(text) <= 40 else f"{text[:40]}…")
 
 
 def _response(name: str, key: str, body: Any, fail: Any) -> MockedResponse:

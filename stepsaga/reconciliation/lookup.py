@@ -1,6 +1,6 @@
 """What looking downstream for an effect can prove: it is there, or it is not.
 
-Operations (``stepsaga.handlers.operation``) return these from ``lookup``; automatic
+Step handlers (``stepsaga.StepHandler``) return these from ``lookup``; automatic
 reconciliation and the handlers' "look before acting" rule act on them. A lookup that
 cannot decide raises ``TransientError`` (or the operation has no lookup at all).
 """

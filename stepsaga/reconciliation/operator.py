@@ -19,6 +19,7 @@ from typing import Any
 
 from stepsaga.errors import IllegalTransitionError, InvalidInputError, NotFoundError, TransientError
 from stepsaga.ledger import Ledger, ReconItem, ReconOutcome, ReconStatus
+from stepsaga.person import check_person
 from stepsaga.reconciliation.callbacks import TaskSuccessSender
 from stepsaga.workflow.events import OperatorDecision, ReconciliationOutcome
 
@@ -80,7 +81,7 @@ def resolve(
     with ``resume_waiting``). If the ledger is resolved but resuming fails, a
     ``TransientError`` says so (the resolution stands; ``resume_waiting`` retries it).
     """
-    decided = parse_outcome(outcome)
+    decided, by = parse_outcome(outcome), check_person(by, "by")
     item = _require(ledger, item_id)
     if item.status is ReconStatus.RESOLVED:
         if item.outcome is decided:

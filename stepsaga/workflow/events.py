@@ -41,7 +41,8 @@ from pydantic import (
     TypeAdapter,
 )
 
-from stepsaga.case import ApprovedAt, CaseId, TenantId
+from stepsaga.approval_time import ApprovedAt
+from stepsaga.case import CaseId, TenantId
 from stepsaga.inputs import validate_object
 from stepsaga.ledger.models import MAX_REVISION
 from stepsaga.workflow.effects import EffectClass

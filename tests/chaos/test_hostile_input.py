@@ -9,15 +9,18 @@ from __future__ import annotations
 
 import copy
 import json
+import os
+import socket
 import sqlite3
 import subprocess
 import sys
 from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, given, note, settings
 from hypothesis import strategies as st
 
 from stepsaga.errors import InvalidInputError
@@ -215,7 +218,7 @@ def test_a_generated_bad_case_file_is_one_line_and_writes_nothing(
     [
         (lambda root: root, "is a directory"),
         (lambda root: root / "missing.json", "no such file"),
-        (lambda root: Path("/dev/zero"), "larger than"),
+        (lambda root: Path("/dev/zero"), "is a character device, not a regular file"),
     ],
     ids=["directory", "missing", "endless device"],
 )
@@ -381,9 +384,19 @@ def test_a_corrupted_store_is_one_clear_line(tmp_path: Path, store: str) -> None
         assert store in lines[0], (args, lines[0])  # names which store is broken
 
 
+#: The tree under test, when ``PYTHONPATH`` names it: the ``stepsaga`` script of an editable
+#: install would otherwise import whatever checkout the virtualenv was installed from.
+_SOURCE = {"PYTHONPATH": os.environ["PYTHONPATH"]} if os.environ.get("PYTHONPATH") else {}
+
+
 def _stepsaga(home: StateHome, *args: str) -> subprocess.CompletedProcess[str]:
     executable = Path(sys.executable).parent / "stepsaga"
-    env = {"STEPSAGA_HOME": str(home.root), "STEPSAGA_TIME_SCALE": "0", "PATH": "/usr/bin:/bin"}
+    env = {
+        "STEPSAGA_HOME": str(home.root),
+        "STEPSAGA_TIME_SCALE": "0",
+        "PATH": "/usr/bin:/bin",
+        **_SOURCE,
+    }
     return subprocess.run(
         [str(executable), *args], capture_output=True, text=True, env=env, timeout=120
     )
@@ -413,7 +426,11 @@ def test_locked_stores_give_one_clear_line_or_a_redrivable_failure(tmp_path: Pat
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
                 text=True,
-                env={"STEPSAGA_HOME": str(homes[store].root), "STEPSAGA_TIME_SCALE": "0"},
+                env={
+                    "STEPSAGA_HOME": str(homes[store].root),
+                    "STEPSAGA_TIME_SCALE": "0",
+                    **_SOURCE,
+                },
             )
             for store in STORES
         }
@@ -444,3 +461,324 @@ def test_locked_stores_give_one_clear_line_or_a_redrivable_failure(tmp_path: Pat
         if running[store].returncode == 0:
             redriven = _stepsaga(home, "redrive", "acme-CASE-0002-r1", "--json")
             assert json.loads(redriven.stdout)["outcome"] == "completed", redriven.stderr
+
+
+# --- duplicate keys, timestamps, special files, oversized ranges and numbers ------------------
+#
+# Each class against the busy home: exit 2, one line on stderr, and every store's row counts
+# unchanged. Cases use a new case id, so a file that were accepted would add rows.
+
+NEW_CASE = case_data("CASE-0002")
+HOSTILE_SETTINGS = settings(
+    max_examples=60,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+
+
+def encode_with_duplicate(
+    value: Any, where: tuple[str | int, ...], key: str, again: Any, at: int
+) -> str:
+    """``value`` as JSON text in which the object at ``where`` holds ``key`` twice (the
+    repeat inserted at position ``at`` of its members); ``json.dumps`` cannot write that."""
+    if isinstance(value, dict):
+        members = [
+            f"{json.dumps(k)}: {encode_with_duplicate(v, where[1:], key, again, at)}"
+            if where and where[0] == k
+            else f"{json.dumps(k)}: {json.dumps(v)}"
+            for k, v in value.items()
+        ]
+        if not where:
+            members.insert(min(at, len(members)), f"{json.dumps(key)}: {json.dumps(again)}")
+            if key not in value:  # a key that appears twice, both times new
+                members.insert(0, f"{json.dumps(key)}: {json.dumps(again)}")
+        return "{" + ", ".join(members) + "}"
+    if isinstance(value, list):
+        return (
+            "["
+            + ", ".join(
+                encode_with_duplicate(v, where[1:], key, again, at)
+                if where and where[0] == i
+                else json.dumps(v)
+                for i, v in enumerate(value)
+            )
+            + "]"
+        )
+    return json.dumps(value)
+
+
+@st.composite
+def duplicated(draw: st.DrawFn, data: Any) -> tuple[str, str]:
+    """(file text with one key repeated somewhere, the key)."""
+    where = draw(st.sampled_from(sorted(objects(data), key=str)))
+    target = get(data, where)
+    key = draw(st.sampled_from(sorted(target)) if target else st.text(min_size=1, max_size=8))
+    again: Any = draw(
+        st.one_of(
+            st.just(target.get(key)),  # the same value again is refused too
+            st.sampled_from(["evil", 2, None, {"nested": [1]}, []]),
+        )
+    )
+    text = encode_with_duplicate(data, where, key, again, draw(st.integers(0, 20)))
+    return text, key
+
+
+def _assert_refused_and_unchanged(
+    home: StateHome, before: dict[str, int], code: int, out: str, err: str, says: str | None
+) -> None:
+    assert_one_line_refusal(code, out, err, says)
+    assert row_counts(home) == before
+
+
+@HOSTILE_SETTINGS
+@given(data=st.data())
+def test_a_duplicate_key_at_any_depth_of_a_case_file(
+    busy_home: tuple[StateHome, Path], data: st.DataObject
+) -> None:
+    home, root = busy_home
+    text, key = data.draw(duplicated(NEW_CASE))
+    path = root / "duplicate.json"
+    path.write_text(text)
+    before = row_counts(home)
+    result = cli(home, "start", str(path), "--json")
+    plain = key.isascii() and key.replace("_", "").replace("-", "").isalnum()
+    says = f"duplicate key {key} in " if plain and len(key) <= 40 else "duplicate key"
+    _assert_refused_and_unchanged(home, before, result.code, result.out, result.err, says)
+
+
+FAULTS = {
+    "faults": [
+        {"service": "payments", "operation": "refund", "case_id": "CASE-0002", "fault": "reject"},
+        {"service": "shipping", "operation": "create_shipment", "attempt": 1, "fault": "throttle"},
+    ]
+}
+
+
+@HOSTILE_SETTINGS
+@given(data=st.data())
+def test_a_duplicate_key_at_any_depth_of_a_faults_file(
+    busy_home: tuple[StateHome, Path], data: st.DataObject
+) -> None:
+    home, root = busy_home
+    text, _ = data.draw(duplicated(FAULTS))
+    faults = root / "duplicate-faults.json"
+    faults.write_text(text)
+    case = write_json(root / "new.json", NEW_CASE)
+    before = row_counts(home)
+    result = cli(home, "start", str(case), "--faults", str(faults))
+    _assert_refused_and_unchanged(
+        home, before, result.code, result.out, result.err, "duplicate key"
+    )
+
+
+MOCK_CONFIG = json.loads(
+    (
+        Path(__file__).resolve().parents[2] / "examples/mock-config/replacement-order.json"
+    ).read_text()
+)
+
+
+@HOSTILE_SETTINGS
+@given(data=st.data())
+def test_a_duplicate_key_at_any_depth_of_a_mock_config(
+    busy_home: tuple[StateHome, Path], data: st.DataObject
+) -> None:
+    home, root = busy_home
+    text, _ = data.draw(duplicated(MOCK_CONFIG))
+    mock = root / "duplicate-mock.json"
+    mock.write_text(text)
+    case = write_json(root / "new.json", NEW_CASE)
+    test_case = next(iter(MOCK_CONFIG["StateMachines"]["replacement-order"]["TestCases"]))
+    before = row_counts(home)
+    result = cli(home, "start", str(case), "--mock-config", str(mock), "--test-case", test_case)
+    _assert_refused_and_unchanged(
+        home, before, result.code, result.out, result.err, "duplicate key"
+    )
+
+
+def _edge_timestamps() -> st.SearchStrategy[str]:
+    """Date-times outside what a case may carry: at the ends of the calendar, at the widest
+    offsets, just past the clock skew, just past the retention window, and anywhere else
+    outside the window. Relative ones are computed when drawn (the clock moves on)."""
+    offsets = st.integers(-(23 * 60 + 59), 23 * 60 + 59).map(lambda m: timedelta(minutes=m))
+    calendar_edges = st.sampled_from(
+        [
+            "0001-01-01T00:00:00+01:00",
+            "0001-01-01T00:00:00Z",
+            "0001-01-01T00:00:00-23:59",
+            "0999-12-31T23:59:59Z",
+            "1000-01-01T00:00:00+00:01",
+            "9998-12-31T23:59:59-00:01",
+            "9999-12-31T23:59:59Z",
+            "9999-12-31T23:59:59-01:00",
+            "9999-12-31T00:00:00+23:59",
+        ]
+    )
+    from_now = st.sampled_from(
+        [
+            timedelta(minutes=5, seconds=30),
+            timedelta(days=1),
+            timedelta(days=365),
+            -timedelta(days=30),
+            -timedelta(days=30, seconds=1),
+            -timedelta(days=3650),
+        ]
+    )
+    anywhere = st.datetimes(min_value=datetime(1, 1, 2), max_value=datetime(9999, 12, 30))
+
+    def outside(moment: datetime) -> bool:
+        """Outside the window by more than a day, so no offset brings it back in."""
+        now = datetime.now(UTC).replace(tzinfo=None)
+        return not now - timedelta(days=31) <= moment <= now + timedelta(days=1, minutes=5)
+
+    return st.one_of(
+        calendar_edges,
+        from_now.map(lambda d: (datetime.now(UTC).replace(microsecond=0) + d).isoformat()),
+        st.builds(
+            lambda m, o: m.replace(tzinfo=timezone(o)).isoformat(),
+            anywhere.filter(outside),
+            offsets,
+        ),
+    )
+
+
+@HOSTILE_SETTINGS
+@given(approved_at=_edge_timestamps())
+def test_timestamps_at_every_edge_are_refused(
+    busy_home: tuple[StateHome, Path], approved_at: str
+) -> None:
+    home, root = busy_home
+    case = copy.deepcopy(NEW_CASE)
+    case["approval"]["approved_at"] = approved_at
+    path = write_json(root / "edge-time.json", case)
+    before = row_counts(home)
+    result = cli(home, "start", str(path), "--json")
+    _assert_refused_and_unchanged(
+        home, before, result.code, result.out, result.err, "approval.approved_at: "
+    )
+
+
+def _run_entry(home: StateHome, *args: str) -> subprocess.CompletedProcess[str]:
+    """The real entry point with a timeout: a FIFO used to block ``open()`` forever."""
+    return subprocess.run(
+        [sys.executable, "-c", "from stepsaga.cli.app import main; main()", *args],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "STEPSAGA_HOME": str(home.root), "STEPSAGA_TIME_SCALE": "0"},
+        timeout=30,
+        check=False,
+    )
+
+
+def _special(root: Path, kind: str) -> tuple[Path, socket.socket | None]:
+    name = kind.replace("/", "-").replace(" ", "-")
+    path = root / f"special{name}.json"
+    for stale in (path, root / f"special{name}-target"):
+        if stale.is_symlink() or stale.exists():
+            stale.unlink() if not stale.is_dir() else stale.rmdir()
+    if kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "link to a fifo":
+        os.mkfifo(root / f"special{name}-target")
+        path.symlink_to(root / f"special{name}-target")
+    elif kind == "socket":
+        server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        server.bind(str(path))
+        return path, server
+    elif kind == "directory":
+        path.mkdir()
+    else:
+        path.symlink_to(kind)  # a device
+    return path, None
+
+
+SPECIAL = ["fifo", "link to a fifo", "socket", "directory", "/dev/null", "/dev/zero", "/dev/tty"]
+
+
+@pytest.mark.parametrize("role", ["case", "--faults", "--mock-config"])
+@pytest.mark.parametrize("kind", SPECIAL)
+def test_special_files_in_every_role_are_refused_without_hanging(
+    busy_home: tuple[StateHome, Path], role: str, kind: str
+) -> None:
+    home, root = busy_home
+    if kind.startswith("/dev/") and not Path(kind).exists():
+        pytest.skip(f"no {kind}")
+    special, server = _special(root, kind)
+    case = str(write_json(root / "new.json", NEW_CASE))
+    args = {
+        "case": ["start", str(special)],
+        "--faults": ["start", case, "--faults", str(special)],
+        "--mock-config": ["start", case, "--mock-config", str(special), "--test-case", "X"],
+    }[role]
+    before = row_counts(home)
+    try:
+        done = _run_entry(home, *args)
+    finally:
+        if server is not None:
+            server.close()
+    says = "is a directory" if kind == "directory" else "not a regular file"
+    _assert_refused_and_unchanged(home, before, done.returncode, done.stdout, done.stderr, says)
+
+
+@st.composite
+def oversized_ranges(draw: st.DrawFn) -> str:
+    digits = draw(st.integers(10, 5000))
+    big = draw(st.sampled_from(["9", "1", "5"])) * digits
+    if digits == 10:
+        big = str(10**9 + draw(st.integers(0, 8 * 10**9)))
+    return draw(st.sampled_from([big, f"0-{big}", f" 0 - {big} ", f"{big}-{big}"]))
+
+
+@HOSTILE_SETTINGS
+@given(key=oversized_ranges())
+def test_oversized_mock_ranges_are_refused(busy_home: tuple[StateHome, Path], key: str) -> None:
+    home, root = busy_home
+    config = copy.deepcopy(MOCK_CONFIG)
+    name = next(iter(config["MockedResponses"]))
+    first = next(iter(config["MockedResponses"][name].values()))
+    config["MockedResponses"][name] = {key: first}
+    mock = write_json(root / "oversized-mock.json", config)
+    case = write_json(root / "new.json", NEW_CASE)
+    before = row_counts(home)
+    result = cli(home, "start", str(case), "--mock-config", str(mock), "--test-case", "X")
+    _assert_refused_and_unchanged(
+        home, before, result.code, result.out, result.err, "above the maximum"
+    )
+
+
+NUMBER_LEAVES = [path for path in leaves(NEW_CASE) if isinstance(get(NEW_CASE, path), int)]
+NUMBER_LEAVES += [("refund", "amount")]
+
+
+@st.composite
+def oversized_numbers(draw: st.DrawFn) -> tuple[str, str]:
+    """(the case file with one number made huge, how it was made huge)."""
+    path = draw(st.sampled_from(NUMBER_LEAVES))
+    kind = draw(st.sampled_from(["digits", "exponent", "fraction", "text", "negative"]))
+    size = draw(st.integers(29, 6000))
+    literal = {
+        "digits": "9" * size,
+        "exponent": f"1e{size}",
+        "fraction": "0." + "0" * size + "1",
+        "text": json.dumps("9" * min(size, 40) + ".00"),
+        "negative": "-" + "9" * size,
+    }[kind]
+    marker = "__HUGE__"
+    data = copy.deepcopy(NEW_CASE)
+    put(data, path, marker)
+    return json.dumps(data).replace(json.dumps(marker), literal), f"{kind} at {path}"
+
+
+@HOSTILE_SETTINGS
+@given(bad=oversized_numbers())
+def test_oversized_numbers_are_refused(
+    busy_home: tuple[StateHome, Path], bad: tuple[str, str]
+) -> None:
+    home, root = busy_home
+    text, how = bad
+    note(how)
+    path = root / "huge-number.json"
+    path.write_text(text)
+    before = row_counts(home)
+    result = cli(home, "start", str(path), "--json")
+    _assert_refused_and_unchanged(home, before, result.code, result.out, result.err, None)

@@ -211,7 +211,7 @@ def test_bad_time_scale_environment(home: StateHome, tmp_path: Path) -> None:
         ["redrive", "acme-CASE-1001-r1"],
         ["redrive", "--case", "CASE-1001"],
         ["recon", "show", "rec-nope"],
-        ["recon", "resolve", "rec-nope", "--outcome", "applied", "--by", "me", "--note", "n"],
+        ["recon", "resolve", "rec-nope", "--outcome", "applied", "--by", "ops", "--note", "n"],
         ["graph", "--execution", "CASE-1001"],
     ],
 )

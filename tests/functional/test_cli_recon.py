@@ -125,7 +125,7 @@ def test_resolving_applied_continues_the_case(home: StateHome, tmp_path: Path) -
         "--outcome",
         "applied",
         "--by",
-        "x",
+        "ops",
         "--note",
         "again",
         "--json",
@@ -140,7 +140,7 @@ def test_resolving_applied_continues_the_case(home: StateHome, tmp_path: Path) -
         "--outcome",
         "not-applied",
         "--by",
-        "x",
+        "ops",
         "--note",
         "changed my mind",
     )

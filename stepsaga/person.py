@@ -1,0 +1,54 @@
+"""A person's identity as an input names it: who approved a case, who decided an item.
+
+One rule for ``approval.approved_by`` and ``recon resolve --by`` (it is written into the
+ledger, the execution input and every resolution note): 3 to 254 characters once surrounding
+whitespace is stripped, none of them a control or format character. A newline in it would
+forge a second line in logs and tables; a one-letter name identifies nobody.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from typing import Annotated
+
+from pydantic import AfterValidator, StringConstraints, TypeAdapter, ValidationError
+
+from stepsaga.errors import InvalidInputError
+from stepsaga.inputs import describe_validation_error
+
+MIN_LENGTH = 3
+MAX_LENGTH = 254  # the longest e-mail address
+
+#: Unicode categories refused anywhere in an identity: controls (newline, tab, NUL), format
+#: characters (bidi overrides, zero-width), surrogates (no UTF-8 for them), private-use and
+#: unassigned code points, line and paragraph separators.
+REFUSED_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
+
+
+def _printable(value: str) -> str:
+    bad = next((c for c in value if unicodedata.category(c) in REFUSED_CATEGORIES), None)
+    if bad is not None:
+        raise ValueError(
+            f"must not contain control or unassigned characters (found U+{ord(bad):04X})"
+        )
+    return value
+
+
+#: Who approved or decided: 3 to 254 printable characters, surrounding whitespace stripped.
+PersonId = Annotated[
+    str,
+    StringConstraints(strip_whitespace=True, min_length=MIN_LENGTH, max_length=MAX_LENGTH),
+    AfterValidator(_printable),
+]
+
+_ADAPTER: TypeAdapter[str] = TypeAdapter(PersonId)
+
+
+def check_person(value: object, field: str) -> str:
+    """``value`` as a :data:`PersonId` (stripped), or one ``InvalidInputError`` line that
+    names ``field`` (e.g. ``--by``)."""
+    try:
+        return _ADAPTER.validate_python(value, strict=True)
+    except ValidationError as exc:
+        _, line = describe_validation_error(exc, field)
+        raise InvalidInputError(line, field=field) from None
