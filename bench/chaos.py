@@ -20,6 +20,9 @@ import sys
 import tempfile
 from pathlib import Path
 
+#: The reference app (``reliability`` is its harness) lives beside ``bench/``.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
 from reliability import ChaosConfig, run_chaos
 
 

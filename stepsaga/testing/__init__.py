@@ -12,6 +12,8 @@ Install with ``pip install "stepsaga[testing]"``; the pytest plugin
 - :class:`StepFunctionsLocalContainer`, :class:`DynamoDBLocalContainer`,
   :func:`docker_available` — testcontainers, and a probe that never hangs.
 - :class:`LedgerTable`, :func:`create_ledger_table` — a ledger table on any DynamoDB.
+- :class:`StepEnvironment` — one step's real handler alone, with fake clients and a real
+  ledger (like Temporal's ``ActivityEnvironment``).
 - :class:`Scenario`, :func:`mock_config` — test cases with their expected paths;
   :func:`step_result`, :func:`reconciliation_result`, :func:`task_error` — every mocked
   task result a saga's mock config needs.
@@ -58,6 +60,7 @@ if TYPE_CHECKING:
         step_result,
         task_error,
     )
+    from stepsaga.testing.step import StepEnvironment
 
 _MODULES = {
     "backends": (
@@ -86,6 +89,7 @@ _MODULES = {
     ),
     "ledger": ("LedgerTable", "create_ledger_table"),
     "mockconfig": ("MockConfigBuilder", "Return", "Throw"),
+    "step": ("StepEnvironment",),
     "scenarios": (
         "Scenario",
         "mock_config",
@@ -110,6 +114,7 @@ __all__ = [
     "Return",
     "Scenario",
     "StateNotMockedError",
+    "StepEnvironment",
     "StepFunctionsBackend",
     "StepFunctionsLocalContainer",
     "Throw",

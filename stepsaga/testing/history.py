@@ -168,8 +168,17 @@ class History:
             if visit.caught is not None:
                 line += f"  caught {visit.caught.error} -> {visit.caught.next_state}"
             lines.append(line)
-        lines.append(f"     outcome: {self.outcome}")
+        outcome = self.outcome
+        lines.append(f"     outcome: {outcome}")
+        if outcome.error is not None:
+            where = f" in {self._visits[-1].state}" if self._visits else ""
+            cause = " ".join((outcome.cause or "no cause given").split())
+            lines.append(f"     failed{where}: {outcome.error}: {_clip(cause)}")
         return "\n".join(lines)
+
+
+def _clip(text: str, limit: int = 400) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _details(event: Mapping[str, Any]) -> Mapping[str, Any]:

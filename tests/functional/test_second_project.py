@@ -162,22 +162,26 @@ def test_exhausted_retries_fail_and_a_redrive_completes(project: Path) -> None:
 
 
 def test_a_verb_aimed_at_an_undeclared_saga_exits_2(project: Path) -> None:
-    ok(stepsaga(project, "start", "examples/case.json", "--json"))
+    waiting = stepsaga(
+        project, "start", "examples/case.json", "--json", UPGRADE_FAULT="provision_seat:uncertain"
+    )
+    assert ok(waiting)["outcome"] == "awaiting_reconciliation"
+    (item,) = ok(stepsaga(project, "recon", "list", "--json"))
     pyproject = project / "pyproject.toml"
     pyproject.write_text(
         pyproject.read_text().replace(
             'subscription-upgrade = "workflows.upgrade:saga"', 'other = "workflows.other:saga"'
         )
     )
-    for args in (
-        ["status", "UP-1"],
-        ["redrive", "--case", "UP-1"],
-        ["start", "examples/case.json"],
-    ):
+    resolve = ["recon", "resolve", item["id"], "--outcome", "applied", "--by", "ops", "--note", "x"]
+    verbs = (["status", "UP-1"], ["redrive", "--case", "UP-1"], ["start", "examples/case.json"])
+    for args in (*verbs, resolve):
         done = stepsaga(project, *args)
         assert done.returncode == 2, (args, done.stderr)
         assert done.stderr.count("\n") == 1, done.stderr
     assert "belongs to saga 'subscription-upgrade'" in stepsaga(project, "status", "UP-1").stderr
+    # The refused resolve changed nothing: the item is still open, its case still waits.
+    assert ok(stepsaga(project, "recon", "show", item["id"], "--json"))["status"] == "OPEN"
 
 
 def test_without_a_project_the_cli_says_how_to_make_one(tmp_path: Path) -> None:

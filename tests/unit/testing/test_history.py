@@ -198,3 +198,9 @@ def test_failures_say_what_differs_and_show_the_path(check: Any, message: str) -
     with pytest.raises(AssertionError, match=message) as failure:
         check()
     assert "the execution went:\n  1. Prepare" in str(failure.value)
+
+
+def test_a_failure_listing_names_the_failed_state_its_error_and_cause() -> None:
+    listing = History.of(REJECTED).describe()
+    assert listing.splitlines()[-1] == "     failed in Compensated: Saga.Compensated: rejected"
+    assert "failed" not in History.of(events(*task("Wait"), ("ExecutionSucceeded", {}))).describe()

@@ -1,0 +1,152 @@
+"""One step of a saga alone: ``StepEnvironment`` (like Temporal's ``ActivityEnvironment``).
+
+It runs a step's real handler — the saga's own ``StepHandler`` wrapped in stepsaga's
+machinery (ledger claim, per-effect-class decisions, error table) — with the clients you
+give (fakes) over a real SQLite ledger, and no engine. The event is the compiled ASL's
+``Payload`` for that Task, evaluated on the case, so what the handler sees is what Step
+Functions would send::
+
+    with StepEnvironment(saga, FakeBilling(), home=tmp_path) as env:
+        result = env.run("ChargeCard", case)           # StepResult
+        assert env.run("ChargeCard", case).replayed    # a duplicate replays
+        env.compensate("ProvisionSeat", case)          # undo a completed step
+
+A handler's error is raised as the Lambda would report it (a ``StepSagaError`` whose class
+name is the error name); the ledger (``env.ledger``, ``env.record(step, case)``) shows what
+it recorded.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Mapping
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+from stepsaga.backends.naming import execution_name
+from stepsaga.case import ApprovedCase
+from stepsaga.clock import Clock, SystemClock
+from stepsaga.engine.payload import Env, compile_template
+from stepsaga.handlers.deps import HandlerDeps, local_deps
+from stepsaga.handlers.guard import Handler
+from stepsaga.handlers.registry import build_handlers
+from stepsaga.handlers.step_handler import StepHandler
+from stepsaga.home import StateHome
+from stepsaga.ledger import Ledger, LedgerPolicy, Record
+from stepsaga.workflow import compile
+from stepsaga.workflow.events import StepResult
+from stepsaga.workflow.names import PREPARE
+from stepsaga.workflow.saga import Saga
+
+__all__ = ["StepEnvironment"]
+
+
+class _Context:
+    """A Lambda context with a request id (handlers log it)."""
+
+    aws_request_id = "step-environment"
+    function_name = "step-environment"
+
+
+class StepEnvironment:
+    """Run ``saga``'s step handlers one at a time with ``clients``, over the ledger in
+    ``home`` (a folder; use pytest's ``tmp_path``). ``step_handlers`` (operation →
+    ``StepHandler``) replaces the handlers the saga references."""
+
+    def __init__(
+        self,
+        saga: Saga,
+        clients: Any = None,
+        *,
+        home: Path,
+        clock: Clock | None = None,
+        policy: LedgerPolicy | None = None,
+        step_handlers: Mapping[str, StepHandler[Any, Any]] | None = None,
+    ) -> None:
+        self.saga = saga
+        self.clock: Clock = clock or SystemClock()
+        self.deps: HandlerDeps = local_deps(
+            StateHome(home), clients, clock=self.clock, policy=policy, log_level="ERROR"
+        )
+        self._handlers: dict[str, Handler] = build_handlers(self.deps, saga, step_handlers)
+        self._definition = compile(saga)
+
+    @property
+    def ledger(self) -> Ledger:
+        return self.deps.ledger
+
+    # --- running one step ----------------------------------------------------------------
+
+    def run(self, step: str, case: ApprovedCase, *, retry_count: int = 0) -> StepResult:
+        """Invoke the forward step ``step`` for ``case`` (``retry_count``: the state's
+        ``$$.State.RetryCount``, as on a retry)."""
+        self._forward(step)
+        return self._invoke(step, case, self._state(case), retry_count)
+
+    def compensate(self, step: str, case: ApprovedCase, *, retry_count: int = 0) -> StepResult:
+        """Invoke ``step``'s compensation for ``case``, undoing the result the ledger
+        recorded for ``step`` (run it first)."""
+        compensation = self._forward(step).compensation
+        if compensation is None:
+            raise ValueError(f"step {step} of saga {self.saga.name} has no compensation")
+        record = self.record(step, case)
+        if record is None or record.result is None:
+            raise ValueError(f"step {step} has no completed record for case {case.case_id}")
+        state = self._state(case)
+        state["results"][step] = StepResult(
+            action_key=record.key, status="COMPLETED", result=dict(record.result), replayed=False
+        ).model_dump(mode="json")
+        state["failure"] = {"Error": "BusinessRejectedError", "Cause": "a later step"}
+        return self._invoke(compensation.name, case, state, retry_count)
+
+    def record(self, step: str, case: ApprovedCase) -> Record | None:
+        """The ledger's record of ``step``'s action for ``case``, if any."""
+        operation = self._forward(step).op
+        key = f"{case.tenant_id}:{case.case_id}:r{case.approval.revision}:{operation}"
+        return self.ledger.get(key)
+
+    # --- lifecycle -----------------------------------------------------------------------
+
+    def close(self) -> None:
+        self.deps.close()
+
+    def __enter__(self) -> StepEnvironment:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    # --- the event the compiled ASL builds ----------------------------------------------
+
+    def _forward(self, step: str) -> Any:
+        try:
+            return self.saga.step(step)
+        except KeyError:
+            steps = ", ".join(s.name for s in self.saga.steps)
+            raise ValueError(f"saga {self.saga.name} has no step {step!r} ({steps})") from None
+
+    def _state(self, case: ApprovedCase) -> dict[str, Any]:
+        """The state input after ``Prepare``: the case kept apart from the results."""
+        prepare = self._definition["States"][PREPARE]["Parameters"]
+        env = Env(case.execution_input(), {}, random.Random(0))  # noqa: S311 - no secrets
+        state: dict[str, Any] = compile_template(prepare, "Parameters").evaluate(env)
+        return state
+
+    def _invoke(
+        self, state_name: str, case: ApprovedCase, state: dict[str, Any], retry_count: int
+    ) -> StepResult:
+        parameters = self._definition["States"][state_name]["Parameters"]
+        name = execution_name(case.tenant_id, case.case_id, case.approval.revision)
+        context = {
+            "Execution": {"Name": name},
+            "State": {"Name": state_name, "RetryCount": retry_count},
+        }
+        env = Env(state, context, random.Random(0))  # noqa: S311 - no secrets
+        event = compile_template(parameters, "Parameters").evaluate(env)["Payload"]
+        return StepResult.model_validate(self._handlers[state_name](event, _Context()))
