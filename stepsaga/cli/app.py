@@ -56,8 +56,8 @@ def root(
         typer.Option(
             "--project",
             envvar=ENV_PROJECT,
-            help="Folder whose pyproject.toml declares the sagas ([tool.stepsaga]); default: "
-            "found from the working directory upward.",
+            help="Folder whose pyproject.toml declares the sagas (its \\[tool.stepsaga] table); "
+            "default: found from the working directory upward.",
             show_default=False,
         ),
     ] = None,
@@ -127,11 +127,25 @@ def _option(argv: list[str], flag: str) -> str | None:
     return None
 
 
+def _demo_elsewhere() -> None:
+    """Run the project's demo (this project declares none)."""
+    typer.echo(
+        "error: demo is a project command: run it in a project that declares one "
+        '([tool.stepsaga.commands] demo = "module:attr"), such as stepsaga\'s own repository '
+        "(make demo)",
+        err=True,
+    )
+    raise typer.Exit(2)
+
+
 def main() -> None:
     """The ``stepsaga`` entry point. A bad flag or argument is one line and exit 2, like
     every other refusal (typer would draw a box and the usage around it)."""
     try:
         project_commands(sys.argv[1:])
+        if "demo" not in _mounted:
+            _mounted.add("demo")
+            app.command("demo", hidden=True)(_demo_elsewhere)
         code = app(standalone_mode=False)
     except NoArgsIsHelpError as exc:
         exc.show()

@@ -259,3 +259,10 @@ def test_the_projects_functions_run_through_the_generic_lambda_entry(project: Pa
         "invoked": ["ChargeCard", "ProvisionSeat", "SendWelcomeEmail"],
     }
     assert effects(project) == {"charge_card": 1, "provision_seat": 1, "send_welcome_email": 1}
+
+
+def test_the_demo_is_a_project_command(project: Path) -> None:
+    done = stepsaga(project, "demo")
+    assert done.returncode == 2
+    assert done.stderr.startswith("error: demo is a project command")
+    assert done.stderr.count("\n") == 1
