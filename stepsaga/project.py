@@ -40,7 +40,7 @@ _KEYS = {"sagas", "dependencies", "commands"}
 
 HOW_TO = (
     'add [tool.stepsaga.sagas] my-saga = "workflows.my_saga:saga" to its pyproject.toml '
-    "or pass --project DIR"
+    "(stepsaga init DIR makes a project), or pass --project DIR"
 )
 
 

@@ -11,7 +11,7 @@ from typing import Annotated
 import typer
 from typer._click.exceptions import ClickException, NoArgsIsHelpError
 
-from stepsaga.cli import asl, ledger, recon, run
+from stepsaga.cli import asl, init, ledger, recon, run
 from stepsaga.cli.common import Backend, CliContext, exit_codes
 from stepsaga.deployment import ENV_STACK
 from stepsaga.errors import InvalidInputError
@@ -87,6 +87,7 @@ def root(
 app.command("asl")(asl.asl)
 app.command("graph")(asl.graph)
 app.command("history")(run.history)
+app.command("init")(init.init)
 app.add_typer(ledger.app, name="ledger")
 app.add_typer(recon.app, name="recon")
 app.command("redrive")(run.redrive)

@@ -1,7 +1,8 @@
 """A team's own saga, from its own project: the framework runs it through the CLI and the
 generic Lambda entry point, importing nothing of the reference app.
 
-The project (``second_project/template``) is copied to a temp dir and driven in
+The project is the one ``stepsaga init`` writes (a subscription-upgrade sample saga with
+its own input model, handlers and fake clients), made in a temp dir and driven in
 subprocesses whose working directory is that project, with ``--project`` naming it, so
 the only ``workflows``/``tasks`` packages they can import are the team's own.
 """
@@ -10,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import sqlite3
 import subprocess
 import sys
@@ -21,19 +21,22 @@ from typing import Any
 
 import pytest
 
-from stepsaga.clock import SystemClock
-
-TEMPLATE = Path(__file__).parent / "second_project" / "template"
 KEY = "initech:UP-1:r1"
 
 
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
     root = tmp_path / "upgrade-app"
-    shutil.copytree(TEMPLATE, root)
-    case = root / "examples" / "case.json"
-    now = SystemClock().now().strftime("%Y-%m-%dT%H:%M:%SZ")
-    case.write_text(case.read_text().replace("APPROVED_AT", now))
+    made = subprocess.run(
+        [sys.executable, "-m", "stepsaga", "init", str(root)],
+        cwd=tmp_path,
+        env=_env(tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert made.returncode == 0, made.stderr
     return root
 
 
@@ -266,3 +269,25 @@ def test_the_demo_is_a_project_command(project: Path) -> None:
     assert done.returncode == 2
     assert done.stderr.startswith("error: demo is a project command")
     assert done.stderr.count("\n") == 1
+
+
+def test_the_new_projects_own_tests_pass(project: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"],
+        cwd=project,
+        env=_env(project),
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "3 passed" in done.stdout
+
+
+def test_init_refuses_a_folder_that_holds_anything(project: Path) -> None:
+    before = sorted(p.name for p in project.iterdir())
+    done = stepsaga(project, "init", str(project))
+    assert done.returncode == 2
+    assert "not an empty folder" in done.stderr
+    assert sorted(p.name for p in project.iterdir()) == before

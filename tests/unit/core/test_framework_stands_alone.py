@@ -4,6 +4,7 @@ names it, and the wheel installs ``stepsaga`` only."""
 from __future__ import annotations
 
 import ast
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -50,6 +51,16 @@ def test_the_framework_never_names_the_reference_app() -> None:
 
 @pytest.mark.slow
 def test_the_wheel_holds_stepsaga_only(tmp_path: Path) -> None:
+    """Built from a copy of the sources (a build leaves ``build/`` behind)."""
+    source = tmp_path / "src"
+    source.mkdir()
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy2(ROOT / name, source / name)
+    shutil.copytree(
+        ROOT / "stepsaga", source / "stepsaga", ignore=shutil.ignore_patterns("__pycache__")
+    )
+    for app in APP_PACKAGES:  # present beside it, as in a clone: still not packaged
+        shutil.copytree(ROOT / app, source / app, ignore=shutil.ignore_patterns("__pycache__"))
     subprocess.run(
         [
             sys.executable,
@@ -60,7 +71,7 @@ def test_the_wheel_holds_stepsaga_only(tmp_path: Path) -> None:
             "--no-deps",
             "-w",
             str(tmp_path),
-            str(ROOT),
+            str(source),
         ],
         check=True,
         capture_output=True,
@@ -71,3 +82,5 @@ def test_the_wheel_holds_stepsaga_only(tmp_path: Path) -> None:
     tops = {name.split("/")[0] for name in names if not name.split("/")[0].endswith(".dist-info")}
     assert tops == {"stepsaga"}
     assert "stepsaga/py.typed" in names
+    assert "stepsaga/scaffold/template/workflows/upgrade.py-tpl" in names
+    assert "stepsaga/scaffold/template/pyproject.toml" in names

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 from pydantic import BaseModel
@@ -93,7 +94,11 @@ class Notify(StepHandler[dict[str, object], FakeSeats]):
         return Outcome()
 
 
-HANDLERS = {"provision_seat": Provision(), "deprovision_seat": Deprovision(), "notify": Notify()}
+HANDLERS: dict[str, StepHandler[Any, FakeSeats]] = {
+    "provision_seat": Provision(),
+    "deprovision_seat": Deprovision(),
+    "notify": Notify(),
+}
 CASE = Upgrade.model_validate(
     {
         "tenant_id": "initech",
