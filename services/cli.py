@@ -7,6 +7,7 @@ once" can be checked from outside the code that claims it.
 
 from __future__ import annotations
 
+import sys
 from typing import Annotated, Any
 
 import typer
@@ -69,10 +70,17 @@ def reset(
         if simulation is None:
             typer.echo("nothing to reset")
             return
+        if not yes and not _interactive():
+            _usage_error("sim reset: no terminal to confirm on; pass --yes")
         if not yes:
             typer.confirm("Forget every simulated effect, count and attached fault?", abort=True)
         simulation.reset()
         typer.echo("simulated services reset")
+
+
+def _interactive() -> bool:
+    """A person can answer the confirmation (stdin is a terminal)."""
+    return sys.stdin.isatty()
 
 
 def _detail(effect: dict[str, Any]) -> str:

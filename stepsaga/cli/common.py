@@ -58,7 +58,9 @@ def cli_context(ctx: typer.Context) -> CliContext:
     return obj
 
 
-stdout = Console(soft_wrap=True)
+#: Piped output keeps every id on one line (a table cell never wraps a key into two
+#: lines a script or a person would have to paste back together).
+stdout = Console(soft_wrap=True, width=None if sys.stdout.isatty() else 4096)
 
 
 def usage_error(message: str) -> NoReturn:

@@ -95,9 +95,18 @@ def test_reset(used_home: StateHome) -> None:
     assert json.loads(out) == []
 
 
-def test_reset_asks_first(used_home: StateHome) -> None:
+def test_reset_asks_first(used_home: StateHome, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("services.cli._interactive", lambda: True)
     result = runner.invoke(app, ["--home", str(used_home.root), "sim", "reset"], input="n\n")
     assert result.exit_code == 1
+    _, out, _ = sim(used_home, "effects", "--json")
+    assert len(json.loads(out)) == 4
+
+
+def test_reset_without_a_terminal_needs_yes(used_home: StateHome) -> None:
+    code, _, err = sim(used_home, "reset")
+    assert code == 2
+    assert err == "error: sim reset: no terminal to confirm on; pass --yes\n"
     _, out, _ = sim(used_home, "effects", "--json")
     assert len(json.loads(out)) == 4
 
