@@ -1,4 +1,4 @@
-"""Faults file: failures the simulated services inject on purpose (format in DESIGN.md).
+"""Faults file: failures the simulated services inject on purpose (format: docs/design.md).
 
 ```json
 {"faults": [

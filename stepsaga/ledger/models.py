@@ -1,7 +1,7 @@
 """The ledger's values: what an action is, what a record says, what a claim grants.
 
 All frozen: a value read from the ledger is a snapshot, never a handle that changes under
-the caller. Identity rules (DESIGN.md): the action key is trusted tenant + intent (case id,
+the caller. Identity rules (docs/design.md): the action key is trusted tenant + intent (case id,
 approved revision) + operation; a compensation's key derives from the original's key.
 """
 
@@ -30,7 +30,7 @@ MAX_REVISION = 1_000_000
 
 
 class EffectClass(StrEnum):
-    """What repeating an action's effect would do (seed 003's decision tree)."""
+    """What repeating an action's effect would do (seed 003's decision tree, docs/background.md)."""
 
     READ = "read"
     """Changes nothing outside: runs every time, no record."""

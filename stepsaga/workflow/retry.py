@@ -35,7 +35,7 @@ MAX_ATTEMPTS = 10
 
 #: Wildcards that would also match the never-retried errors.
 _WILDCARDS = ("States.ALL", "States.TaskFailed")
-#: Errors the contract says are never retried (DESIGN.md, "Error names are a contract").
+#: Errors the contract says are never retried (docs/design.md, "Error names are a contract").
 NEVER_RETRIED: tuple[str, ...] = tuple(names(RECONCILE) + names(COMPENSATE))
 
 
@@ -160,7 +160,7 @@ LAMBDA_SERVICE_RETRY = RetryPolicy(
 )
 
 #: Our transient handler errors (throttled downstream, store busy, action in progress):
-#: two retries with the same action key and capped, jittered delays (seed 002).
+#: two retries with the same action key and capped, jittered delays (seed 002, docs/background.md).
 TRANSIENT_RETRY = RetryPolicy(
     errors=names(RETRYABLE),
     interval_seconds=2,

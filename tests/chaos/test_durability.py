@@ -6,7 +6,8 @@ returns it appends ``key status`` to a report file and fsyncs it: a line there p
 commit happened. The test kills the writer with SIGKILL at random moments, several times
 over one file, and after every kill checks ``PRAGMA integrity_check``, that every reported
 record is there with its reported status, and that the tenant budget matches the records.
-Seed 003's "the ledger store survives a worker restart — tested, not assumed".
+Seed 003's "the ledger store survives a worker restart — tested, not assumed"
+(docs/background.md).
 """
 
 from __future__ import annotations

@@ -2,7 +2,8 @@
 
 This checks the contract between the state machine and the handlers end to end: the
 payloads the ASL builds parse, results land where the next state reads them, and each
-route (compensate, escalate, reconcile, wait for a person) ends as seed 002 says.
+route (compensate, escalate, reconcile, wait for a person) ends as seed 002 says
+(docs/background.md).
 """
 
 from __future__ import annotations
@@ -181,7 +182,7 @@ def test_failed_release_is_recorded_and_the_saga_says_so(runs: list[Run], tmp_pa
 
 
 EXAMPLES = Path(__file__).parents[2] / "examples"
-#: faults file → (status, error) the saga ends in (crash files: see the seed 002 tests).
+#: faults file → (status, error) the saga ends in (crash files: test_handlers_seed002.py).
 EXPECTED = {
     "faults-lost-refund-response.json": ("SUCCEEDED", None),
     "faults-throttled-refund.json": ("SUCCEEDED", None),

@@ -1,4 +1,5 @@
-"""Seed 002's knowledge check, as tests against the real handlers and simulated services.
+"""Seed 002's knowledge check (docs/background.md), as tests against the real handlers
+and simulated services.
 
 Effects are counted in the simulated services' effects table (what ``stepsaga sim
 effects`` prints), never from the ledger the handlers write.

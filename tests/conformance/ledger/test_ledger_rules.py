@@ -1,4 +1,4 @@
-"""The ledger's rules, asserted identically on every store (DESIGN.md "Rules the ledger keeps")."""
+"""The ledger's rules, asserted identically on every store (docs/design.md)."""
 
 from __future__ import annotations
 
