@@ -1,4 +1,4 @@
-# test_my_saga.py — needs `pip install "stepsaga[testing]"`, which loads the pytest plugin.
+# test_my_saga.py — needs stepsaga's testing extra, which loads the pytest plugin.
 import pytest
 from my_sagas import returns
 
@@ -11,6 +11,7 @@ from stepsaga.testing import (
     assert_outcome,
     assert_path,
     assert_retries,
+    step_result,
 )
 
 CASE = {  # the execution input: what `stepsaga start` would send for an approved case
@@ -28,9 +29,7 @@ CASE = {  # the execution input: what `stepsaga start` would send for an approve
 
 def completed(result: dict) -> Return:
     """A handler's StepResult, as the lambda:invoke task returns it."""
-    return Return.payload(
-        {"action_key": "acme:RET-1:r1", "status": "COMPLETED", "result": result, "replayed": False}
-    )
+    return step_result("acme:RET-1:r1", result)
 
 
 @pytest.fixture

@@ -33,7 +33,7 @@ WorkflowArgument = Annotated[
 ]
 WorkflowOption = Annotated[
     str | None,
-    typer.Option("--workflow", help="Same as WORKFLOW.", show_default=False),
+    typer.Option("--workflow", help="Same as SAGA.", show_default=False),
 ]
 
 
