@@ -14,11 +14,9 @@ import typer
 from rich.table import Table
 
 from services.simulated import ServicesDb, Simulation
+from stepsaga import InvalidActionError, Money, SystemClock
 from stepsaga.cli import Backend, CliContext, cli_context, command_errors, print_json, stdout
 from stepsaga.cli import usage_error as _usage_error
-from stepsaga.clock import SystemClock
-from stepsaga.errors import InvalidActionError
-from stepsaga.money import Money
 
 app = typer.Typer(
     help="Inspect or reset the simulated inventory, payments and shipping (local backend).",

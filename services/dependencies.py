@@ -18,10 +18,8 @@ from services.faults import Faults, load_faults
 from services.http import HttpServicesConfig
 from services.protocols import Services
 from services.simulated import DEFAULT_STOCK, CrashAction, Sleeper, kill_process
-from stepsaga import AwsContext, InvalidInputError, LocalContext
-from stepsaga.clock import Clock, SystemClock
+from stepsaga import AwsContext, Clock, InvalidInputError, LocalContext, StateHome, SystemClock
 from stepsaga.handlers import HandlerDeps, local_deps
-from stepsaga.home import StateHome
 
 #: ``auto`` (HTTP if a service URL is set, else simulated), ``http`` or ``simulated``.
 ENV_SERVICES = "STEPSAGA_SERVICES"

@@ -21,8 +21,7 @@ from services.simulated import (
     Sleeper,
     kill_process,
 )
-from stepsaga.clock import Clock, SystemClock
-from stepsaga.home import StateHome
+from stepsaga import Clock, StateHome, SystemClock
 
 
 def open_simulated_services(

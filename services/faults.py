@@ -35,9 +35,7 @@ from pydantic import (
 )
 
 from services.values import Operation, Service
-from stepsaga.case import CaseId
-from stepsaga.errors import InvalidInputError
-from stepsaga.inputs import read_json_file, validate_object
+from stepsaga import CaseId, InvalidInputError, read_json_file, validate_object
 
 MAX_FAULTS_FILE_BYTES = 64 * 1024
 MAX_RULES = 1000

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
 
-from stepsaga.money import Money
+from stepsaga import Money
 
 
 class Service(StrEnum):

@@ -5,13 +5,22 @@ not listed in ``__all__`` of a package is internal):
 
 - the saga: ``Saga``, ``Step``, ``Compensate``, ``Escalate``, ``EffectClass``,
   ``RetryPolicy`` (more in ``stepsaga.workflow``);
-- its input: ``ApprovedCase`` (tenant, case id, approval) to extend, ``Approval``;
+- its input: ``ApprovedCase`` (tenant, case id, approval) to extend, ``Approval``, and the
+  field types stepsaga's own rules use: ``TenantId``, ``CaseId``, ``Reference``, ``Text``,
+  ``StrictModel``, money (``Money``, ``Amount``), ``parse_case``/``load_case``;
 - its step handlers: ``StepHandler``, ``Call``, ``CallContext``, ``Outcome``, ``Found``,
   ``Absent``, ``Lookup``;
 - its clients: ``Dependencies``, ``LocalContext``, ``AwsContext``, ``SupportsFaults``;
-- its project: ``Project`` (``[tool.stepsaga]`` in ``pyproject.toml``);
-- errors a handler raises: ``TransientError``, ``OutcomeUnknownError``,
-  ``BusinessRejectedError``, ``ActionConflictError``, ``InvalidInputError``.
+- its own files: ``read_json_file`` (strict JSON: bounded, regular files only, duplicate
+  keys refused) and ``validate_object`` (a pydantic validation as one-line
+  ``InvalidInputError``);
+- its project: ``Project`` (``[tool.stepsaga]`` in ``pyproject.toml``), ``StateHome`` (the
+  embedded backend's folder), clocks to inject (``Clock``, ``SystemClock``,
+  ``ManualClock``);
+- errors (one family, ``StepSagaError``; the class name is the error name Step Functions
+  matches): ``TransientError``, ``OutcomeUnknownError``, ``BusinessRejectedError``,
+  ``ActionConflictError``, ``InvalidInputError``, ``InvalidActionError``,
+  ``NotFoundError`` (all of them in ``stepsaga.errors``).
 
 ``stepsaga.ledger`` (the action ledger), ``stepsaga.testing`` (test helpers) and
 ``stepsaga.backends`` (the operator's verbs) are the other public packages. Names load
@@ -26,7 +35,18 @@ from importlib.metadata import version as _version
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from stepsaga.case import Approval, ApprovedCase
+    from stepsaga.case import (
+        Approval,
+        ApprovedCase,
+        CaseId,
+        Reference,
+        StrictModel,
+        TenantId,
+        Text,
+        load_case,
+        parse_case,
+    )
+    from stepsaga.clock import Clock, ManualClock, SystemClock
     from stepsaga.dependencies import (
         AwsContext,
         Dependencies,
@@ -37,7 +57,9 @@ if TYPE_CHECKING:
     from stepsaga.errors import (
         ActionConflictError,
         BusinessRejectedError,
+        InvalidActionError,
         InvalidInputError,
+        NotFoundError,
         OutcomeUnknownError,
         StepSagaError,
         TransientError,
@@ -51,6 +73,9 @@ if TYPE_CHECKING:
         Outcome,
         StepHandler,
     )
+    from stepsaga.home import StateHome
+    from stepsaga.inputs import read_json_file, validate_object
+    from stepsaga.money import Amount, Money
     from stepsaga.project import Project
     from stepsaga.workflow import (
         Compensate,
@@ -62,6 +87,23 @@ if TYPE_CHECKING:
     )
 
 _WHERE = {
+    "read_json_file": "stepsaga.inputs",
+    "validate_object": "stepsaga.inputs",
+    "CaseId": "stepsaga.case",
+    "Reference": "stepsaga.case",
+    "StrictModel": "stepsaga.case",
+    "TenantId": "stepsaga.case",
+    "Text": "stepsaga.case",
+    "load_case": "stepsaga.case",
+    "parse_case": "stepsaga.case",
+    "Clock": "stepsaga.clock",
+    "ManualClock": "stepsaga.clock",
+    "SystemClock": "stepsaga.clock",
+    "InvalidActionError": "stepsaga.errors",
+    "NotFoundError": "stepsaga.errors",
+    "StateHome": "stepsaga.home",
+    "Amount": "stepsaga.money",
+    "Money": "stepsaga.money",
     "Approval": "stepsaga.case",
     "ApprovedCase": "stepsaga.case",
     "AwsContext": "stepsaga.dependencies",
@@ -94,32 +136,49 @@ _WHERE = {
 __all__ = [
     "Absent",
     "ActionConflictError",
+    "Amount",
     "Approval",
     "ApprovedCase",
     "AwsContext",
     "BusinessRejectedError",
     "Call",
     "CallContext",
+    "CaseId",
+    "Clock",
     "Compensate",
     "Dependencies",
     "EffectClass",
     "Escalate",
     "Found",
+    "InvalidActionError",
     "InvalidInputError",
     "LocalContext",
     "Lookup",
+    "ManualClock",
+    "Money",
     "NoDependencies",
+    "NotFoundError",
     "Outcome",
     "OutcomeUnknownError",
     "Project",
+    "Reference",
     "RetryPolicy",
     "Saga",
+    "StateHome",
     "Step",
     "StepHandler",
     "StepSagaError",
+    "StrictModel",
     "SupportsFaults",
+    "SystemClock",
+    "TenantId",
+    "Text",
     "TransientError",
     "__version__",
+    "load_case",
+    "parse_case",
+    "read_json_file",
+    "validate_object",
 ]
 
 try:

@@ -9,11 +9,9 @@ from typing import Annotated, Any
 
 from pydantic import Field, StringConstraints, field_validator, model_validator
 
-from stepsaga.case import ApprovedCase, Reference, StrictModel, Text
-from stepsaga.case import load_case as _load
-from stepsaga.case import parse_case as _parse
-from stepsaga.errors import InvalidActionError
-from stepsaga.money import Amount, Money
+from stepsaga import Amount, ApprovedCase, InvalidActionError, Money, Reference, StrictModel, Text
+from stepsaga import load_case as _load
+from stepsaga import parse_case as _parse
 
 Country = Annotated[str, StringConstraints(pattern=r"^[A-Z]{2}$")]
 

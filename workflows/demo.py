@@ -19,9 +19,8 @@ import typer
 from rich.table import Table
 
 from services import Effect, load_faults, open_simulation
-from stepsaga import Project
-from stepsaga.backends import CaseOutcome, ExecutionView, to_json
-from stepsaga.backends.local import LocalBackend
+from stepsaga import Clock, Project, StateHome, SystemClock
+from stepsaga.backends import CaseOutcome, ExecutionView, LocalBackend, to_json
 from stepsaga.cli import (
     checked_time_scale,
     cli_context,
@@ -34,8 +33,6 @@ from stepsaga.cli import (
     render_resolution,
     stdout,
 )
-from stepsaga.clock import Clock, SystemClock
-from stepsaga.home import StateHome
 from stepsaga.ledger import ReconOutcome
 from workflows.case import Case, load_case
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 import httpx
 
-from stepsaga.errors import InvalidInputError
+from stepsaga import InvalidInputError
 
 ENV_URLS = {
     "inventory_url": "STEPSAGA_INVENTORY_URL",

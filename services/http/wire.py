@@ -21,8 +21,7 @@ from services.values import (
     ShipmentRecord,
     ShipmentRequest,
 )
-from stepsaga.errors import InvalidActionError
-from stepsaga.money import Money
+from stepsaga import InvalidActionError, Money
 
 
 class WireFormatError(ValueError):

@@ -12,8 +12,7 @@ from services.faults import Faults, faults_from_json
 from services.simulated.db import TABLES, ServicesDb, to_text
 from services.simulated.effects import Effect, list_effects
 from services.values import Operation
-from stepsaga.clock import Clock
-from stepsaga.errors import InvalidInputError
+from stepsaga import Clock, InvalidInputError
 
 
 class Simulation:

@@ -15,7 +15,7 @@ from contextlib import closing, contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 
-from stepsaga.errors import TransientError
+from stepsaga import TransientError
 from stepsaga.sqlite_wal import enable_wal
 
 DEFAULT_BUSY_TIMEOUT_SECONDS = 15.0

@@ -13,9 +13,7 @@ from services.simulated.db import ServicesDb, from_text, to_text
 from services.simulated.effects import record_effect
 from services.simulated.injector import FaultInjector
 from services.values import Operation, Reservation, ReservationStatus, ReserveRequest
-from stepsaga import CallContext
-from stepsaga.clock import Clock
-from stepsaga.errors import ActionConflictError, BusinessRejectedError, NotFoundError
+from stepsaga import ActionConflictError, BusinessRejectedError, CallContext, Clock, NotFoundError
 
 DEFAULT_STOCK = 1000
 

@@ -19,10 +19,7 @@ from services.simulated.db import ServicesDb, from_text, to_text
 from services.simulated.effects import record_effect
 from services.simulated.injector import FaultInjector
 from services.values import Operation, RefundRecord, RefundRequest
-from stepsaga import CallContext
-from stepsaga.clock import Clock
-from stepsaga.errors import ActionConflictError, BusinessRejectedError
-from stepsaga.money import Money
+from stepsaga import ActionConflictError, BusinessRejectedError, CallContext, Clock, Money
 
 KEY_WINDOW = timedelta(hours=24)
 

@@ -16,9 +16,7 @@ from services.simulated.db import ServicesDb, from_text, to_text
 from services.simulated.effects import record_effect
 from services.simulated.injector import FaultInjector
 from services.values import Operation, ShipmentRecord, ShipmentRequest
-from stepsaga import CallContext
-from stepsaga.clock import Clock
-from stepsaga.errors import BusinessRejectedError
+from stepsaga import BusinessRejectedError, CallContext, Clock
 
 
 def new_shipment_id() -> str:

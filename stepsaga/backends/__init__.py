@@ -6,6 +6,8 @@ name of a case, ``progress.py`` the live notices, ``assemble.py`` the view build
 backends share.
 """
 
+from typing import TYPE_CHECKING
+
 from stepsaga.backends.assemble import CaseIdentity, execution_view, item_view, planned_actions
 from stepsaga.backends.base import SagaBackend
 from stepsaga.backends.naming import execution_name
@@ -28,10 +30,14 @@ from stepsaga.backends.views import (
     to_json,
 )
 
+if TYPE_CHECKING:
+    from stepsaga.backends.local import LocalBackend
+
 __all__ = [
     "CaseIdentity",
     "CaseOutcome",
     "ExecutionView",
+    "LocalBackend",
     "OutcomeFacts",
     "Progress",
     "ProgressKind",
@@ -51,3 +57,12 @@ __all__ = [
     "planned_actions",
     "to_json",
 ]
+
+
+def __getattr__(name: str) -> object:
+    """``LocalBackend`` loads on first use (it imports the engine)."""
+    if name == "LocalBackend":
+        from stepsaga.backends.local import LocalBackend
+
+        return LocalBackend
+    raise AttributeError(f"module 'stepsaga.backends' has no attribute {name!r}")
