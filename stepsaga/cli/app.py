@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated
 
@@ -112,11 +113,28 @@ def project_commands(argv: list[str]) -> None:
         if name in _mounted:
             continue
         _mounted.add(name)
-        command = load_ref(ref, f"command {name}")
+        try:
+            command = load_ref(ref, f"command {name}")
+        except Exception as exc:  # a broken command must not break every other verb
+            message = exc.message if isinstance(exc, InvalidInputError) else repr(exc)
+            app.command(name, help=f"(cannot be loaded: {ref})")(_broken(name, message))
+            continue
         if isinstance(command, typer.Typer):
             app.add_typer(command, name=name)
         elif callable(command):
             app.command(name)(command)
+        else:
+            app.command(name)(_broken(name, f"{ref} is neither a typer.Typer nor a function"))
+
+
+def _broken(name: str, message: str) -> Callable[[], None]:
+    """A project command that could not be loaded: says why, in one line, when invoked."""
+
+    def command() -> None:
+        typer.echo(f"error: command {name}: {' '.join(message.split())}", err=True)
+        raise typer.Exit(2)
+
+    return command
 
 
 def _option(argv: list[str], flag: str) -> str | None:

@@ -291,3 +291,17 @@ def test_init_refuses_a_folder_that_holds_anything(project: Path) -> None:
     assert done.returncode == 2
     assert "not an empty folder" in done.stderr
     assert sorted(p.name for p in project.iterdir()) == before
+
+
+def test_a_broken_project_command_breaks_only_itself(project: Path) -> None:
+    pyproject = project / "pyproject.toml"
+    pyproject.write_text(
+        pyproject.read_text() + '\n[tool.stepsaga.commands]\nreport = "clients.nowhere:report"\n'
+    )
+    assert stepsaga(project, "status", "UP-1").stderr.startswith("error: no execution")
+    done = stepsaga(project, "report")
+    assert done.returncode == 2
+    assert done.stderr == (
+        "error: command report: command report 'clients.nowhere:report': "
+        "no module named 'clients.nowhere'\n"
+    )
