@@ -10,6 +10,8 @@ whatever the date. Waits are skipped (time scale 0) unless asked for.
 
 from __future__ import annotations
 
+import os
+import shlex
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,7 +21,7 @@ import typer
 from rich.table import Table
 
 from services import Effect, load_faults, open_simulation
-from stepsaga import Clock, Project, StateHome, SystemClock
+from stepsaga import Clock, InvalidInputError, Project, StateHome, SystemClock
 from stepsaga.backends import CaseOutcome, ExecutionView, LocalBackend, to_json
 from stepsaga.cli import (
     checked_time_scale,
@@ -41,6 +43,8 @@ EXIT_PROBLEMS = 1
 
 DEFAULT_HOME = Path(".stepsaga-demo")
 _STORE_FILES = ("ledger.sqlite3", "executions.sqlite3", "services.sqlite3")
+#: Written into every home the demo makes: only such a home is ever emptied.
+MARKER = ".stepsaga-demo-home"
 
 
 @dataclass(frozen=True)
@@ -73,6 +77,14 @@ SCENARIOS = (
     ),
 )
 
+#: The closing hint: commands to look around the demo's home.
+EXPLORE = (
+    "status CASE-1004",
+    "history CASE-1002",
+    "graph --execution CASE-1002",
+    "sim effects",
+)
+
 #: Who resolves the waiting item in the demo, and why.
 OPERATOR = "ops@acme.example"
 NOTE = "carrier portal shows the replacement shipment under this case's reference"
@@ -84,12 +96,28 @@ def examples_dir(project: Project) -> Path:
 
 
 def prepare_home(root: Path) -> StateHome:
-    """Empty the demo home: only the stores stepsaga itself creates are removed."""
+    """Empty the demo home: only the stores stepsaga itself creates are removed, and only in
+    a folder the demo made (a real home, given by mistake, is refused and left alone)."""
+    if root.exists() and not root.is_dir():
+        raise InvalidInputError(f"demo home {root}: not a folder", field="home")
+    if root.exists() and any(root.iterdir()) and not (root / MARKER).exists():
+        raise InvalidInputError(
+            f"demo home {root} holds state the demo did not create; it empties only its own "
+            "homes: pass --home-dir NEW_FOLDER",
+            field="home",
+        )
     root.mkdir(parents=True, exist_ok=True)
+    (root / MARKER).write_text("made by stepsaga demo; emptied on every run\n")
     for name in _STORE_FILES:
         for suffix in ("", "-wal", "-shm", "-journal"):
             (root / f"{name}{suffix}").unlink(missing_ok=True)
     return StateHome(root)
+
+
+def _chosen_home(ctx: typer.Context, home: Path) -> Path:
+    """``--home``/``$STEPSAGA_HOME`` when the operator gave one, else the demo's own."""
+    given = ctx.find_root().params.get("home") is not None or bool(os.environ.get("STEPSAGA_HOME"))
+    return home if given else DEFAULT_HOME
 
 
 def approved_now(case: Case, clock: Clock) -> Case:
@@ -100,8 +128,15 @@ def approved_now(case: Case, clock: Clock) -> Case:
 def demo(
     ctx: typer.Context,
     home_dir: Annotated[
-        Path, typer.Option("--home-dir", help="Where the demo keeps its state (emptied first).")
-    ] = DEFAULT_HOME,
+        Path | None,
+        typer.Option(
+            "--home-dir",
+            help="Where the demo keeps its state, emptied first (default: --home or "
+            "$STEPSAGA_HOME if given, else ./.stepsaga-demo). Only a home the demo made is "
+            "ever emptied.",
+            show_default=False,
+        ),
+    ] = None,
     time_scale: Annotated[
         float,
         typer.Option(
@@ -128,7 +163,7 @@ def demo(
             )
             for scenario in SCENARIOS
         ]
-        home = prepare_home(home_dir)
+        home = prepare_home(home_dir or _chosen_home(ctx, cli.home.root))
         say = not as_json
         views: dict[str, ExecutionView] = {}
         with LocalBackend(home, project, clock=clock, log_level=log_level()) as backend:
@@ -237,8 +272,7 @@ def _render_summary(
         "[green]✓ at most one refund and one shipment per case; exactly one each for every "
         "completed case; a reservation released only for the compensated case[/]"
     )
-    stdout.print(
-        f"[dim]explore: STEPSAGA_HOME={home.root} stepsaga status CASE-1004 · "
-        f"stepsaga history … · stepsaga sim effects · stepsaga graph --execution CASE-1002[/]",
-        highlight=False,
-    )
+    prefix = f"STEPSAGA_HOME={shlex.quote(str(home.root))} stepsaga"
+    stdout.print("[dim]explore (each line pastes as printed):[/]")
+    for command in EXPLORE:
+        stdout.print(f"  {prefix} {command}", highlight=False, markup=False)

@@ -81,7 +81,7 @@ def test_demo_is_repeatable_and_readable(tmp_path: Path) -> None:
 
 def test_demo_leaves_unknown_files_alone(tmp_path: Path) -> None:
     home_dir = tmp_path / "demo"
-    home_dir.mkdir()
+    assert _demo(home_dir, "--json")[0] == 0  # the demo's own home
     keep = home_dir / "notes.txt"
     keep.write_text("mine")
     assert _demo(home_dir, "--json")[0] == 0
@@ -146,3 +146,42 @@ def test_demo_imports_only_runtime_dependencies(tmp_path: Path) -> None:
         and not any(d.lower().replace("_", "-") in allowed_dists for d in owners.get(top, []))
     )
     assert foreign == [], f"the demo imports modules outside the runtime dependencies: {foreign}"
+
+
+def test_demo_refuses_to_empty_a_home_it_did_not_make(tmp_path: Path) -> None:
+    real = tmp_path / "real-home"
+    real.mkdir()
+    (real / "ledger.sqlite3").write_bytes(b"somebody's ledger")
+    code, _, err = _demo(real)
+    assert code == 2
+    assert err.startswith(f"error: demo home {real} holds state the demo did not create")
+    assert (real / "ledger.sqlite3").read_bytes() == b"somebody's ledger"
+    assert sorted(p.name for p in real.iterdir()) == ["ledger.sqlite3"]
+
+
+def test_demo_honours_the_home_option(tmp_path: Path) -> None:
+    home = tmp_path / "chosen"
+    result = runner.invoke(app, ["--home", str(home), "demo", "--json"])
+    assert result.exit_code == 0, result.stderr
+    assert json.loads(result.stdout)["home"] == str(home)
+    assert effects(StateHome(home), "CASE-1001") == Counter(EXPECTED_EFFECTS["CASE-1001"])
+
+
+def test_the_closing_hint_pastes_as_printed(tmp_path: Path) -> None:
+    home = tmp_path / "a home with spaces"
+    code, out, err = _demo(home)
+    assert code == 0, err
+    lines = [line.strip() for line in out.splitlines() if line.strip().startswith("STEPSAGA_HOME=")]
+    assert len(lines) == 4
+    for line in lines:
+        done = subprocess.run(
+            line,
+            shell=True,
+            cwd=ROOT,
+            env={**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"},
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        assert done.returncode == 0, (line, done.stderr)
