@@ -25,7 +25,7 @@ app = typer.Typer(
     help="Run approved cases as sagas whose side effects happen at most once.",
     no_args_is_help=True,
     pretty_exceptions_enable=False,
-    add_completion=False,
+    add_completion=True,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 

@@ -71,3 +71,21 @@ def test_unexpected_errors_are_one_line_and_exit_1(home: StateHome) -> None:
     assert done.returncode == 1
     assert "Traceback" not in done.stderr
     assert len(done.stderr.strip().splitlines()) == 1
+
+
+def test_shell_completion_completes_the_verbs() -> None:
+    """``stepsaga --show-completion bash`` prints the script; the script's protocol answers
+    with the verbs (project commands included)."""
+    script = Path(sys.executable).with_name("stepsaga")
+    env = {**os.environ, "COMP_WORDS": "stepsaga st", "COMP_CWORD": "1"}
+    env["_STEPSAGA_COMPLETE"] = "complete_bash"
+    done = subprocess.run(
+        [str(script)], env=env, capture_output=True, text=True, timeout=60, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["start", "status"]
+    env["COMP_WORDS"] = "stepsaga si"
+    done = subprocess.run(
+        [str(script)], env=env, capture_output=True, text=True, timeout=60, check=False
+    )
+    assert done.stdout.split() == ["sim"]
