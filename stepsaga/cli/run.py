@@ -139,12 +139,18 @@ def history(
         str, typer.Argument(metavar="EXECUTION", help="An execution name or ARN (or a case id).")
     ],
     tenant: TenantOption = None,
+    reverse: Annotated[
+        bool,
+        typer.Option("--reverse", help="Newest first (GetExecutionHistory's reverseOrder)."),
+    ] = False,
     as_json: JsonOption = False,
 ) -> None:
     """The execution's events, as GetExecutionHistory returns them."""
     cli = cli_context(ctx)
     with command_errors(), open_backend(cli) as backend:
         events = backend.history(ref, tenant=tenant)
+        if reverse:
+            events = {**events, "events": list(reversed(events["events"]))}
         if as_json:
             print_json(events)
         else:

@@ -93,3 +93,11 @@ def test_history_table(home: StateHome, tmp_path: Path) -> None:
     assert result.code == 0
     assert "ExecutionStarted" in result.out
     assert "TaskStateEntered" in result.out
+
+
+def test_history_reverse_is_newest_first(home: StateHome, tmp_path: Path) -> None:
+    started = _start(home, tmp_path)
+    forward = cli(home, "history", started["name"], "--json").json()["events"]
+    backward = cli(home, "history", started["name"], "--reverse", "--json").json()["events"]
+    assert backward == list(reversed(forward))
+    assert backward[0]["type"] == "ExecutionSucceeded"
