@@ -122,6 +122,18 @@ def execution_view(
     )
 
 
+def item_views(
+    items: Sequence[ReconItem], *, case: str | None = None, limit: int | None = None
+) -> list[ReconItemView]:
+    """The items of ``case`` (any if ``None``), oldest first, at most ``limit`` of them."""
+    chosen = sorted((i for i in items if case in (None, i.case_id)), key=lambda i: i.created_at)
+    if limit is not None:
+        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+            raise InvalidInputError("--limit must be a whole number of at least 1", field="limit")
+        chosen = chosen[:limit]
+    return [item_view(item) for item in chosen]
+
+
 def item_view(item: ReconItem) -> ReconItemView:
     return ReconItemView(
         id=item.item_id,

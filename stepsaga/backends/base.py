@@ -93,9 +93,15 @@ class SagaBackend(Protocol):
         ...
 
     def recon_list(
-        self, *, status: ReconFilter = ReconFilter.OPEN, tenant: str | None = None
+        self,
+        *,
+        status: ReconFilter = ReconFilter.OPEN,
+        tenant: str | None = None,
+        case: str | None = None,
+        limit: int | None = None,
     ) -> list[ReconItemView]:
-        """Reconciliation items, oldest first."""
+        """Reconciliation items (of ``tenant``, of ``case``), oldest first, at most
+        ``limit``."""
         ...
 
     def recon_show(self, item_id: str) -> ReconItemView:

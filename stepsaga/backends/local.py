@@ -24,7 +24,7 @@ from types import TracebackType
 from typing import Any
 
 from stepsaga.approval_time import check_approval_window
-from stepsaga.backends.assemble import CaseIdentity, execution_view, item_view
+from stepsaga.backends.assemble import CaseIdentity, execution_view, item_view, item_views
 from stepsaga.backends.naming import execution_name
 from stepsaga.backends.progress import Progress, ProgressKind, ProgressListener, from_history_event
 from stepsaga.backends.views import (
@@ -215,14 +215,19 @@ class LocalBackend:
             return self._view(engine, engine.redrive_execution(arn))
 
     def recon_list(
-        self, *, status: ReconFilter = ReconFilter.OPEN, tenant: str | None = None
+        self,
+        *,
+        status: ReconFilter = ReconFilter.OPEN,
+        tenant: str | None = None,
+        case: str | None = None,
+        limit: int | None = None,
     ) -> list[ReconItemView]:
         ledger = self._existing_ledger()
         if ledger is None:
-            return []
+            return item_views([], limit=limit)
         wanted = None if status is ReconFilter.ALL else ReconStatus(status.value.upper())
         items = ledger.list_items(tenant=tenant, status=wanted)
-        return [item_view(item) for item in sorted(items, key=lambda i: i.created_at)]
+        return item_views(items, case=case, limit=limit)
 
     def recon_show(self, item_id: str) -> ReconItemView:
         ledger = self._existing_ledger()

@@ -32,12 +32,16 @@ def list_items(
         ReconFilter, typer.Option("--status", help="open, resolved or all.")
     ] = ReconFilter.OPEN,
     tenant: Annotated[str | None, typer.Option("--tenant", help="Only this tenant.")] = None,
+    case: Annotated[str | None, typer.Option("--case", help="Only this case id.")] = None,
+    limit: Annotated[
+        int | None, typer.Option("--limit", min=1, help="At most this many (the oldest).")
+    ] = None,
     as_json: JsonOption = False,
 ) -> None:
     """List reconciliation items, oldest first."""
     cli = cli_context(ctx)
     with command_errors(), open_backend(cli) as backend:
-        items = backend.recon_list(status=status, tenant=tenant)
+        items = backend.recon_list(status=status, tenant=tenant, case=case, limit=limit)
         if as_json:
             print_json(to_json(items))
         else:

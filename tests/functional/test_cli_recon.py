@@ -249,3 +249,19 @@ def test_resolving_again_resumes_a_case_its_first_resolver_left_waiting(
     execution = again.json()["execution"]
     assert (execution["status"], execution["outcome"]) == ("SUCCEEDED", "completed")
     assert effects(home) == {"reserve": 1, "refund": 1, "create_shipment": 1}
+
+
+def test_recon_list_by_case_and_limit(home: StateHome, tmp_path: Path) -> None:
+    for case_id in ("CASE-2001", "CASE-2002", "CASE-2003"):
+        case = write_case(tmp_path, case_id)
+        started = cli(home, "start", str(case), "--faults", str(UNVERIFIABLE), "--json")
+        assert started.json()["outcome"] == "awaiting_reconciliation", started.err
+    every = cli(home, "recon", "list", "--json").json()
+    assert [item["case_id"] for item in every] == ["CASE-2001", "CASE-2002", "CASE-2003"]
+    only = cli(home, "recon", "list", "--case", "CASE-2002", "--json").json()
+    assert [item["case_id"] for item in only] == ["CASE-2002"]
+    oldest = cli(home, "recon", "list", "--limit", "2", "--json").json()
+    assert oldest == every[:2]
+    assert cli(home, "recon", "list", "--case", "CASE-404", "--json").json() == []
+    refused = cli(home, "recon", "list", "--limit", "0")
+    assert refused.code == 2

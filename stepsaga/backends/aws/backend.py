@@ -34,7 +34,13 @@ from collections.abc import Callable
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
-from stepsaga.backends.assemble import CaseIdentity, execution_view, item_view, planned_actions
+from stepsaga.backends.assemble import (
+    CaseIdentity,
+    execution_view,
+    item_view,
+    item_views,
+    planned_actions,
+)
 from stepsaga.backends.aws.clients import Clients, SessionClients
 from stepsaga.backends.aws.errors import aws_call
 from stepsaga.backends.aws.history import ProgressFeed, all_events, last_event_id
@@ -228,11 +234,16 @@ class AwsBackend:
         return self._follow(describe(sfn, arn), on_event, seen=seen)
 
     def recon_list(
-        self, *, status: ReconFilter = ReconFilter.OPEN, tenant: str | None = None
+        self,
+        *,
+        status: ReconFilter = ReconFilter.OPEN,
+        tenant: str | None = None,
+        case: str | None = None,
+        limit: int | None = None,
     ) -> list[ReconItemView]:
         wanted = None if status is ReconFilter.ALL else ReconStatus(status.value.upper())
         items = self.ledger.list_items(tenant=tenant, status=wanted)
-        return [item_view(item) for item in sorted(items, key=lambda i: i.created_at)]
+        return item_views(items, case=case, limit=limit)
 
     def recon_show(self, item_id: str) -> ReconItemView:
         item = self.ledger.get_item(item_id)
