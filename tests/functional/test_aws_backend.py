@@ -87,11 +87,12 @@ def test_start_names_the_execution_after_the_case(aws: FakeAws) -> None:
 
 def test_starting_again_reports_the_same_execution(aws: FakeAws) -> None:
     backend = aws.backend()
-    first = backend.start(_case())
-    again = backend.start(_case())  # still running: AWS answers with the same execution
+    case = _case()  # once: the approval time is "now", to the second
+    first = backend.start(case)
+    again = backend.start(case)  # still running: AWS answers with the same execution
     assert again.execution_arn == first.execution_arn
     aws.set_status(first.name, "SUCCEEDED")
-    finished = backend.start(_case())  # finished: AWS says ExecutionAlreadyExists
+    finished = backend.start(case)  # finished: AWS says ExecutionAlreadyExists
     assert (finished.execution_arn, finished.status, finished.outcome) == (
         first.execution_arn,
         "SUCCEEDED",
