@@ -17,7 +17,7 @@ from stepsaga.handlers.settings import load_settings
 from stepsaga.ledger import table as layout
 from tests.infra.conftest import SERVICE_CONTEXT, Synthesized
 
-OVERDUE_CHECK_HANDLER = "infra.runtime.overdue_reconciliation.handler"
+OVERDUE_CHECK_HANDLER = "stepsaga.reconciliation.overdue.handler"
 
 
 def _function_by_handler(synthesized: Synthesized) -> dict[str, tuple[str, dict[str, Any]]]:
