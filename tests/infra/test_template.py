@@ -16,6 +16,7 @@ from stepsaga.clock import SystemClock
 from stepsaga.handlers.settings import load_settings
 from stepsaga.ledger import table as layout
 from tests.infra.conftest import SERVICE_CONTEXT, Synthesized
+from tests.infra.test_init_cdk_app import asset_modules_missing
 
 OVERDUE_CHECK_HANDLER = "stepsaga.reconciliation.overdue.handler"
 
@@ -262,3 +263,9 @@ def test_outputs_have_stable_keys(synthesized: Synthesized) -> None:
     assert outputs[deployment.OUTPUT_STATE_MACHINE_ARN]["Value"] == {"Ref": machine_id}
     assert outputs[deployment.OUTPUT_LEDGER_TABLE_NAME]["Value"] == {"Ref": table_id}
     assert outputs[deployment.OUTPUT_RECONCILIATION_TOPIC_ARN]["Value"] == {"Ref": topic_id}
+
+
+def test_every_function_finds_the_modules_it_loads_in_its_asset(
+    synthesized: Synthesized,
+) -> None:
+    assert asset_modules_missing(synthesized.outdir, synthesized.json) == []
