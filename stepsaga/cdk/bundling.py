@@ -8,9 +8,12 @@ The asset is
 * **stepsaga** itself, copied from the installed package (``Path(stepsaga.__file__).parent``,
   so a wheel install works as well as a clone), minus what never runs in Lambda
   (``cli/``, ``testing/``, ``scaffold/``, ``cdk/``, ``__main__.py``);
-* in ``pip`` mode, the pinned runtime dependencies of stepsaga (from its installed
-  metadata) and the app's ``requirements``, ``pip install``-ed for Lambda's platform
-  (``--platform manylinux2014_aarch64 --only-binary=:all:``, CPython of the runtime).
+* in ``pip`` mode, stepsaga's runtime dependencies with their whole closure pinned and
+  hashed (``lambda-requirements.lock`` beside this file, for Lambda's platform; installed
+  with ``--require-hashes --no-deps``), then the app's own ``requirements``, both
+  ``pip install``-ed for Lambda's platform (``--platform manylinux2014_aarch64
+  --only-binary=:all:``, CPython of the runtime). Refresh the lock after changing
+  stepsaga's dependencies: ``python -m stepsaga.cdk.bundling --lock``.
 
 ``.pyc`` files are precompiled into the asset when the synthesizing Python is the runtime's
 version (a ``.pyc`` of another version would be ignored by Lambda, so none is written then).
@@ -73,6 +76,9 @@ EXCLUDED_DEPENDENCIES: Final = {
     "typer": "CLI only",
     "rich": "CLI only",
 }
+#: stepsaga's runtime closure for Lambda's platform: ``name==version --hash=sha256:…``.
+LOCK_FILE: Final = Path(__file__).with_name("lambda-requirements.lock")
+
 #: Modules every function loads besides the project's references.
 FRAMEWORK_MODULES: Final = ("stepsaga.lambda_handler", "stepsaga.reconciliation.overdue")
 
@@ -164,10 +170,14 @@ class AssetLayout:
     def asset_paths(self) -> set[str]:
         return {relative for _, relative in self.files()}
 
-    def check(self, references: Mapping[str, str]) -> None:
-        """Every referenced module is a file of the asset, else one ``DeploymentError``
-        line naming the first missing one."""
-        present = self.asset_paths()
+    def check(self, references: Mapping[str, str], in_dir: Path | None = None) -> None:
+        """Every referenced module is a file of the asset (the files the layout copies, or
+        those of the built asset folder ``in_dir``), else one ``DeploymentError`` line
+        naming the first missing one."""
+        if in_dir is None:
+            present = self.asset_paths()
+        else:
+            present = {p.relative_to(in_dir).as_posix() for p in in_dir.rglob("*.py")}
         wanted = {**references, **{m: f"{m}:handler" for m in FRAMEWORK_MODULES}}
         for what, ref in wanted.items():
             module = module_of(ref)
@@ -180,7 +190,7 @@ class AssetLayout:
                 )
 
     def requirement_list(self) -> list[str]:
-        return [*framework_requirements(), *self.requirements]
+        return [*locked_requirements(), *self.requirements]
 
     def asset_hash(self, mode: BundlingMode) -> str:
         """Changes whenever the asset's inputs change: sources, requirements, platform."""
@@ -200,15 +210,48 @@ class AssetLayout:
             shutil.copy2(source, destination)
 
 
-def pip_install_command(target: Path, requirements: list[str]) -> list[str]:
+def locked_requirements(lock: Path = LOCK_FILE) -> list[str]:
+    """The lock's lines (``name==version --hash=sha256:…``), comments left out."""
+    return [
+        line.strip()
+        for line in lock.read_text(encoding="utf-8").splitlines()
+        if line.strip() and not line.startswith("#")
+    ]
+
+
+def write_lock(lock: Path = LOCK_FILE) -> list[str]:
+    """Resolve ``framework_requirements()`` for Lambda's platform (``pip download``) and
+    write every wheel of the closure, pinned, with its SHA-256."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as folder:
+        command = pip_command("download", Path(folder), framework_requirements())
+        subprocess.run(command, check=True, capture_output=True, text=True)  # noqa: S603
+        lines = []
+        for wheel in sorted(Path(folder).glob("*.whl")):
+            name, version = wheel.name.split("-")[:2]
+            digest = hashlib.sha256(wheel.read_bytes()).hexdigest()
+            lines.append(f"{name.replace('_', '-').lower()}=={version} --hash=sha256:{digest}")
+    header = (
+        "# stepsaga's Lambda runtime closure "
+        f"({PLATFORM}, CPython {PYTHON_VERSION}); written by "
+        "`python -m stepsaga.cdk.bundling --lock`, do not edit.\n"
+    )
+    lock.write_text(header + "\n".join(lines) + "\n", encoding="utf-8")
+    return lines
+
+
+def pip_command(verb: str, target: Path, requirements: list[str]) -> list[str]:
+    """``pip install --target`` or ``pip download -d`` for Lambda's platform."""
+    where = ["--target", str(target)] if verb == "install" else ["-d", str(target)]
     return [
         sys.executable,
         "-m",
         "pip",
-        "install",
+        verb,
         "--quiet",
         "--disable-pip-version-check",
-        "--no-compile",  # .pyc for this machine's Python would be useless on the runtime's
+        *(["--no-compile"] if verb == "install" else []),
         "--platform",
         PLATFORM,
         "--only-binary=:all:",
@@ -216,8 +259,7 @@ def pip_install_command(target: Path, requirements: list[str]) -> list[str]:
         "cp",
         "--python-version",
         PYTHON_VERSION,
-        "--target",
-        str(target),
+        *where,
         *requirements,
     ]
 
@@ -239,29 +281,47 @@ class LocalPythonBundling:
     a failure raises, because the Docker fallback cannot work here and would only hide the
     real error."""
 
-    def __init__(self, mode: BundlingMode, layout: AssetLayout) -> None:
+    def __init__(
+        self,
+        mode: BundlingMode,
+        layout: AssetLayout,
+        references: Mapping[str, str] | None = None,
+    ) -> None:
         self.mode = mode
         self.layout = layout
+        self.references = dict(references or {})
 
     def try_bundle(self, output_dir: str, *, image: DockerImage, **_options: Any) -> bool:
         """jsii passes the ``BundlingOptions`` struct as keywords; none of them is used."""
         target = Path(output_dir)
         if self.mode is BundlingMode.PIP:
-            command = pip_install_command(target, self.layout.requirement_list())
-            result = subprocess.run(  # noqa: S603 - fixed argv, no shell
-                command, capture_output=True, text=True, check=False
-            )
-            if result.returncode != 0:
-                raise RuntimeError(
-                    f"pip install for the Lambda asset failed:\n{result.stderr[-4000:]}"
+            commands = [
+                # The closure exactly as locked: every wheel pinned and hash-checked.
+                pip_command(
+                    "install", target, ["--no-deps", "--require-hashes", "-r", str(LOCK_FILE)]
                 )
+            ]
+            if self.layout.requirements:
+                commands.append(pip_command("install", target, list(self.layout.requirements)))
+            for command in commands:
+                result = subprocess.run(  # noqa: S603 - fixed argv, no shell
+                    command, capture_output=True, text=True, check=False
+                )
+                if result.returncode != 0:
+                    raise RuntimeError(
+                        f"pip install for the Lambda asset failed:\n{result.stderr[-4000:]}"
+                    )
             shutil.rmtree(target / "bin", ignore_errors=True)  # console scripts: unused
         self.layout.copy_sources(target)
+        # What was checked before the synth started, checked again on the built folder.
+        self.layout.check(self.references, in_dir=target)
         precompile(target)
         return True
 
 
-def lambda_code(mode: BundlingMode, layout: AssetLayout) -> lambda_.AssetCode:
+def lambda_code(
+    mode: BundlingMode, layout: AssetLayout, references: Mapping[str, str] | None = None
+) -> lambda_.AssetCode:
     """The one code asset of a saga's functions (each sets its own handler)."""
     return lambda_.Code.from_asset(
         str(layout.project_root),
@@ -270,6 +330,12 @@ def lambda_code(mode: BundlingMode, layout: AssetLayout) -> lambda_.AssetCode:
         bundling=BundlingOptions(
             # Required by the API; never pulled, since local bundling always succeeds or raises.
             image=DockerImage.from_registry("public.ecr.aws/sam/build-python3.14"),
-            local=LocalPythonBundling(mode, layout),
+            local=LocalPythonBundling(mode, layout, references),
         ),
     )
+
+
+if __name__ == "__main__":  # pragma: no cover - a maintainer's command
+    if sys.argv[1:] != ["--lock"]:
+        raise SystemExit("usage: python -m stepsaga.cdk.bundling --lock")
+    print("\n".join(write_lock()))

@@ -97,7 +97,7 @@ class SagaResources(Construct):
         machine_name = deployment.state_machine_name(saga.name, settings.stage)
 
         shared = SharedResources(
-            code=lambda_code(settings.bundling, layout),
+            code=lambda_code(settings.bundling, layout, saga.references),
             ledger=self.ledger,
             topic=self.topic,
             key=self.key,

@@ -16,7 +16,7 @@ from aws_cdk import DockerImage
 
 import stepsaga
 from infra.app import EXCLUDE, ROOT, SAGA
-from stepsaga.cdk import AssetLayout, BundlingMode, SagaDeployment, bundling
+from stepsaga.cdk import AssetLayout, BundlingMode, DeploymentError, SagaDeployment, bundling
 from stepsaga.project import Project
 
 LAYOUT = AssetLayout.for_saga(ROOT, SagaDeployment.of(Project.load(ROOT), SAGA), exclude=EXCLUDE)
@@ -43,6 +43,19 @@ def test_runtime_requirements_are_the_pinned_dependencies_minus_exclusions() -> 
     )
     assert any(r.startswith("aws-lambda-powertools==") for r in requirements)
     assert any(r.startswith("pydantic==") for r in requirements)
+
+
+def test_the_lock_pins_and_hashes_the_whole_closure_of_the_requirements() -> None:
+    locked = bundling.locked_requirements()
+    pins = {line.split(" ", 1)[0] for line in locked}
+    assert all(re.fullmatch(r"\S+==\S+ --hash=sha256:[0-9a-f]{64}", line) for line in locked)
+    # Every direct requirement at exactly its pyproject pin (else: refresh the lock).
+    assert {r.lower() for r in bundling.framework_requirements()} <= pins
+    names = {pin.split("==")[0] for pin in pins}
+    # The closure, not only the direct requirements.
+    assert {"pydantic-core", "annotated-types", "httpcore", "anyio"} <= names
+    assert not names & set(bundling.EXCLUDED_DEPENDENCIES)
+    assert LAYOUT.requirement_list() == locked
 
 
 def test_sources_only_bundle_copies_exactly_the_source_files(tmp_path: Path) -> None:
@@ -160,3 +173,12 @@ def test_bundled_code_imports_only_what_lambda_has() -> None:
             elif module in excluded or module.startswith(tuple(f"{e}." for e in excluded)):
                 problems.append(f"{where} (left out of the asset)")
     assert problems == []
+
+
+def test_the_built_folder_is_checked_for_every_referenced_module(tmp_path: Path) -> None:
+    references = SagaDeployment.of(Project.load(ROOT), SAGA).references
+    _bundle(BundlingMode.SOURCES, tmp_path / "ok")
+    LAYOUT.check(references, in_dir=tmp_path / "ok")
+    (tmp_path / "ok" / "tasks" / "reserve_stock.py").unlink()
+    with pytest.raises(DeploymentError, match=r"^ReserveStock handler 'tasks\.reserve_stock:"):
+        LAYOUT.check(references, in_dir=tmp_path / "ok")
