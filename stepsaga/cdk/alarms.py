@@ -37,6 +37,7 @@ class SagaAlarms(Construct):
         super().__init__(scope, construct_id)
         self._action = actions.SnsAction(topic)
         self._stage = stage
+        self._saga = saga
         self.alarms: dict[str, cloudwatch.Alarm] = {}
 
         self._at_least_one(
@@ -80,7 +81,7 @@ class SagaAlarms(Construct):
         return cloudwatch.Metric(
             namespace=metric_names.NAMESPACE,
             metric_name=name,
-            dimensions_map={"service": metric_names.service_name(self._stage)},
+            dimensions_map={"service": metric_names.service_name(self._stage, self._saga)},
             statistic=statistic,
             period=period,
         )

@@ -32,6 +32,8 @@ class FunctionEnvironment:
     stage: str
     table_name: str
     topic_arn: str
+    #: The saga deployed: part of the metrics' ``service`` dimension (alarms per saga).
+    saga: str | None = None
     log_level: str = "INFO"
 
     def variables(self) -> dict[str, str]:
@@ -39,7 +41,7 @@ class FunctionEnvironment:
             deployment.ENV_STAGE: self.stage,
             deployment.ENV_LEDGER_TABLE_NAME: self.table_name,
             deployment.ENV_RECONCILIATION_TOPIC_ARN: self.topic_arn,
-            "POWERTOOLS_SERVICE_NAME": metric_names.service_name(self.stage),
+            "POWERTOOLS_SERVICE_NAME": metric_names.service_name(self.stage, self.saga),
             "POWERTOOLS_METRICS_NAMESPACE": metric_names.NAMESPACE,
             "POWERTOOLS_LOG_LEVEL": self.log_level,
         }

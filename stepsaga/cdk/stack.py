@@ -104,6 +104,7 @@ class SagaResources(Construct):
             state_machine_arn=state_machine_arn(self, machine_name),
             environment=FunctionEnvironment(
                 stage=settings.stage,
+                saga=saga.name,
                 table_name=self.ledger.table.table_name,
                 topic_arn=self.topic.topic_arn,
             ),

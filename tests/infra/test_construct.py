@@ -185,6 +185,30 @@ def test_alarm_texts_name_the_saga(two_sagas: TwoSagas) -> None:
         assert not any("replacement" in text for text in texts)
 
 
+def test_each_sagas_alarms_watch_only_its_own_metrics(two_sagas: TwoSagas) -> None:
+    services = {}
+    for stack in (two_sagas.alpha, two_sagas.beta):
+        alarms = two_sagas.resources(stack, "AWS::CloudWatch::Alarm").values()
+        dimensions = {
+            d["Value"]
+            for a in alarms
+            for d in a["Properties"].get("Dimensions", [])
+            if d["Name"] == "service"
+        }
+        functions = two_sagas.resources(stack, "AWS::Lambda::Function").values()
+        emitted = {
+            f["Properties"]["Environment"]["Variables"]["POWERTOOLS_SERVICE_NAME"]
+            for f in functions
+        }
+        (service,) = dimensions
+        assert emitted == {service}
+        services[stack.saga.name] = service
+    assert services == {
+        "alpha-order": "stepsaga-dev-alpha-order",
+        "beta-refresh": "stepsaga-dev-beta-refresh",
+    }
+
+
 def test_a_saga_without_effects_has_no_reconciler(two_sagas: TwoSagas) -> None:
     assert set(two_sagas.beta.resources.functions) == {"Lookup"}
     assert two_sagas.beta.resources.access["Lookup"].table_actions

@@ -120,7 +120,9 @@ def test_every_saga_function_runs_the_generic_entry_on_the_current_runtime(
         assert properties["TracingConfig"] == {"Mode": "Active"}
         assert "Ref" in properties["LoggingConfig"]["LogGroup"]
         environment = properties["Environment"]["Variables"]
-        assert environment["POWERTOOLS_SERVICE_NAME"] == metric_names.service_name("dev")
+        assert environment["POWERTOOLS_SERVICE_NAME"] == metric_names.service_name(
+            "dev", synthesized.saga.name
+        )
         assert environment["POWERTOOLS_METRICS_NAMESPACE"] == metric_names.NAMESPACE
         assert environment["POWERTOOLS_LOG_LEVEL"] == "INFO"
         assert environment[deployment.ENV_STAGE] == "dev"
@@ -233,7 +235,10 @@ def test_alarms_notify_the_topic(synthesized: Synthesized) -> None:
         if name != "ExecutionsFailed":
             assert alarm["Namespace"] == metric_names.NAMESPACE
             assert alarm["Dimensions"] == [
-                {"Name": "service", "Value": metric_names.service_name("dev")}
+                {
+                    "Name": "service",
+                    "Value": metric_names.service_name("dev", synthesized.saga.name),
+                }
             ]
     # A check that stopped reporting must not read as "nothing overdue".
     assert by_metric[metric_names.RECONCILIATION_OVERDUE]["TreatMissingData"] == "breaching"
