@@ -15,10 +15,13 @@ import pytest
 from aws_cdk import App
 from aws_cdk import aws_sqs as sqs
 from aws_cdk.assertions import Annotations, Match, Template
+from cdk_nag import NagSuppressions
+from cfnlint.api import ManualArgs, lint
 
 from stepsaga import deployment
 from stepsaga.cdk import BundlingMode, DeploymentError, FunctionSettings, SagaStack, StageSettings
 from stepsaga.project import Project
+from tests.infra.test_cfn_lint import IGNORED
 
 SAGAS = """
 from stepsaga import EffectClass, Escalate, Saga, Step
@@ -105,8 +108,6 @@ def two_sagas(project: Project, tmp_path_factory: pytest.TempPathFactory) -> Two
         queue = sqs.Queue(
             function.stack, "Outbox", enforce_ssl=True, encryption=sqs.QueueEncryption.SQS_MANAGED
         )
-        from cdk_nag import NagSuppressions
-
         NagSuppressions.add_resource_suppressions(
             queue,
             [
@@ -258,3 +259,12 @@ def test_settings_for_a_function_the_saga_lacks_are_refused(project: Project) ->
 def test_a_project_made_in_python_cannot_be_bundled() -> None:
     with pytest.raises(DeploymentError, match=r"Project\.load\(root\)"):
         SagaStack(App(), project=Project.of(), saga="x")
+
+
+def test_both_templates_are_cfn_lint_clean(two_sagas: TwoSagas) -> None:
+    for stack in (two_sagas.alpha, two_sagas.beta):
+        matches = lint(
+            json.dumps(two_sagas.template(stack)),
+            config=ManualArgs(regions=["us-east-1"], ignore_checks=IGNORED),
+        )
+        assert [str(m) for m in matches] == [], stack.stack_name
