@@ -15,8 +15,9 @@ The asset is
   --only-binary=:all:``, CPython of the runtime). Refresh the lock after changing
   stepsaga's dependencies: ``python -m stepsaga.cdk.bundling --lock``.
 
-``.pyc`` files are precompiled into the asset when the synthesizing Python is the runtime's
-version (a ``.pyc`` of another version would be ignored by Lambda, so none is written then).
+``.pyc`` files are precompiled into the asset by an interpreter of the runtime's version: the
+synthesizing Python if it is one, else ``$STEPSAGA_LAMBDA_PYTHON`` or ``python3.14`` on PATH;
+with none, no ``.pyc`` is written (one of another version would only be ignored by Lambda).
 
 Before anything is built, :meth:`AssetLayout.check` verifies that every module the
 functions load (saga, dependencies, each handler, the generic entry point) is a file of the
@@ -29,6 +30,7 @@ from __future__ import annotations
 import compileall
 import hashlib
 import importlib.metadata
+import os
 import py_compile
 import shutil
 import subprocess
@@ -78,6 +80,10 @@ EXCLUDED_DEPENDENCIES: Final = {
 }
 #: stepsaga's runtime closure for Lambda's platform: ``name==version --hash=sha256:…``.
 LOCK_FILE: Final = Path(__file__).with_name("lambda-requirements.lock")
+
+#: An interpreter of the runtime's version, to precompile ``.pyc`` with (else
+#: ``python3.14`` on PATH, else none are written).
+ENV_LAMBDA_PYTHON: Final = "STEPSAGA_LAMBDA_PYTHON"
 
 #: Modules every function loads besides the project's references.
 FRAMEWORK_MODULES: Final = ("stepsaga.lambda_handler", "stepsaga.reconciliation.overdue")
@@ -140,10 +146,17 @@ class AssetLayout:
     ) -> AssetLayout:
         """The packages the saga's references name (never ``stepsaga``), plus ``include``."""
         tops = [module_of(ref).split(".")[0] for ref in saga.references.values()]
+        include = list(include)
+        root = project_root.resolve()
+        for name in include:
+            if not ((root / name).is_dir() or (root / f"{name}.py").is_file()):
+                raise DeploymentError(
+                    f"include {name!r}: no package {name}/ or module {name}.py in {root}"
+                )
         packages = dict.fromkeys([*tops, *include])
         packages.pop("stepsaga", None)
         return cls(
-            project_root=project_root.resolve(),
+            project_root=root,
             packages=tuple(packages),
             exclude=tuple(exclude),
             requirements=tuple(requirements),
@@ -264,15 +277,36 @@ def pip_command(verb: str, target: Path, requirements: list[str]) -> list[str]:
     ]
 
 
-def precompile(target: Path) -> bool:
-    """``.pyc`` for the runtime's Python, when this is that Python (else none is written)."""
-    if f"{sys.version_info.major}.{sys.version_info.minor}" != PYTHON_VERSION:
+def runtime_python(version: str = PYTHON_VERSION) -> str | None:
+    """An interpreter of the Lambda runtime's version: this one, ``$STEPSAGA_LAMBDA_PYTHON``
+    or ``python<version>`` on PATH; None if there is none."""
+    if f"{sys.version_info.major}.{sys.version_info.minor}" == version:
+        return sys.executable
+    return os.environ.get(ENV_LAMBDA_PYTHON) or shutil.which(f"python{version}")
+
+
+def precompile(target: Path, version: str = PYTHON_VERSION) -> bool:
+    """``.pyc`` (unchecked-hash: the asset never changes once built) for the runtime's
+    Python, written by an interpreter of that version; without one, none is written (a
+    ``.pyc`` of another version would only be ignored) and False is returned."""
+    python = runtime_python(version)
+    if python is None:
         return False
-    return compileall.compile_dir(
-        str(target),
-        quiet=2,
-        invalidation_mode=py_compile.PycInvalidationMode.UNCHECKED_HASH,
+    if python == sys.executable:
+        return bool(
+            compileall.compile_dir(
+                str(target),
+                quiet=2,
+                invalidation_mode=py_compile.PycInvalidationMode.UNCHECKED_HASH,
+            )
+        )
+    done = subprocess.run(  # noqa: S603 - an interpreter path, fixed arguments, no shell
+        [python, "-m", "compileall", "-q", "--invalidation-mode", "unchecked-hash", str(target)],
+        capture_output=True,
+        text=True,
+        check=False,
     )
+    return done.returncode == 0
 
 
 @jsii.implements(ILocalBundling)

@@ -94,7 +94,10 @@ def test_pip_bundle_has_wheels_for_lambda_arm64_python(tmp_path: Path) -> None:
     assert "iso4217/__init__.py" in files
     assert "httpx/__init__.py" in files
     assert not any(f.startswith(("boto3/", "typer/", "rich/", "bin/")) for f in files)
-    assert not any(f.endswith(".pyc") for f in files)
+    # .pyc only from an interpreter of the runtime's version (none of another version).
+    pycs = [f for f in files if f.endswith(".pyc")]
+    assert all(".cpython-314." in f for f in pycs)
+    assert bool(pycs) == (bundling.runtime_python() is not None)
     assert "stepsaga/ledger/table.py" in files
 
 
@@ -182,3 +185,24 @@ def test_the_built_folder_is_checked_for_every_referenced_module(tmp_path: Path)
     (tmp_path / "ok" / "tasks" / "reserve_stock.py").unlink()
     with pytest.raises(DeploymentError, match=r"^ReserveStock handler 'tasks\.reserve_stock:"):
         LAYOUT.check(references, in_dir=tmp_path / "ok")
+
+
+def test_pyc_are_written_by_an_interpreter_of_the_runtimes_version(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "mod.py").write_text("X = 1\n")
+    monkeypatch.delenv(bundling.ENV_LAMBDA_PYTHON, raising=False)
+    assert not bundling.precompile(tmp_path, version="3.99")  # no such interpreter
+    assert not list(tmp_path.rglob("*.pyc"))
+    here = f"{sys.version_info.major}.{sys.version_info.minor}"
+    assert bundling.precompile(tmp_path, version=here)
+    (pyc,) = tmp_path.rglob("*.pyc")
+    assert pyc.name == f"mod.{sys.implementation.cache_tag}.pyc"
+    monkeypatch.setenv(bundling.ENV_LAMBDA_PYTHON, sys.executable)  # as if it were 3.99
+    assert bundling.runtime_python("3.99") == sys.executable
+
+
+def test_an_included_package_must_exist() -> None:
+    with pytest.raises(DeploymentError, match=r"include 'nowhere': no package nowhere/"):
+        AssetLayout.for_saga(ROOT, SagaDeployment.of(Project.load(ROOT), SAGA), include=["nowhere"])
