@@ -12,7 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from aws_cdk import App
+from aws_cdk import App, Stack
+from aws_cdk import aws_secretsmanager as secretsmanager
 from aws_cdk import aws_sqs as sqs
 from aws_cdk.assertions import Annotations, Match, Template
 from cdk_nag import NagSuppressions
@@ -58,6 +59,9 @@ alpha-order = "acme_flows.sagas:alpha"
 beta-refresh = "acme_flows.sagas:beta"
 broken = "acme_flows.sagas:broken"
 """
+
+
+TOKEN_ARN = "arn:aws:secretsmanager:eu-west-1:111122223333:secret:acme/token-AbCdEf"
 
 
 @pytest.fixture(scope="module")
@@ -119,6 +123,8 @@ def two_sagas(project: Project, tmp_path_factory: pytest.TempPathFactory) -> Two
         )
         queue.grant_send_messages(function)
 
+    shared = Stack(app, "AcmeShared")
+    token = secretsmanager.Secret.from_secret_complete_arn(shared, "Token", TOKEN_ARN)
     alpha = SagaStack(
         app,
         project=project,
@@ -128,7 +134,8 @@ def two_sagas(project: Project, tmp_path_factory: pytest.TempPathFactory) -> Two
         functions={
             "ChargeCard": FunctionSettings(
                 environment={"ACME_MODE": "strict"}, grant=send_to_queue, memory_mb=1024
-            )
+            ),
+            "Notify": FunctionSettings(secrets={"ACME_TOKEN_ARN": token}),
         },
     )
     beta = SagaStack(app, project=project, saga="beta-refresh", settings=settings)
@@ -175,6 +182,26 @@ def test_the_apps_grant_reaches_only_its_function(two_sagas: TwoSagas) -> None:
     (policy,) = with_send
     (role,) = policy["Properties"]["Roles"]
     assert role["Ref"].startswith("ChargeCardRole")
+
+
+def test_a_secret_is_named_in_the_environment_and_readable_only_by_its_function(
+    two_sagas: TwoSagas,
+) -> None:
+    functions = two_sagas.resources(two_sagas.alpha, "AWS::Lambda::Function").values()
+    with_token = [
+        f["Properties"]["Environment"]["Variables"].get(deployment.ENV_FUNCTION)
+        for f in functions
+        if f["Properties"]["Environment"]["Variables"].get("ACME_TOKEN_ARN") == TOKEN_ARN
+    ]
+    assert with_token == ["Notify"]
+    policies = two_sagas.resources(two_sagas.alpha, "AWS::IAM::Policy").values()
+    readers = [p for p in policies if "secretsmanager:GetSecretValue" in json.dumps(p)]
+    (policy,) = readers
+    (role,) = policy["Properties"]["Roles"]
+    assert role["Ref"].startswith("NotifyRole")
+    statements = policy["Properties"]["PolicyDocument"]["Statement"]
+    (secret_statement,) = [s for s in statements if "secretsmanager:GetSecretValue" in s["Action"]]
+    assert secret_statement["Resource"] == TOKEN_ARN
 
 
 def test_alarm_texts_name_the_saga(two_sagas: TwoSagas) -> None:
