@@ -1,4 +1,5 @@
-"""The CDK app for AWS (needs the ``infra`` extra); entry point ``infra/app.py``.
+"""The reference app's CDK app (needs the ``cdk`` extra); entry point ``infra/app.py``.
 
-Imports nothing: ``infra/runtime`` is bundled into the Lambda asset with this file.
+It deploys the replacement-order saga through ``stepsaga.cdk``'s public API, as a team's
+app would; nothing here goes into the Lambda asset.
 """

@@ -1,4 +1,5 @@
-"""CDK entry point: ``npx aws-cdk synth`` runs ``python -m infra.app`` (see cdk.json).
+"""CDK entry point of the reference app: ``npx aws-cdk synth`` runs ``python -m infra.app``
+(see cdk.json). It uses only ``stepsaga.cdk``'s public API, as a team's app would.
 
 Context (``-c key=value``): see ``infra/config.py``; e.g. ``-c stage=prod``. The service
 URLs are required: ``-c inventory_url=https://… -c payments_url=https://…
@@ -8,47 +9,44 @@ URLs are required: ``-c inventory_url=https://… -c payments_url=https://…
 from __future__ import annotations
 
 import sys
+from pathlib import Path
+from typing import Final
 
-from aws_cdk import App, Aspects
-from cdk_nag import AwsSolutionsChecks
+from aws_cdk import App
 
 from infra.config import ContextError, StageConfig
-from infra.permissions import REPLACEMENT_ORDER_ACCESS
-from infra.saga_deployment import SagaDeployment
-from infra.stack import StepSagaStack
-from stepsaga import deployment
-from stepsaga.workflow import compile as compile_saga
-from workflows.replacement_order import saga as replacement_order_saga
+from stepsaga.cdk import DeploymentError, SagaStack
+from stepsaga.project import Project
+
+#: The project root: its pyproject.toml declares the saga and the dependencies.
+ROOT: Final = Path(__file__).resolve().parent.parent
+SAGA: Final = "replacement-order"
+#: Project files that never run in Lambda: the project's CLI commands (``stepsaga sim``,
+#: ``stepsaga demo``), whose typer/rich/local-service imports the asset does not carry.
+EXCLUDE: Final = ("services/cli.py", "workflows/demo.py")
 
 
-def replacement_order() -> SagaDeployment:
-    """The replacement-order saga, compiled from ``workflows/replacement_order.py``."""
-    saga = replacement_order_saga
-    return SagaDeployment(
-        name=saga.name,
-        functions=saga.functions,
-        definition=compile_saga(saga),
-        access=REPLACEMENT_ORDER_ACCESS,
-        saga_ref="workflows.replacement_order:saga",
-        dependencies_ref="services.dependencies:dependencies",
-        substitutions_for=saga.definition_substitutions,
+def build(app: App, project: Project | None = None) -> SagaStack:
+    """The stack of the stage in the app's context (cdk-nag applied by the construct)."""
+    config = StageConfig.from_context(app.node)
+    return SagaStack(
+        app,
+        project=project or Project.load(ROOT),
+        saga=SAGA,
+        settings=config.settings(),
+        # The downstream services' URLs and timeouts: the app's configuration, read by its
+        # Dependencies.aws (services/dependencies.py) in every saga function.
+        defaults=config.services.function_settings(),
+        exclude=EXCLUDE,
     )
 
 
-def build(app: App, saga: SagaDeployment) -> StepSagaStack:
-    """The stack for the stage in the app's context, checked by cdk-nag at synth."""
-    config = StageConfig.from_context(app.node)
-    stack = StepSagaStack(app, deployment.stack_name(config.stage), saga=saga, config=config)
-    Aspects.of(app).add(AwsSolutionsChecks(verbose=True))
-    return stack
-
-
 def main(app: App | None = None) -> None:
-    """Synthesize; a context problem exits 2 with one line on stderr, not a traceback."""
+    """Synthesize; a configuration problem exits 2 with one line on stderr, not a traceback."""
     app = app or App()
     try:
-        build(app, replacement_order())
-    except ContextError as exc:
+        build(app)
+    except (ContextError, DeploymentError) as exc:
         print(f"stepsaga infra: {exc}", file=sys.stderr)
         raise SystemExit(2) from None
     app.synth()

@@ -1,6 +1,11 @@
-"""Per-stage settings of the stack, read from CDK context (``-c key=value`` or cdk.json).
+"""The reference app's settings, read from CDK context (``-c key=value`` or cdk.json).
 
-- ``stage`` (default ``dev``): stack ``stepsaga-<stage>``, state machine name prefix.
+The generic ones become ``stepsaga.cdk.StageSettings``; the service URLs and timeouts are
+this app's own configuration, passed to its functions as their environment
+(``FunctionSettings``), exactly as a team's app passes its own.
+
+- ``stage`` (default ``dev``): stack ``stepsaga-<stage>-replacement-order``, state machine
+  ``<stage>-replacement-order``.
 - ``deletion_protection`` (default: on for ``prod``/``production``): table deletion
   protection; when on, the table, key and log groups are RETAINed when the stack goes.
 - ``log_retention_days`` (default 365 in production, else 30): every log group.
@@ -22,7 +27,6 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
-from enum import StrEnum
 from typing import Final
 from urllib.parse import urlsplit
 
@@ -31,12 +35,12 @@ from constructs import Node
 
 from services.dependencies import ENV_SERVICES, SERVICES_HTTP
 from services.http.config import ENV_TIMEOUTS, ENV_URLS, HttpTimeouts
+from stepsaga.cdk import BundlingMode, FunctionSettings, StageSettings
+from stepsaga.cdk.settings import DEFAULT_FUNCTION_TIMEOUT_SECONDS, PRODUCTION_STAGES
 from stepsaga.deployment import DEFAULT_STAGE
 
-PRODUCTION_STAGES: Final = frozenset({"prod", "production"})
-
 #: Lambda timeout of every function; one HTTP call (all four phases) must fit inside it.
-FUNCTION_TIMEOUT_SECONDS: Final = 30
+FUNCTION_TIMEOUT_SECONDS: Final = DEFAULT_FUNCTION_TIMEOUT_SECONDS
 
 #: Context keys of the service URLs, in the order the messages name them.
 SERVICE_URL_KEYS: Final = ("inventory_url", "payments_url", "shipping_url")
@@ -68,15 +72,6 @@ _RETENTION: Final[dict[int, logs.RetentionDays]] = {
 }
 
 _STAGE_PATTERN: Final = re.compile(r"^[a-z][a-z0-9-]{0,19}$")
-
-
-class BundlingMode(StrEnum):
-    """How the Lambda asset is built (always without Docker)."""
-
-    #: ``pip install --platform manylinux2014_aarch64 …`` plus the project's packages.
-    PIP = "pip"
-    #: Only the project's packages: fast and offline, for synth-only checks. Not deployable.
-    SOURCES = "sources"
 
 
 @dataclass(frozen=True)
@@ -123,6 +118,12 @@ class ServiceEndpoints:
             {var: f"{getattr(self, f'{phase}_timeout'):g}" for phase, var in ENV_TIMEOUTS.items()}
         )
         return variables
+
+    def function_settings(self) -> FunctionSettings:
+        """Every saga function's share of this app's configuration."""
+        return FunctionSettings(
+            environment=self.environment(), timeout_seconds=FUNCTION_TIMEOUT_SECONDS
+        )
 
     @classmethod
     def from_context(cls, node: Node) -> ServiceEndpoints:
@@ -179,6 +180,17 @@ class StageConfig:
     @property
     def log_retention(self) -> logs.RetentionDays:
         return _RETENTION[self.log_retention_days]
+
+    def settings(self) -> StageSettings:
+        """The generic part, for ``stepsaga.cdk.SagaStack``."""
+        return StageSettings(
+            stage=self.stage,
+            deletion_protection=self.deletion_protection,
+            log_retention_days=self.log_retention_days,
+            reserved_concurrency=self.reserved_concurrency,
+            overdue_reconciliation_hours=self.overdue_reconciliation_hours,
+            bundling=self.bundling,
+        )
 
     @classmethod
     def from_context(cls, node: Node) -> StageConfig:

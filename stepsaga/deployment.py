@@ -36,9 +36,11 @@ ENV_STACK: Final = "STEPSAGA_STACK"
 ENV_STATE_MACHINE_ARN: Final = "STEPSAGA_STATE_MACHINE_ARN"
 
 
-def stack_name(stage: str = DEFAULT_STAGE) -> str:
-    """CloudFormation stack name of one stage, e.g. ``stepsaga-dev``."""
-    return f"stepsaga-{stage}"
+def stack_name(stage: str = DEFAULT_STAGE, saga: str | None = None) -> str:
+    """CloudFormation stack name of one saga in one stage, e.g. ``stepsaga-dev-upgrade``
+    (``stepsaga.cdk.SagaStack``'s), so two sagas of a stage coexist; without a saga, the
+    stage prefix ``stepsaga-dev``."""
+    return f"stepsaga-{stage}" if saga is None else f"stepsaga-{stage}-{saga}"
 
 
 def state_machine_name(saga_name: str, stage: str = DEFAULT_STAGE) -> str:

@@ -46,6 +46,7 @@ ALL: Final = (
 )
 
 
-def service_name(stage: str) -> str:
-    """The ``service`` dimension for one deployed stage (two stages may share an account)."""
-    return f"{SERVICE_NAME}-{stage}"
+def service_name(stage: str, saga: str | None = None) -> str:
+    """The ``service`` dimension for one deployed stage (two stages may share an account)
+    and, given a saga, for that saga's deployment (two sagas of a stage alarm apart)."""
+    return f"{SERVICE_NAME}-{stage}" if saga is None else f"{SERVICE_NAME}-{stage}-{saga}"

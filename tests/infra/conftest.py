@@ -14,6 +14,7 @@ os.environ.setdefault("JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION", "20")
 os.environ.setdefault("JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION", "1")
 os.environ.setdefault("JSII_SILENCE_WARNING_UNTESTED_NODE_VERSION", "1")
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -22,18 +23,22 @@ import pytest
 from aws_cdk import App
 from aws_cdk.assertions import Annotations, Template
 
-from infra.app import build, replacement_order
-from infra.saga_deployment import SagaDeployment
-from infra.stack import StepSagaStack
+from infra.app import build
+from stepsaga.cdk import FunctionAccess, SagaDeployment, SagaStack
 
 
 @dataclass(frozen=True)
 class Synthesized:
     saga: SagaDeployment
-    stack: StepSagaStack
+    stack: SagaStack
     template: Template
     annotations: Annotations
     outdir: Path
+
+    @property
+    def access(self) -> Mapping[str, FunctionAccess]:
+        """The framework access of each saga function, as the construct derived it."""
+        return self.stack.resources.access
 
     @property
     def json(self) -> dict[str, Any]:
@@ -71,11 +76,10 @@ def synthesized(tmp_path_factory: pytest.TempPathFactory) -> Synthesized:
     outdir = tmp_path_factory.mktemp("cdk.out")
     # Sources-only bundling: no pip, no network; test_bundling.py covers the pip path.
     app = App(context={"bundling": "sources", **SERVICE_CONTEXT}, outdir=str(outdir))
-    saga = replacement_order()
-    stack = build(app, saga)
+    stack = build(app)
     app.synth()
     return Synthesized(
-        saga=saga,
+        saga=stack.saga,
         stack=stack,
         template=Template.from_stack(stack),
         annotations=Annotations.from_stack(stack),

@@ -1,4 +1,5 @@
-"""The Lambda asset is built without Docker: pip for Lambda's platform, then our packages."""
+"""The Lambda asset is built without Docker: pip for Lambda's platform, then the project's
+packages and stepsaga (from the installed package)."""
 
 from __future__ import annotations
 
@@ -13,22 +14,29 @@ from pathlib import Path
 import pytest
 from aws_cdk import DockerImage
 
-from infra import bundling
-from infra.config import BundlingMode
+import stepsaga
+from infra.app import EXCLUDE, ROOT, SAGA
+from stepsaga.cdk import AssetLayout, BundlingMode, DeploymentError, SagaDeployment, bundling
+from stepsaga.project import Project
 
-ROOT = bundling.REPO_ROOT
+LAYOUT = AssetLayout.for_saga(ROOT, SagaDeployment.of(Project.load(ROOT), SAGA), exclude=EXCLUDE)
 
 
 def _bundle(mode: BundlingMode, target: Path) -> set[str]:
     image = DockerImage.from_registry("unused")
-    assert bundling.LocalPythonBundling(mode).try_bundle(str(target), image=image)
+    assert bundling.LocalPythonBundling(mode, LAYOUT).try_bundle(str(target), image=image)
     return {p.relative_to(target).as_posix() for p in target.rglob("*") if p.is_file()}
+
+
+def test_the_asset_holds_the_packages_the_saga_references() -> None:
+    assert set(LAYOUT.packages) == {"workflows", "tasks", "compensations", "services"}
+    assert LAYOUT.framework_root == Path(stepsaga.__file__).parent
 
 
 def test_runtime_requirements_are_the_pinned_dependencies_minus_exclusions() -> None:
     with (ROOT / "pyproject.toml").open("rb") as f:
         declared = tomllib.load(f)["project"]["dependencies"]
-    requirements = bundling.runtime_requirements()
+    requirements = bundling.framework_requirements()
     assert all("==" in r for r in requirements)
     assert {r.split("==")[0] for r in requirements} == {d.split("==")[0] for d in declared} - set(
         bundling.EXCLUDED_DEPENDENCIES
@@ -37,19 +45,43 @@ def test_runtime_requirements_are_the_pinned_dependencies_minus_exclusions() -> 
     assert any(r.startswith("pydantic==") for r in requirements)
 
 
+def test_the_lock_pins_and_hashes_the_whole_closure_of_the_requirements() -> None:
+    locked = bundling.locked_requirements()
+    pins = {line.split(" ", 1)[0] for line in locked}
+    assert all(re.fullmatch(r"\S+==\S+ --hash=sha256:[0-9a-f]{64}", line) for line in locked)
+    # Every direct requirement at exactly its pyproject pin (else: refresh the lock).
+    assert {r.lower() for r in bundling.framework_requirements()} <= pins
+    names = {pin.split("==")[0] for pin in pins}
+    # The closure, not only the direct requirements.
+    assert {"pydantic-core", "annotated-types", "httpcore", "anyio"} <= names
+    assert not names & set(bundling.EXCLUDED_DEPENDENCIES)
+    assert LAYOUT.requirement_list() == locked
+
+
 def test_sources_only_bundle_copies_exactly_the_source_files(tmp_path: Path) -> None:
     files = _bundle(BundlingMode.SOURCES, tmp_path)
-    assert files == {p.relative_to(ROOT).as_posix() for p in bundling.source_files()}
-    assert "infra/runtime/overdue_reconciliation.py" in files
+    assert files == LAYOUT.asset_paths()
+    assert "stepsaga/reconciliation/overdue.py" in files
+    assert "stepsaga/lambda_handler.py" in files
     assert "stepsaga/errors.py" in files
-    assert not any(f.startswith(("stepsaga/cli/", "stepsaga/testing/")) for f in files)
-    assert "infra/stack.py" not in files  # the CDK app itself never goes to Lambda
+    assert "tasks/reserve_stock.py" in files
+    assert "services/dependencies.py" in files
+    assert not any(
+        f.startswith(("stepsaga/cli/", "stepsaga/testing/", "stepsaga/scaffold/")) for f in files
+    )
+    assert "stepsaga/__main__.py" not in files
+    assert not any(f.startswith("infra/") for f in files)  # the CDK app never goes to Lambda
+    assert not {"services/cli.py", "workflows/demo.py"} & files  # the app's exclusions
     assert not any("__pycache__" in f for f in files)
 
 
 def test_asset_hash_follows_the_inputs() -> None:
-    assert bundling.asset_hash(BundlingMode.PIP) == bundling.asset_hash(BundlingMode.PIP)
-    assert bundling.asset_hash(BundlingMode.PIP) != bundling.asset_hash(BundlingMode.SOURCES)
+    assert LAYOUT.asset_hash(BundlingMode.PIP) == LAYOUT.asset_hash(BundlingMode.PIP)
+    assert LAYOUT.asset_hash(BundlingMode.PIP) != LAYOUT.asset_hash(BundlingMode.SOURCES)
+    more = AssetLayout.for_saga(
+        ROOT, SagaDeployment.of(Project.load(ROOT), SAGA), exclude=EXCLUDE, include=["bench"]
+    )
+    assert more.asset_hash(BundlingMode.SOURCES) != LAYOUT.asset_hash(BundlingMode.SOURCES)
 
 
 @pytest.mark.slow
@@ -62,7 +94,10 @@ def test_pip_bundle_has_wheels_for_lambda_arm64_python(tmp_path: Path) -> None:
     assert "iso4217/__init__.py" in files
     assert "httpx/__init__.py" in files
     assert not any(f.startswith(("boto3/", "typer/", "rich/", "bin/")) for f in files)
-    assert not any(f.endswith(".pyc") for f in files)
+    # .pyc only from an interpreter of the runtime's version (none of another version).
+    pycs = [f for f in files if f.endswith(".pyc")]
+    assert all(".cpython-314." in f for f in pycs)
+    assert bool(pycs) == (bundling.runtime_python() is not None)
     assert "stepsaga/ledger/table.py" in files
 
 
@@ -70,7 +105,7 @@ def test_pip_bundle_has_wheels_for_lambda_arm64_python(tmp_path: Path) -> None:
 
 #: Shipped with the Lambda Python runtime.
 _RUNTIME_PROVIDED = {"boto3", "botocore", "s3transfer", "jmespath", "dateutil", "urllib3", "six"}
-_BUNDLED_SOURCES = {"stepsaga", "tasks", "compensations", "workflows", "services", "infra"}
+_BUNDLED_SOURCES = {"stepsaga", *LAYOUT.packages}
 
 
 def _requirement_closure(names: set[str]) -> set[str]:
@@ -96,7 +131,7 @@ def _requirement_closure(names: set[str]) -> set[str]:
 
 def _importable_in_lambda() -> set[str]:
     distributions = _requirement_closure(
-        {r.split("==")[0] for r in bundling.runtime_requirements()}
+        {r.split("==")[0] for r in bundling.framework_requirements()}
     )
     modules = {
         module
@@ -126,15 +161,48 @@ def _imports_of(node: ast.AST) -> Iterator[tuple[int, str]]:
 
 def test_bundled_code_imports_only_what_lambda_has() -> None:
     allowed = _importable_in_lambda()
-    excluded = tuple(p.removesuffix(".py").replace("/", ".") for p in bundling.EXCLUDED_PATHS)
+    excluded = (
+        *(p.removesuffix(".py").replace("/", ".") for p in EXCLUDE),
+        *(f"stepsaga.{p.removesuffix('.py')}" for p in bundling.FRAMEWORK_EXCLUDED),
+    )
     problems = []
-    for file in bundling.source_files():
+    for file, relative in LAYOUT.files():
         if file.suffix != ".py":
             continue
         for line, module in _imports(ast.parse(file.read_text(), str(file))):
-            where = f"{file.relative_to(ROOT)}:{line} imports {module}"
+            where = f"{relative}:{line} imports {module}"
             if module.split(".")[0] not in allowed:
                 problems.append(f"{where} (not bundled, not in the Lambda runtime)")
             elif module in excluded or module.startswith(tuple(f"{e}." for e in excluded)):
                 problems.append(f"{where} (left out of the asset)")
     assert problems == []
+
+
+def test_the_built_folder_is_checked_for_every_referenced_module(tmp_path: Path) -> None:
+    references = SagaDeployment.of(Project.load(ROOT), SAGA).references
+    _bundle(BundlingMode.SOURCES, tmp_path / "ok")
+    LAYOUT.check(references, in_dir=tmp_path / "ok")
+    (tmp_path / "ok" / "tasks" / "reserve_stock.py").unlink()
+    with pytest.raises(DeploymentError, match=r"^ReserveStock handler 'tasks\.reserve_stock:"):
+        LAYOUT.check(references, in_dir=tmp_path / "ok")
+
+
+def test_pyc_are_written_by_an_interpreter_of_the_runtimes_version(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "mod.py").write_text("X = 1\n")
+    monkeypatch.delenv(bundling.ENV_LAMBDA_PYTHON, raising=False)
+    assert not bundling.precompile(tmp_path, version="3.99")  # no such interpreter
+    assert not list(tmp_path.rglob("*.pyc"))
+    here = f"{sys.version_info.major}.{sys.version_info.minor}"
+    assert bundling.precompile(tmp_path, version=here)
+    (pyc,) = tmp_path.rglob("*.pyc")
+    assert pyc.name == f"mod.{sys.implementation.cache_tag}.pyc"
+    monkeypatch.setenv(bundling.ENV_LAMBDA_PYTHON, sys.executable)  # as if it were 3.99
+    assert bundling.runtime_python("3.99") == sys.executable
+
+
+def test_an_included_package_must_exist() -> None:
+    with pytest.raises(DeploymentError, match=r"include 'nowhere': no package nowhere/"):
+        AssetLayout.for_saga(ROOT, SagaDeployment.of(Project.load(ROOT), SAGA), include=["nowhere"])

@@ -7,9 +7,10 @@ from aws_cdk import App, Stack
 from aws_cdk.assertions import Template
 
 from infra.app import main
-from infra.config import BundlingMode, ContextError, ServiceEndpoints, StageConfig
-from infra.constructs.ledger_table import LedgerTable
+from infra.config import ContextError, ServiceEndpoints, StageConfig
 from services.dependencies import ENV_SERVICES
+from stepsaga.cdk import BundlingMode
+from stepsaga.cdk.ledger_table import LedgerTable
 from tests.infra.conftest import SERVICE_CONTEXT
 
 

@@ -2,7 +2,7 @@
 
 Every statement names its actions (no ``*`` in an action) and its resources; ``Resource: "*"``
 appears only for actions AWS offers no resource-level permissions for, listed below with the
-reason. Each function's role grants exactly the access declared in ``infra/permissions.py``.
+reason. Each function's role grants exactly the access its kind needs (``stepsaga.cdk.access``).
 """
 
 from __future__ import annotations
@@ -11,7 +11,8 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
-from infra.permissions import FunctionAccess
+from stepsaga.cdk import FunctionAccess
+from stepsaga.cdk.stack import OVERDUE_CHECK_HANDLER
 from tests.infra.conftest import Synthesized
 
 #: Actions AWS authorizes only with ``Resource: "*"`` (no resource-level permissions).
@@ -134,7 +135,7 @@ def test_each_function_gets_exactly_its_declared_access(synthesized: Synthesized
     (topic_id,) = synthesized.resources("AWS::SNS::Topic")
     (key_id,) = synthesized.resources("AWS::KMS::Key")
     for name in synthesized.saga.functions:
-        access: FunctionAccess = synthesized.saga.access[name]
+        access: FunctionAccess = synthesized.access[name]
         grants = _grants(synthesized, _role_of_function(synthesized, name))
         granted = {a: r for a, r in grants.items() if not a.startswith(("xray:", "logs:"))}
         expected: dict[str, set[str]] = {a: {_arn(table_id)} for a in access.table_actions}
@@ -156,7 +157,7 @@ def test_each_function_gets_exactly_its_declared_access(synthesized: Synthesized
 
 
 def test_overdue_check_only_scans_the_open_items_index(synthesized: Synthesized) -> None:
-    role = _role_of_function(synthesized, "infra.runtime.overdue_reconciliation.handler")
+    role = _role_of_function(synthesized, OVERDUE_CHECK_HANDLER)
     grants = _grants(synthesized, role)
     (table_id,) = synthesized.resources("AWS::DynamoDB::Table")
     index = {"Fn::Join": ["", [{"Fn::GetAtt": [table_id, "Arn"]}, "/index/open-items-by-tenant"]]}

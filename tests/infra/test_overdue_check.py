@@ -11,10 +11,10 @@ import boto3
 import pytest
 from moto import mock_aws
 
-from infra.runtime import overdue_reconciliation as check
 from stepsaga import deployment, metric_names
 from stepsaga.clock import ManualClock
 from stepsaga.ledger import table as layout
+from stepsaga.reconciliation import overdue as check
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient

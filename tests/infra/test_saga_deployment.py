@@ -1,4 +1,4 @@
-"""The stack's input is validated before any resource is built."""
+"""The construct's input is validated before any resource is built."""
 
 from __future__ import annotations
 
@@ -6,8 +6,19 @@ from typing import Any
 
 import pytest
 
-from infra.permissions import LEDGER_WRITER, QUERY, FunctionAccess
-from infra.saga_deployment import SagaDeployment, lambda_handler
+from stepsaga.cdk import (
+    LEDGER_WRITER,
+    RECONCILER,
+    DeploymentError,
+    FunctionAccess,
+    FunctionSettings,
+    SagaDeployment,
+    StageSettings,
+    access_for,
+)
+from stepsaga.cdk.access import QUERY
+from stepsaga.cdk.saga_deployment import lambda_handler
+from stepsaga.workflow.saga import RECONCILER_FUNCTION, RECONCILER_HANDLER
 
 
 def _definition(*functions: str) -> dict[str, Any]:
@@ -28,7 +39,7 @@ def _deployment(**overrides: Any) -> SagaDeployment:
         "name": "tiny",
         "functions": {"DoIt": "tasks.do_it.handler"},
         "definition": _definition("DoIt"),
-        "access": {"DoIt": LEDGER_WRITER},
+        "saga_ref": "workflows.tiny:saga",
     }
     values.update(overrides)
     return SagaDeployment(**values)
@@ -52,18 +63,17 @@ def test_handler_paths_become_lambda_handlers(path: str, handler: str) -> None:
 
 @pytest.mark.parametrize("path", ["handler", "tasks/reserve.handler", "tasks.class.handler"])
 def test_bad_handler_paths_are_refused(path: str) -> None:
-    with pytest.raises(ValueError, match=r"expected 'package\.module\.function'"):
+    with pytest.raises(DeploymentError, match=r"expected 'package\.module\.function'"):
         lambda_handler(path)
 
 
-def test_a_function_without_declared_access_is_refused() -> None:
-    with pytest.raises(ValueError, match=r"no declared access for DoIt: add them to infra/"):
-        _deployment(access={})
-
-
-def test_access_for_an_unknown_function_is_refused() -> None:
-    with pytest.raises(ValueError, match="access declared for unknown functions: Other"):
-        _deployment(access={"DoIt": LEDGER_WRITER, "Other": LEDGER_WRITER})
+def test_access_is_derived_from_the_function_kinds() -> None:
+    functions = {"DoIt": "tasks.do_it:DoIt", RECONCILER_FUNCTION: RECONCILER_HANDLER}
+    assert access_for(functions) == {"DoIt": LEDGER_WRITER, RECONCILER_FUNCTION: RECONCILER}
+    # An app's own handler under the reconciler's name gets no reconciler rights.
+    assert access_for({RECONCILER_FUNCTION: "tasks.mine:Reconcile"}) == {
+        RECONCILER_FUNCTION: LEDGER_WRITER
+    }
 
 
 def test_a_placeholder_without_a_function_is_refused() -> None:
@@ -75,13 +85,12 @@ def test_a_function_the_definition_never_uses_is_refused() -> None:
     with pytest.raises(ValueError, match=r"only substituted \['UnusedFunctionArn'\]"):
         _deployment(
             functions={"DoIt": "tasks.do_it.handler", "Unused": "tasks.unused.handler"},
-            access={"DoIt": LEDGER_WRITER, "Unused": LEDGER_WRITER},
         )
 
 
 def test_function_names_must_be_logical_ids() -> None:
-    with pytest.raises(ValueError, match="function name 'do-it'"):
-        _deployment(functions={"do-it": "tasks.do_it.handler"}, access={"do-it": LEDGER_WRITER})
+    with pytest.raises(DeploymentError, match="function name 'do-it'"):
+        _deployment(functions={"do-it": "tasks.do_it.handler"})
 
 
 def test_access_lists_only_known_actions() -> None:
@@ -90,3 +99,59 @@ def test_access_lists_only_known_actions() -> None:
     with pytest.raises(ValueError, match="only Query and Scan read an index"):
         FunctionAccess(index_actions=("dynamodb:GetItem",))
     assert FunctionAccess(index_actions=(QUERY,)).index_actions == (QUERY,)
+
+
+def test_saga_names_must_fit_stack_names() -> None:
+    with pytest.raises(DeploymentError, match="saga name 'Tiny_Saga'"):
+        _deployment(name="Tiny_Saga")
+
+
+@pytest.mark.parametrize(
+    ("settings", "message"),
+    [
+        ({"stage": "Prod!"}, "stage 'Prod!'"),
+        ({"log_retention_days": 10}, "log_retention_days 10"),
+        ({"reserved_concurrency": 0}, "reserved_concurrency"),
+        ({"overdue_reconciliation_hours": 0}, "overdue_reconciliation_hours"),
+    ],
+)
+def test_bad_stage_settings_are_refused(settings: dict[str, Any], message: str) -> None:
+    with pytest.raises(DeploymentError, match=message):
+        StageSettings(**settings)
+
+
+def test_production_stage_defaults() -> None:
+    assert StageSettings.for_stage("prod").deletion_protection
+    assert StageSettings.for_stage("prod").log_retention_days == 365
+    assert not StageSettings.for_stage("dev").deletion_protection
+    assert StageSettings.for_stage("prod", log_retention_days=90).log_retention_days == 90
+
+
+@pytest.mark.parametrize(
+    ("settings", "message"),
+    [
+        ({"environment": {"STEPSAGA_FUNCTION": "x"}}, "set by the construct"),
+        ({"environment": {"1BAD": "x"}}, "not a valid name"),
+        ({"timeout_seconds": 901}, "timeout_seconds"),
+        ({"memory_mb": 64}, "memory_mb"),
+    ],
+)
+def test_bad_function_settings_are_refused(settings: dict[str, Any], message: str) -> None:
+    with pytest.raises(DeploymentError, match=message):
+        FunctionSettings(**settings)
+
+
+def test_function_settings_merge_over_the_defaults() -> None:
+    granted: list[str] = []
+    defaults = FunctionSettings(
+        environment={"A": "1", "B": "1"}, grant=lambda f: granted.append("default")
+    )
+    mine = FunctionSettings(
+        environment={"B": "2"}, grant=lambda f: granted.append("mine"), memory_mb=1024
+    )
+    merged = mine.over(defaults)
+    assert merged.environment == {"A": "1", "B": "2"}
+    assert merged.memory_mb == 1024
+    assert merged.grant is not None
+    merged.grant(None)  # type: ignore[arg-type]
+    assert granted == ["default", "mine"]

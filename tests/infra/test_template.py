@@ -16,8 +16,9 @@ from stepsaga.clock import SystemClock
 from stepsaga.handlers.settings import load_settings
 from stepsaga.ledger import table as layout
 from tests.infra.conftest import SERVICE_CONTEXT, Synthesized
+from tests.infra.test_init_cdk_app import asset_modules_missing
 
-OVERDUE_CHECK_HANDLER = "infra.runtime.overdue_reconciliation.handler"
+OVERDUE_CHECK_HANDLER = "stepsaga.reconciliation.overdue.handler"
 
 
 def _function_by_handler(synthesized: Synthesized) -> dict[str, tuple[str, dict[str, Any]]]:
@@ -119,7 +120,9 @@ def test_every_saga_function_runs_the_generic_entry_on_the_current_runtime(
         assert properties["TracingConfig"] == {"Mode": "Active"}
         assert "Ref" in properties["LoggingConfig"]["LogGroup"]
         environment = properties["Environment"]["Variables"]
-        assert environment["POWERTOOLS_SERVICE_NAME"] == metric_names.service_name("dev")
+        assert environment["POWERTOOLS_SERVICE_NAME"] == metric_names.service_name(
+            "dev", synthesized.saga.name
+        )
         assert environment["POWERTOOLS_METRICS_NAMESPACE"] == metric_names.NAMESPACE
         assert environment["POWERTOOLS_LOG_LEVEL"] == "INFO"
         assert environment[deployment.ENV_STAGE] == "dev"
@@ -232,7 +235,10 @@ def test_alarms_notify_the_topic(synthesized: Synthesized) -> None:
         if name != "ExecutionsFailed":
             assert alarm["Namespace"] == metric_names.NAMESPACE
             assert alarm["Dimensions"] == [
-                {"Name": "service", "Value": metric_names.service_name("dev")}
+                {
+                    "Name": "service",
+                    "Value": metric_names.service_name("dev", synthesized.saga.name),
+                }
             ]
     # A check that stopped reporting must not read as "nothing overdue".
     assert by_metric[metric_names.RECONCILIATION_OVERDUE]["TreatMissingData"] == "breaching"
@@ -262,3 +268,9 @@ def test_outputs_have_stable_keys(synthesized: Synthesized) -> None:
     assert outputs[deployment.OUTPUT_STATE_MACHINE_ARN]["Value"] == {"Ref": machine_id}
     assert outputs[deployment.OUTPUT_LEDGER_TABLE_NAME]["Value"] == {"Ref": table_id}
     assert outputs[deployment.OUTPUT_RECONCILIATION_TOPIC_ARN]["Value"] == {"Ref": topic_id}
+
+
+def test_every_function_finds_the_modules_it_loads_in_its_asset(
+    synthesized: Synthesized,
+) -> None:
+    assert asset_modules_missing(synthesized.outdir, synthesized.json) == []

@@ -1,4 +1,5 @@
-"""One Lambda function of the saga: its own role, log group and exactly its declared access."""
+"""One Lambda function of the saga: its own role, log group, exactly the framework access its
+kind needs (``stepsaga.cdk.access``) and the app's own settings (``FunctionSettings``)."""
 
 from __future__ import annotations
 
@@ -13,15 +14,15 @@ from aws_cdk import aws_sns as sns
 from cdk_nag import NagSuppressions
 from constructs import Construct
 
-from infra.bundling import ARCHITECTURE, RUNTIME
-from infra.config import FUNCTION_TIMEOUT_SECONDS
-from infra.constructs.ledger_table import LedgerTable
-from infra.permissions import FunctionAccess
 from stepsaga import deployment, metric_names
-
-#: Below the ledger's lease: a worker must finish (or die) before its lease can expire.
-TIMEOUT = Duration.seconds(FUNCTION_TIMEOUT_SECONDS)
-MEMORY_MB = 512
+from stepsaga.cdk.access import FunctionAccess
+from stepsaga.cdk.bundling import ARCHITECTURE, RUNTIME
+from stepsaga.cdk.ledger_table import LedgerTable
+from stepsaga.cdk.settings import (
+    DEFAULT_FUNCTION_TIMEOUT_SECONDS,
+    DEFAULT_MEMORY_MB,
+    FunctionSettings,
+)
 
 
 @dataclass(frozen=True)
@@ -31,6 +32,8 @@ class FunctionEnvironment:
     stage: str
     table_name: str
     topic_arn: str
+    #: The saga deployed: part of the metrics' ``service`` dimension (alarms per saga).
+    saga: str | None = None
     log_level: str = "INFO"
 
     def variables(self) -> dict[str, str]:
@@ -38,7 +41,7 @@ class FunctionEnvironment:
             deployment.ENV_STAGE: self.stage,
             deployment.ENV_LEDGER_TABLE_NAME: self.table_name,
             deployment.ENV_RECONCILIATION_TOPIC_ARN: self.topic_arn,
-            "POWERTOOLS_SERVICE_NAME": metric_names.service_name(self.stage),
+            "POWERTOOLS_SERVICE_NAME": metric_names.service_name(self.stage, self.saga),
             "POWERTOOLS_METRICS_NAMESPACE": metric_names.NAMESPACE,
             "POWERTOOLS_LOG_LEVEL": self.log_level,
         }
@@ -61,6 +64,8 @@ class SharedResources:
 
 
 class SagaFunction(Construct):
+    """A function with its own role and log group; ``settings`` is the app's part."""
+
     def __init__(
         self,
         scope: Construct,
@@ -71,13 +76,15 @@ class SagaFunction(Construct):
         shared: SharedResources,
         description: str,
         extra_environment: dict[str, str] | None = None,
+        settings: FunctionSettings | None = None,
     ) -> None:
         super().__init__(scope, construct_id)
+        settings = settings or FunctionSettings()
         self.role = iam.Role(
             self,
             "Role",
             assumed_by=iam.ServicePrincipal("lambda.amazonaws.com"),
-            description=f"stepsaga {construct_id}: only its declared ledger/topic access",
+            description=f"stepsaga {construct_id}: its ledger/topic access and its app grants",
         )
         self.log_group = logs.LogGroup(
             self,
@@ -97,13 +104,22 @@ class SagaFunction(Construct):
             role=self.role,
             log_group=self.log_group,
             tracing=lambda_.Tracing.ACTIVE,
-            timeout=TIMEOUT,
-            memory_size=MEMORY_MB,
-            environment={**shared.environment.variables(), **(extra_environment or {})},
+            timeout=Duration.seconds(settings.timeout_seconds or DEFAULT_FUNCTION_TIMEOUT_SECONDS),
+            memory_size=settings.memory_mb or DEFAULT_MEMORY_MB,
+            environment={
+                **shared.environment.variables(),
+                **settings.environment,
+                **{name: secret.secret_arn for name, secret in settings.secrets.items()},
+                **(extra_environment or {}),
+            },
             reserved_concurrent_executions=shared.reserved_concurrency,
         )
         self.log_group.grant_write(self.role)
         self._grant(access, shared)
+        for secret in settings.secrets.values():
+            secret.grant_read(self.function)
+        if settings.grant is not None:
+            settings.grant(self.function)
         NagSuppressions.add_resource_suppressions(
             self.role,
             [

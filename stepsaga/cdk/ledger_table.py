@@ -1,4 +1,4 @@
-"""The DynamoDB ledger table, in exactly the layout of ``stepsaga/ledger/table.py``.
+"""The DynamoDB ledger table, in exactly the layout of ``stepsaga.ledger.table``.
 
 Encryption at rest uses the AWS-managed key (``alias/aws/dynamodb``) rather than the stack's
 customer key: access to the ledger is already scoped per function by IAM, nothing reads it
@@ -16,6 +16,8 @@ from stepsaga.ledger import table as layout
 
 
 class LedgerTable(Construct):
+    """The ledger table: on demand, TTL, point-in-time recovery, the open-items index."""
+
     def __init__(self, scope: Construct, construct_id: str, *, protected: bool) -> None:
         super().__init__(scope, construct_id)
         self.table = dynamodb.Table(

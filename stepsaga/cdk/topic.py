@@ -8,6 +8,8 @@ from constructs import Construct
 
 
 class ReconciliationTopic(Construct):
+    """Encrypted with the stack key, TLS required."""
+
     def __init__(self, scope: Construct, construct_id: str, *, key: kms.IKey) -> None:
         super().__init__(scope, construct_id)
         self.topic = sns.Topic(

@@ -28,6 +28,8 @@ _LOGS_KEY_ACTIONS = [
 
 
 class StackKey(Construct):
+    """The customer-managed key of the topic and the log groups (rotation on)."""
+
     def __init__(self, scope: Construct, construct_id: str, *, removal_policy: RemovalPolicy):
         super().__init__(scope, construct_id)
         # The default key policy's only statement lets the account's IAM policies govern the

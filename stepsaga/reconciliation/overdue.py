@@ -1,5 +1,8 @@
 """Scheduled check: how many OPEN reconciliation items are older than the threshold?
 
+The handler of the stack's ``OverdueReconciliationCheck`` function
+(``stepsaga.reconciliation.overdue.handler``); it needs no CDK, only boto3 and Powertools.
+
 Open items are exactly the items in the sparse ``open-items-by-tenant`` index (only OPEN
 items carry its keys, see ``stepsaga/ledger/table.py``), so a Scan of that index reads open
 items and nothing else. Each run emits the count as the ``ReconciliationOverdue`` metric;

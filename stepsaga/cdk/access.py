@@ -1,13 +1,15 @@
-"""What each Lambda function may do: data, reviewed next to the saga's function list.
+"""What the framework's own access to the ledger, topic and state machine is, per function.
 
-The stack grants a function exactly its :class:`FunctionAccess` and nothing else; a saga
-function without an entry here fails the synth, so a new handler cannot be deployed with
-permissions nobody declared. Keep these lists equal to the calls the handler's code makes
-(``stepsaga.ledger``'s DynamoDB adapter for the ledger operations).
+The construct grants each function exactly its :class:`FunctionAccess`, derived from the
+saga (never edited by an app): a step or compensation handler is a ledger writer, the
+built-in reconciler also notifies the topic and resumes a waiting case, the scheduled
+overdue check only scans the open-items index. Access to the app's *own* resources (its
+secrets, queues, buckets) is the app's: ``FunctionSettings.grant``.
 
-Note on transactions: IAM has no ``TransactWriteItems`` action. A transaction is authorized
-item by item (``PutItem``, ``UpdateItem``, ``DeleteItem``, ``ConditionCheckItem``), so the
-claim-with-budget-debit transaction needs exactly the item actions below.
+Kept free of CDK imports (plain data, unit-testable). Note on transactions: IAM has no
+``TransactWriteItems`` action. A transaction is authorized item by item (``PutItem``,
+``UpdateItem``, ``DeleteItem``, ``ConditionCheckItem``), so the claim-with-budget-debit
+transaction needs exactly the item actions below.
 """
 
 from __future__ import annotations
@@ -15,6 +17,16 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Final
+
+from stepsaga.workflow.saga import RECONCILER_FUNCTION, RECONCILER_HANDLER
+
+__all__ = [
+    "LEDGER_WRITER",
+    "OVERDUE_CHECK",
+    "RECONCILER",
+    "FunctionAccess",
+    "access_for",
+]
 
 GET_ITEM: Final = "dynamodb:GetItem"
 PUT_ITEM: Final = "dynamodb:PutItem"
@@ -30,12 +42,12 @@ _KNOWN_DYNAMODB_ACTIONS: Final = frozenset(
 
 @dataclass(frozen=True)
 class FunctionAccess:
-    """The AWS calls one function makes.
+    """The AWS calls one function makes against the framework's resources.
 
     ``table_actions`` apply to the ledger table's ARN, ``index_actions`` to the ARN of the
     ``open-items-by-tenant`` index only. ``publish_reconciliation`` grants ``sns:Publish`` on
     the reconciliation topic (plus the KMS calls SNS makes for an encrypted topic);
-    ``send_task_success`` grants ``states:SendTaskSuccess`` on this stack's state machine,
+    ``send_task_success`` grants ``states:SendTaskSuccess`` on this saga's state machine,
     for a handler that resumes a case waiting on a task token.
     """
 
@@ -68,11 +80,14 @@ RECONCILER: Final = FunctionAccess(
 #: The scheduled overdue check reads only the sparse index of open items.
 OVERDUE_CHECK: Final = FunctionAccess(index_actions=(SCAN,))
 
-#: Access of the replacement-order saga's functions, by logical function name.
-REPLACEMENT_ORDER_ACCESS: Final[Mapping[str, FunctionAccess]] = {
-    "ReserveStock": LEDGER_WRITER,
-    "RefundPayment": LEDGER_WRITER,
-    "CreateShipment": LEDGER_WRITER,
-    "ReleaseReservation": LEDGER_WRITER,
-    "Reconcile": RECONCILER,
-}
+
+def access_for(functions: Mapping[str, str]) -> Mapping[str, FunctionAccess]:
+    """Logical function name → its access, from a saga's functions (``Saga.functions``:
+    name → handler reference): the built-in reconciler is a ``RECONCILER``, every step and
+    compensation handler a ``LEDGER_WRITER``."""
+    return {
+        name: RECONCILER
+        if (name, ref) == (RECONCILER_FUNCTION, RECONCILER_HANDLER)
+        else LEDGER_WRITER
+        for name, ref in functions.items()
+    }

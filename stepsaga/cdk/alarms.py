@@ -21,11 +21,14 @@ _PERIOD = Duration.minutes(5)
 
 
 class SagaAlarms(Construct):
+    """The five alarms of one saga deployment (texts name the saga and the stage)."""
+
     def __init__(
         self,
         scope: Construct,
         construct_id: str,
         *,
+        saga: str,
         stage: str,
         state_machine: sfn.IStateMachine,
         topic: sns.ITopic,
@@ -34,28 +37,29 @@ class SagaAlarms(Construct):
         super().__init__(scope, construct_id)
         self._action = actions.SnsAction(topic)
         self._stage = stage
+        self._saga = saga
         self.alarms: dict[str, cloudwatch.Alarm] = {}
 
         self._at_least_one(
             "ExecutionsFailed",
             state_machine.metric_failed(period=_PERIOD, statistic="Sum"),
-            "A replacement-order execution failed (transient errors out of retries end here "
-            "and can be redriven).",
+            f"A {saga} execution failed in stage {stage} (transient errors out of retries "
+            "end here and can be redriven).",
         )
         self._at_least_one(
             "OutcomeUnknown",
             self._emf(metric_names.OUTCOME_UNKNOWN),
-            "An effect's outcome is unknown; the record awaits reconciliation.",
+            f"{saga}: an effect's outcome is unknown; the record awaits reconciliation.",
         )
         self._at_least_one(
             "CompensationFailed",
             self._emf(metric_names.COMPENSATION_FAILED),
-            "A compensation exhausted its retries; the saga ended in Saga.CompensationFailed.",
+            f"{saga}: a compensation exhausted its retries; the saga ended in CompensationFailed.",
         )
         self._at_least_one(
             "ReconciliationOpened",
             self._emf(metric_names.RECONCILIATION_OPENED),
-            "A reconciliation item was opened for a person to decide.",
+            f"{saga}: a reconciliation item was opened for a person to decide.",
         )
         # The check reports every run; a missing datapoint means it did not run or failed,
         # and that must not read as "nothing overdue".
@@ -66,7 +70,8 @@ class SagaAlarms(Construct):
                 statistic="Maximum",
                 period=Duration.minutes(overdue_check_period.to_minutes() * 2),
             ),
-            "OPEN reconciliation items are older than the threshold, or the check stopped.",
+            f"{saga}: OPEN reconciliation items are older than the threshold, or the check "
+            "stopped.",
             missing=cloudwatch.TreatMissingData.BREACHING,
         )
 
@@ -76,7 +81,7 @@ class SagaAlarms(Construct):
         return cloudwatch.Metric(
             namespace=metric_names.NAMESPACE,
             metric_name=name,
-            dimensions_map={"service": metric_names.service_name(self._stage)},
+            dimensions_map={"service": metric_names.service_name(self._stage, self._saga)},
             statistic=statistic,
             period=period,
         )

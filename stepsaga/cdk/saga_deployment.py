@@ -1,7 +1,7 @@
-"""The saga as the stack consumes it: functions, compiled definition, declared access.
+"""The saga as the construct consumes it: functions, compiled definition, references.
 
-The stack never imports handlers or the workflow DSL's internals; it takes this value, so any
-saga (the replacement order, a test stand-in) deploys the same way.
+Built from a project (``SagaDeployment.of(project, name)``) or by hand (tests); the construct
+never imports handlers, only names them.
 """
 
 from __future__ import annotations
@@ -13,29 +13,37 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from infra.permissions import FunctionAccess
+from stepsaga.cdk.settings import DeploymentError
+from stepsaga.project import Project
+from stepsaga.workflow import compile as compile_saga
+from stepsaga.workflow.names import substitution_key
+
+__all__ = ["SagaDeployment", "lambda_handler"]
 
 _PLACEHOLDER: Final = re.compile(r"\$\{([A-Za-z0-9_]+)\}")
 #: Logical names become CloudFormation logical ids and placeholder names.
 _FUNCTION_NAME: Final = re.compile(r"^[A-Z][A-Za-z0-9]{0,47}$")
+#: Part of the stack and state machine names (with the stage, within AWS's limits).
 _SAGA_NAME: Final = re.compile(r"^[a-z][a-z0-9-]{0,50}$")
 
 ArnFor = Callable[[str], str]
 
 
-def placeholder_key(function_name: str) -> str:
-    """``ReserveStock`` → ``ReserveStockFunctionArn`` (``${…}`` in the ASL)."""
-    return f"{function_name}FunctionArn"
-
-
 def lambda_handler(path: str) -> str:
-    """``tasks.reserve_stock:handler`` or ``tasks.reserve_stock.handler`` → the Lambda
-    handler string ``tasks.reserve_stock.handler``; checked without importing anything."""
+    """``tasks.reserve_stock:handler`` or ``tasks.reserve_stock.handler`` → the dotted form
+    ``tasks.reserve_stock.handler``; checked without importing anything."""
     dotted = path.replace(":", ".")
     parts = dotted.split(".")
     if len(parts) < 2 or not all(p.isidentifier() and not keyword.iskeyword(p) for p in parts):
-        raise ValueError(f"handler {path!r}: expected 'package.module.function'")
+        raise DeploymentError(f"handler {path!r}: expected 'package.module.function'")
     return dotted
+
+
+def module_of(ref: str) -> str:
+    """The module a ``module:attr`` (or dotted ``module.attr``) reference imports."""
+    if ":" in ref:
+        return ref.partition(":")[0]
+    return ref.rpartition(".")[0]
 
 
 @dataclass(frozen=True)
@@ -46,39 +54,55 @@ class SagaDeployment:
     functions: Mapping[str, str]
     #: Compiled ASL with ``${<Name>FunctionArn}`` placeholders.
     definition: Mapping[str, Any]
-    access: Mapping[str, FunctionAccess]
     #: The saga (``package.module:attr``) and the project's ``Dependencies`` the generic
     #: entry point loads (``STEPSAGA_SAGA``, ``STEPSAGA_DEPENDENCIES``).
-    saga_ref: str = ""
+    saga_ref: str
     dependencies_ref: str | None = None
-    #: The saga's own substitutions helper, if it has one; else ``placeholder_key`` naming.
+    #: The saga's own substitutions helper, if it has one; else ``<Name>FunctionArn``.
     substitutions_for: Callable[[ArnFor], Mapping[str, str]] | None = field(
         default=None, compare=False
     )
 
+    @classmethod
+    def of(cls, project: Project, name: str) -> SagaDeployment:
+        """The declared saga ``name`` of ``project``, compiled."""
+        saga = project.saga(name)
+        return cls(
+            name=saga.name,
+            functions=saga.functions,
+            definition=compile_saga(saga),
+            saga_ref=project.saga_refs[name],
+            dependencies_ref=project.dependencies_ref,
+            substitutions_for=saga.definition_substitutions,
+        )
+
     def __post_init__(self) -> None:
         if not _SAGA_NAME.match(self.name):
-            raise ValueError(f"saga name {self.name!r}: lowercase letters, digits and '-'")
+            raise DeploymentError(
+                f"saga name {self.name!r}: to deploy, lowercase letters, digits and '-' "
+                "(at most 51), starting with a letter"
+            )
         for name, path in self.functions.items():
             if not _FUNCTION_NAME.match(name):
-                raise ValueError(f"function name {name!r}: CamelCase letters and digits")
+                raise DeploymentError(f"function name {name!r}: CamelCase letters and digits")
             lambda_handler(path)
-        missing = sorted(set(self.functions) - set(self.access))
-        if missing:
-            raise ValueError(
-                f"no declared access for {', '.join(missing)}: add them to infra/permissions.py"
-            )
-        unused = sorted(set(self.access) - set(self.functions))
-        if unused:
-            raise ValueError(f"access declared for unknown functions: {', '.join(unused)}")
         placeholders = set(_PLACEHOLDER.findall(self.definition_json()))
         substituted = set(self.definition_substitutions(lambda name: name))
         if placeholders != substituted:
-            raise ValueError(
+            raise DeploymentError(
                 "definition placeholders and substitutions differ: "
                 f"only in the ASL {sorted(placeholders - substituted)}, "
                 f"only substituted {sorted(substituted - placeholders)}"
             )
+
+    @property
+    def references(self) -> dict[str, str]:
+        """What a function loads at run time → the reference (for the asset check)."""
+        refs = {"saga": self.saga_ref}
+        if self.dependencies_ref:
+            refs["dependencies"] = self.dependencies_ref
+        refs.update({f"{name} handler": ref for name, ref in self.functions.items()})
+        return refs
 
     def definition_json(self) -> str:
         """The ASL as one plain JSON string (CloudFormation substitutes the placeholders)."""
@@ -88,4 +112,4 @@ class SagaDeployment:
         """Placeholder key → ARN of the function, for every function of the saga."""
         if self.substitutions_for is not None:
             return dict(self.substitutions_for(arn_for))
-        return {placeholder_key(name): arn_for(name) for name in self.functions}
+        return {substitution_key(name): arn_for(name) for name in self.functions}

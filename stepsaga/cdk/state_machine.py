@@ -12,10 +12,13 @@ from aws_cdk import aws_stepfunctions as sfn
 from cdk_nag import NagSuppressions
 from constructs import Construct
 
-from infra.saga_deployment import SagaDeployment
+from stepsaga.cdk.saga_deployment import SagaDeployment
 
 
 class SagaStateMachine(Construct):
+    """The Standard state machine: logged (without execution data), traced, and allowed to
+    invoke exactly the saga's functions."""
+
     def __init__(
         self,
         scope: Construct,
@@ -52,7 +55,7 @@ class SagaStateMachine(Construct):
             logs=sfn.LogOptions(
                 destination=self.log_group,
                 level=sfn.LogLevel.ALL,
-                # Every event, but without inputs/outputs: cases carry shipping addresses,
+                # Every event, but without inputs/outputs: cases may carry personal data,
                 # and personal data stays out of logs (execution history still has it).
                 include_execution_data=False,
             ),

@@ -1,0 +1,65 @@
+"""stepsaga's CDK constructs: deploy any declared saga from your own CDK app.
+
+Needs the ``cdk`` extra (``pip install 'stepsaga[cdk]'``; ``infra`` is the same extra under
+its former name). A team's ``infra/app.py``::
+
+    from pathlib import Path
+
+    from aws_cdk import App
+    from stepsaga.cdk import FunctionSettings, SagaStack, StageSettings
+    from stepsaga.project import Project
+
+    app = App()
+    SagaStack(
+        app,
+        project=Project.load(Path(__file__).resolve().parent.parent),
+        saga="subscription-upgrade",
+        settings=StageSettings.for_stage(app.node.try_get_context("stage") or "dev"),
+        # Every function: the app's own configuration (its Dependencies.aws reads it).
+        defaults=FunctionSettings(environment={"BILLING_URL": "https://billing.example"}),
+        # One function: its secrets and grants on the app's own resources.
+        functions={"ChargeCard": FunctionSettings(grant=lambda fn: queue.grant_send_messages(fn))},
+    )
+    app.synth()
+
+What the construct owns (never the app): the ledger table, the encrypted topic, one
+function per saga function (``stepsaga.lambda_handler.handler`` with ``STEPSAGA_SAGA``,
+``STEPSAGA_FUNCTION``, ``STEPSAGA_DEPENDENCIES``), the Standard state machine compiled from
+the saga, the alarms, the scheduled overdue-reconciliation check, the stack outputs, and each
+function's access to those (``stepsaga.cdk.access``, derived from the saga). The Lambda asset
+is the project's code plus stepsaga plus its pinned dependencies, built without Docker
+(``stepsaga.cdk.bundling``); a module a function would load but the asset lacks fails the
+synth with one line (``DeploymentError``).
+
+``SagaStack`` is one stack per saga (``stepsaga-<stage>-<saga>``); ``SagaResources`` puts
+the same resources into a stack of your own.
+"""
+
+from __future__ import annotations
+
+try:
+    import aws_cdk  # noqa: F401
+except ImportError as exc:  # pragma: no cover - depends on the environment
+    raise ImportError("stepsaga.cdk needs the cdk extra: pip install 'stepsaga[cdk]'") from exc
+
+from stepsaga.cdk.access import LEDGER_WRITER, OVERDUE_CHECK, RECONCILER, FunctionAccess, access_for
+from stepsaga.cdk.bundling import AssetLayout
+from stepsaga.cdk.saga_deployment import SagaDeployment
+from stepsaga.cdk.settings import BundlingMode, DeploymentError, FunctionSettings, StageSettings
+from stepsaga.cdk.stack import SagaResources, SagaStack
+
+__all__ = [
+    "LEDGER_WRITER",
+    "OVERDUE_CHECK",
+    "RECONCILER",
+    "AssetLayout",
+    "BundlingMode",
+    "DeploymentError",
+    "FunctionAccess",
+    "FunctionSettings",
+    "SagaDeployment",
+    "SagaResources",
+    "SagaStack",
+    "StageSettings",
+    "access_for",
+]

@@ -1,0 +1,158 @@
+"""What an app tells the construct: per-stage settings and per-function configuration.
+
+``StageSettings`` holds the generic knobs every saga deployment has (stage, protection, log
+retention, concurrency, the overdue-reconciliation threshold, bundling). ``FunctionSettings``
+is the app's part of one function: its environment, its secrets and the IAM grants on the
+app's own resources. The framework's ledger/topic/state-machine access is not here: it is
+derived from the saga (``stepsaga.cdk.access``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import TYPE_CHECKING, Final
+
+from stepsaga.deployment import DEFAULT_STAGE
+
+if TYPE_CHECKING:
+    from aws_cdk import aws_lambda as lambda_
+    from aws_cdk import aws_secretsmanager as secretsmanager
+
+__all__ = [
+    "PRODUCTION_STAGES",
+    "BundlingMode",
+    "DeploymentError",
+    "FunctionSettings",
+    "StageSettings",
+]
+
+PRODUCTION_STAGES: Final = frozenset({"prod", "production"})
+#: Default Lambda timeout; below the ledger's lease, so a worker finishes (or dies) before
+#: its lease can expire.
+DEFAULT_FUNCTION_TIMEOUT_SECONDS: Final = 30
+DEFAULT_MEMORY_MB: Final = 512
+#: CloudWatch Logs accepts only these retention periods (days).
+LOG_RETENTION_DAYS: Final = (1, 3, 5, 7, 14, 30, 60, 90, 180, 365, 731, 1827, 3653)
+_STAGE: Final = re.compile(r"^[a-z][a-z0-9-]{0,19}$")
+_ENV_NAME: Final = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+#: Set by the construct on every function; an app may not override them.
+_RESERVED_PREFIXES: Final = ("STEPSAGA_SAGA", "STEPSAGA_FUNCTION", "STEPSAGA_DEPENDENCIES")
+
+
+class DeploymentError(ValueError):
+    """The saga cannot be deployed as configured; the message is one line."""
+
+
+class BundlingMode(StrEnum):
+    """How the Lambda asset is built (always without Docker)."""
+
+    #: The project's code + stepsaga + ``pip install --platform manylinux2014_aarch64 …``.
+    PIP = "pip"
+    #: The project's code + stepsaga only: fast and offline, for synth-only checks. Not
+    #: deployable (the runtime dependencies are missing).
+    SOURCES = "sources"
+
+
+@dataclass(frozen=True)
+class StageSettings:
+    """Per-stage settings of one saga deployment (defaults: the ``dev`` stage)."""
+
+    stage: str = DEFAULT_STAGE
+    #: Table deletion protection; when on, table, key and log groups are RETAINed.
+    deletion_protection: bool = False
+    log_retention_days: int = 30
+    #: Reserved concurrency of each saga function (None: unreserved).
+    reserved_concurrency: int | None = None
+    #: Age at which an OPEN reconciliation item raises the overdue alarm.
+    overdue_reconciliation_hours: int = 24
+    bundling: BundlingMode = BundlingMode.PIP
+
+    def __post_init__(self) -> None:
+        if not _STAGE.match(self.stage):
+            raise DeploymentError(
+                f"stage {self.stage!r}: lowercase letters, digits and '-', starting with a "
+                "letter, at most 20 characters"
+            )
+        if self.log_retention_days not in LOG_RETENTION_DAYS:
+            allowed = ", ".join(str(d) for d in LOG_RETENTION_DAYS)
+            raise DeploymentError(f"log_retention_days {self.log_retention_days}: one of {allowed}")
+        if self.reserved_concurrency is not None and self.reserved_concurrency < 1:
+            raise DeploymentError(
+                "reserved_concurrency: at least 1 (0 would disable the functions)"
+            )
+        if self.overdue_reconciliation_hours < 1:
+            raise DeploymentError("overdue_reconciliation_hours: at least 1")
+
+    @classmethod
+    def for_stage(cls, stage: str = DEFAULT_STAGE, **overrides: object) -> StageSettings:
+        """The stage's defaults (production: protected, a year of logs), then overrides."""
+        production = stage in PRODUCTION_STAGES
+        values: dict[str, object] = {
+            "deletion_protection": production,
+            "log_retention_days": 365 if production else 30,
+        }
+        values.update(overrides)
+        return cls(stage=stage, **values)  # type: ignore[arg-type]
+
+    @property
+    def is_production(self) -> bool:
+        return self.stage in PRODUCTION_STAGES
+
+
+#: Called once with the function, to grant it access to the app's own resources
+#: (``table.grant_read_data(fn)``, ``queue.grant_send_messages(fn)``…).
+Grant = Callable[["lambda_.Function"], None]
+
+
+@dataclass(frozen=True)
+class FunctionSettings:
+    """The app's configuration of one function (or, as ``defaults``, of every function).
+
+    * ``environment`` — variables the app's handlers and ``Dependencies.aws`` read.
+    * ``secrets`` — variable name → Secrets Manager secret: the variable holds the secret's
+      ARN and the function may read that secret (``grant_read``), nothing else.
+    * ``grant`` — grants on the app's own resources.
+    * ``timeout_seconds`` / ``memory_mb`` — unset: the defaults (30 s, 512 MB).
+
+    Per-function settings are merged over the defaults: environments and secrets key by key,
+    both grants apply.
+    """
+
+    environment: Mapping[str, str] = field(default_factory=dict)
+    secrets: Mapping[str, secretsmanager.ISecret] = field(default_factory=dict)
+    grant: Grant | None = None
+    timeout_seconds: int | None = None
+    memory_mb: int | None = None
+
+    def __post_init__(self) -> None:
+        for name in (*self.environment, *self.secrets):
+            if not _ENV_NAME.match(name):
+                raise DeploymentError(f"environment variable {name!r}: not a valid name")
+            if name.startswith(_RESERVED_PREFIXES):
+                raise DeploymentError(f"environment variable {name}: set by the construct")
+        both = sorted(set(self.environment) & set(self.secrets))
+        if both:
+            raise DeploymentError(f"{', '.join(both)}: both a variable and a secret")
+        if self.timeout_seconds is not None and not 1 <= self.timeout_seconds <= 900:
+            raise DeploymentError("timeout_seconds: between 1 and 900 (Lambda's limit)")
+        if self.memory_mb is not None and not 128 <= self.memory_mb <= 10240:
+            raise DeploymentError("memory_mb: between 128 and 10240")
+
+    def over(self, defaults: FunctionSettings) -> FunctionSettings:
+        """These settings merged over ``defaults``."""
+        grants = [g for g in (defaults.grant, self.grant) if g is not None]
+
+        def grant_all(function: lambda_.Function) -> None:
+            for grant in grants:
+                grant(function)
+
+        return FunctionSettings(
+            environment={**defaults.environment, **self.environment},
+            secrets={**defaults.secrets, **self.secrets},
+            grant=grant_all if grants else None,
+            timeout_seconds=self.timeout_seconds or defaults.timeout_seconds,
+            memory_mb=self.memory_mb or defaults.memory_mb,
+        )

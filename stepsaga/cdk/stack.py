@@ -1,0 +1,284 @@
+"""One saga's deployment: ledger table, functions, state machine, topic, alarms, check.
+
+``SagaResources`` builds it inside any stack; ``SagaStack`` is a stack holding exactly one,
+with the outputs the CLI reads (keys in ``stepsaga.deployment``).
+
+Physical names derive from stage + saga: the stack ``stepsaga-<stage>-<saga>`` and the state
+machine ``<stage>-<saga>``, so stages and sagas share an account. Table, topic and functions
+get generated names.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import replace
+from typing import Any, Final
+
+from aws_cdk import Aspects, CfnOutput, Duration, RemovalPolicy, Stack
+from aws_cdk import aws_events as events
+from aws_cdk import aws_events_targets as targets
+from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_logs as logs
+from aws_cdk import aws_stepfunctions as sfn
+from cdk_nag import AwsSolutionsChecks
+from constructs import Construct
+
+from stepsaga import deployment
+from stepsaga.cdk.access import OVERDUE_CHECK, FunctionAccess, access_for
+from stepsaga.cdk.alarms import SagaAlarms
+from stepsaga.cdk.bundling import AssetLayout, lambda_code
+from stepsaga.cdk.encryption import StackKey
+from stepsaga.cdk.function import (
+    FunctionEnvironment,
+    SagaFunction,
+    SharedResources,
+    state_machine_arn,
+)
+from stepsaga.cdk.ledger_table import LedgerTable
+from stepsaga.cdk.saga_deployment import SagaDeployment
+from stepsaga.cdk.settings import (
+    DeploymentError,
+    FunctionSettings,
+    StageSettings,
+)
+from stepsaga.cdk.state_machine import SagaStateMachine
+from stepsaga.cdk.topic import ReconciliationTopic
+from stepsaga.project import Project
+from stepsaga.reconciliation import overdue
+
+__all__ = ["OVERDUE_CHECK_HANDLER", "OVERDUE_CHECK_RATE", "SagaResources", "SagaStack"]
+
+OVERDUE_CHECK_RATE: Final = Duration.minutes(15)
+OVERDUE_CHECK_HANDLER: Final = f"{overdue.__name__}.handler"
+
+
+class SagaResources(Construct):
+    """Everything one saga needs, inside the caller's stack.
+
+    ``saga`` is a ``SagaDeployment`` (``SagaDeployment.of(project, name)``); ``layout`` says
+    what the functions' code asset holds (``AssetLayout.for_saga``), and is checked first:
+    a handler, saga or dependencies module missing from the asset fails here, in one line.
+    ``functions`` maps logical function names (``Saga.functions``) to the app's settings,
+    merged over ``defaults``; a name the saga does not have is refused.
+
+    Attributes: ``key``, ``ledger`` (``.table``), ``topic``, ``functions`` (logical name →
+    ``lambda_.Function``), ``access`` (logical name → ``FunctionAccess``),
+    ``state_machine``, ``overdue_check``, ``alarms``.
+    """
+
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        saga: SagaDeployment,
+        layout: AssetLayout,
+        settings: StageSettings,
+        functions: Mapping[str, FunctionSettings] | None = None,
+        defaults: FunctionSettings | None = None,
+    ) -> None:
+        super().__init__(scope, construct_id)
+        functions = dict(functions or {})
+        unknown = sorted(set(functions) - set(saga.functions))
+        if unknown:
+            raise DeploymentError(
+                f"settings for {', '.join(unknown)}: saga {saga.name} has no such function "
+                f"(its functions: {', '.join(saga.functions)})"
+            )
+        layout.check(saga.references)
+        defaults = defaults or FunctionSettings()
+
+        protected = settings.deletion_protection
+        removal = RemovalPolicy.RETAIN if protected else RemovalPolicy.DESTROY
+        retention = _RETENTION[settings.log_retention_days]
+        self.key = StackKey(self, "Encryption", removal_policy=removal).key
+        self.ledger = LedgerTable(self, "Ledger", protected=protected)
+        self.topic = ReconciliationTopic(self, "Reconciliation", key=self.key).topic
+        machine_name = deployment.state_machine_name(saga.name, settings.stage)
+
+        shared = SharedResources(
+            code=lambda_code(settings.bundling, layout, saga.references),
+            ledger=self.ledger,
+            topic=self.topic,
+            key=self.key,
+            state_machine_arn=state_machine_arn(self, machine_name),
+            environment=FunctionEnvironment(
+                stage=settings.stage,
+                saga=saga.name,
+                table_name=self.ledger.table.table_name,
+                topic_arn=self.topic.topic_arn,
+            ),
+            log_retention=retention,
+            log_removal_policy=removal,
+            reserved_concurrency=settings.reserved_concurrency,
+        )
+        self.access: Mapping[str, FunctionAccess] = access_for(saga.functions)
+        self.functions: dict[str, lambda_.Function] = {}
+        for name, ref in saga.functions.items():
+            entry = {deployment.ENV_SAGA: saga.saga_ref, deployment.ENV_FUNCTION: name}
+            if saga.dependencies_ref:
+                entry[deployment.ENV_DEPENDENCIES] = saga.dependencies_ref
+            self.functions[name] = SagaFunction(
+                self,
+                name,
+                handler=deployment.LAMBDA_HANDLER,
+                access=self.access[name],
+                shared=shared,
+                description=f"{saga.name} {name}: {ref}",
+                extra_environment=entry,
+                settings=functions.get(name, FunctionSettings()).over(defaults),
+            ).function
+
+        self.state_machine: sfn.StateMachine = SagaStateMachine(
+            self,
+            "Saga",
+            name=machine_name,
+            saga=saga,
+            functions=self.functions,
+            key=self.key,
+            log_retention=retention,
+            log_removal_policy=removal,
+        ).state_machine
+
+        self.overdue_check = SagaFunction(
+            self,
+            "OverdueReconciliationCheck",
+            handler=OVERDUE_CHECK_HANDLER,
+            access=OVERDUE_CHECK,
+            shared=replace(shared, reserved_concurrency=None),
+            description=f"{saga.name}: counts OPEN reconciliation items older than the threshold",
+            extra_environment={
+                overdue.ENV_OVERDUE_AFTER_SECONDS: str(settings.overdue_reconciliation_hours * 3600)
+            },
+        ).function
+        events.Rule(
+            self,
+            "OverdueReconciliationSchedule",
+            description=f"Runs the overdue reconciliation check of {saga.name}",
+            schedule=events.Schedule.rate(OVERDUE_CHECK_RATE),
+            targets=[targets.LambdaFunction(self.overdue_check, retry_attempts=0)],
+        )
+
+        self.alarms = SagaAlarms(
+            self,
+            "Alarms",
+            saga=saga.name,
+            stage=settings.stage,
+            state_machine=self.state_machine,
+            topic=self.topic,
+            overdue_check_period=OVERDUE_CHECK_RATE,
+        )
+
+
+class SagaStack(Stack):
+    """A stack deploying one declared saga of a project.
+
+    Example (a team's ``infra/app.py``)::
+
+        app = App()
+        SagaStack(
+            app,
+            project=Project.load(ROOT),
+            saga="subscription-upgrade",
+            stage="dev",
+            defaults=FunctionSettings(environment={"BILLING_URL": "https://billing.example"}),
+            functions={"ChargeCard": FunctionSettings(secrets={"BILLING_TOKEN_ARN": token})},
+        )
+        app.synth()
+
+    The stack is named ``stepsaga-<stage>-<saga>`` (``construct_id`` defaults to it), so two
+    sagas of one stage coexist. ``include``/``exclude``/``requirements`` shape the code
+    asset (``AssetLayout.for_saga``). ``nag`` (default on) applies cdk-nag's
+    ``AwsSolutionsChecks`` to the stack; every suppression the construct adds says why.
+    """
+
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str | None = None,
+        *,
+        project: Project,
+        saga: str,
+        stage: str | None = None,
+        settings: StageSettings | None = None,
+        functions: Mapping[str, FunctionSettings] | None = None,
+        defaults: FunctionSettings | None = None,
+        include: Iterable[str] = (),
+        exclude: Iterable[str] = (),
+        requirements: Iterable[str] = (),
+        nag: bool = True,
+        **stack_options: Any,
+    ) -> None:
+        if settings is None:
+            settings = StageSettings.for_stage(stage or deployment.DEFAULT_STAGE)
+        elif stage is not None and stage != settings.stage:
+            raise DeploymentError(f"stage {stage!r} differs from settings.stage {settings.stage!r}")
+        if project.root is None:
+            raise DeploymentError(
+                "the project must be loaded from its folder (Project.load(root)): the Lambda "
+                "asset is copied from there"
+            )
+        deployed = SagaDeployment.of(project, saga)
+        name = deployment.stack_name(settings.stage, deployed.name)
+        stack_options.setdefault("stack_name", name)
+        stack_options.setdefault(
+            "description", f"stepsaga {deployed.name} saga, stage {settings.stage}"
+        )
+        super().__init__(scope, construct_id or name, **stack_options)
+        self.saga = deployed
+        self.settings = settings
+        layout = AssetLayout.for_saga(
+            project.root,
+            deployed,
+            include=include,
+            exclude=exclude,
+            requirements=requirements,
+        )
+        # "Default": the resources' logical ids are the construct's children's, unprefixed.
+        self.resources = SagaResources(
+            self,
+            "Default",
+            saga=deployed,
+            layout=layout,
+            settings=settings,
+            functions=functions,
+            defaults=defaults,
+        )
+        CfnOutput(
+            self,
+            deployment.OUTPUT_STATE_MACHINE_ARN,
+            value=self.resources.state_machine.state_machine_arn,
+            description="ARN of the saga's state machine (StartExecution, RedriveExecution)",
+        )
+        CfnOutput(
+            self,
+            deployment.OUTPUT_LEDGER_TABLE_NAME,
+            value=self.resources.ledger.table.table_name,
+            description="DynamoDB ledger table (records, reconciliation items, budgets)",
+        )
+        CfnOutput(
+            self,
+            deployment.OUTPUT_RECONCILIATION_TOPIC_ARN,
+            value=self.resources.topic.topic_arn,
+            description="SNS topic for reconciliation items and alarms",
+        )
+        if nag:
+            Aspects.of(self).add(AwsSolutionsChecks(verbose=True))
+
+
+#: CloudWatch Logs' retention periods (``StageSettings`` admits only these days).
+_RETENTION: Final[dict[int, logs.RetentionDays]] = {
+    1: logs.RetentionDays.ONE_DAY,
+    3: logs.RetentionDays.THREE_DAYS,
+    5: logs.RetentionDays.FIVE_DAYS,
+    7: logs.RetentionDays.ONE_WEEK,
+    14: logs.RetentionDays.TWO_WEEKS,
+    30: logs.RetentionDays.ONE_MONTH,
+    60: logs.RetentionDays.TWO_MONTHS,
+    90: logs.RetentionDays.THREE_MONTHS,
+    180: logs.RetentionDays.SIX_MONTHS,
+    365: logs.RetentionDays.ONE_YEAR,
+    731: logs.RetentionDays.TWO_YEARS,
+    1827: logs.RetentionDays.FIVE_YEARS,
+    3653: logs.RetentionDays.TEN_YEARS,
+}

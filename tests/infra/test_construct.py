@@ -1,0 +1,297 @@
+"""``stepsaga.cdk`` deploys any project's saga: two sagas of one stage in one app, the app's
+own function settings, and a synth that refuses an asset lacking a module it would load."""
+
+from __future__ import annotations
+
+import json
+import sys
+import textwrap
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from aws_cdk import App, Stack
+from aws_cdk import aws_secretsmanager as secretsmanager
+from aws_cdk import aws_sqs as sqs
+from aws_cdk.assertions import Annotations, Match, Template
+from cdk_nag import NagSuppressions
+from cfnlint.api import ManualArgs, lint
+
+from stepsaga import deployment
+from stepsaga.cdk import BundlingMode, DeploymentError, FunctionSettings, SagaStack, StageSettings
+from stepsaga.project import Project
+from tests.infra.test_cfn_lint import IGNORED
+
+SAGAS = """
+from stepsaga import EffectClass, Escalate, Saga, Step
+
+alpha = Saga(
+    name="alpha-order",
+    steps=[
+        Step("ChargeCard", operation="charge_card", effect=EffectClass.KEYED_WRITE,
+             on_later_failure=Escalate("charged"), handler="acme_tasks.charge:ChargeCard"),
+        Step("Notify", operation="notify", effect=EffectClass.BLIND_WRITE,
+             on_later_failure=Escalate("sent"), handler="acme_tasks.notify:Notify"),
+    ],
+)
+beta = Saga(
+    name="beta-refresh",
+    steps=[Step("Lookup", effect=EffectClass.READ, handler="acme_tasks.lookup:Lookup")],
+)
+broken = Saga(
+    name="broken",
+    steps=[Step("Ghost", effect=EffectClass.READ, handler="acme_tasks.ghost:Ghost")],
+)
+"""
+
+PYPROJECT = """
+[project]
+name = "acme"
+version = "0.1.0"
+
+[tool.stepsaga]
+dependencies = "acme_clients:dependencies"
+
+[tool.stepsaga.sagas]
+alpha-order = "acme_flows.sagas:alpha"
+beta-refresh = "acme_flows.sagas:beta"
+broken = "acme_flows.sagas:broken"
+"""
+
+
+TOKEN_ARN = "arn:aws:secretsmanager:eu-west-1:111122223333:secret:acme/token-AbCdEf"
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Project]:
+    """A team's project outside this repository, with package names of its own."""
+    root = tmp_path_factory.mktemp("acme")
+    (root / "pyproject.toml").write_text(PYPROJECT)
+    for package, files in {
+        "acme_flows": {"sagas.py": textwrap.dedent(SAGAS)},
+        # Handlers are named, never imported, by the synth: stubs are enough.
+        "acme_tasks": {f"{m}.py": "" for m in ("charge", "notify", "lookup")},
+    }.items():
+        (root / package).mkdir()
+        (root / package / "__init__.py").write_text("")
+        for name, text in files.items():
+            (root / package / name).write_text(text)
+    (root / "acme_clients.py").write_text("dependencies = None\n")
+    (root / "acme_tests").mkdir()  # not referenced: never bundled
+    (root / "acme_tests" / "test_x.py").write_text("")
+    yield Project.load(root)
+    sys.path[:] = [p for p in sys.path if p != str(root)]
+    for name in [m for m in sys.modules if m.split(".")[0] == "acme_flows"]:
+        del sys.modules[name]
+
+
+@dataclass(frozen=True)
+class TwoSagas:
+    alpha: SagaStack
+    beta: SagaStack
+    outdir: Path
+
+    def template(self, stack: SagaStack) -> dict[str, Any]:
+        return dict(Template.from_stack(stack).to_json())
+
+    def resources(self, stack: SagaStack, type_name: str) -> dict[str, Any]:
+        return {
+            k: v for k, v in self.template(stack)["Resources"].items() if v["Type"] == type_name
+        }
+
+
+@pytest.fixture(scope="module")
+def two_sagas(project: Project, tmp_path_factory: pytest.TempPathFactory) -> TwoSagas:
+    outdir = tmp_path_factory.mktemp("two.out")
+    app = App(outdir=str(outdir))
+    settings = StageSettings(bundling=BundlingMode.SOURCES)
+
+    def send_to_queue(function: Any) -> None:
+        queue = sqs.Queue(
+            function.stack, "Outbox", enforce_ssl=True, encryption=sqs.QueueEncryption.SQS_MANAGED
+        )
+        NagSuppressions.add_resource_suppressions(
+            queue,
+            [
+                {
+                    "id": "AwsSolutions-SQS3",
+                    "reason": "A test queue of the app's own: no dead-letter queue is needed.",
+                }
+            ],
+        )
+        queue.grant_send_messages(function)
+
+    shared = Stack(app, "AcmeShared")
+    token = secretsmanager.Secret.from_secret_complete_arn(shared, "Token", TOKEN_ARN)
+    alpha = SagaStack(
+        app,
+        project=project,
+        saga="alpha-order",
+        settings=settings,
+        defaults=FunctionSettings(environment={"ACME_BILLING_URL": "https://billing.example"}),
+        functions={
+            "ChargeCard": FunctionSettings(
+                environment={"ACME_MODE": "strict"}, grant=send_to_queue, memory_mb=1024
+            ),
+            "Notify": FunctionSettings(secrets={"ACME_TOKEN_ARN": token}),
+        },
+    )
+    beta = SagaStack(app, project=project, saga="beta-refresh", settings=settings)
+    app.synth()
+    return TwoSagas(alpha=alpha, beta=beta, outdir=outdir)
+
+
+def test_two_sagas_of_one_stage_get_their_own_names(two_sagas: TwoSagas) -> None:
+    assert two_sagas.alpha.stack_name == "stepsaga-dev-alpha-order"
+    assert two_sagas.beta.stack_name == "stepsaga-dev-beta-refresh"
+    names = set()
+    for stack in (two_sagas.alpha, two_sagas.beta):
+        (machine,) = two_sagas.resources(stack, "AWS::StepFunctions::StateMachine").values()
+        names.add(machine["Properties"]["StateMachineName"])
+    assert names == {"dev-alpha-order", "dev-beta-refresh"}
+
+
+def test_functions_run_the_generic_entry_with_the_projects_references(
+    two_sagas: TwoSagas,
+) -> None:
+    functions = two_sagas.resources(two_sagas.alpha, "AWS::Lambda::Function").values()
+    saga_functions = {
+        f["Properties"]["Environment"]["Variables"].get(deployment.ENV_FUNCTION): f
+        for f in functions
+    }
+    assert set(saga_functions) == {"ChargeCard", "Notify", "Reconcile", None}  # None: check
+    for name in ("ChargeCard", "Notify", "Reconcile"):
+        properties = saga_functions[name]["Properties"]
+        assert properties["Handler"] == deployment.LAMBDA_HANDLER
+        variables = properties["Environment"]["Variables"]
+        assert variables[deployment.ENV_SAGA] == "acme_flows.sagas:alpha"
+        assert variables[deployment.ENV_DEPENDENCIES] == "acme_clients:dependencies"
+        assert variables["ACME_BILLING_URL"] == "https://billing.example"  # the defaults
+    charge = saga_functions["ChargeCard"]["Properties"]
+    assert charge["Environment"]["Variables"]["ACME_MODE"] == "strict"
+    assert charge["MemorySize"] == 1024
+    assert "ACME_MODE" not in saga_functions["Notify"]["Properties"]["Environment"]["Variables"]
+    assert "ACME_BILLING_URL" not in json.dumps(saga_functions[None])  # the check is ours
+
+
+def test_the_apps_grant_reaches_only_its_function(two_sagas: TwoSagas) -> None:
+    policies = two_sagas.resources(two_sagas.alpha, "AWS::IAM::Policy").values()
+    with_send = [p for p in policies if "sqs:SendMessage" in json.dumps(p)]
+    (policy,) = with_send
+    (role,) = policy["Properties"]["Roles"]
+    assert role["Ref"].startswith("ChargeCardRole")
+
+
+def test_a_secret_is_named_in_the_environment_and_readable_only_by_its_function(
+    two_sagas: TwoSagas,
+) -> None:
+    functions = two_sagas.resources(two_sagas.alpha, "AWS::Lambda::Function").values()
+    with_token = [
+        f["Properties"]["Environment"]["Variables"].get(deployment.ENV_FUNCTION)
+        for f in functions
+        if f["Properties"]["Environment"]["Variables"].get("ACME_TOKEN_ARN") == TOKEN_ARN
+    ]
+    assert with_token == ["Notify"]
+    policies = two_sagas.resources(two_sagas.alpha, "AWS::IAM::Policy").values()
+    readers = [p for p in policies if "secretsmanager:GetSecretValue" in json.dumps(p)]
+    (policy,) = readers
+    (role,) = policy["Properties"]["Roles"]
+    assert role["Ref"].startswith("NotifyRole")
+    statements = policy["Properties"]["PolicyDocument"]["Statement"]
+    (secret_statement,) = [s for s in statements if "secretsmanager:GetSecretValue" in s["Action"]]
+    assert secret_statement["Resource"] == TOKEN_ARN
+
+
+def test_alarm_texts_name_the_saga(two_sagas: TwoSagas) -> None:
+    for stack, saga in ((two_sagas.alpha, "alpha-order"), (two_sagas.beta, "beta-refresh")):
+        alarms = two_sagas.resources(stack, "AWS::CloudWatch::Alarm").values()
+        texts = [a["Properties"]["AlarmDescription"] for a in alarms]
+        assert len(texts) == 5
+        assert all(saga in text for text in texts), texts
+        assert not any("replacement" in text for text in texts)
+
+
+def test_each_sagas_alarms_watch_only_its_own_metrics(two_sagas: TwoSagas) -> None:
+    services = {}
+    for stack in (two_sagas.alpha, two_sagas.beta):
+        alarms = two_sagas.resources(stack, "AWS::CloudWatch::Alarm").values()
+        dimensions = {
+            d["Value"]
+            for a in alarms
+            for d in a["Properties"].get("Dimensions", [])
+            if d["Name"] == "service"
+        }
+        functions = two_sagas.resources(stack, "AWS::Lambda::Function").values()
+        emitted = {
+            f["Properties"]["Environment"]["Variables"]["POWERTOOLS_SERVICE_NAME"]
+            for f in functions
+        }
+        (service,) = dimensions
+        assert emitted == {service}
+        services[stack.saga.name] = service
+    assert services == {
+        "alpha-order": "stepsaga-dev-alpha-order",
+        "beta-refresh": "stepsaga-dev-beta-refresh",
+    }
+
+
+def test_a_saga_without_effects_has_no_reconciler(two_sagas: TwoSagas) -> None:
+    assert set(two_sagas.beta.resources.functions) == {"Lookup"}
+    assert two_sagas.beta.resources.access["Lookup"].table_actions
+
+
+def test_each_asset_holds_the_projects_referenced_packages(two_sagas: TwoSagas) -> None:
+    layout_files = {
+        f for f in two_sagas.outdir.rglob("*") if f.is_file() and "asset." in str(f.parent)
+    }
+    relative = {
+        f.relative_to(next(p for p in f.parents if p.name.startswith("asset.")))
+        for f in layout_files
+    }
+    names = {p.as_posix() for p in relative}
+    assert {"acme_tasks/charge.py", "acme_flows/sagas.py", "acme_clients.py"} <= names
+    assert "stepsaga/lambda_handler.py" in names
+    assert not any(n.startswith(("acme_tests/", "stepsaga/cli/")) for n in names)
+
+
+def test_cdk_nag_finds_nothing_unsuppressed(two_sagas: TwoSagas) -> None:
+    for stack in (two_sagas.alpha, two_sagas.beta):
+        annotations = Annotations.from_stack(stack)
+        pattern = Match.string_like_regexp("AwsSolutions-.*")
+        found = [*annotations.find_error("*", pattern), *annotations.find_warning("*", pattern)]
+        assert [f"{m.id}: {m.entry.data}" for m in found] == []
+
+
+def test_a_handler_module_missing_from_the_asset_fails_the_synth_in_one_line(
+    project: Project,
+) -> None:
+    app = App()
+    with pytest.raises(DeploymentError) as caught:
+        SagaStack(app, project=project, saga="broken", stage="dev")
+    message = str(caught.value)
+    assert "\n" not in message
+    assert message.startswith("Ghost handler 'acme_tasks.ghost:Ghost': module acme_tasks.ghost")
+    assert "acme_tasks/ghost.py" in message
+
+
+def test_settings_for_a_function_the_saga_lacks_are_refused(project: Project) -> None:
+    with pytest.raises(DeploymentError, match="settings for Typo: saga beta-refresh has no"):
+        SagaStack(
+            App(), project=project, saga="beta-refresh", functions={"Typo": FunctionSettings()}
+        )
+
+
+def test_a_project_made_in_python_cannot_be_bundled() -> None:
+    with pytest.raises(DeploymentError, match=r"Project\.load\(root\)"):
+        SagaStack(App(), project=Project.of(), saga="x")
+
+
+def test_both_templates_are_cfn_lint_clean(two_sagas: TwoSagas) -> None:
+    for stack in (two_sagas.alpha, two_sagas.beta):
+        matches = lint(
+            json.dumps(two_sagas.template(stack)),
+            config=ManualArgs(regions=["us-east-1"], ignore_checks=IGNORED),
+        )
+        assert [str(m) for m in matches] == [], stack.stack_name
