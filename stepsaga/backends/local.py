@@ -95,7 +95,10 @@ class LocalBackend:
     of ``project``.
 
     ``clock`` and ``sleeper`` are injectable for tests; ``handlers`` builds the in-process
-    handlers (default: the sagas' own); ``log_level`` is the handlers' (JSON on stderr).
+    handlers (default: the sagas' own); ``log_level`` is the handlers' (JSON on stderr);
+    ``engine_synchronous`` is the executions store's durability (``NORMAL`` by default, or
+    ``$STEPSAGA_ENGINE_SYNCHRONOUS``; ``FULL`` survives power loss). The ledger's is its
+    URL's (``FULL``).
     """
 
     def __init__(
@@ -107,6 +110,7 @@ class LocalBackend:
         handlers: HandlersFactory | None = None,
         sleeper: Callable[[float], None] = time.sleep,
         log_level: str = "ERROR",
+        engine_synchronous: str | None = None,
     ) -> None:
         self.home = home
         self.project = project
@@ -114,6 +118,7 @@ class LocalBackend:
         self._handlers = handlers or default_handlers
         self._sleep = sleeper
         self._log_level = log_level
+        self._synchronous = engine_synchronous
         self._definitions: dict[str, dict[str, Any]] = {}
         self._ledger: Ledger | None = None
         self._reader: LocalEngine | None = None
@@ -350,7 +355,9 @@ class LocalBackend:
                     f"no executions yet in {self.home.root} (start a case first)",
                     home=str(self.home.root),
                 )
-            self._reader = LocalEngine(self.home, {}, clock=self.clock, time_scale=0)
+            self._reader = LocalEngine(
+                self.home, {}, clock=self.clock, time_scale=0, synchronous=self._synchronous
+            )
         return self._reader
 
     @contextmanager
@@ -392,6 +399,7 @@ class LocalBackend:
                 mock_config=mock_config,
                 region=_REGION,
                 account_id=_ACCOUNT,
+                synchronous=self._synchronous,
             )
             engines.append(engine)
             with engine:

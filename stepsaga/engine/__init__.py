@@ -15,10 +15,12 @@ from stepsaga.engine.definition import (
     load,
 )
 from stepsaga.engine.engine import (
+    SYNCHRONOUS_ENV,
     TIME_SCALE_ENV,
     LocalEngine,
     check_name,
     substitute,
+    synchronous_from_env,
     time_scale_from_env,
 )
 from stepsaga.engine.errors import (
@@ -55,6 +57,7 @@ __all__ = [
     "LAMBDA_INVOKE_WAIT",
     "REFUSED",
     "STATE_FIELDS",
+    "SYNCHRONOUS_ENV",
     "TIME_SCALE_ENV",
     "Definition",
     "Delay",
@@ -87,5 +90,6 @@ __all__ = [
     "check_name",
     "load",
     "substitute",
+    "synchronous_from_env",
     "time_scale_from_env",
 ]

@@ -51,12 +51,22 @@ from stepsaga.engine.models import (
     WaitingTask,
 )
 from stepsaga.engine.runner import TOKEN_FORMAT, Run, Services, dumps, role_arn
-from stepsaga.engine.store import ExecutionRow, Store, TokenRow
+from stepsaga.engine.store import (
+    DEFAULT_SYNCHRONOUS,
+    ExecutionRow,
+    Store,
+    TokenRow,
+    check_synchronous,
+)
+from stepsaga.errors import InvalidInputError
 from stepsaga.home import StateHome
 
 log = logging.getLogger(__name__)
 
 TIME_SCALE_ENV = "STEPSAGA_TIME_SCALE"
+#: ``NORMAL`` (default: survives a killed process, not power loss) or ``FULL`` (an fsync
+#: per commit: survives power loss); ``EXTRA`` also syncs the folder on deletes.
+SYNCHRONOUS_ENV = "STEPSAGA_ENGINE_SYNCHRONOUS"
 _NAME = re.compile(r"^[A-Za-z0-9_-]{1,80}$")
 DEFAULT_REGION = "us-east-1"
 DEFAULT_ACCOUNT = "123456789012"
@@ -74,6 +84,19 @@ def time_scale_from_env(environ: Mapping[str, str] | None = None) -> float:
             f"{TIME_SCALE_ENV}={raw!r} is not a number", field=TIME_SCALE_ENV
         ) from None
     return _check_scale(value)
+
+
+def synchronous_from_env(environ: Mapping[str, str] | None = None) -> str:
+    """``$STEPSAGA_ENGINE_SYNCHRONOUS`` (default ``NORMAL``), checked."""
+    raw = (os.environ if environ is None else environ).get(SYNCHRONOUS_ENV, "")
+    if not raw.strip():
+        return DEFAULT_SYNCHRONOUS
+    try:
+        return check_synchronous(raw)
+    except InvalidInputError as exc:
+        raise InvalidInputError(
+            f"{SYNCHRONOUS_ENV}: {exc.message}", field=SYNCHRONOUS_ENV
+        ) from None
 
 
 def _check_scale(value: float) -> float:
@@ -120,6 +143,9 @@ class LocalEngine:
     notices (history events as written, delays as chosen) for a live display; its errors are
     logged, never allowed to break an execution. ``mock_config`` enables Step Functions
     Local's ``<stateMachineArn>#<TestCase>`` convention in ``start_execution``.
+    ``synchronous`` is the store's durability (``NORMAL``: survives a killed process, not
+    power loss; ``FULL``: survives power loss, one fsync per commit); ``None`` reads
+    ``$STEPSAGA_ENGINE_SYNCHRONOUS``.
 
     One instance per thread (it holds one SQLite connection); any number of instances and
     processes may share a home. Callback deadlines (``TimeoutSeconds``/``HeartbeatSeconds``
@@ -141,10 +167,14 @@ class LocalEngine:
         region: str = DEFAULT_REGION,
         account_id: str = DEFAULT_ACCOUNT,
         stale_after: float = 900.0,
+        synchronous: str | None = None,
     ) -> None:
         home.ensure()
         self.home = home
-        self.store = Store(home.executions_path)
+        self.store = Store(
+            home.executions_path,
+            synchronous=synchronous_from_env() if synchronous is None else synchronous,
+        )
         self.clock: Clock = clock or SystemClock()
         self.time_scale = time_scale_from_env() if time_scale is None else _check_scale(time_scale)
         self.mock_config = mock_config

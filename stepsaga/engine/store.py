@@ -1,9 +1,12 @@
 """SQLite persistence of state machines, executions, history, delays and task tokens.
 
-One file (``StateHome.executions_path``), WAL journal, ``synchronous=NORMAL``: a commit
-survives the process dying (what "interrupted, nothing lost" needs); only an OS crash or
-power loss can drop the last commits. Writers use ``BEGIN IMMEDIATE`` so two processes never
-interleave a read-check-write on the same execution.
+One file (``StateHome.executions_path``), WAL journal. Durability is a setting
+(``synchronous``; ``$STEPSAGA_ENGINE_SYNCHRONOUS`` through :class:`LocalEngine`): the default
+``NORMAL`` makes a commit survive the process dying (what "interrupted, nothing lost"
+needs) but an OS crash or power loss can drop the last commits; ``FULL`` syncs the WAL on
+every commit and survives power loss too, at one fsync per transaction. Writers use
+``BEGIN IMMEDIATE`` so two processes never interleave a read-check-write on the same
+execution.
 
 Schema (timestamps are UNIX seconds, JSON columns are text):
 
@@ -33,10 +36,14 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
-from stepsaga.errors import StoreUnavailableError
+from stepsaga.errors import InvalidInputError, StoreUnavailableError
 from stepsaga.sqlite_wal import enable_wal
 
 SCHEMA_VERSION = "1"
+
+#: ``PRAGMA synchronous`` values the store accepts (``OFF`` would not survive a crash).
+SYNCHRONOUS_MODES = ("NORMAL", "FULL", "EXTRA")
+DEFAULT_SYNCHRONOUS = "NORMAL"
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -211,7 +218,14 @@ class LostOwnershipError(RuntimeError):
 class Store:
     """Thin data access; the rules live in the runner and the engine."""
 
-    def __init__(self, path: Path, *, busy_timeout_seconds: float = 30.0) -> None:
+    def __init__(
+        self,
+        path: Path,
+        *,
+        busy_timeout_seconds: float = 30.0,
+        synchronous: str = DEFAULT_SYNCHRONOUS,
+    ) -> None:
+        self.synchronous = check_synchronous(synchronous)
         path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
         self._db = sqlite3.connect(
@@ -220,7 +234,7 @@ class Store:
         self._depth = 0
         try:
             enable_wal(self._db, timeout_seconds=busy_timeout_seconds)
-            self._db.execute("PRAGMA synchronous=NORMAL")
+            self._db.execute(f"PRAGMA synchronous={self.synchronous}")
             self._db.execute(f"PRAGMA busy_timeout={int(busy_timeout_seconds * 1000)}")
             for statement in _SCHEMA.split(";"):
                 if statement.strip():
@@ -469,6 +483,18 @@ class Store:
         sql = f"SELECT {', '.join(f.name for f in fields(TokenRow))} FROM task_tokens{where}"
         sql += " ORDER BY created"
         return [TokenRow(*row) for row in self._db.execute(sql, args).fetchall()]
+
+
+def check_synchronous(value: str) -> str:
+    """``value`` upper-cased if it is one of :data:`SYNCHRONOUS_MODES` (the only text that
+    reaches the ``PRAGMA``), else ``InvalidInputError`` naming them."""
+    mode = value.strip().upper() if isinstance(value, str) else ""
+    if mode not in SYNCHRONOUS_MODES:
+        raise InvalidInputError(
+            f"engine synchronous must be one of {', '.join(SYNCHRONOUS_MODES)}, got {value!r}",
+            field="synchronous",
+        )
+    return mode
 
 
 def _unusable(path: Path, exc: sqlite3.DatabaseError, waited: float) -> Exception:
