@@ -19,6 +19,7 @@ import re
 import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
+from dataclasses import dataclass
 from datetime import UTC
 from types import TracebackType
 from typing import Any
@@ -122,6 +123,7 @@ class LocalBackend:
         self._definitions: dict[str, dict[str, Any]] = {}
         self._ledger: Ledger | None = None
         self._reader: LocalEngine | None = None
+        self._kept: _Running | None = None
 
     def definition(self, saga: Saga) -> dict[str, Any]:
         """The saga's ASL with this backend's function ARNs (compiled once)."""
@@ -135,6 +137,7 @@ class LocalBackend:
     # --- lifecycle ---------------------------------------------------------------------
 
     def close(self) -> None:
+        self._drop_kept()
         if self._reader is not None:
             self._reader.close()
         if self._ledger is not None:
@@ -368,12 +371,36 @@ class LocalBackend:
         on_event: ProgressListener | None,
         mock_config: MockConfig | None,
     ) -> Iterator[LocalEngine]:
-        """An engine whose handlers (``saga``'s; none for ``None``) run against this home,
-        opened for one command.
+        """An engine whose handlers (``saga``'s; none for ``None``) run against this home.
 
-        The reconciler may resume a case itself, so its ``send_task_success`` is bound to
-        this engine once it exists; the app's clients sleep scaled like the engine's waits.
+        It is kept for the next command with the same saga, time scale and mock config
+        (until :meth:`close`), with its ledger and the app's clients: opening and closing
+        them on every start cost 9 SQLite connections, each close checkpointing its WAL.
+        A command that raised drops it, so the next one starts from fresh connections.
         """
+        key = (saga.name if saga is not None else None, scale, id(mock_config))
+        kept = self._kept
+        if kept is None or kept.key != key or kept.mock_config is not mock_config:
+            self._drop_kept()
+            kept = self._kept = self._open_running(key, saga, scale, mock_config)
+        kept.engine.listen(_translate(on_event) if on_event is not None else None)
+        try:
+            yield kept.engine
+        except BaseException:
+            self._drop_kept()
+            raise
+        if self._kept is not None:
+            self._kept.engine.listen(None)
+
+    def _open_running(
+        self,
+        key: tuple[str | None, float, int],
+        saga: Saga | None,
+        scale: float,
+        mock_config: MockConfig | None,
+    ) -> _Running:
+        """The reconciler may resume a case itself, so its ``send_task_success`` is bound to
+        the engine once it exists; the app's clients sleep scaled like the engine's waits."""
         engines: list[LocalEngine] = []
 
         def send_task_success(token: str, output: dict[str, Any]) -> object:
@@ -395,17 +422,24 @@ class LocalBackend:
                 clock=self.clock,
                 time_scale=scale,
                 sleeper=self._sleep,
-                on_event=_translate(on_event) if on_event is not None else None,
                 mock_config=mock_config,
                 region=_REGION,
                 account_id=_ACCOUNT,
                 synchronous=self._synchronous,
             )
-            engines.append(engine)
-            with engine:
-                yield engine
-        finally:
+        except BaseException:
             deps.close()
+            raise
+        engines.append(engine)
+        return _Running(key, mock_config, engine, deps)
+
+    def _drop_kept(self) -> None:
+        kept, self._kept = self._kept, None
+        if kept is not None:
+            try:
+                kept.engine.close()
+            finally:
+                kept.deps.close()
 
     def _registry(self, deps: HandlerDeps, saga: Saga) -> dict[str, Handler]:
         handlers = self._handlers(deps, saga)
@@ -489,6 +523,16 @@ class LocalBackend:
             waiting_for=waiting,
             open_items=open_items,
         )
+
+
+@dataclass
+class _Running:
+    """The engine (with its handlers' ledger and clients) kept between commands."""
+
+    key: tuple[str | None, float, int]
+    mock_config: MockConfig | None
+    engine: LocalEngine
+    deps: HandlerDeps
 
 
 def _check_input_model(saga: Saga, case: ApprovedCase) -> None:

@@ -8,6 +8,8 @@ once the execution has ended or is waiting for a callback.
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
 import json
 import logging
 import os
@@ -206,6 +208,14 @@ class LocalEngine:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    def listen(self, on_event: Callable[[EngineEvent], None] | None) -> None:
+        """Send progress notices to ``on_event`` from now on (``None``: to nobody), so one
+        engine can serve many commands, each with its own display."""
+        self._on_event = on_event
+        self.services = dataclasses.replace(
+            self.services, notify=self._notify if on_event is not None else None
+        )
+
     def _notify(self, event: EngineEvent) -> None:
         if self._on_event is None:
             return
@@ -276,10 +286,12 @@ class LocalEngine:
     ) -> str:
         """Create the state machine or bring its definition up to date; returns its ARN."""
         arn = self.state_machine_arn(name)
-        if self.store.get_state_machine(arn) is None:
+        existing = self.store.get_state_machine(arn)
+        if existing is None:
             return self.create_state_machine(name, definition, substitutions=substitutions)
-        self.update_state_machine(arn, definition, substitutions=substitutions)
-        return arn
+        if existing[2] != self._load(definition, substitutions).digest:
+            self.update_state_machine(arn, definition, substitutions=substitutions)
+        return arn  # unchanged: nothing written (a start used to commit an update each time)
 
     def describe_state_machine(self, state_machine_arn: str) -> dict[str, Any]:
         found = self.store.get_state_machine(state_machine_arn)
@@ -317,6 +329,14 @@ class LocalEngine:
         if substitutions:
             raw = json.loads(definition) if isinstance(definition, str) else definition
             definition = substitute(raw, substitutions)
+        try:
+            text = asl.canonical_json(definition)
+        except ValueError:
+            text = None  # not JSON: ``load`` says why
+        if text is not None:  # parsed and checked once per engine, not on every start
+            known = self._definitions.get(hashlib.sha256(text.encode()).hexdigest())
+            if known is not None:
+                return known
         loaded = asl.load(definition)
         self._definitions[loaded.digest] = loaded
         return loaded
