@@ -15,7 +15,6 @@ happen only after every input was checked (see ``base.py``).
 from __future__ import annotations
 
 import json
-import re
 import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
@@ -63,7 +62,6 @@ HandlersFactory = Callable[[HandlerDeps, Saga], Mapping[str, Handler]]
 
 _REGION = "us-east-1"
 _ACCOUNT = "123456789012"
-_HASHED_NAME = re.compile(r"-[0-9a-f]{12}$")
 
 
 def function_arn(saga: str, function: str) -> str:
@@ -480,13 +478,11 @@ class LocalBackend:
 
     def _resolve_case(self, reader: LocalEngine, case_id: str, tenant: str | None) -> str:
         found: list[tuple[CaseIdentity, str]] = []
-        marker = f"-{case_id}-r"
-        for listed_execution in reader.list_executions()["executions"]:
-            name = listed_execution["name"]
-            if marker not in name and not _HASHED_NAME.search(name):
-                continue
-            arn = listed_execution["executionArn"]
-            identity = CaseIdentity.from_input(reader.describe_execution(arn)["input"])
+        for arn in reader.executions_of_case(case_id):  # indexed: flat in the home's size
+            try:
+                identity = CaseIdentity.from_input(reader.describe_execution(arn)["input"])
+            except InvalidInputError:
+                continue  # an input with a case_id that is not a stepsaga case
             if identity.case_id == case_id and tenant in (None, identity.tenant_id):
                 found.append((identity, arn))
         if not found:

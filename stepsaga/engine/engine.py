@@ -544,6 +544,11 @@ class LocalEngine:
             items.append(item)
         return {"executions": items}
 
+    def executions_of_case(self, case_id: str) -> list[str]:
+        """ARNs of the executions whose input is a case with this ``case_id`` (any tenant,
+        revision or state machine), through an index: one lookup, not a scan of them all."""
+        return self.store.executions_of_case(case_id)
+
     def get_execution_history(
         self, execution_arn: str, reverse_order: bool = False
     ) -> dict[str, Any]:

@@ -13,7 +13,8 @@ Schema (timestamps are UNIX seconds, JSON columns are text):
 * ``definitions(digest PK, text)`` — content-addressed ASL, so an execution keeps the
   definition it started with when the state machine is updated;
 * ``state_machines(arn PK, name UNIQUE, digest, created, updated)``;
-* ``executions(arn PK, …)`` — the ``DescribeExecution`` fields, the *cursor* (state the
+* ``executions(arn PK, …)`` — indexed by the input's ``case_id`` too (``stepsaga status
+  CASE_ID`` without reading every row) — the ``DescribeExecution`` fields, the *cursor* (state the
   execution is in or failed in, that state's input, entered time/event, retry counters), the
   mock test case and its invocation counters, and the owner (engine id, pid, host, process
   start, heartbeat) while a process drives it;
@@ -88,6 +89,7 @@ CREATE TABLE IF NOT EXISTS executions (
 );
 CREATE INDEX IF NOT EXISTS executions_by_machine ON executions (state_machine_arn, start_date);
 CREATE INDEX IF NOT EXISTS executions_by_status ON executions (status, start_date);
+CREATE INDEX IF NOT EXISTS executions_by_case ON executions (json_extract(input, '$.case_id'));
 CREATE TABLE IF NOT EXISTS events (
     execution_arn TEXT NOT NULL,
     id INTEGER NOT NULL,
@@ -326,6 +328,15 @@ class Store:
         if limit is not None:
             sql += f" LIMIT {int(limit)}"
         return [ExecutionRow(*row) for row in self._db.execute(sql, args).fetchall()]
+
+    def executions_of_case(self, case_id: str) -> list[str]:
+        """ARNs of the executions whose input's ``case_id`` is ``case_id`` (the index's
+        expression, written the same way so SQLite uses it)."""
+        rows = self._db.execute(
+            "SELECT arn FROM executions WHERE json_extract(input, '$.case_id') = ? ORDER BY arn",
+            (case_id,),
+        ).fetchall()
+        return [str(row[0]) for row in rows]
 
     def update_execution(
         self, arn: str, values: Mapping[str, Any], *, owner: str | None = None
