@@ -23,7 +23,8 @@ def counting(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
 
     def connect(*args: Any, **kwargs: Any) -> sqlite3.Connection:
         opened.append(args[0] if args else kwargs.get("database"))
-        return real(*args, **kwargs)
+        conn: sqlite3.Connection = real(*args, **kwargs)
+        return conn
 
     monkeypatch.setattr(sqlite3, "connect", connect)
     return opened
