@@ -21,7 +21,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from stepsaga.backends.assemble import CaseIdentity, execution_view, item_view
 from stepsaga.backends.naming import execution_name
@@ -50,15 +50,16 @@ from stepsaga.engine import (
 )
 from stepsaga.engine import load as load_definition
 from stepsaga.errors import InvalidInputError, NotFoundError
-from stepsaga.handlers.deps import HandlerDeps, local_deps
 from stepsaga.home import StateHome
 from stepsaga.ledger import Ledger, ReconOutcome, ReconStatus, Record, open_ledger
 from stepsaga.project import Project
-from stepsaga.workflow import compile, render
 from stepsaga.workflow.saga import Saga
 
+if TYPE_CHECKING:
+    from stepsaga.handlers.deps import HandlerDeps
+
 #: Builds the in-process handlers: logical function name → ``(event, context) -> result``.
-HandlersFactory = Callable[[HandlerDeps, Saga], Mapping[str, Handler]]
+HandlersFactory = Callable[["HandlerDeps", Saga], Mapping[str, Handler]]
 
 _REGION = "us-east-1"
 _ACCOUNT = "123456789012"
@@ -126,6 +127,8 @@ class LocalBackend:
     def definition(self, saga: Saga) -> dict[str, Any]:
         """The saga's ASL with this backend's function ARNs (compiled once)."""
         if saga.name not in self._definitions:
+            from stepsaga.workflow import compile, render  # start and redrive only
+
             self._definitions[saga.name] = render(
                 compile(saga),
                 saga.definition_substitutions(lambda function: function_arn(saga.name, function)),
@@ -399,6 +402,8 @@ class LocalBackend:
     ) -> _Running:
         """The reconciler may resume a case itself, so its ``send_task_success`` is bound to
         the engine once it exists; the app's clients sleep scaled like the engine's waits."""
+        from stepsaga.handlers.deps import local_deps  # the verbs that run handlers only
+
         engines: list[LocalEngine] = []
 
         def send_task_success(token: str, output: dict[str, Any]) -> object:
