@@ -331,9 +331,12 @@ class EngineSide:
 
 class StartSide:
     """``LocalBackend.start`` on the reference project (real handlers, ledger, simulated
-    services); one backend for every start, as a long-running caller holds it."""
+    services); one backend for every start, as a long-running caller holds it, or with
+    ``fresh`` a backend per start, as one ``stepsaga start`` process has."""
 
-    def __init__(self, root: Path, synchronous: str | None, *, reject: bool) -> None:
+    def __init__(
+        self, root: Path, synchronous: str | None, *, reject: bool, fresh: bool = False
+    ) -> None:
         from services.faults import parse_faults
         from stepsaga.backends.local import LocalBackend
         from stepsaga.home import StateHome
@@ -345,7 +348,13 @@ class StartSide:
             text = (ROOT / "examples" / "faults-shipment-rejected.json").read_text()
             faults = parse_faults(json.loads(text))
         project = reference_project(faults=faults, default_stock=10**9)
-        self.backend = LocalBackend(StateHome(root), project, engine_synchronous=synchronous)
+
+        def open_backend() -> LocalBackend:
+            return LocalBackend(StateHome(root), project, engine_synchronous=synchronous)
+
+        self.open = open_backend
+        self.backend = open_backend()
+        self.fresh = fresh
         self.parse = parse_case
         self.expected = "FAILED" if reject else "SUCCEEDED"
         self.seq = 0
@@ -354,7 +363,11 @@ class StartSide:
         for _ in range(n):
             self.seq += 1
             case = self.parse({**CASE, "case_id": f"CASE-{self.seq}"})
-            view = self.backend.start(case, time_scale=0)
+            if self.fresh:
+                with self.open() as backend:
+                    view = backend.start(case, time_scale=0)
+            else:
+                view = self.backend.start(case, time_scale=0)
             assert view.status == self.expected, view.status
 
     def close(self) -> None:
@@ -416,7 +429,7 @@ def peer_table(tmp: Path, rounds: int, n_dbos: int, n_engine: int, n_start: int)
                 engine.close()
             if mode != "WAL + NORMAL":
                 variants = (
-                    {"start": None}
+                    {"start": None, "start, new backend each": None}
                     if mode == "as shipped"
                     else {"start": None, "start engine FULL": "FULL"}
                 )
@@ -426,6 +439,7 @@ def peer_table(tmp: Path, rounds: int, n_dbos: int, n_engine: int, n_start: int)
                             tmp / f"{label}-{r}-{mode[:3]}-{path}".replace(" ", ""),
                             sync,
                             reject=reject,
+                            fresh=label.endswith("each"),
                         )
                         elapsed, counts = measure(side.run, n_start)
                         side.close()
@@ -445,6 +459,7 @@ def peer_table(tmp: Path, rounds: int, n_dbos: int, n_engine: int, n_start: int)
         "engine alone": "engine alone",
         "start": "`stepsaga start` path (ours as shipped: engine NORMAL, ledger FULL)",
         "start engine FULL": "`stepsaga start` path, engine FULL too",
+        "start, new backend each": "`stepsaga start` path, a new LocalBackend per start",
     }
     for (who, mode, path), values in ratios.items():
         print(f"  {labels[who]} vs DBOS {mode}, {path}: {spread(values)}")

@@ -75,8 +75,12 @@ def _data(operation: Operation, **extra: object) -> dict[str, object]:
 
 def for_transport_error(operation: Operation, exc: httpx.TransportError) -> StepSagaError:
     """A request that got no HTTP reply at all."""
-    dispatch = dispatch_of(exc)
-    kind = type(exc).__name__
+    return _no_reply(operation, type(exc).__name__, dispatch_of(exc))
+
+
+def _no_reply(operation: Operation, kind: str, dispatch: Dispatch) -> StepSagaError:
+    """What ``for_transport_error`` maps an httpx ``kind`` to (the simulated services name
+    one without importing httpx)."""
     data = _data(operation, transport_error=kind, dispatch=str(dispatch))
     if dispatch is Dispatch.NOT_SENT:
         return TransientError(f"{_where(operation)}: not sent ({kind})", **data)
@@ -176,9 +180,7 @@ def for_fault(operation: Operation, kind: FaultKind) -> StepSagaError | None:
         body = json.dumps({"error": {"code": code}}).encode()
         error = for_status(operation, status, body, {})
     elif kind in (FaultKind.TIMEOUT_BEFORE_EFFECT, FaultKind.LOSE_RESPONSE):
-        import httpx
-
-        error = for_transport_error(operation, httpx.ReadTimeout(f"simulated {kind}"))
+        error = _no_reply(operation, "ReadTimeout", Dispatch.MAYBE_SENT)
     else:
         return None
     return type(error)(f"{error.message} [simulated {kind}]", **error.data, fault=str(kind))
