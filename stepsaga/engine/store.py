@@ -524,10 +524,7 @@ def pack_details(text: str | None, zdict: bytes) -> str | bytes | None:
     if text is None or len(text) < _PACK_MIN:
         return text
     raw = text.encode()
-    # The smallest window that holds the input and the details: zlib's default (32 KiB,
-    # memLevel 8) costs ~260 us per event just to set up, a 4 KiB one ~7 us.
-    bits = min(15, max(10, (len(zdict) + len(raw)).bit_length()))
-    packer = zlib.compressobj(6, zlib.DEFLATED, -bits, min(8, bits - 8), zdict=zdict)
+    packer = zlib.compressobj(6, zlib.DEFLATED, -15, zdict=zdict)
     packed = packer.compress(raw) + packer.flush()
     return packed if len(packed) < len(raw) else text
 
