@@ -560,8 +560,7 @@ def storage(tmp: Path, n: int) -> None:
     print("## Store bytes per happy execution")
     print(
         f"  engine: {ours / 1024:.1f} KiB per execution ({events / n:.0f} events, "
-        f"{details / n / 1024:.1f} KiB of event details as stored), {n} executions, "
-        "after a checkpoint"
+        f"{details / n / 1024:.1f} KiB of event JSON), {n} executions, after a checkpoint"
     )
     print(f"  DBOS:   {theirs / 1024:.1f} KiB per workflow; ours / DBOS {ours / theirs:.1f}x")
     print(f"  goal <= 8 KiB: {'met' if ours <= 8 * 1024 else 'missed'}\n")

@@ -408,9 +408,7 @@ class LocalEngine:
                     }
                 )
                 kind = history.EventType.EXECUTION_STARTED.value
-                self.store.insert_events(
-                    arn, [(1, kind, 0, now, dumps(started))], dictionary=input_json
-                )
+                self.store.insert_events(arn, [(1, kind, 0, now, dumps(started))])
         if existing is not None:
             self._check_same_start(existing, input_value, case)
             self._reap(existing)
@@ -554,7 +552,7 @@ class LocalEngine:
     def get_execution_history(
         self, execution_arn: str, reverse_order: bool = False
     ) -> dict[str, Any]:
-        row = self._reap(self._row(execution_arn))
+        self._reap(self._row(execution_arn))
         return {
             "events": [
                 history.build(
@@ -564,9 +562,7 @@ class LocalEngine:
                     e.timestamp,
                     None if e.details is None else json.loads(e.details),
                 )
-                for e in self.store.events(
-                    execution_arn, dictionary=row.input, reverse=reverse_order
-                )
+                for e in self.store.events(execution_arn, reverse=reverse_order)
             ]
         }
 

@@ -1273,7 +1273,7 @@ class Run:
             values.update(owner=None, owner_pid=None, owner_host=None, owner_started=None)
         self.store.update_execution(self.arn, values, owner=self.s.owner.id)
         if self.pending:
-            self.store.insert_events(self.arn, self.pending, dictionary=self.row.input)
+            self.store.insert_events(self.arn, self.pending)
         if self.pending_delays:
             self.store.insert_delays(self.pending_delays)
         for prefix in self.frame_clears:

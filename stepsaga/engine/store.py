@@ -19,8 +19,6 @@ Schema (timestamps are UNIX seconds, JSON columns are text):
   mock test case and its invocation counters, and the owner (engine id, pid, host, process
   start, heartbeat) while a process drives it;
 * ``events(execution_arn, id, type, previous_id, timestamp, details)`` — the history;
-  ``details`` is JSON text, or raw deflate of it primed with the execution's input (a
-  blob: most details repeat the input, so a happy execution's history shrinks ~4x);
 * ``delays(execution_arn, event_id, kind, state, attempt, error, seconds, slept, timestamp)``
   — retry and Wait delays chosen;
 * ``task_tokens(token PK, execution_arn, state, status, output/error/cause, deadlines…)``;
@@ -33,7 +31,6 @@ Schema (timestamps are UNIX seconds, JSON columns are text):
 from __future__ import annotations
 
 import sqlite3
-import zlib
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, fields
@@ -99,9 +96,9 @@ CREATE TABLE IF NOT EXISTS events (
     type TEXT NOT NULL,
     previous_id INTEGER NOT NULL,
     timestamp REAL NOT NULL,
-    details,
+    details TEXT,
     PRIMARY KEY (execution_arn, id)
-) WITHOUT ROWID;
+);
 CREATE TABLE IF NOT EXISTS delays (
     execution_arn TEXT NOT NULL,
     event_id INTEGER NOT NULL,
@@ -385,33 +382,20 @@ class Store:
     # --- events and delays -------------------------------------------------------------
 
     def insert_events(
-        self,
-        arn: str,
-        events: Sequence[tuple[int, str, int, float, str | None]],
-        *,
-        dictionary: str,
+        self, arn: str, events: Sequence[tuple[int, str, int, float, str | None]]
     ) -> None:
-        """Append history events; ``dictionary`` is the execution's input (see
-        :func:`pack_details`)."""
-        zdict = dictionary.encode()
         self._db.executemany(
-            "INSERT INTO events VALUES (?, ?, ?, ?, ?, ?)",
-            [
-                (arn, i, kind, prev, ts, pack_details(text, zdict))
-                for i, kind, prev, ts, text in events
-            ],
+            "INSERT INTO events VALUES (?, ?, ?, ?, ?, ?)", [(arn, *event) for event in events]
         )
 
-    def events(self, arn: str, *, dictionary: str, reverse: bool = False) -> list[EventRow]:
-        """The history, details as the JSON text written (``dictionary``: the input)."""
+    def events(self, arn: str, *, reverse: bool = False) -> list[EventRow]:
         order = "DESC" if reverse else "ASC"
         rows = self._db.execute(
             "SELECT id, type, previous_id, timestamp, details FROM events "
             f"WHERE execution_arn = ? ORDER BY id {order}",
             (arn,),
         ).fetchall()
-        zdict = dictionary.encode()
-        return [EventRow(i, t, p, ts, unpack_details(d, zdict)) for i, t, p, ts, d in rows]
+        return [EventRow(*row) for row in rows]
 
     def insert_delays(self, rows: Iterable[tuple[Any, ...]]) -> None:
         self._db.executemany(
@@ -510,30 +494,6 @@ class Store:
         sql = f"SELECT {', '.join(f.name for f in fields(TokenRow))} FROM task_tokens{where}"
         sql += " ORDER BY created"
         return [TokenRow(*row) for row in self._db.execute(sql, args).fetchall()]
-
-
-#: Details shorter than this stay text: deflate would not pay for itself.
-_PACK_MIN = 48
-
-
-def pack_details(text: str | None, zdict: bytes) -> str | bytes | None:
-    """An event's details JSON as stored: raw deflate primed with the execution's input
-    (most details repeat the input or a part of it, so an event's details shrink ~5-10x),
-    or the text itself when that is not smaller. Text rows (also those of older homes) and
-    blob rows read back alike."""
-    if text is None or len(text) < _PACK_MIN:
-        return text
-    raw = text.encode()
-    packer = zlib.compressobj(6, zlib.DEFLATED, -15, zdict=zdict)
-    packed = packer.compress(raw) + packer.flush()
-    return packed if len(packed) < len(raw) else text
-
-
-def unpack_details(value: str | bytes | None, zdict: bytes) -> str | None:
-    if value is None or isinstance(value, str):
-        return value
-    unpacker = zlib.decompressobj(-15, zdict=zdict)
-    return (unpacker.decompress(value) + unpacker.flush()).decode()
 
 
 def check_synchronous(value: str) -> str:

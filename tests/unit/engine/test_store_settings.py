@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import json
 import sqlite3
 
 import pytest
 
 from stepsaga.engine import SYNCHRONOUS_ENV, synchronous_from_env
-from stepsaga.engine.store import pack_details, unpack_details
 from stepsaga.errors import InvalidInputError
 from tests.unit.engine.conftest import MakeEngine
 from tests.unit.engine.helpers import machine
@@ -87,39 +85,3 @@ def test_a_changed_definition_is_still_updated(make_engine: MakeEngine) -> None:
     engine.ensure_state_machine("m", other)
     assert '"Other"' in engine.describe_state_machine(arn)["definition"]
     assert isinstance(engine.store._db, sqlite3.Connection)
-
-
-def test_history_details_are_stored_packed_and_read_back_as_written(
-    make_engine: MakeEngine,
-) -> None:
-    engine = make_engine()
-    arn = engine.create_state_machine("m", PASS)
-    payload = {"case_id": "C-1", "note": "x" * 400}
-    execution = engine.start_execution(arn, "e1", payload)["executionArn"]
-    stored = engine.store._db.execute(
-        "SELECT details FROM events WHERE execution_arn = ? ORDER BY id", (execution,)
-    ).fetchall()
-    assert any(isinstance(value, bytes) for (value,) in stored)
-    assert sum(len(value) for (value,) in stored if value) < 400  # the input, repeated
-    events = engine.get_execution_history(execution)["events"]
-    assert events[0]["executionStartedEventDetails"]["input"] == json.dumps(
-        payload, separators=(",", ":")
-    )
-
-
-def test_details_stored_as_text_by_an_older_engine_still_read(make_engine: MakeEngine) -> None:
-    engine = make_engine()
-    arn = engine.create_state_machine("m", PASS)
-    execution = engine.start_execution(arn, "e1", {"case_id": "C-1", "note": "y" * 200})
-    before = engine.get_execution_history(execution["executionArn"])
-    zdict = execution["input"].encode()
-    for event_id, value in engine.store._db.execute(
-        "SELECT id, details FROM events WHERE execution_arn = ?", (execution["executionArn"],)
-    ).fetchall():
-        engine.store._db.execute(
-            "UPDATE events SET details = ? WHERE execution_arn = ? AND id = ?",
-            (unpack_details(value, zdict), execution["executionArn"], event_id),
-        )
-    assert engine.get_execution_history(execution["executionArn"]) == before
-    assert pack_details("short", zdict) == "short"
-    assert pack_details(None, zdict) is None
