@@ -47,6 +47,7 @@ bench: $(VENV)/.dev
 	$(BIN)/python bench/engine.py
 	$(BIN)/python bench/storm.py
 	$(BIN)/python bench/chaos.py
+	$(BIN)/python bench/peers.py
 
 clean:
 	rm -rf $(VENV) .stepsaga .stepsaga-demo cdk.out .mypy_cache .ruff_cache .pytest_cache

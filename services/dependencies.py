@@ -15,7 +15,6 @@ from typing import Any
 
 from services.factory import open_http_services, open_simulated_services, open_simulation
 from services.faults import Faults, load_faults
-from services.http import HttpServicesConfig
 from services.protocols import Services
 from services.simulated import DEFAULT_STOCK, CrashAction, Sleeper, kill_process
 from stepsaga import AwsContext, Clock, InvalidInputError, LocalContext, StateHome, SystemClock
@@ -65,6 +64,8 @@ class ReferenceDependencies:
             for name in ("INVENTORY", "PAYMENTS", "SHIPPING")
         )
         if mode == "http" or (mode == "auto" and urls):
+            from services.http import HttpServicesConfig
+
             return open_http_services(HttpServicesConfig.from_env(ctx.environ))
         home = StateHome(Path(ctx.environ.get("STEPSAGA_HOME", ".stepsaga")))
         return open_simulated_services(home, self.faults, clock=ctx.clock, crash=self.crash)

@@ -18,8 +18,8 @@ import json
 import math
 from collections.abc import Mapping
 from enum import StrEnum
-
-import httpx
+from functools import cache
+from typing import TYPE_CHECKING
 
 from services.faults import FaultKind
 from services.values import Operation
@@ -31,6 +31,9 @@ from stepsaga.errors import (
     StepSagaError,
     TransientError,
 )
+
+if TYPE_CHECKING:
+    import httpx
 
 
 class Dispatch(StrEnum):
@@ -45,12 +48,12 @@ class Dispatch(StrEnum):
 #: a URL scheme we cannot speak). Everything else — read timeouts, resets, a server that
 #: closed the connection, write failures midway — may have happened after the service got
 #: the request.
-_NOT_SENT: tuple[type[httpx.TransportError], ...] = (
-    httpx.ConnectError,
-    httpx.ConnectTimeout,
-    httpx.PoolTimeout,
-    httpx.UnsupportedProtocol,
-)
+@cache
+def _not_sent() -> tuple[type[httpx.TransportError], ...]:
+    import httpx  # ~80 ms: paid by the HTTP clients and a simulated timeout, not at start-up
+
+    return (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout, httpx.UnsupportedProtocol)
+
 
 #: 409 codes meaning "the same key is being processed right now" (Stripe:
 #: ``idempotency_key_in_use``); any other 409 is a conflicting reuse.
@@ -59,7 +62,7 @@ DEFAULT_RETRY_AFTER_SECONDS = 1.0
 
 
 def dispatch_of(exc: httpx.TransportError) -> Dispatch:
-    return Dispatch.NOT_SENT if isinstance(exc, _NOT_SENT) else Dispatch.MAYBE_SENT
+    return Dispatch.NOT_SENT if isinstance(exc, _not_sent()) else Dispatch.MAYBE_SENT
 
 
 def _where(operation: Operation) -> str:
@@ -72,8 +75,12 @@ def _data(operation: Operation, **extra: object) -> dict[str, object]:
 
 def for_transport_error(operation: Operation, exc: httpx.TransportError) -> StepSagaError:
     """A request that got no HTTP reply at all."""
-    dispatch = dispatch_of(exc)
-    kind = type(exc).__name__
+    return _no_reply(operation, type(exc).__name__, dispatch_of(exc))
+
+
+def _no_reply(operation: Operation, kind: str, dispatch: Dispatch) -> StepSagaError:
+    """What ``for_transport_error`` maps an httpx ``kind`` to (the simulated services name
+    one without importing httpx)."""
     data = _data(operation, transport_error=kind, dispatch=str(dispatch))
     if dispatch is Dispatch.NOT_SENT:
         return TransientError(f"{_where(operation)}: not sent ({kind})", **data)
@@ -173,7 +180,7 @@ def for_fault(operation: Operation, kind: FaultKind) -> StepSagaError | None:
         body = json.dumps({"error": {"code": code}}).encode()
         error = for_status(operation, status, body, {})
     elif kind in (FaultKind.TIMEOUT_BEFORE_EFFECT, FaultKind.LOSE_RESPONSE):
-        error = for_transport_error(operation, httpx.ReadTimeout(f"simulated {kind}"))
+        error = _no_reply(operation, "ReadTimeout", Dispatch.MAYBE_SENT)
     else:
         return None
     return type(error)(f"{error.message} [simulated {kind}]", **error.data, fault=str(kind))

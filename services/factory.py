@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import time
-
-import httpx
+from typing import TYPE_CHECKING
 
 from services.faults import Faults
-from services.http import HttpInventory, HttpPayments, HttpServicesConfig, HttpShipping
 from services.protocols import Services
 from services.simulated import (
     DEFAULT_STOCK,
@@ -22,6 +20,11 @@ from services.simulated import (
     kill_process,
 )
 from stepsaga import Clock, StateHome, SystemClock
+
+if TYPE_CHECKING:  # httpx costs ~40 ms to import: only the HTTP clients pay for it
+    import httpx
+
+    from services.http import HttpServicesConfig
 
 
 def open_simulated_services(
@@ -59,6 +62,8 @@ def open_http_services(
     config: HttpServicesConfig, *, transport: httpx.BaseTransport | None = None
 ) -> Services:
     """Services over HTTP; close the bundle (or use it as a context manager) when done."""
+    from services.http import HttpInventory, HttpPayments, HttpShipping
+
     return Services(
         inventory=HttpInventory(config.inventory_url, config.timeouts, transport=transport),
         payments=HttpPayments(config.payments_url, config.timeouts, transport=transport),

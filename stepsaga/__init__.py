@@ -30,8 +30,6 @@ lazily, so ``import stepsaga`` costs nothing until one is used.
 from __future__ import annotations
 
 from importlib import import_module
-from importlib.metadata import PackageNotFoundError
-from importlib.metadata import version as _version
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -181,13 +179,22 @@ __all__ = [
     "validate_object",
 ]
 
-try:
-    __version__ = _version("stepsaga")
-except PackageNotFoundError:  # run from a source tree that was never installed
-    __version__ = "0+unknown"
+
+def _package_version() -> str:
+    """The installed distribution's version (``importlib.metadata`` costs ~40 ms to import,
+    so only ``--version`` and readers of ``__version__`` pay for it)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("stepsaga")
+    except PackageNotFoundError:  # run from a source tree that was never installed
+        return "0+unknown"
 
 
 def __getattr__(name: str) -> Any:
+    if name == "__version__":
+        value = globals()["__version__"] = _package_version()
+        return value
     module = _WHERE.get(name)
     if module is None:
         raise AttributeError(f"module 'stepsaga' has no attribute {name!r}")

@@ -32,6 +32,10 @@ class SimulatedInventory:
         self._clock = clock
         self._default_stock = default_stock
 
+    def close(self) -> None:
+        """Close the store's connections (shared by the bundle; closing twice is fine)."""
+        self._db.close()
+
     def reserve(self, ctx: CallContext, request: ReserveRequest) -> Reservation:
         plan = self._faults.before_effect(ctx, Operation.RESERVE)
         if request.quantity < 1:

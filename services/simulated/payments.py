@@ -44,6 +44,10 @@ class SimulatedPayments:
         self._key_window = key_window
         self._new_id = new_id
 
+    def close(self) -> None:
+        """Close the store's connections (shared by the bundle; closing twice is fine)."""
+        self._db.close()
+
     def refund(self, ctx: CallContext, request: RefundRequest) -> RefundRecord:
         plan = self._faults.before_effect(ctx, Operation.REFUND)
         if request.amount.minor <= 0:

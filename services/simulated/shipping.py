@@ -37,6 +37,10 @@ class SimulatedShipping:
         self._clock = clock
         self._new_id = new_id
 
+    def close(self) -> None:
+        """Close the store's connections (shared by the bundle; closing twice is fine)."""
+        self._db.close()
+
     def create_shipment(self, ctx: CallContext, request: ShipmentRequest) -> ShipmentRecord:
         plan = self._faults.before_effect(ctx, Operation.CREATE_SHIPMENT)
         if not request.items or any(line.quantity < 1 for line in request.items):

@@ -15,13 +15,13 @@ happen only after every input was checked (see ``base.py``).
 from __future__ import annotations
 
 import json
-import re
 import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
+from dataclasses import dataclass
 from datetime import UTC
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from stepsaga.approval_time import check_approval_window
 from stepsaga.backends.assemble import CaseIdentity, execution_view, item_view, item_views
@@ -52,19 +52,19 @@ from stepsaga.engine import (
 )
 from stepsaga.engine import load as load_definition
 from stepsaga.errors import InvalidInputError, NotFoundError
-from stepsaga.handlers.deps import HandlerDeps, local_deps
 from stepsaga.home import StateHome
 from stepsaga.ledger import Ledger, LedgerPolicy, ReconOutcome, ReconStatus, Record, open_ledger
 from stepsaga.project import Project
-from stepsaga.workflow import compile, render
 from stepsaga.workflow.saga import Saga
 
+if TYPE_CHECKING:
+    from stepsaga.handlers.deps import HandlerDeps
+
 #: Builds the in-process handlers: logical function name → ``(event, context) -> result``.
-HandlersFactory = Callable[[HandlerDeps, Saga], Mapping[str, Handler]]
+HandlersFactory = Callable[["HandlerDeps", Saga], Mapping[str, Handler]]
 
 _REGION = "us-east-1"
 _ACCOUNT = "123456789012"
-_HASHED_NAME = re.compile(r"-[0-9a-f]{12}$")
 
 
 def function_arn(saga: str, function: str) -> str:
@@ -97,7 +97,10 @@ class LocalBackend:
     of ``project``.
 
     ``clock`` and ``sleeper`` are injectable for tests; ``handlers`` builds the in-process
-    handlers (default: the sagas' own); ``log_level`` is the handlers' (JSON on stderr).
+    handlers (default: the sagas' own); ``log_level`` is the handlers' (JSON on stderr);
+    ``engine_synchronous`` is the executions store's durability (``NORMAL`` by default, or
+    ``$STEPSAGA_ENGINE_SYNCHRONOUS``; ``FULL`` survives power loss). The ledger's is its
+    URL's (``FULL``).
     """
 
     def __init__(
@@ -109,6 +112,7 @@ class LocalBackend:
         handlers: HandlersFactory | None = None,
         sleeper: Callable[[float], None] = time.sleep,
         log_level: str = "ERROR",
+        engine_synchronous: str | None = None,
     ) -> None:
         self.home = home
         self.project = project
@@ -116,13 +120,17 @@ class LocalBackend:
         self._handlers = handlers or default_handlers
         self._sleep = sleeper
         self._log_level = log_level
+        self._synchronous = engine_synchronous
         self._definitions: dict[str, dict[str, Any]] = {}
         self._ledger: Ledger | None = None
         self._reader: LocalEngine | None = None
+        self._kept: _Running | None = None
 
     def definition(self, saga: Saga) -> dict[str, Any]:
         """The saga's ASL with this backend's function ARNs (compiled once)."""
         if saga.name not in self._definitions:
+            from stepsaga.workflow import compile, render  # start and redrive only
+
             self._definitions[saga.name] = render(
                 compile(saga),
                 saga.definition_substitutions(lambda function: function_arn(saga.name, function)),
@@ -132,6 +140,7 @@ class LocalBackend:
     # --- lifecycle ---------------------------------------------------------------------
 
     def close(self) -> None:
+        self._drop_kept()
         if self._reader is not None:
             self._reader.close()
         if self._ledger is not None:
@@ -353,7 +362,9 @@ class LocalBackend:
                     f"no executions yet in {self.home.root} (start a case first)",
                     home=str(self.home.root),
                 )
-            self._reader = LocalEngine(self.home, {}, clock=self.clock, time_scale=0)
+            self._reader = LocalEngine(
+                self.home, {}, clock=self.clock, time_scale=0, synchronous=self._synchronous
+            )
         return self._reader
 
     @contextmanager
@@ -364,12 +375,38 @@ class LocalBackend:
         on_event: ProgressListener | None,
         mock_config: MockConfig | None,
     ) -> Iterator[LocalEngine]:
-        """An engine whose handlers (``saga``'s; none for ``None``) run against this home,
-        opened for one command.
+        """An engine whose handlers (``saga``'s; none for ``None``) run against this home.
 
-        The reconciler may resume a case itself, so its ``send_task_success`` is bound to
-        this engine once it exists; the app's clients sleep scaled like the engine's waits.
+        It is kept for the next command with the same saga, time scale and mock config
+        (until :meth:`close`), with its ledger and the app's clients: opening and closing
+        them on every start cost 9 SQLite connections, each close checkpointing its WAL.
+        A command that raised drops it, so the next one starts from fresh connections.
         """
+        key = (saga.name if saga is not None else None, scale, id(mock_config))
+        kept = self._kept
+        if kept is None or kept.key != key or kept.mock_config is not mock_config:
+            self._drop_kept()
+            kept = self._kept = self._open_running(key, saga, scale, mock_config)
+        kept.engine.listen(_translate(on_event) if on_event is not None else None)
+        try:
+            yield kept.engine
+        except BaseException:
+            self._drop_kept()
+            raise
+        if self._kept is not None:
+            self._kept.engine.listen(None)
+
+    def _open_running(
+        self,
+        key: tuple[str | None, float, int],
+        saga: Saga | None,
+        scale: float,
+        mock_config: MockConfig | None,
+    ) -> _Running:
+        """The reconciler may resume a case itself, so its ``send_task_success`` is bound to
+        the engine once it exists; the app's clients sleep scaled like the engine's waits."""
+        from stepsaga.handlers.deps import local_deps  # the verbs that run handlers only
+
         engines: list[LocalEngine] = []
 
         def send_task_success(token: str, output: dict[str, Any]) -> object:
@@ -391,16 +428,24 @@ class LocalBackend:
                 clock=self.clock,
                 time_scale=scale,
                 sleeper=self._sleep,
-                on_event=_translate(on_event) if on_event is not None else None,
                 mock_config=mock_config,
                 region=_REGION,
                 account_id=_ACCOUNT,
+                synchronous=self._synchronous,
             )
-            engines.append(engine)
-            with engine:
-                yield engine
-        finally:
+        except BaseException:
             deps.close()
+            raise
+        engines.append(engine)
+        return _Running(key, mock_config, engine, deps)
+
+    def _drop_kept(self) -> None:
+        kept, self._kept = self._kept, None
+        if kept is not None:
+            try:
+                kept.engine.close()
+            finally:
+                kept.deps.close()
 
     def _registry(self, deps: HandlerDeps, saga: Saga) -> dict[str, Handler]:
         handlers = self._handlers(deps, saga)
@@ -441,13 +486,11 @@ class LocalBackend:
 
     def _resolve_case(self, reader: LocalEngine, case_id: str, tenant: str | None) -> str:
         found: list[tuple[CaseIdentity, str]] = []
-        marker = f"-{case_id}-r"
-        for listed_execution in reader.list_executions()["executions"]:
-            name = listed_execution["name"]
-            if marker not in name and not _HASHED_NAME.search(name):
-                continue
-            arn = listed_execution["executionArn"]
-            identity = CaseIdentity.from_input(reader.describe_execution(arn)["input"])
+        for arn in reader.executions_of_case(case_id):  # indexed: flat in the home's size
+            try:
+                identity = CaseIdentity.from_input(reader.describe_execution(arn)["input"])
+            except InvalidInputError:
+                continue  # an input with a case_id that is not a stepsaga case
             if identity.case_id == case_id and tenant in (None, identity.tenant_id):
                 found.append((identity, arn))
         if not found:
@@ -484,6 +527,16 @@ class LocalBackend:
             waiting_for=waiting,
             open_items=open_items,
         )
+
+
+@dataclass
+class _Running:
+    """The engine (with its handlers' ledger and clients) kept between commands."""
+
+    key: tuple[str | None, float, int]
+    mock_config: MockConfig | None
+    engine: LocalEngine
+    deps: HandlerDeps
 
 
 def _check_input_model(saga: Saga, case: ApprovedCase) -> None:

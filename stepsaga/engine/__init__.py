@@ -15,11 +15,13 @@ from stepsaga.engine.definition import (
     load,
 )
 from stepsaga.engine.engine import (
+    SYNCHRONOUS_ENV,
     TIME_SCALE_ENV,
     LocalEngine,
     check_name,
     check_time_scale,
     substitute,
+    synchronous_from_env,
     time_scale_from_env,
 )
 from stepsaga.engine.errors import (
@@ -56,6 +58,7 @@ __all__ = [
     "LAMBDA_INVOKE_WAIT",
     "REFUSED",
     "STATE_FIELDS",
+    "SYNCHRONOUS_ENV",
     "TIME_SCALE_ENV",
     "Definition",
     "Delay",
@@ -89,5 +92,6 @@ __all__ = [
     "check_time_scale",
     "load",
     "substitute",
+    "synchronous_from_env",
     "time_scale_from_env",
 ]

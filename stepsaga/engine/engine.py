@@ -8,6 +8,8 @@ once the execution has ended or is waiting for a callback.
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
 import json
 import logging
 import os
@@ -51,12 +53,22 @@ from stepsaga.engine.models import (
     WaitingTask,
 )
 from stepsaga.engine.runner import TOKEN_FORMAT, Run, Services, dumps, role_arn
-from stepsaga.engine.store import ExecutionRow, Store, TokenRow
+from stepsaga.engine.store import (
+    DEFAULT_SYNCHRONOUS,
+    ExecutionRow,
+    Store,
+    TokenRow,
+    check_synchronous,
+)
+from stepsaga.errors import InvalidInputError
 from stepsaga.home import StateHome
 
 log = logging.getLogger(__name__)
 
 TIME_SCALE_ENV = "STEPSAGA_TIME_SCALE"
+#: ``NORMAL`` (default: survives a killed process, not power loss) or ``FULL`` (an fsync
+#: per commit: survives power loss); ``EXTRA`` also syncs the folder on deletes.
+SYNCHRONOUS_ENV = "STEPSAGA_ENGINE_SYNCHRONOUS"
 _NAME = re.compile(r"^[A-Za-z0-9_-]{1,80}$")
 DEFAULT_REGION = "us-east-1"
 DEFAULT_ACCOUNT = "123456789012"
@@ -74,6 +86,19 @@ def time_scale_from_env(environ: Mapping[str, str] | None = None) -> float:
     if not raw.strip():
         return 1.0
     return check_time_scale(raw, TIME_SCALE_ENV)
+
+
+def synchronous_from_env(environ: Mapping[str, str] | None = None) -> str:
+    """``$STEPSAGA_ENGINE_SYNCHRONOUS`` (default ``NORMAL``), checked."""
+    raw = (os.environ if environ is None else environ).get(SYNCHRONOUS_ENV, "")
+    if not raw.strip():
+        return DEFAULT_SYNCHRONOUS
+    try:
+        return check_synchronous(raw)
+    except InvalidInputError as exc:
+        raise InvalidInputError(
+            f"{SYNCHRONOUS_ENV}: {exc.message}", field=SYNCHRONOUS_ENV
+        ) from None
 
 
 def check_time_scale(value: object, name: str = "time_scale") -> float:
@@ -128,6 +153,9 @@ class LocalEngine:
     notices (history events as written, delays as chosen) for a live display; its errors are
     logged, never allowed to break an execution. ``mock_config`` enables Step Functions
     Local's ``<stateMachineArn>#<TestCase>`` convention in ``start_execution``.
+    ``synchronous`` is the store's durability (``NORMAL``: survives a killed process, not
+    power loss; ``FULL``: survives power loss, one fsync per commit); ``None`` reads
+    ``$STEPSAGA_ENGINE_SYNCHRONOUS``.
 
     One instance per thread (it holds one SQLite connection); any number of instances and
     processes may share a home. Callback deadlines (``TimeoutSeconds``/``HeartbeatSeconds``
@@ -149,10 +177,14 @@ class LocalEngine:
         region: str = DEFAULT_REGION,
         account_id: str = DEFAULT_ACCOUNT,
         stale_after: float = 900.0,
+        synchronous: str | None = None,
     ) -> None:
         home.ensure()
         self.home = home
-        self.store = Store(home.executions_path)
+        self.store = Store(
+            home.executions_path,
+            synchronous=synchronous_from_env() if synchronous is None else synchronous,
+        )
         self.clock: Clock = clock or SystemClock()
         self.time_scale = (
             time_scale_from_env() if time_scale is None else check_time_scale(time_scale)
@@ -185,6 +217,14 @@ class LocalEngine:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+    def listen(self, on_event: Callable[[EngineEvent], None] | None) -> None:
+        """Send progress notices to ``on_event`` from now on (``None``: to nobody), so one
+        engine can serve many commands, each with its own display."""
+        self._on_event = on_event
+        self.services = dataclasses.replace(
+            self.services, notify=self._notify if on_event is not None else None
+        )
 
     def _notify(self, event: EngineEvent) -> None:
         if self._on_event is None:
@@ -256,10 +296,12 @@ class LocalEngine:
     ) -> str:
         """Create the state machine or bring its definition up to date; returns its ARN."""
         arn = self.state_machine_arn(name)
-        if self.store.get_state_machine(arn) is None:
+        existing = self.store.get_state_machine(arn)
+        if existing is None:
             return self.create_state_machine(name, definition, substitutions=substitutions)
-        self.update_state_machine(arn, definition, substitutions=substitutions)
-        return arn
+        if existing[2] != self._load(definition, substitutions).digest:
+            self.update_state_machine(arn, definition, substitutions=substitutions)
+        return arn  # unchanged: nothing written (a start used to commit an update each time)
 
     def describe_state_machine(self, state_machine_arn: str) -> dict[str, Any]:
         found = self.store.get_state_machine(state_machine_arn)
@@ -297,6 +339,14 @@ class LocalEngine:
         if substitutions:
             raw = json.loads(definition) if isinstance(definition, str) else definition
             definition = substitute(raw, substitutions)
+        try:
+            text = asl.canonical_json(definition)
+        except ValueError:
+            text = None  # not JSON: ``load`` says why
+        if text is not None:  # parsed and checked once per engine, not on every start
+            known = self._definitions.get(hashlib.sha256(text.encode()).hexdigest())
+            if known is not None:
+                return known
         loaded = asl.load(definition)
         self._definitions[loaded.digest] = loaded
         return loaded
@@ -503,6 +553,11 @@ class LocalEngine:
                 item["redriveDate"] = _dt(row.redrive_date)
             items.append(item)
         return {"executions": items}
+
+    def executions_of_case(self, case_id: str) -> list[str]:
+        """ARNs of the executions whose input is a case with this ``case_id`` (any tenant,
+        revision or state machine), through an index: one lookup, not a scan of them all."""
+        return self.store.executions_of_case(case_id)
 
     def get_execution_history(
         self, execution_arn: str, reverse_order: bool = False

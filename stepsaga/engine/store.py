@@ -1,16 +1,20 @@
 """SQLite persistence of state machines, executions, history, delays and task tokens.
 
-One file (``StateHome.executions_path``), WAL journal, ``synchronous=NORMAL``: a commit
-survives the process dying (what "interrupted, nothing lost" needs); only an OS crash or
-power loss can drop the last commits. Writers use ``BEGIN IMMEDIATE`` so two processes never
-interleave a read-check-write on the same execution.
+One file (``StateHome.executions_path``), WAL journal. Durability is a setting
+(``synchronous``; ``$STEPSAGA_ENGINE_SYNCHRONOUS`` through :class:`LocalEngine`): the default
+``NORMAL`` makes a commit survive the process dying (what "interrupted, nothing lost"
+needs) but an OS crash or power loss can drop the last commits; ``FULL`` syncs the WAL on
+every commit and survives power loss too, at one fsync per transaction. Writers use
+``BEGIN IMMEDIATE`` so two processes never interleave a read-check-write on the same
+execution.
 
 Schema (timestamps are UNIX seconds, JSON columns are text):
 
 * ``definitions(digest PK, text)`` — content-addressed ASL, so an execution keeps the
   definition it started with when the state machine is updated;
 * ``state_machines(arn PK, name UNIQUE, digest, created, updated)``;
-* ``executions(arn PK, …)`` — the ``DescribeExecution`` fields, the *cursor* (state the
+* ``executions(arn PK, …)`` — indexed by the input's ``case_id`` too (``stepsaga status
+  CASE_ID`` without reading every row) — the ``DescribeExecution`` fields, the *cursor* (state the
   execution is in or failed in, that state's input, entered time/event, retry counters), the
   mock test case and its invocation counters, and the owner (engine id, pid, host, process
   start, heartbeat) while a process drives it;
@@ -33,10 +37,14 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
-from stepsaga.errors import StoreUnavailableError
+from stepsaga.errors import InvalidInputError, StoreUnavailableError
 from stepsaga.sqlite_wal import enable_wal
 
 SCHEMA_VERSION = "1"
+
+#: ``PRAGMA synchronous`` values the store accepts (``OFF`` would not survive a crash).
+SYNCHRONOUS_MODES = ("NORMAL", "FULL", "EXTRA")
+DEFAULT_SYNCHRONOUS = "NORMAL"
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -81,6 +89,7 @@ CREATE TABLE IF NOT EXISTS executions (
 );
 CREATE INDEX IF NOT EXISTS executions_by_machine ON executions (state_machine_arn, start_date);
 CREATE INDEX IF NOT EXISTS executions_by_status ON executions (status, start_date);
+CREATE INDEX IF NOT EXISTS executions_by_case ON executions (json_extract(input, '$.case_id'));
 CREATE TABLE IF NOT EXISTS events (
     execution_arn TEXT NOT NULL,
     id INTEGER NOT NULL,
@@ -211,7 +220,14 @@ class LostOwnershipError(RuntimeError):
 class Store:
     """Thin data access; the rules live in the runner and the engine."""
 
-    def __init__(self, path: Path, *, busy_timeout_seconds: float = 30.0) -> None:
+    def __init__(
+        self,
+        path: Path,
+        *,
+        busy_timeout_seconds: float = 30.0,
+        synchronous: str = DEFAULT_SYNCHRONOUS,
+    ) -> None:
+        self.synchronous = check_synchronous(synchronous)
         path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
         self._db = sqlite3.connect(
@@ -220,7 +236,7 @@ class Store:
         self._depth = 0
         try:
             enable_wal(self._db, timeout_seconds=busy_timeout_seconds)
-            self._db.execute("PRAGMA synchronous=NORMAL")
+            self._db.execute(f"PRAGMA synchronous={self.synchronous}")
             self._db.execute(f"PRAGMA busy_timeout={int(busy_timeout_seconds * 1000)}")
             for statement in _SCHEMA.split(";"):
                 if statement.strip():
@@ -312,6 +328,15 @@ class Store:
         if limit is not None:
             sql += f" LIMIT {int(limit)}"
         return [ExecutionRow(*row) for row in self._db.execute(sql, args).fetchall()]
+
+    def executions_of_case(self, case_id: str) -> list[str]:
+        """ARNs of the executions whose input's ``case_id`` is ``case_id`` (the index's
+        expression, written the same way so SQLite uses it)."""
+        rows = self._db.execute(
+            "SELECT arn FROM executions WHERE json_extract(input, '$.case_id') = ? ORDER BY arn",
+            (case_id,),
+        ).fetchall()
+        return [str(row[0]) for row in rows]
 
     def update_execution(
         self, arn: str, values: Mapping[str, Any], *, owner: str | None = None
@@ -469,6 +494,18 @@ class Store:
         sql = f"SELECT {', '.join(f.name for f in fields(TokenRow))} FROM task_tokens{where}"
         sql += " ORDER BY created"
         return [TokenRow(*row) for row in self._db.execute(sql, args).fetchall()]
+
+
+def check_synchronous(value: str) -> str:
+    """``value`` upper-cased if it is one of :data:`SYNCHRONOUS_MODES` (the only text that
+    reaches the ``PRAGMA``), else ``InvalidInputError`` naming them."""
+    mode = value.strip().upper() if isinstance(value, str) else ""
+    if mode not in SYNCHRONOUS_MODES:
+        raise InvalidInputError(
+            f"engine synchronous must be one of {', '.join(SYNCHRONOUS_MODES)}, got {value!r}",
+            field="synchronous",
+        )
+    return mode
 
 
 def _unusable(path: Path, exc: sqlite3.DatabaseError, waited: float) -> Exception:

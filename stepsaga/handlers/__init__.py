@@ -19,23 +19,57 @@ through the ledger → raise only ``stepsaga.errors``. One file per responsibili
 * ``logs.py``, ``metrics.py`` — Powertools logger adapter, EMF metrics sink.
 """
 
-from stepsaga.handlers.decision import Decision
-from stepsaga.handlers.deps import HandlerDeps, local_deps
-from stepsaga.handlers.guard import Handler
-from stepsaga.handlers.logs import InvocationLog, StructuredLogger, powertools_logger
-from stepsaga.handlers.metrics import EmfMetrics, MetricsSink, NullMetrics, RecordingMetrics
-from stepsaga.handlers.registry import build_handlers, step_handlers_of
-from stepsaga.handlers.settings import HandlerSettings, deps_from_settings, load_settings
-from stepsaga.handlers.step_handler import (
-    Absent,
-    Call,
-    CallContext,
-    Found,
-    Lookup,
-    Outcome,
-    StepHandler,
-    load_step_handler,
-)
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from stepsaga.handlers.decision import Decision
+    from stepsaga.handlers.deps import HandlerDeps, local_deps
+    from stepsaga.handlers.guard import Handler
+    from stepsaga.handlers.logs import InvocationLog, StructuredLogger, powertools_logger
+    from stepsaga.handlers.metrics import EmfMetrics, MetricsSink, NullMetrics, RecordingMetrics
+    from stepsaga.handlers.registry import build_handlers, step_handlers_of
+    from stepsaga.handlers.settings import HandlerSettings, deps_from_settings, load_settings
+    from stepsaga.handlers.step_handler import (
+        Absent,
+        Call,
+        CallContext,
+        Found,
+        Lookup,
+        Outcome,
+        StepHandler,
+        load_step_handler,
+    )
+
+# Names load on first use: the CLI's read-only verbs never pay for what they do not run.
+_WHERE = {
+    "Decision": "stepsaga.handlers.decision",
+    "HandlerDeps": "stepsaga.handlers.deps",
+    "local_deps": "stepsaga.handlers.deps",
+    "Handler": "stepsaga.handlers.guard",
+    "InvocationLog": "stepsaga.handlers.logs",
+    "StructuredLogger": "stepsaga.handlers.logs",
+    "powertools_logger": "stepsaga.handlers.logs",
+    "EmfMetrics": "stepsaga.handlers.metrics",
+    "MetricsSink": "stepsaga.handlers.metrics",
+    "NullMetrics": "stepsaga.handlers.metrics",
+    "RecordingMetrics": "stepsaga.handlers.metrics",
+    "build_handlers": "stepsaga.handlers.registry",
+    "step_handlers_of": "stepsaga.handlers.registry",
+    "HandlerSettings": "stepsaga.handlers.settings",
+    "deps_from_settings": "stepsaga.handlers.settings",
+    "load_settings": "stepsaga.handlers.settings",
+    "Absent": "stepsaga.handlers.step_handler",
+    "Call": "stepsaga.handlers.step_handler",
+    "CallContext": "stepsaga.handlers.step_handler",
+    "Found": "stepsaga.handlers.step_handler",
+    "Lookup": "stepsaga.handlers.step_handler",
+    "Outcome": "stepsaga.handlers.step_handler",
+    "StepHandler": "stepsaga.handlers.step_handler",
+    "load_step_handler": "stepsaga.handlers.step_handler",
+}
 
 __all__ = [
     "Absent",
@@ -63,3 +97,12 @@ __all__ = [
     "powertools_logger",
     "step_handlers_of",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(module), name)
+    globals()[name] = value
+    return value

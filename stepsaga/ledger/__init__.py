@@ -7,31 +7,65 @@ exception does to a record in ``outcomes.py``'s ``ERROR_TABLE``, which the saga 
 use too; ``sqlite.py`` and ``dynamodb.py`` only store and conditionally update records.
 """
 
-from stepsaga.ledger.connect import open_ledger, parse_url
-from stepsaga.ledger.models import (
-    Action,
-    Claim,
-    EffectClass,
-    Intent,
-    ReconItem,
-    ReconOutcome,
-    ReconStatus,
-    Record,
-    Replay,
-    Status,
-)
-from stepsaga.ledger.outcomes import (
-    ERROR_TABLE,
-    ErrorCell,
-    ErrorFamily,
-    RaiseAs,
-    Settlement,
-    error_family,
-    settlement_for,
-)
-from stepsaga.ledger.policy import LedgerPolicy
-from stepsaga.ledger.rules import Ledger
-from stepsaga.ledger.tools import ActionScope, ledgered_tool
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from stepsaga.ledger.connect import open_ledger, parse_url
+    from stepsaga.ledger.models import (
+        Action,
+        Claim,
+        EffectClass,
+        Intent,
+        ReconItem,
+        ReconOutcome,
+        ReconStatus,
+        Record,
+        Replay,
+        Status,
+    )
+    from stepsaga.ledger.outcomes import (
+        ERROR_TABLE,
+        ErrorCell,
+        ErrorFamily,
+        RaiseAs,
+        Settlement,
+        error_family,
+        settlement_for,
+    )
+    from stepsaga.ledger.policy import LedgerPolicy
+    from stepsaga.ledger.rules import Ledger
+    from stepsaga.ledger.tools import ActionScope, ledgered_tool
+
+# Names load on first use: importing ``stepsaga.ledger.models`` no longer loads the rules,
+# the stores and their canonicalization for every command.
+_WHERE = {
+    "open_ledger": "stepsaga.ledger.connect",
+    "parse_url": "stepsaga.ledger.connect",
+    "Action": "stepsaga.ledger.models",
+    "Claim": "stepsaga.ledger.models",
+    "EffectClass": "stepsaga.ledger.models",
+    "Intent": "stepsaga.ledger.models",
+    "ReconItem": "stepsaga.ledger.models",
+    "ReconOutcome": "stepsaga.ledger.models",
+    "ReconStatus": "stepsaga.ledger.models",
+    "Record": "stepsaga.ledger.models",
+    "Replay": "stepsaga.ledger.models",
+    "Status": "stepsaga.ledger.models",
+    "ERROR_TABLE": "stepsaga.ledger.outcomes",
+    "ErrorCell": "stepsaga.ledger.outcomes",
+    "ErrorFamily": "stepsaga.ledger.outcomes",
+    "RaiseAs": "stepsaga.ledger.outcomes",
+    "Settlement": "stepsaga.ledger.outcomes",
+    "error_family": "stepsaga.ledger.outcomes",
+    "settlement_for": "stepsaga.ledger.outcomes",
+    "LedgerPolicy": "stepsaga.ledger.policy",
+    "Ledger": "stepsaga.ledger.rules",
+    "ActionScope": "stepsaga.ledger.tools",
+    "ledgered_tool": "stepsaga.ledger.tools",
+}
 
 __all__ = [
     "ERROR_TABLE",
@@ -58,3 +92,12 @@ __all__ = [
     "parse_url",
     "settlement_for",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(module), name)
+    globals()[name] = value
+    return value

@@ -6,36 +6,77 @@ Define a ``Saga`` of ``Step``s (``saga.py``), compile it (``compile``), check it
 ``events.py``.
 """
 
-from stepsaga.workflow.compiler import compile, compile_saga
-from stepsaga.workflow.effects import EffectClass
-from stepsaga.workflow.events import (
-    ActionRef,
-    AwaitDecisionEvent,
-    CaughtError,
-    CompensationEvent,
-    CompensationFailureEvent,
-    EscalationEvent,
-    ExecutionInfo,
-    OperatorDecision,
-    ReconcileEvent,
-    ReconciliationEvent,
-    ReconciliationOutcome,
-    ReconciliationResult,
-    StepEvent,
-    StepResult,
-    parse_event,
-    parse_reconciliation_event,
-)
-from stepsaga.workflow.retry import (
-    DEFAULT_RETRY,
-    LAMBDA_SERVICE_RETRY,
-    TRANSIENT_RETRY,
-    JitterStrategy,
-    RetryPolicy,
-    SagaDefinitionError,
-)
-from stepsaga.workflow.saga import Compensate, Escalate, Saga, Step
-from stepsaga.workflow.substitutions import placeholders, render
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from stepsaga.workflow.compiler import compile, compile_saga
+    from stepsaga.workflow.effects import EffectClass
+    from stepsaga.workflow.events import (
+        ActionRef,
+        AwaitDecisionEvent,
+        CaughtError,
+        CompensationEvent,
+        CompensationFailureEvent,
+        EscalationEvent,
+        ExecutionInfo,
+        OperatorDecision,
+        ReconcileEvent,
+        ReconciliationEvent,
+        ReconciliationOutcome,
+        ReconciliationResult,
+        StepEvent,
+        StepResult,
+        parse_event,
+        parse_reconciliation_event,
+    )
+    from stepsaga.workflow.retry import (
+        DEFAULT_RETRY,
+        LAMBDA_SERVICE_RETRY,
+        TRANSIENT_RETRY,
+        JitterStrategy,
+        RetryPolicy,
+        SagaDefinitionError,
+    )
+    from stepsaga.workflow.saga import Compensate, Escalate, Saga, Step
+    from stepsaga.workflow.substitutions import placeholders, render
+
+# Names load on first use: the CLI's read-only verbs never pay for what they do not run.
+_WHERE = {
+    "compile": "stepsaga.workflow.compiler",
+    "compile_saga": "stepsaga.workflow.compiler",
+    "EffectClass": "stepsaga.workflow.effects",
+    "ActionRef": "stepsaga.workflow.events",
+    "AwaitDecisionEvent": "stepsaga.workflow.events",
+    "CaughtError": "stepsaga.workflow.events",
+    "CompensationEvent": "stepsaga.workflow.events",
+    "CompensationFailureEvent": "stepsaga.workflow.events",
+    "EscalationEvent": "stepsaga.workflow.events",
+    "ExecutionInfo": "stepsaga.workflow.events",
+    "OperatorDecision": "stepsaga.workflow.events",
+    "ReconcileEvent": "stepsaga.workflow.events",
+    "ReconciliationEvent": "stepsaga.workflow.events",
+    "ReconciliationOutcome": "stepsaga.workflow.events",
+    "ReconciliationResult": "stepsaga.workflow.events",
+    "StepEvent": "stepsaga.workflow.events",
+    "StepResult": "stepsaga.workflow.events",
+    "parse_event": "stepsaga.workflow.events",
+    "parse_reconciliation_event": "stepsaga.workflow.events",
+    "DEFAULT_RETRY": "stepsaga.workflow.retry",
+    "LAMBDA_SERVICE_RETRY": "stepsaga.workflow.retry",
+    "TRANSIENT_RETRY": "stepsaga.workflow.retry",
+    "JitterStrategy": "stepsaga.workflow.retry",
+    "RetryPolicy": "stepsaga.workflow.retry",
+    "SagaDefinitionError": "stepsaga.workflow.retry",
+    "Compensate": "stepsaga.workflow.saga",
+    "Escalate": "stepsaga.workflow.saga",
+    "Saga": "stepsaga.workflow.saga",
+    "Step": "stepsaga.workflow.saga",
+    "placeholders": "stepsaga.workflow.substitutions",
+    "render": "stepsaga.workflow.substitutions",
+}
 
 __all__ = [
     "DEFAULT_RETRY",
@@ -70,3 +111,12 @@ __all__ = [
     "placeholders",
     "render",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(module), name)
+    globals()[name] = value
+    return value
