@@ -67,7 +67,7 @@ def root(
         typer.Option(
             envvar=ENV_STACK,
             help="--backend aws: the stack whose outputs name the state machine and table "
-            "(e.g. stepsaga-dev; else $STEPSAGA_STATE_MACHINE_ARN and "
+            "(e.g. stepsaga-dev-my-saga; else $STEPSAGA_STATE_MACHINE_ARN and "
             "$STEPSAGA_LEDGER_TABLE_NAME).",
             show_default=False,
         ),
