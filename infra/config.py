@@ -25,17 +25,15 @@ prints it and exits 2 instead of a traceback).
 from __future__ import annotations
 
 import math
-import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Final
 from urllib.parse import urlsplit
 
-from aws_cdk import aws_logs as logs
 from constructs import Node
 
 from services.dependencies import ENV_SERVICES, SERVICES_HTTP
 from services.http.config import ENV_TIMEOUTS, ENV_URLS, HttpTimeouts
-from stepsaga.cdk import BundlingMode, FunctionSettings, StageSettings
+from stepsaga.cdk import BundlingMode, DeploymentError, FunctionSettings, StageSettings
 from stepsaga.cdk.settings import DEFAULT_FUNCTION_TIMEOUT_SECONDS, PRODUCTION_STAGES
 from stepsaga.deployment import DEFAULT_STAGE
 
@@ -54,24 +52,7 @@ class ContextError(ValueError):
     """A CDK context value (``-c key=value`` or cdk.json) the stack cannot be built with."""
 
 
-#: CloudWatch Logs accepts only these retention periods.
-_RETENTION: Final[dict[int, logs.RetentionDays]] = {
-    1: logs.RetentionDays.ONE_DAY,
-    3: logs.RetentionDays.THREE_DAYS,
-    5: logs.RetentionDays.FIVE_DAYS,
-    7: logs.RetentionDays.ONE_WEEK,
-    14: logs.RetentionDays.TWO_WEEKS,
-    30: logs.RetentionDays.ONE_MONTH,
-    60: logs.RetentionDays.TWO_MONTHS,
-    90: logs.RetentionDays.THREE_MONTHS,
-    180: logs.RetentionDays.SIX_MONTHS,
-    365: logs.RetentionDays.ONE_YEAR,
-    731: logs.RetentionDays.TWO_YEARS,
-    1827: logs.RetentionDays.FIVE_YEARS,
-    3653: logs.RetentionDays.TEN_YEARS,
-}
 
-_STAGE_PATTERN: Final = re.compile(r"^[a-z][a-z0-9-]{0,19}$")
 
 
 @dataclass(frozen=True)
@@ -151,46 +132,15 @@ class ServiceEndpoints:
 
 @dataclass(frozen=True)
 class StageConfig:
+    """The reference app's stage: stepsaga's generic ``StageSettings`` (checked there) plus
+    its own downstream service endpoints."""
+
     services: ServiceEndpoints
-    stage: str = DEFAULT_STAGE
-    deletion_protection: bool = False
-    log_retention_days: int = 30
-    reserved_concurrency: int | None = None
-    overdue_reconciliation_hours: int = 24
-    bundling: BundlingMode = BundlingMode.PIP
-
-    def __post_init__(self) -> None:
-        if not _STAGE_PATTERN.match(self.stage):
-            raise ContextError(
-                f"stage {self.stage!r}: lowercase letters, digits and '-', starting with a "
-                "letter, at most 20 characters"
-            )
-        if self.log_retention_days not in _RETENTION:
-            allowed = ", ".join(str(d) for d in _RETENTION)
-            raise ContextError(f"log_retention_days {self.log_retention_days}: one of {allowed}")
-        if self.reserved_concurrency is not None and self.reserved_concurrency < 1:
-            raise ContextError("reserved_concurrency: at least 1 (0 would disable the functions)")
-        if self.overdue_reconciliation_hours < 1:
-            raise ContextError("overdue_reconciliation_hours: at least 1")
-
-    @property
-    def is_production(self) -> bool:
-        return self.stage in PRODUCTION_STAGES
-
-    @property
-    def log_retention(self) -> logs.RetentionDays:
-        return _RETENTION[self.log_retention_days]
+    stage: StageSettings = field(default_factory=StageSettings)
 
     def settings(self) -> StageSettings:
         """The generic part, for ``stepsaga.cdk.SagaStack``."""
-        return StageSettings(
-            stage=self.stage,
-            deletion_protection=self.deletion_protection,
-            log_retention_days=self.log_retention_days,
-            reserved_concurrency=self.reserved_concurrency,
-            overdue_reconciliation_hours=self.overdue_reconciliation_hours,
-            bundling=self.bundling,
-        )
+        return self.stage
 
     @classmethod
     def from_context(cls, node: Node) -> StageConfig:
@@ -204,17 +154,20 @@ class StageConfig:
         except ValueError:
             allowed = ", ".join(m.value for m in BundlingMode)
             raise ContextError(f"bundling {bundling!r}: one of {allowed}") from None
-        return cls(
-            services=ServiceEndpoints.from_context(node),
-            stage=stage,
-            deletion_protection=_flag(node, "deletion_protection", production),
-            log_retention_days=_int(node, "log_retention_days", 365 if production else 30),
-            reserved_concurrency=None
-            if concurrency is None
-            else _int(node, "reserved_concurrency", 0),
-            overdue_reconciliation_hours=_int(node, "overdue_reconciliation_hours", 24),
-            bundling=mode,
-        )
+        try:
+            settings = StageSettings(
+                stage=stage,
+                deletion_protection=_flag(node, "deletion_protection", production),
+                log_retention_days=_int(node, "log_retention_days", 365 if production else 30),
+                reserved_concurrency=None
+                if concurrency is None
+                else _int(node, "reserved_concurrency", 0),
+                overdue_reconciliation_hours=_int(node, "overdue_reconciliation_hours", 24),
+                bundling=mode,
+            )
+        except DeploymentError as exc:
+            raise ContextError(str(exc)) from None
+        return cls(services=ServiceEndpoints.from_context(node), stage=settings)
 
 
 def _text(node: Node, key: str) -> str | None:

@@ -27,19 +27,20 @@ def test_defaults_are_the_dev_stage() -> None:
     )
     assert config == StageConfig(services=services)
     assert not services.allow_insecure
-    assert (config.stage, config.deletion_protection, config.log_retention_days) == (
+    stage = config.stage
+    assert (stage.stage, stage.deletion_protection, stage.log_retention_days) == (
         "dev",
         False,
         30,
     )
-    assert config.bundling is BundlingMode.PIP
+    assert config.stage.bundling is BundlingMode.PIP
 
 
 @pytest.mark.parametrize("stage", ["prod", "production"])
 def test_production_stages_are_protected_by_default(stage: str) -> None:
     config = _config(stage=stage)
-    assert config.deletion_protection
-    assert config.log_retention_days == 365
+    assert config.stage.deletion_protection
+    assert config.stage.log_retention_days == 365
 
 
 def test_context_strings_from_the_command_line_are_parsed() -> None:
@@ -51,11 +52,11 @@ def test_context_strings_from_the_command_line_are_parsed() -> None:
         overdue_reconciliation_hours="6",
         bundling="sources",
     )
-    assert not config.deletion_protection
-    assert config.log_retention_days == 90
-    assert config.reserved_concurrency == 5
-    assert config.overdue_reconciliation_hours == 6
-    assert config.bundling is BundlingMode.SOURCES
+    assert not config.stage.deletion_protection
+    assert config.stage.log_retention_days == 90
+    assert config.stage.reserved_concurrency == 5
+    assert config.stage.overdue_reconciliation_hours == 6
+    assert config.stage.bundling is BundlingMode.SOURCES
 
 
 @pytest.mark.parametrize(
