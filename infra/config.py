@@ -52,9 +52,6 @@ class ContextError(ValueError):
     """A CDK context value (``-c key=value`` or cdk.json) the stack cannot be built with."""
 
 
-
-
-
 @dataclass(frozen=True)
 class ServiceEndpoints:
     """Where the saga functions reach inventory, payments and shipping on Lambda.
