@@ -29,8 +29,9 @@ lazily, so ``import stepsaga`` costs nothing until one is used.
 
 from __future__ import annotations
 
-from importlib import import_module
 from typing import TYPE_CHECKING, Any
+
+from stepsaga._lazy import lazy_getattr
 
 if TYPE_CHECKING:
     from stepsaga.case import (
@@ -191,13 +192,11 @@ def _package_version() -> str:
         return "0+unknown"
 
 
+_names = lazy_getattr(__name__, _WHERE)
+
+
 def __getattr__(name: str) -> Any:
     if name == "__version__":
         value = globals()["__version__"] = _package_version()
         return value
-    module = _WHERE.get(name)
-    if module is None:
-        raise AttributeError(f"module 'stepsaga' has no attribute {name!r}")
-    value = getattr(import_module(module), name)
-    globals()[name] = value
-    return value
+    return _names(name)

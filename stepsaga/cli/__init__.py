@@ -15,8 +15,9 @@ A project may add its own commands (``[tool.stepsaga.commands] name = "module:at
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from stepsaga._lazy import lazy_getattr
 
 if TYPE_CHECKING:
     from stepsaga.cli.backend import command_errors, log_level, open_backend, print_json
@@ -67,8 +68,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module = _WHERE.get(name)
-    if module is None:
-        raise AttributeError(f"module 'stepsaga.cli' has no attribute {name!r}")
-    return getattr(import_module(module), name)
+__getattr__ = lazy_getattr(__name__, _WHERE)

@@ -9,8 +9,9 @@ use too; ``sqlite.py`` and ``dynamodb.py`` only store and conditionally update r
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from stepsaga._lazy import lazy_getattr
 
 if TYPE_CHECKING:
     from stepsaga.ledger.connect import open_ledger, parse_url
@@ -94,10 +95,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module = _WHERE.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_getattr(__name__, _WHERE)

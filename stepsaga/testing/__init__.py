@@ -23,8 +23,9 @@ Names load lazily, so importing the plugin costs nothing until a fixture is used
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from stepsaga._lazy import lazy_getattr
 
 if TYPE_CHECKING:
     from stepsaga.testing.backends import (
@@ -98,7 +99,9 @@ _MODULES = {
         "task_error",
     ),
 }
-_WHERE = {name: module for module, names in _MODULES.items() for name in names}
+_WHERE = {
+    name: f"stepsaga.testing.{module}" for module, names in _MODULES.items() for name in names
+}
 
 __all__ = [
     "Backend",
@@ -133,13 +136,7 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module = _WHERE.get(name)
-    if module is None:
-        raise AttributeError(f"module 'stepsaga.testing' has no attribute {name!r}")
-    value = getattr(import_module(f"stepsaga.testing.{module}"), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_getattr(__name__, _WHERE)
 
 
 def __dir__() -> list[str]:

@@ -8,8 +8,9 @@ Define a ``Saga`` of ``Step``s (``saga.py``), compile it (``compile``), check it
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from stepsaga._lazy import lazy_getattr
 
 if TYPE_CHECKING:
     from stepsaga.workflow.compiler import compile, compile_saga
@@ -113,10 +114,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module = _WHERE.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_getattr(__name__, _WHERE)
