@@ -31,34 +31,15 @@ from stepsaga.handlers.guard import Handler
 from stepsaga.home import StateHome
 from stepsaga.ledger import LedgerPolicy
 from stepsaga.reconciliation import RecordingNotifier
+from tests.scenarios import REPLACEMENT_ORDER_CASE
 from workflows.case import parse_case
 from workflows.replacement_order import saga
 
 NOW = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
 SAGA = saga.name
 
-CASE: dict[str, Any] = {
-    "tenant_id": "acme",
-    "case_id": "CASE-1001",
-    "approval": {
-        "approved_by": "ops@acme.example",
-        "approved_at": "2026-11-29T09:30:00Z",
-        "revision": 1,
-    },
-    "order_id": "ORD-77",
-    "reserve": {"sku": "SKU-RED-MUG", "quantity": 1, "warehouse": "eu-west"},
-    "refund": {"payment_id": "PAY-991", "amount": "20.00", "currency": "USD"},
-    "shipment": {
-        "address": {
-            "name": "A. Buyer",
-            "line1": "1 Main St",
-            "city": "Berlin",
-            "postal_code": "10115",
-            "country": "DE",
-        },
-        "items": [{"sku": "SKU-RED-MUG", "quantity": 1}],
-    },
-}
+#: The sample replacement-order case (one copy, in ``tests/scenarios.py``).
+CASE: dict[str, Any] = copy.deepcopy(dict(REPLACEMENT_ORDER_CASE))
 #: Values that must never appear in logs, metrics, items or errors.
 ADDRESS_VALUES = ("A. Buyer", "1 Main St", "Berlin", "10115")
 
