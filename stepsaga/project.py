@@ -162,9 +162,6 @@ class Project:
             self._loaded[name] = saga
         return self._loaded[name]
 
-    def sagas(self) -> list[Saga]:
-        return [self.saga(name) for name in self.saga_refs]
-
     def dependencies(self) -> Dependencies[Any]:
         """The project's ``Dependencies`` (``NoDependencies`` if it declares none)."""
         if not self._dependencies:

@@ -72,10 +72,6 @@ def function_arn(saga: str, function: str) -> str:
     return f"arn:aws:lambda:{_REGION}:{_ACCOUNT}:function:{saga}-{function}"
 
 
-def state_machine_arn(saga: str) -> str:
-    return f"arn:aws:states:{_REGION}:{_ACCOUNT}:stateMachine:{saga}"
-
-
 def execution_arn(saga: str, name: str) -> str:
     return f"arn:aws:states:{_REGION}:{_ACCOUNT}:execution:{saga}:{name}"
 

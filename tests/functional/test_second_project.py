@@ -27,15 +27,7 @@ KEY = "initech:UP-1:r1"
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
     root = tmp_path / "upgrade-app"
-    made = subprocess.run(
-        [sys.executable, "-m", "stepsaga", "init", str(root)],
-        cwd=tmp_path,
-        env=_env(tmp_path),
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    made = python(tmp_path, "-m", "stepsaga", "init", str(root), timeout=60)
     assert made.returncode == 0, made.stderr
     return root
 
@@ -47,16 +39,24 @@ def _env(project: Path, **extra: str) -> dict[str, str]:
     return env
 
 
-def stepsaga(project: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
+def python(
+    cwd: Path, *args: str, timeout: float = 120, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """This interpreter in ``cwd``, with the clean environment ``_env`` makes (plus
+    ``env``)."""
     return subprocess.run(
-        [sys.executable, "-m", "stepsaga", "--project", str(project), *args],
-        cwd=project,
-        env=_env(project, **env),
+        [sys.executable, *args],
+        cwd=cwd,
+        env=_env(cwd, **(env or {})),
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=timeout,
         check=False,
     )
+
+
+def stepsaga(project: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    return python(project, "-m", "stepsaga", "--project", str(project), *args, env=env)
 
 
 def ok(done: subprocess.CompletedProcess[str]) -> Any:
@@ -188,15 +188,7 @@ def test_a_verb_aimed_at_an_undeclared_saga_exits_2(project: Path) -> None:
 
 
 def test_without_a_project_the_cli_says_how_to_make_one(tmp_path: Path) -> None:
-    done = subprocess.run(
-        [sys.executable, "-m", "stepsaga", "start", "case.json"],
-        cwd=tmp_path,
-        env=_env(tmp_path),
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    done = python(tmp_path, "-m", "stepsaga", "start", "case.json", timeout=60)
     assert done.returncode == 2
     assert done.stderr.startswith("error: no stepsaga project in")
     assert "[tool.stepsaga.sagas]" in done.stderr
@@ -240,20 +232,18 @@ def test_the_projects_functions_run_through_the_generic_lambda_entry(project: Pa
     """The events the compiled ASL builds, given to ``stepsaga.lambda_handler.handler`` with
     the environment the CDK app sets, run the team's handlers."""
     engine_home = project / "engine"
-    done = subprocess.run(
-        [sys.executable, "-c", LAMBDA_RUN, "examples/case.json", str(engine_home)],
-        cwd=project,
-        env=_env(
-            project,
-            STEPSAGA_SAGA="workflows.upgrade:saga",
-            STEPSAGA_DEPENDENCIES="clients:dependencies",
-            STEPSAGA_LEDGER_URL=f"sqlite:///{project / 'lambda-ledger.sqlite3'}",
-            UPGRADE_HOME=str(project / ".stepsaga"),
-        ),
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
+    done = python(
+        project,
+        "-c",
+        LAMBDA_RUN,
+        "examples/case.json",
+        str(engine_home),
+        env={
+            "STEPSAGA_SAGA": "workflows.upgrade:saga",
+            "STEPSAGA_DEPENDENCIES": "clients:dependencies",
+            "STEPSAGA_LEDGER_URL": f"sqlite:///{project / 'lambda-ledger.sqlite3'}",
+            "UPGRADE_HOME": str(project / ".stepsaga"),
+        },
     )
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout)
@@ -272,15 +262,7 @@ def test_the_demo_is_a_project_command(project: Path) -> None:
 
 
 def test_the_new_projects_own_tests_pass(project: Path) -> None:
-    done = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"],
-        cwd=project,
-        env=_env(project),
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
+    done = python(project, "-m", "pytest", "-q", "-p", "no:cacheprovider", timeout=300)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "3 passed" in done.stdout
 
