@@ -33,6 +33,7 @@ def forward_handler(
             operation.consequential(parsed.params),
             operation.cost,
         )
-        return run_action(deps, operation, action, parsed.params, log)
+        undo = step.compensation.operation if step.compensation is not None else None
+        return run_action(deps, operation, action, parsed.params, log, undo=undo)
 
     return invocation(deps, step.name, body)

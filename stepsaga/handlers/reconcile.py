@@ -28,7 +28,7 @@ from pydantic import BaseModel, ValidationError
 
 from stepsaga import metric_names
 from stepsaga.errors import InvalidInputError, StepSagaError
-from stepsaga.handlers.compensation import compensation_action
+from stepsaga.handlers.compensation import applied_by, compensation_action
 from stepsaga.handlers.deps import HandlerDeps
 from stepsaga.handlers.guard import Handler, count, invocation
 from stepsaga.handlers.identity import (
@@ -164,7 +164,8 @@ class _Reconciler:
             event, step.op, step.effect, forward.consequential(params), forward.cost
         )
         check_original_key(event.original.action_key, original)
-        if self.deps.ledger.get(original.key) is None:
+        original_record = self.deps.ledger.get(original.key)
+        if original_record is None:
             raise refuse("original.action_key", f"the ledger has no action {original.key}")
         compensation = compensation_action(original, compensate)
         log.bind(action_key=compensation.key)
@@ -174,7 +175,9 @@ class _Reconciler:
             step=compensate.name,
             reason=Reason.from_error(event.error.error),
             failure=failure_of(event.error),
-            look=self._looker(operation, params, compensation, original),
+            look=self._looker(
+                operation, params, compensation, applied_by(original, original_record)
+            ),
             send_task_success=self.deps.send_task_success,
             topic=compensation_failed_reason(compensate.operation),
             context={"failure": failure_of(event.failure)},

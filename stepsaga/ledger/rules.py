@@ -34,6 +34,7 @@ from stepsaga.errors import (
     StepSagaError,
     StoreUnavailableError,
 )
+from stepsaga.ledger import revisions
 from stepsaga.ledger.canonical import iso_utc
 from stepsaga.ledger.models import (
     Action,
@@ -119,8 +120,16 @@ class Ledger:
         completed = self._finish(claim, Status.COMPLETED, result=result)
         return dict(completed.result or {})
 
-    def claim(self, action: Action) -> Claim | Replay:
-        """Take ownership of ``action`` for one attempt, or learn its final outcome."""
+    def claim(self, action: Action, *, undo: str | None = None) -> Claim | Replay:
+        """Take ownership of ``action`` for one attempt, or learn its final outcome.
+
+        The first claim of a revision after the first reads the latest earlier revision's
+        record for the same operation (``revisions.py``): an identical applied effect is
+        adopted (a ``Replay``, nothing sent), a changed or uncertain one is recorded
+        ``UNKNOWN`` and raised as ``OutcomeUnknownError`` for a person to decide. ``undo``
+        names the step's compensation, whose record says whether an earlier effect was
+        undone.
+        """
         if not action.effect.recorded:
             raise InvalidActionError(
                 f"{action.key}: read actions are not recorded; call perform", field="effect"
@@ -129,7 +138,24 @@ class Ledger:
         now = self._clock.now()
         self._check_window(action, now)
         current = self._store.get(action.key)
+        decision: revisions.Decision | None = None
         for _ in range(MAX_ROUNDS):
+            if current is None and _supersedes(action):
+                decision = decision or self._superseding(action, undo)
+                if decision.verdict is not revisions.Verdict.PERFORM:
+                    written, record = self._write_superseding(action, digest, decision, now)
+                    if written is None:
+                        return Replay(record)
+                    if written.result is WriteResult.WRITTEN:
+                        raise OutcomeUnknownError(
+                            decision.message,
+                            key=action.key,
+                            supersedes=record.terms.get(revisions.SUPERSEDES)
+                            if record.terms
+                            else None,
+                        )
+                    current = written.current or self._store.get(action.key)
+                    continue
             if current is None:
                 outcome, claim = self._claim_new(action, digest, now)
             else:
@@ -439,6 +465,63 @@ class Ledger:
         # Whole seconds: what DynamoDB's TTL attribute can hold.
         return (action.intent.approved_at + self._policy.retention).replace(microsecond=0)
 
+    def _superseding(self, action: Action, undo: str | None) -> revisions.Decision:
+        """Read the latest earlier revision's record (and its undo) and apply the rule."""
+        tenant, case, revision = action.tenant_id, action.intent.case_id, action.intent.revision
+        earlier: Record | None = None
+        lowest = max(1, revision - revisions.DIRECT_READS)
+        for older in range(revision - 1, lowest - 1, -1):
+            earlier = self._store.get(revisions.key_of(tenant, case, older, action.operation))
+            if earlier is not None:
+                break
+        if earlier is None and lowest > 1:
+            found = [
+                record
+                for record in self._store.query(tenant=tenant, case=case)
+                if record.operation == action.operation and record.revision < lowest
+            ]
+            earlier = max(found, key=lambda record: record.revision, default=None)
+        undone = None
+        if earlier is not None and undo is not None:
+            undone = self._store.get(f"{earlier.key}:compensate:{undo}")
+        return revisions.decide(revision, action.operation, action.terms, earlier, undone)
+
+    def _write_superseding(
+        self, action: Action, digest: str, decision: revisions.Decision, now: datetime
+    ) -> tuple[WriteOutcome | None, Record]:
+        """Adopt (``COMPLETED`` with the earlier result; ``None``: written, replay it) or
+        question (``UNKNOWN`` for a person) the earlier revision's effect. Nothing is
+        debited: no effect is dispatched."""
+        earlier = decision.earlier
+        assert earlier is not None
+        adopt = decision.verdict is revisions.Verdict.ADOPT
+        marker = revisions.ADOPTED_FROM if adopt else revisions.SUPERSEDES
+        record = Record(
+            key=action.key,
+            tenant_id=action.tenant_id,
+            case_id=action.intent.case_id,
+            revision=action.intent.revision,
+            operation=action.operation,
+            effect=action.effect,
+            digest=digest,
+            status=Status.COMPLETED if adopt else Status.UNKNOWN,
+            owner=f"{marker}:{earlier.key}",
+            lease_expires_at=None,
+            attempts=0,
+            result=dict(earlier.result or {}),
+            error=None if adopt else {"reason": decision.message, marker: earlier.key},
+            reference=earlier.reference,
+            cost=action.cost,
+            created_at=now,
+            updated_at=now,
+            expires_at=self._expires_at(action),
+            terms={**action.terms, marker: earlier.key},
+        )
+        outcome = self._store.put(record, expect=None)
+        if adopt and outcome.result is WriteResult.WRITTEN:
+            return None, record
+        return outcome, record
+
     def _claim_new(self, action: Action, digest: str, now: datetime) -> tuple[WriteOutcome, Claim]:
         owner = _token()
         record = Record(
@@ -460,6 +543,7 @@ class Ledger:
             created_at=now,
             updated_at=now,
             expires_at=self._expires_at(action),
+            terms=action.terms,
         )
         return self._write_debiting(record, None, action.cost, takeover=False)
 
@@ -632,7 +716,7 @@ class Ledger:
                     owner=owner,
                     status=Status.COMPLETED,
                     lease_expires_at=None,
-                    result=result,
+                    result=result or dict(record.result or {}),
                     error=None,
                     reference=reference if reference is not None else record.reference,
                     updated_at=now,
@@ -736,6 +820,12 @@ def _check_unclaimed(item: ReconItem, outcome: ReconOutcome) -> None:
             item_id=item.item_id,
             key=item.record_key,
         )
+
+
+def _supersedes(action: Action) -> bool:
+    """Forward steps of a later revision consult the earlier ones; a compensation undoes
+    its own revision's effect and never does."""
+    return action.intent.revision > 1 and ":compensate:" not in action.operation
 
 
 def item_id_for(record_key: str, reason: str) -> str:
