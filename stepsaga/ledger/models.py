@@ -10,9 +10,9 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from functools import cached_property
 from datetime import UTC, datetime
 from enum import StrEnum
+from functools import cached_property
 from types import MappingProxyType
 from typing import Any
 

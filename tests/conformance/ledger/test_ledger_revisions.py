@@ -32,9 +32,12 @@ def test_the_same_applied_effect_is_adopted_not_repeated(ledger: Ledger) -> None
     assert effect.calls == 0
     assert result == {"refund_id": "RF-1"}
     record = ledger.get(make_action(revision=2).key)
-    assert record is not None and record.status is Status.COMPLETED
-    assert record.reference == "RF-1" and record.attempts == 0
-    assert record.terms is not None and record.terms["adopted_from"].endswith(":r1:refund_payment")
+    assert record is not None
+    assert record.status is Status.COMPLETED
+    assert record.reference == "RF-1"
+    assert record.attempts == 0
+    assert record.terms is not None
+    assert record.terms["adopted_from"].endswith(":r1:refund_payment")
 
 
 def test_a_changed_applied_effect_goes_to_a_person_naming_the_change(ledger: Ledger) -> None:
@@ -47,8 +50,10 @@ def test_a_changed_applied_effect_goes_to_a_person_naming_the_change(ledger: Led
         "amount 20.00 → 25.00 USD"
     )
     record = ledger.get(changed.key)
-    assert record is not None and record.status is Status.UNKNOWN
-    assert record.error is not None and record.error["supersedes"].endswith(":r1:refund_payment")
+    assert record is not None
+    assert record.status is Status.UNKNOWN
+    assert record.error is not None
+    assert record.error["supersedes"].endswith(":r1:refund_payment")
     with pytest.raises(OutcomeUnknownError):  # and it stays so until a person decides
         ledger.claim(changed)
 
@@ -83,7 +88,8 @@ def test_the_latest_earlier_revision_decides(ledger: Ledger) -> None:
     ledger.resolve_item(item.item_id, ReconOutcome.NOT_APPLIED, "ops@acme.example", "go")
     _complete(ledger, 3, {**REFUND, "amount": "25.00"})
     granted = ledger.claim(make_action(revision=5, params={**REFUND, "amount": "25.00"}))
-    assert isinstance(granted, Replay) and granted.result == {"refund_id": "RF-3"}
+    assert isinstance(granted, Replay)
+    assert granted.result == {"refund_id": "RF-3"}
 
 
 def test_an_undone_earlier_effect_is_performed_again(ledger: Ledger) -> None:
@@ -120,9 +126,11 @@ def test_a_persons_decision_settles_the_conflict(
     ledger.resolve_item(item.item_id, outcome, "ops@acme.example", "checked with payments")
     granted = ledger.claim(changed)
     if claimable:  # performed as revision 2 approved it
-        assert isinstance(granted, Claim) and granted.attempt == 1
+        assert isinstance(granted, Claim)
+        assert granted.attempt == 1
     else:  # revision 1's refund stands for revision 2, with its result
-        assert isinstance(granted, Replay) and granted.result == {"refund_id": "RF-1"}
+        assert isinstance(granted, Replay)
+        assert granted.result == {"refund_id": "RF-1"}
 
 
 def test_a_ledger_written_before_terms_is_migrated_and_keeps_its_records(tmp_path: Path) -> None:
@@ -142,7 +150,8 @@ def test_a_ledger_written_before_terms_is_migrated_and_keeps_its_records(tmp_pat
     conn.close()
     with open_ledger(f"sqlite:///{path}") as ledger:
         record = ledger.get(make_action(revision=1).key)
-        assert record is not None and record.status is Status.COMPLETED
+        assert record is not None
+        assert record.status is Status.COMPLETED
         # An old record carries no terms: a later revision cannot compare, so a person does.
         with pytest.raises(OutcomeUnknownError, match="terms were not recorded"):
             ledger.claim(make_action(revision=2))
