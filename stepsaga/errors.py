@@ -147,6 +147,8 @@ COMPENSATE: tuple[type[StepSagaError], ...] = (
 #: Error names of ``Fail`` states the compiled machines end in.
 SAGA_COMPENSATED = "Saga.Compensated"
 SAGA_COMPENSATION_FAILED = "Saga.CompensationFailed"
+#: The error an execution an operator stopped (``stepsaga stop``) ends ABORTED with.
+EXECUTION_STOPPED = "Stepsaga.Stopped"
 
 
 def names(errors: tuple[type[StepSagaError], ...]) -> list[str]:

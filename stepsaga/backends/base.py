@@ -21,6 +21,8 @@ Rules every backend keeps:
   id; a case id under several tenants needs ``tenant`` (else ``InvalidInputError`` listing
   them); several revisions of one case resolve to the newest.
 * **The case outcome** comes from :func:`~stepsaga.backends.outcome.derive_outcome` only.
+* **Revisions and stops** (``lifecycle.py``): a revision starts only when every earlier
+  one is closed; stopped, compensated and superseded executions are never redriven.
 * Flags a backend cannot honour (``faults`` and ``mock_config`` on AWS) raise
   ``InvalidInputError`` naming the flag, before anything is written.
 """
@@ -90,6 +92,15 @@ class SagaBackend(Protocol):
         """Redrive a FAILED/ABORTED/TIMED_OUT execution from the state it stopped in; any
         other status raises ``ExecutionNotRedrivable`` (an ``InvalidInputError``) with
         the reason."""
+        ...
+
+    def stop(self, ref: str, *, tenant: str | None = None, by: str, note: str) -> ExecutionView:
+        """Stop a running execution (``StopExecution`` with ``Stepsaga.Stopped`` and a cause
+        naming ``by`` and ``note``) and settle the ledger (``lifecycle.settle_stopped``):
+        its in-flight claims become reconciliation items, its waits are closed, the case
+        outcome is ``stopped``, and it can never be redriven. Stopping a stopped execution
+        settles the ledger again and changes nothing else; one that ended otherwise raises
+        ``InvalidInputError``."""
         ...
 
     def recon_list(

@@ -259,6 +259,28 @@ class Ledger:
                 swept.append(unknown)
         return swept
 
+    def abandon(self, key: str, reason: str) -> Record | None:
+        """IN_PROGRESS → UNKNOWN whatever its lease: the execution that held the claim was
+        stopped, so nobody will record its outcome (a handler still running fails to, and
+        its effect waits for reconciliation). Never refunds. Other statuses are returned
+        unchanged; ``None`` if there is no record."""
+        reason = _text(reason)
+        for _ in range(MAX_ROUNDS):
+            record = self._store.get(key)
+            if record is None or record.status is not Status.IN_PROGRESS:
+                return record
+            unknown = replace(
+                record,
+                status=Status.UNKNOWN,
+                lease_expires_at=None,
+                error={"reason": reason},
+                updated_at=self._clock.now(),
+            )
+            expect = Expect(Status.IN_PROGRESS, record.owner)
+            if self._store.put(unknown, expect=expect).result is WriteResult.WRITTEN:
+                return unknown
+        raise StoreUnavailableError(f"{key}: gave up after {MAX_ROUNDS} contended writes", key=key)
+
     # --- budgets -------------------------------------------------------------------------
 
     def set_budget(self, tenant_id: str, amount: int) -> None:
@@ -356,6 +378,18 @@ class Ledger:
             if item.task_token == token or item.status is ReconStatus.RESOLVED:
                 return item
             updated = replace(item, task_token=token, updated_at=self._clock.now())
+            if self._store.put_item(updated, expect=ReconStatus.OPEN).written:
+                return updated
+        raise StoreUnavailableError(f"item {item_id}: too much contention", item_id=item_id)
+
+    def detach_task_token(self, item_id: str) -> ReconItem:
+        """Forget the task token of an OPEN item: its execution was stopped and no longer
+        waits, so resolving the item records the finding and resumes nothing."""
+        for _ in range(MAX_ROUNDS):
+            item = self._require_item(item_id)
+            if item.task_token is None or item.status is ReconStatus.RESOLVED:
+                return item
+            updated = replace(item, task_token=None, updated_at=self._clock.now())
             if self._store.put_item(updated, expect=ReconStatus.OPEN).written:
                 return updated
         raise StoreUnavailableError(f"item {item_id}: too much contention", item_id=item_id)

@@ -34,6 +34,7 @@ from collections.abc import Callable
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
+from stepsaga.approval_time import check_approval_window
 from stepsaga.backends.assemble import (
     CaseIdentity,
     execution_view,
@@ -44,11 +45,26 @@ from stepsaga.backends.assemble import (
 from stepsaga.backends.aws.clients import Clients, SessionClients
 from stepsaga.backends.aws.errors import aws_call
 from stepsaga.backends.aws.history import ProgressFeed, all_events, last_event_id
-from stepsaga.backends.aws.locate import Described, describe, describe_or_none, locate
+from stepsaga.backends.aws.locate import (
+    Described,
+    case_executions,
+    describe,
+    describe_or_none,
+    locate,
+)
 from stepsaga.backends.aws.settings import (
     DEFAULT_POLL_SECONDS,
     DEFAULT_WAIT_SECONDS,
     AwsSettings,
+)
+from stepsaga.backends.lifecycle import (
+    MOVING,
+    Sibling,
+    redrive_refusal,
+    settle_stopped,
+    start_refusal,
+    stop_cause,
+    stopped,
 )
 from stepsaga.backends.naming import execution_name
 from stepsaga.backends.progress import ProgressListener
@@ -67,9 +83,16 @@ from stepsaga.engine.errors import (
     TaskDoesNotExist,
     TaskTimedOut,
 )
-from stepsaga.errors import InvalidInputError, NotFoundError, StepSagaError, TransientError
+from stepsaga.errors import (
+    EXECUTION_STOPPED,
+    InvalidInputError,
+    NotFoundError,
+    StepSagaError,
+    TransientError,
+)
 from stepsaga.ledger import Ledger, ReconItem, ReconOutcome, ReconStatus, Record
 from stepsaga.ledger.dynamodb import DynamoDBStore
+from stepsaga.person import check_note, check_person
 from stepsaga.project import Project
 from stepsaga.reconciliation import decision_of, resolve, sfn_task_success
 from stepsaga.workflow import names
@@ -84,7 +107,9 @@ if TYPE_CHECKING:
 _ACTION_KEY = re.compile(r"^(?P<tenant>[^:]+):(?P<case>[^:]+):r(?P<revision>\d+):")
 
 #: ``DescribeExecution`` statuses of an execution that is still moving.
-_MOVING = ("RUNNING", "PENDING_REDRIVE")
+_MOVING = MOVING
+#: The longest ``cause`` StopExecution takes.
+_MAX_CAUSE = 32768
 
 
 class DecisionNotDeliveredError(StepSagaError):
@@ -178,6 +203,15 @@ class AwsBackend:
         name = execution_name(case.tenant_id, case.case_id, case.approval.revision)
         wanted = case.execution_input()
         arn = settings.execution_arn(name)
+        retention = self.ledger.policy.retention
+        check_approval_window(case.approval.approved_at, self.clock.now(), retention)
+        if case.approval.revision > 1 and describe_or_none(sfn, arn) is None:
+            # One ListExecutions pass: revision 1 skips it (nothing earlier to wait for).
+            identity = CaseIdentity(case.tenant_id, case.case_id, case.approval.revision)
+            found = case_executions(sfn, settings, case.tenant_id, case.case_id)
+            refusal = start_refusal(identity, [Sibling.of(d) for d in found])
+            if refusal is not None:
+                raise InvalidInputError(refusal, field="approval.revision")
         try:
             with aws_call("states:StartExecution"):
                 started = sfn.start_execution(
@@ -193,7 +227,9 @@ class AwsBackend:
             raise ExecutionAlreadyExists(
                 f"execution {name} already exists ({described['status']}) for case "
                 f"{case.case_id} revision {case.approval.revision} with a different input; "
-                "approve a new revision to change it",
+                f"to change the case, approve revision {case.approval.revision + 1} (it "
+                "starts once this one is closed, adopts what this one applied unchanged and "
+                "sends every changed effect to a person)",
                 field="input",
                 execution_arn=arn,
             )
@@ -219,6 +255,13 @@ class AwsBackend:
         sfn = self._sfn()
         described = locate(sfn, self.settings, ref, tenant)
         arn = described["executionArn"]
+        refusal = redrive_refusal(described, self._siblings(described))
+        if refusal is not None:
+            raise ExecutionNotRedrivable(
+                f"execution {described['name']} ({described['status']}) cannot be redriven: "
+                f"{refusal}",
+                execution_arn=arn,
+            )
         seen = last_event_id(sfn, arn) if on_event is not None else 0
         token = redrive_token(arn, int(described.get("redriveCount", 0)))
         try:
@@ -232,6 +275,32 @@ class AwsBackend:
                 execution_arn=arn,
             ) from exc
         return self._follow(describe(sfn, arn), on_event, seen=seen)
+
+    def stop(self, ref: str, *, tenant: str | None = None, by: str, note: str) -> ExecutionView:
+        """``StopExecution`` with ``Stepsaga.Stopped`` and the cause, then the ledger is
+        settled (``lifecycle.settle_stopped``); AWS closes the execution's task tokens."""
+        by, note = check_person(by, "--by"), check_note(note)
+        sfn = self._sfn()
+        described = locate(sfn, self.settings, ref, tenant)
+        arn = described["executionArn"]
+        self._view(described, [])  # refuses another stack's execution before stopping it
+        if not stopped(described):
+            if described["status"] not in MOVING:
+                raise InvalidInputError(
+                    f"execution {described['name']} is {described['status']}, not running: "
+                    "there is nothing to stop",
+                    field="ref",
+                )
+            with aws_call("states:StopExecution"):
+                sfn.stop_execution(
+                    executionArn=arn,
+                    error=EXECUTION_STOPPED,
+                    cause=stop_cause(by, note)[:_MAX_CAUSE],
+                )
+            described = describe(sfn, arn)
+        case = CaseIdentity.from_input(described["input"])
+        settle_stopped(self.ledger, self.saga, case, by, note)
+        return self._view(described)
 
     def recon_list(
         self,
@@ -351,6 +420,11 @@ class AwsBackend:
             ) from exc
 
     # --- views ---------------------------------------------------------------------------
+
+    def _siblings(self, described: Described) -> list[Sibling]:
+        case = CaseIdentity.from_input(described["input"])
+        found = case_executions(self._sfn(), self.settings, case.tenant_id, case.case_id)
+        return [Sibling.of(other) for other in found]
 
     def _execution_of(self, item: ReconItem) -> Described | None:
         """The execution of the item's case: the revision is part of its action key
