@@ -15,7 +15,7 @@ leaves in the ledger: one rule each, used by both backends.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -82,8 +82,12 @@ def start_refusal(case: CaseIdentity, siblings: Iterable[Sibling]) -> str | None
     return None
 
 
-def redrive_refusal(described: Mapping[str, Any], siblings: Iterable[Sibling]) -> str | None:
-    """Why this execution may not be redriven (``None``: the engine or AWS decides)."""
+def redrive_refusal(
+    described: Mapping[str, Any], siblings: Callable[[], Iterable[Sibling]]
+) -> str | None:
+    """Why this execution may not be redriven (``None``: the engine or AWS decides).
+    ``siblings`` is called only when the execution itself does not already say why (on
+    AWS it lists the state machine's executions)."""
     if stopped(described):
         return f"it was stopped ({described.get('cause') or 'by an operator'})"
     if described.get("status") == "FAILED" and described.get("error") == SAGA_COMPENSATED:
@@ -92,7 +96,7 @@ def redrive_refusal(described: Mapping[str, Any], siblings: Iterable[Sibling]) -
             "new revision to act on the case again"
         )
     mine = CaseIdentity.from_input(described["input"])
-    later = [s for s in siblings if s.identity.revision > mine.revision]
+    later = [s for s in siblings() if s.identity.revision > mine.revision]
     if later:
         newest = max(later, key=lambda s: s.identity.revision)
         return f"it is superseded by revision {newest.identity.revision} (execution {newest.name})"

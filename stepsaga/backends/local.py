@@ -236,7 +236,7 @@ class LocalBackend:
         described = reader.describe_execution(arn)
         saga = self._saga_of(described)
         identity = CaseIdentity.from_input(described["input"])
-        refusal = redrive_refusal(described, self._siblings(identity))
+        refusal = redrive_refusal(described, lambda: self._siblings(identity))
         if refusal is not None:
             raise ExecutionNotRedrivable(
                 f"execution {described['name']} ({described['status']}) cannot be redriven: "

@@ -17,7 +17,7 @@ from services import load_faults
 from stepsaga.backends import Progress, ProgressKind, ReconFilter, to_json
 from stepsaga.backends.aws import AwsBackend, AwsSettings, FixedClients
 from stepsaga.cli.run import load_mock_config
-from stepsaga.engine.errors import ExecutionAlreadyExists
+from stepsaga.engine.errors import ExecutionAlreadyExists, ExecutionNotRedrivable
 from stepsaga.errors import (
     SAGA_COMPENSATED,
     IllegalTransitionError,
@@ -109,12 +109,45 @@ def test_a_different_input_for_the_same_case_is_refused(aws: FakeAws) -> None:
         backend.start(changed)
     assert caught.value.message == (
         "execution acme-CASE-1001-r1 already exists (RUNNING) for case CASE-1001 revision 1 "
-        "with a different input; approve a new revision to change it"
+        "with a different input; to change the case, approve revision 2 (it starts once this "
+        "one is closed, adopts what this one applied unchanged and sends every changed effect "
+        "to a person)"
     )
     assert caught.value.data["execution_arn"] == first.execution_arn
     assert len(_executions(aws)) == 1
     described = aws.sfn.describe_execution(executionArn=first.execution_arn)
     assert json.loads(described["input"])["order_id"] == "ORD-77"
+
+
+def _revision(revision: int) -> Case:
+    data = case_data()
+    data["approval"]["revision"] = revision
+    return parse_case(data)
+
+
+def test_a_revision_starts_only_when_the_earlier_one_is_closed(aws: FakeAws) -> None:
+    backend = aws.backend()
+    backend.start(_revision(1))
+    with pytest.raises(InvalidInputError) as refused:
+        backend.start(_revision(2))
+    assert refused.value.message.startswith(
+        "case CASE-1001 revision 2 starts only when every earlier revision is closed: "
+        "execution acme-CASE-1001-r1 (revision 1) is RUNNING; stop it first"
+    )
+    assert len(_executions(aws)) == 1
+    aws.set_status("acme-CASE-1001-r1", "FAILED", error="TransientError")
+    assert backend.start(_revision(2)).name == "acme-CASE-1001-r2"
+    with pytest.raises(ExecutionNotRedrivable, match="superseded by revision 2"):
+        backend.redrive("acme-CASE-1001-r1")
+
+
+def test_start_refuses_an_approval_outside_the_retention_window(aws: FakeAws) -> None:
+    stale = parse_case(
+        case_data(approval={**case_data()["approval"], "approved_at": "2020-01-01T00:00:00Z"})
+    )
+    with pytest.raises(InvalidInputError, match="retention"):
+        aws.backend().start(stale)
+    assert _executions(aws) == []
 
 
 def _no_settings() -> AwsSettings:
@@ -187,7 +220,7 @@ def test_the_newest_revision_wins_and_hashed_names_are_found(aws: FakeAws) -> No
     first = _case(tenant_id="acme-eu")
     second = case_data(tenant_id="acme-eu")
     second["approval"]["revision"] = 2
-    backend.start(first)
+    aws.set_status(backend.start(first).name, "SUCCEEDED")  # closed: revision 2 may start
     newest = backend.start(parse_case(second))
     assert newest.name.startswith("acme-eu-CASE-1001-r2-")
     assert backend.status("CASE-1001").name == newest.name

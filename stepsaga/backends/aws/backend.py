@@ -255,7 +255,7 @@ class AwsBackend:
         sfn = self._sfn()
         described = locate(sfn, self.settings, ref, tenant)
         arn = described["executionArn"]
-        refusal = redrive_refusal(described, self._siblings(described))
+        refusal = redrive_refusal(described, lambda: self._siblings(described))
         if refusal is not None:
             raise ExecutionNotRedrivable(
                 f"execution {described['name']} ({described['status']}) cannot be redriven: "
