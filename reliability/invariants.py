@@ -7,8 +7,9 @@ the execution's as ``status`` derives it.
 
 Per case (tenant + case id):
 
-* **no duplicates** — at most one reservation, release, refund and shipment;
-* **completed** ⇒ exactly one reservation, refund and shipment, and no release;
+* **no duplicates** — at most one effect per action key, one refund and one shipment per
+  case across its revisions, and at most one live reservation (reserved, not released);
+* **completed** ⇒ exactly one live reservation, one refund and one shipment;
 * **compensated** ⇒ no shipment, the reservation (if any) released exactly once, and no
   item about the release left open (a release reconciled automatically was decided);
   no other case releases anything, except one whose compensation failed;
@@ -34,6 +35,7 @@ from reliability.plan import CasePlan
 from services.simulated import Effect
 from stepsaga.backends.views import CaseOutcome
 from stepsaga.ledger import ReconItem, ReconStatus, Record, Status
+from stepsaga.ledger.revisions import ADOPTED_FROM, SUPERSEDES
 
 #: The ledger operation (last part of the record's operation) → the effect it applies.
 EFFECT_OF = {
@@ -89,13 +91,24 @@ def check_case(truth: CaseTruth) -> list[Violation]:
     found: list[str] = []
     counts = truth.counts
     outcome = truth.outcome
-    for operation in ("reserve", "release", "refund", "create_shipment"):
+    # Across revisions a case refunds and ships at most once; a reservation is made at most
+    # once per revision (a later revision reserves again only after the earlier one was
+    # released), so at most one is live.
+    for operation in ("refund", "create_shipment"):
         if counts[operation] > 1:
             found.append(f"duplicate: {counts[operation]} x {operation}")
+    by_key = Counter(effect.action_key for effect in truth.effects)
+    for key, number in sorted(by_key.items()):
+        if number > 1:
+            found.append(f"duplicate: {number} effects under {key}")
+    live = counts["reserve"] - counts["release"]
+    if live > 1 or live < 0:
+        found.append(f"duplicate: {counts['reserve']} reservations, {counts['release']} releases")
     if outcome is CaseOutcome.COMPLETED:
-        want = {"reserve": 1, "refund": 1, "create_shipment": 1, "release": 0}
-        for operation, number in want.items():
-            if counts[operation] != number:
+        if live != 1:
+            found.append(f"completed with {live} live reservation(s)")
+        for operation in ("refund", "create_shipment"):
+            if counts[operation] != 1:
                 found.append(f"completed with {counts[operation]} x {operation}")
     elif outcome is CaseOutcome.COMPENSATED:
         if counts["create_shipment"]:
@@ -113,7 +126,7 @@ def check_case(truth: CaseTruth) -> list[Violation]:
     else:
         found.append(f"not settled: outcome {outcome.value if outcome else 'no execution'}")
     undone = (CaseOutcome.COMPENSATED, CaseOutcome.COMPENSATION_FAILED)
-    if counts["release"] and outcome not in undone:
+    if counts["release"] and outcome not in undone and not _revised(truth):
         found.append(f"released although {outcome.value if outcome else 'never run'}")
     found += _ledger_vs_world(truth)
     found += _isolation(truth)
@@ -129,7 +142,8 @@ def _ledger_vs_world(truth: CaseTruth) -> list[str]:
             found.append(f"ledger: {record.key} left IN_PROGRESS")
         if record.status is Status.UNKNOWN and record.key not in open_keys:
             found.append(f"ledger: {record.key} UNKNOWN with no open item")
-        if record.status is Status.COMPLETED and record.key not in effect_keys:
+        applied_under = {record.key, *_earlier_keys(record)}  # adopted: the earlier key
+        if record.status is Status.COMPLETED and not applied_under & effect_keys:
             found.append(f"ledger: {record.key} COMPLETED but its effect never happened")
         if record.status in (Status.RELEASED, Status.FAILED) and record.key in effect_keys:
             found.append(f"ledger: {record.key} {record.status.value} but its effect happened")
@@ -137,6 +151,16 @@ def _ledger_vs_world(truth: CaseTruth) -> list[str]:
     for key in sorted(effect_keys - recorded):
         found.append(f"ledger: an effect under {key} has no record")
     return found
+
+
+def _earlier_keys(record: Record) -> tuple[str, ...]:
+    """The earlier revision's key a record adopted or was decided against (revisions.py)."""
+    terms = record.terms or {}
+    return tuple(str(terms[name]) for name in (ADOPTED_FROM, SUPERSEDES) if name in terms)
+
+
+def _revised(truth: CaseTruth) -> bool:
+    return any(record.revision > 1 for record in truth.records)
 
 
 def _isolation(truth: CaseTruth) -> list[str]:
@@ -197,8 +221,18 @@ def check_all(
 
 
 def duplicates(truths: Iterable[CaseTruth]) -> int:
-    """Effects beyond the first, per case and operation: the number that must be 0."""
-    return sum(max(0, n - 1) for truth in truths for n in truth.counts.values())
+    """Effects one too many, the number that must be 0: a second effect under one action
+    key; a second refund or shipment of a case under another revision's key; a second
+    live reservation."""
+    total = 0
+    for truth in truths:
+        by_key = Counter(effect.action_key for effect in truth.effects)
+        total += sum(number - 1 for number in by_key.values())
+        for operation in ("refund", "create_shipment"):
+            keys = {e.action_key for e in truth.effects if str(e.operation) == operation}
+            total += max(0, len(keys) - 1)
+        total += max(0, truth.counts["reserve"] - truth.counts["release"] - 1)
+    return total
 
 
 def _name(text: str) -> str:

@@ -61,6 +61,8 @@ class Job:
     pending: tuple[KillPoint, ...] = ()
     item_id: str = ""
     decision: ReconOutcome = ReconOutcome.APPLIED
+    revision: int = 1
+    """``start``: which approved revision of the case (its own case file)."""
 
 
 @dataclass(frozen=True)
@@ -153,7 +155,7 @@ def run_job(space: Workspace, job: Job) -> dict[str, Any]:
     )
     with backend:
         if job.command is Command.START:
-            case = load_case(space.case_file(job.case_index))
+            case = load_case(space.case_file(job.case_index, job.revision))
             faults_path = space.faults_file(job.case_index)
             faults = load_faults(faults_path) if faults_path.exists() else None
             view = backend.start(case, faults=faults, time_scale=0, on_event=switch.on_progress)

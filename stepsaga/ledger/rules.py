@@ -545,7 +545,7 @@ class Ledger:
             result=dict(earlier.result or {}),
             error=None if adopt else {"reason": decision.message, marker: earlier.key},
             reference=earlier.reference,
-            cost=action.cost,
+            cost=None,  # the earlier record holds the effect's cost; a re-claim debits anew
             created_at=now,
             updated_at=now,
             expires_at=self._expires_at(action),
