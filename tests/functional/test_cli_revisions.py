@@ -194,3 +194,12 @@ def test_a_superseded_execution_is_not_redriven(home: StateHome, tmp_path: Path)
         refused.err
     )
     assert effects(home) == {"reserve": 1, "refund": 1, "create_shipment": 1}
+
+
+def test_stop_prints_the_stopped_case(home: StateHome, tmp_path: Path) -> None:
+    cli(home, "start", _revision(tmp_path, 1), "--faults", UNVERIFIABLE)
+    result = cli(home, "stop", "acme-CASE-1001-r1", *BY)
+    assert result.code == 0, result.err
+    assert "outcome stopped" in result.out
+    view = cli(home, "status", "CASE-1001", "--json").json()
+    assert (view["outcome"], view["redriveStatus"]) == ("stopped", "NOT_REDRIVABLE")
