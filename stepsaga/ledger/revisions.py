@@ -31,8 +31,6 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-import rfc8785
-
 from stepsaga.errors import StepSagaError
 from stepsaga.ledger.models import Record, Status
 from stepsaga.money import Money
@@ -152,8 +150,13 @@ def _money(value: Any) -> str | None:
         return None
 
 
+#: The values came out of canonical JSON: sorted compact JSON tells one from another (the
+#: full digest above covers the canonical bytes exactly).
+_FIELD_JSON = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
 def _hashed(value: Any) -> str:
-    return "#" + hashlib.sha256(rfc8785.dumps(value)).hexdigest()[:12]
+    return "#" + hashlib.sha256(_FIELD_JSON.encode(value).encode()).hexdigest()[:12]
 
 
 def _changes(stored: dict[str, Any] | None, terms: dict[str, Any]) -> str:
