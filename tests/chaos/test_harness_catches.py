@@ -128,7 +128,9 @@ def test_the_storm_counts_what_a_ledger_that_guards_nothing_lets_through(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Break it: every delivery gets a claim that records nothing.
-    monkeypatch.setattr(Ledger, "claim", lambda self, action: self._transient_claim(action))
+    monkeypatch.setattr(
+        Ledger, "claim", lambda self, action, **_: self._transient_claim(action)
+    )
     monkeypatch.setattr(Ledger, "complete", lambda self, claim, result, reference=None: None)
 
     report = run_storm(StormConfig(actions=3, deliveries=8), tmp_path)
