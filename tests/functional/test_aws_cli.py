@@ -194,6 +194,7 @@ def test_redrive_through_the_cli(aws: FakeAws, monkeypatch: pytest.MonkeyPatch) 
     }
     with Stubber(sfn) as stub:
         stub.add_response("describe_execution", {**described, "status": "FAILED"})
+        stub.add_response("list_executions", {"executions": []})  # no later revision
         stub.add_response("redrive_execution", {"redriveDate": "2026-11-29T12:01:00Z"})
         stub.add_response(
             "describe_execution", {**described, "status": "RUNNING", "redriveCount": 1}
