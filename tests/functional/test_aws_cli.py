@@ -203,6 +203,7 @@ def test_redrive_through_the_cli(aws: FakeAws, monkeypatch: pytest.MonkeyPatch) 
         assert result.code == 0, result.err
         assert (result.json()["redriveCount"], result.json()["outcome"]) == (1, "running")
         stub.add_response("describe_execution", {**described, "status": "SUCCEEDED"})
+        stub.add_response("list_executions", {"executions": []})
         stub.add_response("get_execution_history", {"events": []})  # for the live display
         stub.add_client_error(
             "redrive_execution", "ExecutionNotRedrivable", "Execution is SUCCEEDED"
