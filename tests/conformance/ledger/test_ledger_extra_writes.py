@@ -136,7 +136,7 @@ def test_limits_reached_only_after_the_effect_leave_the_record_unknown(ledger: L
             "keeps",
         ),
         (lambda: ExtraWrite("S#1", "M", {"pk": "x"}), "attribute 'pk'"),
-        (lambda: ExtraWrite("S#1", "M", {"ratio": 0.5}), "not float"),
+        (lambda: ExtraWrite("S#1", "M", {"ratio": 0.5}), "not float"),  # type: ignore[dict-item]
         (lambda: ExtraWrite("S#1", "M"), "sets nothing and checks nothing"),
         (lambda: Writes(with_claim=[ExtraWrite("S", "M", {"a": 1})] * 2), "written twice"),
     ],
