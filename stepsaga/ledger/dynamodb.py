@@ -87,6 +87,13 @@ class DynamoDBStore:
     def close(self) -> None:
         self.client.close()
 
+    def replica_regions(self) -> list[str]:
+        """The regions the table is replicated to (``DescribeTable``); empty for a table
+        that is not a global table."""
+        with self._aws():
+            table = self.client.describe_table(TableName=self.table)["Table"]
+        return [str(r["RegionName"]) for r in table.get("Replicas", []) if "RegionName" in r]
+
     # --- records ---------------------------------------------------------------------
 
     def get(self, key: str) -> Record | None:
