@@ -110,3 +110,18 @@ def test_the_decorator_tool_applies_once_and_moves_the_session_with_the_outcome(
         "session": {"cursor": 1, "last": "RF-1"},
         "duplicates_replayed": 9,
     }
+
+
+def test_the_readme_shows_the_examples_code_and_commands() -> None:
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    section = readme.split("\n## Agent tools\n", 1)[1].split("\n## ", 1)[0]
+    code = section.split("```python\n", 1)[1].split("```", 1)[0]
+    sources = "".join(
+        (EXAMPLE / name).read_text() for name in ("decorator_tool.py", "mcp_server.py")
+    )
+    shown = [line.strip() for line in code.splitlines() if line.startswith(("@", "def "))]
+    assert shown
+    for line in shown:
+        assert line.split("  #")[0].removesuffix(" ...") in sources, line
+    for script in ("decorator_tool.py", "mcp_client.py"):
+        assert f"examples/agent_tools/{script}" in section
