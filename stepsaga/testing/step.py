@@ -128,7 +128,7 @@ class StepEnvironment:
         try:
             return self.saga.step(step)
         except KeyError:
-            steps = ", ".join(s.name for s in self.saga.steps)
+            steps = ", ".join(s.name for s in self.saga.all_steps)
             raise ValueError(f"saga {self.saga.name} has no step {step!r} ({steps})") from None
 
     def _state(self, case: ApprovedCase) -> dict[str, Any]:
