@@ -76,9 +76,7 @@ def test_a_rejected_branch_undoes_every_applied_effect_exactly_once(
     # Three lines reserved and released, the refund (the other branch) kept and escalated.
     assert ops == Counter({"reserve": 3, "release": 3, "refund": 1})
     released = {key for op, key in effects if op == "release"}
-    assert released == {
-        _key(f"reserve_line#{line}:compensate:release_line") for line in LINES
-    }
+    assert released == {_key(f"reserve_line#{line}:compensate:release_line") for line in LINES}
     items = cli(home, "recon", "list", "--json").json()
     assert [(i["step"], i["action_key"]) for i in items] == [
         ("RefundPayment", _key("refund_payment"))
