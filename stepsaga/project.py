@@ -84,10 +84,13 @@ class Project:
         return cls._from_section(root.resolve(), section, str(path))
 
     @classmethod
-    def of(cls, *sagas: Saga, dependencies: Any = None) -> Project:
-        """A project made in Python (tests, scripts): these sagas, this ``Dependencies``."""
+    def of(cls, *sagas: Saga, dependencies: Any = None, default: str | None = None) -> Project:
+        """A project made in Python (tests, scripts): these sagas, this ``Dependencies``,
+        ``default`` the saga run when none is named."""
         project = cls(
-            root=None, saga_refs={saga.name: f"<in-process>:{saga.name}" for saga in sagas}
+            root=None,
+            saga_refs={saga.name: f"<in-process>:{saga.name}" for saga in sagas},
+            default_saga=default,
         )
         project._loaded.update({saga.name: saga for saga in sagas})
         project._dependencies.append(dependencies if dependencies is not None else NoDependencies())
