@@ -84,9 +84,10 @@ class CaseTruth:
         return tuple(item for item in self.items if item.status is ReconStatus.OPEN)
 
     @property
-    def per_key(self) -> Counter[str]:
-        """Effects per action key: a duplicate is a second effect under one key."""
-        return Counter(effect.action_key for effect in self.effects)
+    def per_key(self) -> Counter[tuple[str, str]]:
+        """Effects per (operation, action key): a duplicate is a second effect under one
+        key."""
+        return Counter((str(effect.operation), effect.action_key) for effect in self.effects)
 
     @property
     def open_release_items(self) -> tuple[ReconItem, ...]:
@@ -98,9 +99,10 @@ def check_case(truth: CaseTruth) -> list[Violation]:
     found: list[str] = []
     counts = truth.counts
     outcome = truth.outcome
-    for key, number in sorted(truth.per_key.items()):
+    for (operation, key), number in sorted(truth.per_key.items()):
         if number > 1:
-            found.append(f"duplicate: {number} x {key}")
+            item = key.partition("#")[2].split(":", 1)[0]  # one line of a per-item step
+            found.append(f"duplicate: {number} x {operation}" + (f" of {item}" if item else ""))
     if outcome is CaseOutcome.COMPLETED:
         reserve = truth.plan.reservations
         want = {"reserve": reserve, "refund": 1, "create_shipment": 1, "release": 0}
