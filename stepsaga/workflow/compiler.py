@@ -10,7 +10,8 @@ produces into the engine (``stepsaga.workflow.validate.check_definition`` →
 wildcard in ``ResultSelector``, the context object (``$$.Execution.Name``,
 ``$$.State.Name``, ``$$.State.RetryCount``, ``$$.Task.Token``, ``$$.Map.Item.Value``,
 ``$$.Map.Item.Index``); no intrinsic functions, no ``QueryLanguage`` (JSONPath is the
-default), never ``InputPath``/``OutputPath`` or ``HeartbeatSeconds``.
+default), never ``OutputPath`` or ``HeartbeatSeconds``, and ``InputPath`` only where a
+group's first rejection becomes ``$.failure``.
 
 State layout. ``Prepare`` (a Pass) wraps the execution input so every path is unambiguous::
 
@@ -621,11 +622,12 @@ class _Compiler:
         }
 
     def group_rejected(self, k: int, group: Parallel | ForEach) -> dict[str, Any]:
-        first = f"{groups_path(group.name)}.failures[0]"
+        # A reference path (InputPath), not a Parameters path: interpreters agree that an
+        # index in a reference path selects one node.
         return {
             "Type": "Pass",
             "Comment": f"Unwind from {group.name}'s completed steps, with its first rejection.",
-            "Parameters": {"Error.$": f"{first}.Error", "Cause.$": f"{first}.Cause"},
+            "InputPath": f"{groups_path(group.name)}.failures[0]",
             "ResultPath": FAILURE_PATH,
             "Next": self.unwind_from(k, inclusive=True),
         }
