@@ -233,3 +233,44 @@ def test_bad_item_lists_are_named(items: dict[str, Any], message: str) -> None:
     with pytest.raises(InvalidInputError) as raised:
         _each().item_ids(items)
     assert message in str(raised.value)
+
+
+@st.composite
+def sagas(draw: st.DrawFn) -> Saga:
+    """Any mix of steps, parallel groups and per-item steps, effects and dispositions."""
+    counter = iter(range(1000))
+
+    def step() -> Step:
+        n = next(counter)
+        effect = draw(st.sampled_from(list(EffectClass)))
+        if effect is EffectClass.READ:
+            return Step(f"S{n}", operation=f"op{n}", effect=effect)
+        later = draw(
+            st.sampled_from(
+                [Compensate(f"C{n}", operation=f"undo{n}"), Escalate("a person decides")]
+            )
+        )
+        return Step(f"S{n}", operation=f"op{n}", effect=effect, on_later_failure=later)
+
+    elements: list[Step | Parallel | ForEach] = []
+    for kind in draw(st.lists(st.sampled_from(["step", "parallel", "each"]), min_size=1)):
+        n = next(counter)
+        if kind == "step":
+            elements.append(step())
+        elif kind == "parallel":
+            sizes = draw(st.lists(st.integers(1, 3), min_size=2, max_size=3))
+            elements.append(Parallel(f"G{n}", [[step() for _ in range(k)] for k in sizes]))
+        else:
+            concurrency = draw(st.integers(1, 40))
+            elements.append(
+                ForEach(f"E{n}", items="items", item_key="id", step=step(),
+                        max_concurrency=concurrency)
+            )  # fmt: skip
+    return Saga("generated", elements)
+
+
+@given(sagas())
+def test_the_engine_refuses_nothing_the_compiler_emits(saga: Saga) -> None:
+    """``compile`` loads its output into the engine; this would raise if it refused any."""
+    definition = compile(saga)
+    assert {t.name for t in load(definition).task_states()} >= {s.name for s in saga.all_steps}
