@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from stepsaga.engine import load
@@ -245,11 +245,11 @@ def sagas(draw: st.DrawFn) -> Saga:
         effect = draw(st.sampled_from(list(EffectClass)))
         if effect is EffectClass.READ:
             return Step(f"S{n}", operation=f"op{n}", effect=effect)
-        later = draw(
-            st.sampled_from(
-                [Compensate(f"C{n}", operation=f"undo{n}"), Escalate("a person decides")]
-            )
-        )
+        choices: list[Compensate | Escalate] = [
+            Compensate(f"C{n}", operation=f"undo{n}"),
+            Escalate("a person decides"),
+        ]
+        later = draw(st.sampled_from(choices))
         return Step(f"S{n}", operation=f"op{n}", effect=effect, on_later_failure=later)
 
     elements: list[Step | Parallel | ForEach] = []
@@ -269,6 +269,7 @@ def sagas(draw: st.DrawFn) -> Saga:
     return Saga("generated", elements)
 
 
+@settings(deadline=None, max_examples=60)  # a big generated saga compiles in ~0.3 s here
 @given(sagas())
 def test_the_engine_refuses_nothing_the_compiler_emits(saga: Saga) -> None:
     """``compile`` loads its output into the engine; this would raise if it refused any."""

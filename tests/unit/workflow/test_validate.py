@@ -35,6 +35,8 @@ def _set(path: list[str], value: Any) -> Mutation:
 
 
 _DELETE = object()
+#: How a problem the engine's loader found is reported.
+ENGINE = "the embedded engine refuses it: "
 RS = ["States", "ReserveStock"]
 
 
@@ -43,27 +45,27 @@ RS = ["States", "ReserveStock"]
     [
         (
             _set(["StartAt"], "Nowhere"),
-            "the embedded engine refuses it: definition, field 'StartAt': StartAt names 'Nowhere'",
+            ENGINE + "definition, field 'StartAt': StartAt names 'Nowhere'",
         ),
         (
             _set(["States"], {}),
-            "the embedded engine refuses it: definition, field 'States': States must be a non-empty object",
+            ENGINE + "definition, field 'States': States must be a non-empty object",
         ),
         (
             _set([*RS, "Next"], "Nowhere"),
-            "the embedded engine refuses it: state 'ReserveStock', field 'Next': 'Nowhere' is not a state",
+            ENGINE + "state 'ReserveStock', field 'Next': 'Nowhere' is not a state",
         ),
         (
             _set(["States", "ReserveStockDecision", "Default"], "Gone"),
-            "the embedded engine refuses it: state 'ReserveStockDecision', field 'Default': 'Gone' is not a state",
+            ENGINE + "state 'ReserveStockDecision', field 'Default': 'Gone' is not a state",
         ),
         (
             _set([*RS, "Catch", "0", "Next"], "Gone"),
-            "the embedded engine refuses it: state 'ReserveStock', field 'Catch[0].Next': 'Gone' is not a state",
+            ENGINE + "state 'ReserveStock', field 'Catch[0].Next': 'Gone' is not a state",
         ),
         (
             _set(["States", "Orphan"], {"Type": "Succeed"}),
-            "the embedded engine refuses it: state 'Orphan': not reachable from StartAt 'Prepare'",
+            ENGINE + "state 'Orphan': not reachable from StartAt 'Prepare'",
         ),
         (
             _set(["States", "Completed"], {"Type": "Pass", "Next": "Completed"}),
@@ -71,12 +73,12 @@ RS = ["States", "ReserveStock"]
         ),
         (
             _set([*RS, "Catch", "0", "ErrorEquals"], ["States.ALL", "BusinessRejectedError"]),
-            "the embedded engine refuses it: state 'ReserveStock', field 'Catch[0].ErrorEquals': States.ALL must appear "
+            ENGINE + "state 'ReserveStock', field 'Catch[0].ErrorEquals': States.ALL must appear "
             "alone",
         ),
         (
             _set([*RS, "Catch", "0", "ErrorEquals"], ["States.ALL"]),
-            "the embedded engine refuses it: state 'ReserveStock', field 'Catch[0].ErrorEquals': States.ALL must appear "
+            ENGINE + "state 'ReserveStock', field 'Catch[0].ErrorEquals': States.ALL must appear "
             "alone and in the last entry",
         ),
         (
@@ -97,16 +99,16 @@ RS = ["States", "ReserveStock"]
         ),
         (
             _set([*RS, "Retry", "1", "ErrorEquals"], []),
-            "the embedded engine refuses it: state 'ReserveStock', field 'Retry[1].ErrorEquals'",
+            ENGINE + "state 'ReserveStock', field 'Retry[1].ErrorEquals'",
         ),
         (
             _set([*RS, "Resource"], "arn:aws:states:::dynamodb:putItem"),
-            "the embedded engine refuses it: state 'ReserveStock', field 'Resource': Resource "
+            ENGINE + "state 'ReserveStock', field 'Resource': Resource "
             "'arn:aws:states:::dynamodb:putItem' is not supported",
         ),
         (
             _set([*RS, "End"], True),
-            "the embedded engine refuses it: state 'ReserveStock', field 'Next': a state has either Next or End",
+            ENGINE + "state 'ReserveStock', field 'Next': a state has either Next or End",
         ),
         (
             _set([*RS, "Parameters", "Payload", "kind.$"], "States.Format('{}', $.x)"),
@@ -125,7 +127,7 @@ RS = ["States", "ReserveStock"]
         ),
         (
             _set(["States", "ReserveStockDecision", "Choices"], []),
-            "the embedded engine refuses it: state 'ReserveStockDecision', field 'Choices': Choices must be a non-empty",
+            ENGINE + "state 'ReserveStockDecision', field 'Choices': Choices must be a non-empty",
         ),
     ],
 )
@@ -141,3 +143,21 @@ def test_each_problem_is_found(definition: dict[str, Any], mutate: Mutation, pro
 
 def test_not_an_object() -> None:
     assert definition_problems([]) == ["definition: must be a JSON object"]  # type: ignore[arg-type]
+
+
+def test_the_rules_hold_inside_branches_and_item_processors() -> None:
+    from stepsaga.workflow import compile
+    from workflows.multi_warehouse import saga
+
+    broken = compile(saga)
+    processor = broken["States"]["ReserveLines"]["ItemProcessor"]["States"]
+    del processor["ReserveLine"]["Retry"][1]["MaxDelaySeconds"]
+    branch = broken["States"]["RefundAndShip"]["Branches"][1]["States"]
+    del branch["AwaitDecisionCreateShipment"]["TimeoutSeconds"]
+
+    problems = definition_problems(broken)
+
+    assert "ReserveLine: Retry[1] retries 2 times without MaxDelaySeconds" in problems
+    assert any(
+        p.startswith("AwaitDecisionCreateShipment: waits for a task token") for p in problems
+    )
