@@ -151,3 +151,26 @@ def test_duplicate_line_ids_are_refused_and_nothing_is_written(
     assert result.code == 2
     assert "line_id 'L1' appears twice" in result.err
     assert not home.root.exists()
+
+
+def test_an_uncertain_branch_waits_while_the_other_keeps_its_proof(
+    home: StateHome, tmp_path: Path
+) -> None:
+    view = _start(home, tmp_path, "faults-shipment-unverifiable.json")
+
+    assert (view["status"], view["outcome"]) == ("RUNNING", "awaiting_reconciliation")
+    assert view["waiting_for"] == ["AwaitDecisionCreateShipment"]
+    ledger = _ledger(view)
+    assert ledger[_key("refund_payment")] == "COMPLETED"  # the other branch finished
+    assert ledger[_key("create_shipment")] == "UNKNOWN"
+    (item,) = view["open_items"]
+
+    resolved = cli(
+        home, "recon", "resolve", item, "--outcome", "applied", "--by", "ops@acme.example",
+        "--note", "carrier confirms the parcel", "--json",
+    )  # fmt: skip
+    assert resolved.code == 0, resolved.err
+
+    status = cli(home, "status", CASE, "--json").json()
+    assert (status["status"], status["outcome"]) == ("SUCCEEDED", "completed")
+    assert all(n == 1 for n in _effects(home).values())
