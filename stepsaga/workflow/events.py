@@ -16,7 +16,8 @@ Event kinds (``kind`` is the discriminator):
 case) at the path the step declares; parametrize the generic models with the params model,
 e.g. ``StepEvent[Charge]`` (the step's ``params_model``). ``execution`` identifies the
 *attempt* and is for logging only: an action key is built from tenant, case, revision and
-operation, never from it.
+operation, never from it. ``item`` is set only for a per-item step (``ForEach``): the item's
+declared key, which the action key carries (``…:<operation>#<item>``).
 
 Results, stored by ``ResultSelector``/``ResultPath`` in the state (see
 ``stepsaga.workflow.compiler``):
