@@ -91,6 +91,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Any
 
 from stepsaga.errors import COMPENSATE, RECONCILE, SAGA_COMPENSATED, SAGA_COMPENSATION_FAILED
@@ -174,30 +175,35 @@ TOP = _At()
 ITEM = _At(per_item=True)
 
 
+class _UndoKind(StrEnum):
+    STEP = "step"  # a top-level step: its disposition directly
+    MEMBER = "member"  # a parallel group's step: guarded by Was<X>Applied
+    ITEMS = "items"  # a per-item step's items: Undo<X>Items
+
+
 @dataclass(frozen=True)
 class _Undo:
-    """One thing the way back may undo: a top-level step, a group member (guarded by
-    ``Was<X>Applied``) or a per-item step's items (``Undo<X>Items``)."""
+    """One thing the way back may undo, and where its result is."""
 
     element: int
     step: Step
-    kind: str  # "step" | "member" | "items"
+    kind: _UndoKind
     group: str = ""
     branch: int = 0
     concurrency: int = 1
 
     @property
     def entry(self) -> str:
-        if self.kind == "member":
+        if self.kind is _UndoKind.MEMBER:
             return names.was_applied(self.step.name)
-        if self.kind == "items":
+        if self.kind is _UndoKind.ITEMS:
             return names.undo_items(self.step.name)
         return _disposition_entry(self.step)
 
     @property
     def original(self) -> str:
         """Where the step's ``StepResult`` is, in the state that undoes it."""
-        if self.kind == "member":
+        if self.kind is _UndoKind.MEMBER:
             return f"{groups_path(self.group)}.branches[{self.branch}].results.{self.step.name}"
         return results_path(self.step.name)
 
@@ -241,15 +247,17 @@ class _Compiler:
             element = self.elements[k]
             if isinstance(element, Step):
                 if k < last and _has_disposition(element):
-                    undos.append(_Undo(k, element, "step"))
+                    undos.append(_Undo(k, element, _UndoKind.STEP))
             elif isinstance(element, Parallel):
                 for i in reversed(range(len(element.branches))):
                     for step in reversed(element.branches[i]):
                         if _has_disposition(step):
-                            undos.append(_Undo(k, step, "member", element.name, i))
+                            undos.append(_Undo(k, step, _UndoKind.MEMBER, element.name, i))
             elif _has_disposition(element.step):
                 undos.append(
-                    _Undo(k, element.step, "items", element.name, 0, element.max_concurrency)
+                    _Undo(
+                        k, element.step, _UndoKind.ITEMS, element.name, 0, element.max_concurrency
+                    )
                 )
         return undos
 
@@ -271,10 +279,10 @@ class _Compiler:
         states[names.COMPLETED] = {"Type": "Succeed", "Comment": "Every step completed."}
         for position, undo in enumerate(self.undos):
             after = self.after(position)
-            if undo.kind == "items":
+            if undo.kind is _UndoKind.ITEMS:
                 states |= self.undo_items(undo, after)
                 continue
-            if undo.kind == "member":
+            if undo.kind is _UndoKind.MEMBER:
                 states[undo.entry] = self.was_applied(undo.step, undo.original, after)
             states |= self.disposition(
                 undo.step, TOP, undo.original, after, failed=names.COMPENSATION_FAILED
