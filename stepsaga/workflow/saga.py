@@ -461,6 +461,13 @@ class Saga:
             out += [element] if isinstance(element, Step) else list(element.steps)
         return tuple(out)
 
+    def check_input(self, execution_input: Mapping[str, Any]) -> None:
+        """Refuse, before anything starts, an input whose per-item lists cannot key every
+        item (missing list or key, bad or repeated id: ``InvalidInputError``)."""
+        for element in self.steps:
+            if isinstance(element, ForEach):
+                element.item_ids(execution_input)
+
     def per_item(self, step: str) -> ForEach | None:
         """The ``ForEach`` that runs step ``step`` once per item, if any."""
         for element in self.steps:

@@ -275,3 +275,12 @@ def test_the_engine_refuses_nothing_the_compiler_emits(saga: Saga) -> None:
     """``compile`` loads its output into the engine; this would raise if it refused any."""
     definition = compile(saga)
     assert {t.name for t in load(definition).task_states()} >= {s.name for s in saga.all_steps}
+
+
+def test_a_saga_refuses_an_input_whose_items_cannot_all_be_keyed() -> None:
+    """Checked by ``start`` on both backends before anything is written."""
+    saga = Saga("s", [_each(), _step("Last", "last")])
+    saga.check_input({"items": [{"id": "A"}, {"id": "B"}]})
+    with pytest.raises(InvalidInputError) as raised:
+        saga.check_input({"items": [{"id": "A"}, {"id": "A"}]})
+    assert raised.value.data["field"] == "items[1].id"
