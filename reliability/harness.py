@@ -29,14 +29,22 @@ from pathlib import Path
 
 from reliability.clock import ShiftedClock
 from reliability.invariants import (
-    RELEASE_KEY,
+    RELEASES,
     CaseTruth,
     Violation,
     check_all,
     duplicates,
 )
 from reliability.kills import read_lines
-from reliability.plan import TENANTS, CasePlan, KillPoint, KillSite, make_plans, revised
+from reliability.plan import (
+    REPLACEMENT_ORDER,
+    TENANTS,
+    CasePlan,
+    KillPoint,
+    KillSite,
+    make_plans,
+    revised,
+)
 from reliability.runner import Command, Job, JobResult, run_jobs
 from reliability.workspace import Workspace
 from services import open_simulation
@@ -252,6 +260,7 @@ class _Run:
             plan
             for plan in self.plans
             if _outcome(views.get(plan.index)) in (CaseOutcome.COMPLETED, CaseOutcome.COMPENSATED)
+            and plan.saga == REPLACEMENT_ORDER
             and self.rng.random() < self.config.revise
         ]
         approved = approval_time()
@@ -295,14 +304,14 @@ class _Run:
         report.open_items = sum(len(truth.open_items) for truth in truths)
         for truth in truths:
             for item in truth.open_items:
-                if (
-                    truth.outcome is CaseOutcome.COMPENSATION_FAILED
-                    and item.step == "ReleaseReservation"
+                if truth.outcome is CaseOutcome.COMPENSATION_FAILED and item.step in (
+                    "ReleaseReservation",
+                    "ReleaseLine",
                 ):
                     error = item.evidence.get("last_error") or {}
                     report.compensation_failures[str(error.get("error", "?"))] += 1
             for item in truth.items:
-                if item.record_key.endswith(RELEASE_KEY) and item.resolved_by == AUTO_RESOLVER:
+                if RELEASES in item.record_key and item.resolved_by == AUTO_RESOLVER:
                     outcome = item.outcome.value if item.outcome else "?"
                     report.compensations_reconciled[outcome] += 1
         report.duplicates = duplicates(truths)
@@ -360,6 +369,7 @@ class _Run:
             pending=self._pending(plan) if plan else (),
             item_id=item_id,
             decision=decision,
+            saga=plan.saga if plan else "",
             revision=self.revisions.get(plan.index, 1) if plan else 1,
         )
 

@@ -7,10 +7,13 @@ the execution's as ``status`` derives it.
 
 Per case (tenant + case id):
 
-* **no duplicates** — at most one effect per action key, one refund and one shipment per
-  case across its revisions, and at most one live reservation (reserved, not released);
-* **completed** ⇒ exactly one live reservation, one refund and one shipment;
-* **compensated** ⇒ no shipment, the reservation (if any) released exactly once, and no
+* **no duplicates** — at most one effect per action key (one reservation per line of a
+  multi-warehouse case, one release per reservation, one refund, one shipment), and across
+  a case's revisions one refund and one shipment, and no more live reservations (reserved,
+  not released) than one revision makes;
+* **completed** ⇒ exactly one live reservation (per line), one refund and one shipment;
+* **compensated** ⇒ no shipment (replacement order: shipping comes last), every
+  reservation released exactly once, and no
   item about the release left open (a release reconciled automatically was decided);
   no other case releases anything, except one whose compensation failed;
 * **settled** — every case ends ``completed``, ``compensated``, or ``compensation_failed``
@@ -31,7 +34,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from reliability.plan import CasePlan
+from reliability.plan import REPLACEMENT_ORDER, CasePlan
 from services.simulated import Effect
 from stepsaga.backends.views import CaseOutcome
 from stepsaga.ledger import ReconItem, ReconStatus, Record, Status
@@ -48,6 +51,8 @@ EFFECT_OF = {
 
 #: How the release's action key ends (it derives from the reservation's).
 RELEASE_KEY = ":reserve_stock:compensate:release_reservation"
+#: What every release's key holds, whichever saga (``…#L1:compensate:release_line`` too).
+RELEASES = ":compensate:release_"
 
 
 @dataclass(frozen=True)
@@ -82,36 +87,37 @@ class CaseTruth:
         return tuple(item for item in self.items if item.status is ReconStatus.OPEN)
 
     @property
+    def per_key(self) -> Counter[tuple[str, str]]:
+        """Effects per (operation, action key): a duplicate is a second effect under one
+        key."""
+        return Counter((str(effect.operation), effect.action_key) for effect in self.effects)
+
+    @property
     def open_release_items(self) -> tuple[ReconItem, ...]:
-        """Open items on the release's own action (``…:compensate:release_reservation``)."""
-        return tuple(item for item in self.open_items if item.record_key.endswith(RELEASE_KEY))
+        """Open items on a release's own action (``…:compensate:release_reservation``)."""
+        return tuple(item for item in self.open_items if RELEASES in item.record_key)
 
 
 def check_case(truth: CaseTruth) -> list[Violation]:
     found: list[str] = []
     counts = truth.counts
     outcome = truth.outcome
-    # Across revisions a case refunds and ships at most once; a reservation is made at most
-    # once per revision (a later revision reserves again only after the earlier one was
-    # released), so at most one is live.
-    for operation in ("refund", "create_shipment"):
-        if counts[operation] > 1:
-            found.append(f"duplicate: {counts[operation]} x {operation}")
-    by_key = Counter(effect.action_key for effect in truth.effects)
-    for key, number in sorted(by_key.items()):
+    for (operation, key), number in sorted(truth.per_key.items()):
         if number > 1:
-            found.append(f"duplicate: {number} effects under {key}")
+            item = key.partition("#")[2].split(":", 1)[0]  # one line of a per-item step
+            found.append(f"duplicate: {number} x {operation}" + (f" of {item}" if item else ""))
+    found += [f"duplicate: {text}" for text in _across_revisions(truth)]
     live = counts["reserve"] - counts["release"]
-    if live > 1 or live < 0:
-        found.append(f"duplicate: {counts['reserve']} reservations, {counts['release']} releases")
     if outcome is CaseOutcome.COMPLETED:
-        if live != 1:
+        if live != truth.plan.reservations:
             found.append(f"completed with {live} live reservation(s)")
         for operation in ("refund", "create_shipment"):
             if counts[operation] != 1:
                 found.append(f"completed with {counts[operation]} x {operation}")
     elif outcome is CaseOutcome.COMPENSATED:
-        if counts["create_shipment"]:
+        # Shipping is the last step of the replacement order; the multi-warehouse saga
+        # ships beside the refund, so a rejected refund leaves a shipment (escalated).
+        if counts["create_shipment"] and truth.plan.saga == REPLACEMENT_ORDER:
             found.append("compensated, yet shipped")
         if counts["release"] != counts["reserve"]:
             found.append(
@@ -150,6 +156,22 @@ def _ledger_vs_world(truth: CaseTruth) -> list[str]:
     recorded = {record.key for record in truth.records}
     for key in sorted(effect_keys - recorded):
         found.append(f"ledger: an effect under {key} has no record")
+    return found
+
+
+def _across_revisions(truth: CaseTruth) -> list[str]:
+    """What a later revision must never add: a second refund or shipment (under its own
+    key), or reservations beyond one revision's while the earlier ones stand."""
+    found = []
+    for operation in ("refund", "create_shipment"):
+        keys = {e.action_key for e in truth.effects if str(e.operation) == operation}
+        if len(keys) > 1:
+            found.append(f"{len(keys)} x {operation} under {len(keys)} revisions' keys")
+    live = truth.counts["reserve"] - truth.counts["release"]
+    if live > truth.plan.reservations or live < 0:
+        found.append(
+            f"{truth.counts['reserve']} reservations and {truth.counts['release']} releases"
+        )
     return found
 
 
@@ -221,17 +243,16 @@ def check_all(
 
 
 def duplicates(truths: Iterable[CaseTruth]) -> int:
-    """Effects one too many, the number that must be 0: a second effect under one action
-    key; a second refund or shipment of a case under another revision's key; a second
-    live reservation."""
+    """Effects one too many, the number that must be 0: beyond the first per action key,
+    plus a later revision's second refund or shipment and its extra live reservations."""
     total = 0
     for truth in truths:
-        by_key = Counter(effect.action_key for effect in truth.effects)
-        total += sum(number - 1 for number in by_key.values())
+        total += sum(max(0, n - 1) for n in truth.per_key.values())
         for operation in ("refund", "create_shipment"):
             keys = {e.action_key for e in truth.effects if str(e.operation) == operation}
             total += max(0, len(keys) - 1)
-        total += max(0, truth.counts["reserve"] - truth.counts["release"] - 1)
+        live = truth.counts["reserve"] - truth.counts["release"]
+        total += max(0, live - truth.plan.reservations)
     return total
 
 
