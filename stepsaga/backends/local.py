@@ -18,16 +18,25 @@ import json
 import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass
-from datetime import UTC
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from stepsaga.approval_time import check_approval_window
-from stepsaga.backends.assemble import CaseIdentity, execution_view, item_view, item_views
+from stepsaga.backends.assemble import (
+    CaseIdentity,
+    execution_view,
+    item_view,
+    item_views,
+    listed_summary,
+)
+from stepsaga.backends.listing import ExecutionQuery, PageToken, empty_page, first_since
 from stepsaga.backends.naming import execution_name
 from stepsaga.backends.progress import Progress, ProgressKind, ProgressListener, from_history_event
 from stepsaga.backends.views import (
+    ExecutionPage,
+    ExecutionSummary,
     ExecutionView,
     ReconFilter,
     ReconItemView,
@@ -42,6 +51,7 @@ from stepsaga.engine import (
     EngineEvent,
     ExecutionAlreadyExists,
     ExecutionDoesNotExist,
+    ExecutionPageQuery,
     Handler,
     HistoryRecorded,
     LocalEngine,
@@ -70,6 +80,10 @@ _ACCOUNT = "123456789012"
 def function_arn(saga: str, function: str) -> str:
     """The Lambda ARN a local definition names (the engine resolves it to the handler)."""
     return f"arn:aws:lambda:{_REGION}:{_ACCOUNT}:function:{saga}-{function}"
+
+
+def state_machine_arn(saga: str) -> str:
+    return f"arn:aws:states:{_REGION}:{_ACCOUNT}:stateMachine:{saga}"
 
 
 def execution_arn(saga: str, name: str) -> str:
@@ -218,6 +232,68 @@ class LocalBackend:
         saga = self._saga_of(reader.describe_execution(arn))
         with self._running(saga, scale, on_event, None) as engine:
             return self._view(engine, engine.redrive_execution(arn))
+
+    def list_executions(
+        self,
+        *,
+        saga: str | None = None,
+        tenant: str | None = None,
+        status: str | None = None,
+        outcome: str | None = None,
+        since: str | datetime | None = None,
+        limit: int | None = None,
+        next_token: str | None = None,
+    ) -> ExecutionPage:
+        query = ExecutionQuery.build(
+            now=self.clock.now(),
+            saga=saga,
+            tenant=tenant,
+            status=status,
+            outcome=outcome,
+            since=since,
+            limit=limit,
+        )
+        token = PageToken.decode(next_token, backend="local", query=query)
+        if query.saga is not None:
+            self.project.saga(query.saga)  # a saga the project does not declare: exit 2
+        if not self.home.executions_path.exists():
+            return empty_page()
+        reader = self._read_engine()
+        start = first_since(query, token)
+        page = ExecutionPageQuery(
+            limit=query.limit + 1,
+            state_machine_arn=state_machine_arn(query.saga) if query.saga is not None else None,
+            statuses=query.statuses(),
+            tenant=query.tenant,
+            since=start.timestamp() if start is not None else None,
+            after=token.after if token is not None else None,
+        )
+        waiting: dict[str, list[str]] = {}
+        for task in reader.list_waiting_tasks():
+            waiting.setdefault(task.execution_arn, []).append(task.state_name)
+        found: list[tuple[ExecutionSummary, tuple[float, str]]] = []
+        while len(found) <= query.limit:  # one more than asked: is there a next page?
+            rows = reader.page_executions(page)
+            for row, position in rows:
+                states = waiting.get(row["executionArn"], ())
+                summary = listed_summary(row, saga_of(row), waiting_for=states)
+                if summary is not None and query.outcome in (None, summary.outcome):
+                    found.append((summary, position))
+                    if len(found) > query.limit:
+                        break
+            if len(rows) < page.limit or len(found) > query.limit:
+                break
+            page = replace(page, after=rows[-1][1])
+        items = tuple(summary for summary, _ in found[: query.limit])
+        following = None
+        if len(found) > query.limit:
+            following = PageToken(
+                backend="local",
+                filters=query.filters,
+                since=start.timestamp() if start is not None else None,
+                after=found[query.limit - 1][1],
+            ).encode()
+        return ExecutionPage(items=items, next_token=following)
 
     def recon_list(
         self,

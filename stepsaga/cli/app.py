@@ -12,7 +12,7 @@ from typing import Annotated
 import typer
 from typer._click.exceptions import ClickException, NoArgsIsHelpError
 
-from stepsaga.cli import asl, init, ledger, recon, run
+from stepsaga.cli import asl, executions, init, ledger, recon, run
 from stepsaga.cli.common import Backend, CliContext, exit_codes
 from stepsaga.deployment import ENV_STACK
 from stepsaga.errors import InvalidInputError
@@ -90,6 +90,7 @@ app.command("graph")(asl.graph)
 app.command("history")(run.history)
 app.command("init")(init.init)
 app.add_typer(ledger.app, name="ledger")
+app.command("list")(executions.list_executions)
 app.add_typer(recon.app, name="recon")
 app.command("redrive")(run.redrive)
 app.command("start")(run.start)
