@@ -3,7 +3,8 @@
 Case files, faults files, mock configs and handler events all fail the same way: one
 ``InvalidInputError`` whose message names the field and fits on one line, however hostile the
 input. A JSON file is read only if it is a regular file (a FIFO or a device would block or
-never end), and decoded strictly: a key repeated in one object, ``NaN``/``Infinity``, and
+never end) — or, given as ``-``, from standard input, with the same size bound — and
+decoded strictly: a key repeated in one object, ``NaN``/``Infinity``, and
 numbers that a Python ``int``/``float`` would not hold exactly are refused, because each of
 them silently changes what the file says (the last duplicate wins; ``19.99…9`` becomes 20).
 """
@@ -15,11 +16,12 @@ import math
 import os
 import re
 import stat
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, BinaryIO, TypeVar
 
 from pydantic import ValidationError
 
@@ -68,13 +70,31 @@ _FILE_KINDS = (
 )
 
 
-def read_json_file(path: Path, *, what: str, max_bytes: int) -> object:
+#: The path that means standard input (as ``cat -``); a file named ``-`` is ``./-``.
+STDIN = "-"
+_STDIN_SHOWN = "<stdin>"
+
+
+def is_stdin(path: str | Path) -> bool:
+    return str(path) == STDIN
+
+
+def read_json_file(
+    path: Path, *, what: str, max_bytes: int, stdin: BinaryIO | None = None
+) -> object:
     """Read and decode a JSON file of at most ``max_bytes``; every failure is one line.
 
     The file must be a regular file: it is checked before opening and again on the open
-    descriptor (opened non-blocking, so a FIFO swapped in between cannot hang the read)."""
-    shown = _shown(path)
-    raw = _read_regular(path, shown, what, max_bytes)
+    descriptor (opened non-blocking, so a FIFO swapped in between cannot hang the read).
+    ``-`` reads standard input instead (``stdin``, default ``sys.stdin.buffer``) until
+    its end, refusing it as soon as it holds more than ``max_bytes``: whoever pipes it in
+    chose to, and the bound keeps an endless pipe from filling memory."""
+    if is_stdin(path):
+        shown = _STDIN_SHOWN
+        raw = _read_stream(stdin if stdin is not None else sys.stdin.buffer, shown, max_bytes)
+    else:
+        shown = _shown(path)
+        raw = _read_regular(path, shown, what, max_bytes)
     if not raw.strip():
         raise InvalidInputError(f"{shown}: empty file", field="path")
     try:
@@ -133,6 +153,24 @@ def _not_regular(mode: int, what: str) -> str | None:
         return f"is a directory, not a {what}"
     kind = next((name for test, name in _FILE_KINDS if test(mode)), "special file")
     return f"is a {kind}, not a regular file; give the {what} itself"
+
+
+def _read_stream(stream: BinaryIO, shown: str, max_bytes: int) -> bytes:
+    chunks: list[bytes] = []
+    size = 0
+    try:
+        while size <= max_bytes:
+            chunk = stream.read(min(65_536, max_bytes + 1 - size))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+    except (OSError, ValueError) as exc:  # closed, or not readable
+        reason = getattr(exc, "strerror", None) or type(exc).__name__
+        raise InvalidInputError(f"{shown}: cannot read ({reason})", field="path") from None
+    if size > max_bytes:
+        raise InvalidInputError(f"{shown}: larger than {max_bytes} bytes", field="path")
+    return b"".join(chunks)
 
 
 def _read_at_most(fd: int, shown: str, max_bytes: int) -> bytes:

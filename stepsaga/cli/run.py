@@ -22,6 +22,7 @@ from stepsaga.dependencies import SupportsFaults
 from stepsaga.engine import MockConfig
 from stepsaga.engine.engine import MAX_TIME_SCALE, TIME_SCALE_ENV, check_time_scale
 from stepsaga.errors import InvalidInputError
+from stepsaga.inputs import is_stdin
 
 JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")]
 TenantOption = Annotated[
@@ -64,15 +65,21 @@ def load_mock_config(path: Path) -> MockConfig:
 
 def start(
     ctx: typer.Context,
-    case_file: Annotated[Path, typer.Argument(metavar="CASE.json", help="The approved case.")],
+    case_file: Annotated[
+        Path, typer.Argument(metavar="CASE.json", help="The approved case (- reads stdin).")
+    ],
     saga_name: SagaOption = None,
     faults: Annotated[
         Path | None,
-        typer.Option("--faults", help="Faults file for the simulated services (local only)."),
+        typer.Option(
+            "--faults", help="Faults file for the simulated services (local only; - for stdin)."
+        ),
     ] = None,
     mock_config: Annotated[
         Path | None,
-        typer.Option("--mock-config", help="Step Functions Local MockConfigFile.json."),
+        typer.Option(
+            "--mock-config", help="Step Functions Local MockConfigFile.json (- for stdin)."
+        ),
     ] = None,
     test_case: Annotated[
         str | None, typer.Option("--test-case", help="Test case of the mock config.")
@@ -85,6 +92,9 @@ def start(
     with command_errors():
         if (mock_config is None) != (test_case is None):
             usage_error("--mock-config and --test-case go together")
+        piped = [path for path in (case_file, faults, mock_config) if path and is_stdin(path)]
+        if len(piped) > 1:
+            usage_error("only one of CASE.json, --faults and --mock-config can be - (stdin)")
         project = cli.project()
         saga = project.saga(saga_name)
         case = load_case(case_file, saga.input_model or OpenCase)
