@@ -14,11 +14,14 @@ from typer._click.exceptions import ClickException, NoArgsIsHelpError
 
 from stepsaga.cli import asl, executions, init, ledger, recon, run
 from stepsaga.cli.common import Backend, CliContext, exit_codes
+from stepsaga.cli.help import bare_flags
 from stepsaga.deployment import ENV_STACK
 from stepsaga.errors import InvalidInputError
 from stepsaga.home import StateHome
 from stepsaga.project import ENV_PROJECT, Project
 from stepsaga.refs import load_ref
+
+bare_flags()
 
 app = typer.Typer(
     name="stepsaga",
