@@ -34,6 +34,7 @@ from stepsaga.backends.assemble import (
 from stepsaga.backends.listing import ExecutionQuery, PageToken, empty_page, first_since
 from stepsaga.backends.naming import execution_name
 from stepsaga.backends.progress import Progress, ProgressKind, ProgressListener, from_history_event
+from stepsaga.backends.references import Candidate, choose
 from stepsaga.backends.views import (
     ExecutionPage,
     ExecutionSummary,
@@ -539,44 +540,35 @@ class LocalBackend:
             return None
 
     def _resolve(self, reader: LocalEngine, ref: str, tenant: str | None) -> str:
-        """An execution ARN from an ARN, an execution name or a case id (see ``base.py``),
-        among the executions of every state machine in this home."""
+        """An execution ARN from an ARN, an execution name or a case id, among the
+        executions of every state machine in this home (``references.py`` decides)."""
         ref = ref.strip()
         if not ref:
             raise InvalidInputError("execution or case id: must not be empty", field="ref")
+        if ref.startswith("arn:"):
+            given = self._candidate(reader, ref)
+            if given is None or tenant not in (None, given.identity.tenant_id):
+                whose = f" of tenant {tenant}" if tenant else ""
+                raise NotFoundError(f"no execution {ref}{whose} in {self.home.root}", ref=ref)
+            return given.arn
         machines = [m["name"] for m in reader.list_state_machines()["stateMachines"]]
-        candidates = [ref] if ref.startswith("arn:") else [execution_arn(m, ref) for m in machines]
-        for direct in candidates:
-            try:
-                described = reader.describe_execution(direct)
-            except ExecutionDoesNotExist:
-                continue
-            owner = CaseIdentity.from_input(described["input"])
-            if tenant is None or owner.tenant_id == tenant:
-                return direct
-        return self._resolve_case(reader, ref, tenant)
+        found = (self._candidate(reader, execution_arn(m, ref)) for m in machines)
+        named = [candidate for candidate in found if candidate is not None]
+        of_case = [
+            candidate
+            for arn in reader.executions_of_case(ref)  # indexed: flat in the home's size
+            if (candidate := self._candidate(reader, arn)) is not None
+        ]
+        where = f"in {self.home.root}"
+        return choose(ref, tenant, named=named, of_case=of_case, where=where).arn
 
-    def _resolve_case(self, reader: LocalEngine, case_id: str, tenant: str | None) -> str:
-        found: list[tuple[CaseIdentity, str]] = []
-        for arn in reader.executions_of_case(case_id):  # indexed: flat in the home's size
-            try:
-                identity = CaseIdentity.from_input(reader.describe_execution(arn)["input"])
-            except InvalidInputError:
-                continue  # an input with a case_id that is not a stepsaga case
-            if identity.case_id == case_id and tenant in (None, identity.tenant_id):
-                found.append((identity, arn))
-        if not found:
-            whose = f" of tenant {tenant}" if tenant else ""
-            raise NotFoundError(
-                f"no execution or case {case_id!r}{whose} in {self.home.root}", ref=case_id
-            )
-        tenants = sorted({identity.tenant_id for identity, _ in found})
-        if len(tenants) > 1:
-            raise InvalidInputError(
-                f"case {case_id} exists for tenants {', '.join(tenants)}: pass --tenant",
-                field="tenant",
-            )
-        return max(found, key=lambda pair: pair[0].revision)[1]
+    @staticmethod
+    def _candidate(reader: LocalEngine, arn: str) -> Candidate | None:
+        try:
+            described = reader.describe_execution(arn)
+            return Candidate(arn, described["name"], CaseIdentity.from_input(described["input"]))
+        except (ExecutionDoesNotExist, InvalidInputError):
+            return None  # no such execution, or its input is not a stepsaga case
 
     # --- views -----------------------------------------------------------------------------
 
