@@ -46,16 +46,73 @@ def describe_validation_error(exc: ValidationError, default: str = "input") -> t
     return field, f"{field}: {message}"
 
 
+#: The most problems one refusal lists (one line each); the rest are counted.
+MAX_PROBLEMS = 20
+
+
+def describe_validation_errors(
+    exc: ValidationError, data: object, default: str = "input"
+) -> list[tuple[str, str]]:
+    """``(field, one line)`` for every field with a problem, in the order pydantic found
+    them: one line per field (its first message), so a union's members, each refusing the
+    same value, read as the one field they are."""
+    found: dict[str, str] = {}
+    for error in exc.errors():
+        path = _input_path(error["loc"], data, error["type"], error.get("input"))
+        field = ".".join(_location_part(part) for part in path) or default
+        if field not in found:
+            message = " ".join(error["msg"].removeprefix("Value error, ").split())
+            found[field] = f"{field}: {message}"
+    return list(found.items())
+
+
+def _input_path(
+    loc: tuple[str | int, ...], data: object, kind: str, value: object
+) -> tuple[str | int, ...]:
+    """``loc`` cut where it stops naming places in the input. A union's members report
+    the same ``value`` under their tags (``amount.decimal``, ``amount.int``): a part that
+    is not in the input, under a node that is the very value refused, is such a tag. A
+    key missing from an object (``kind`` ``missing``) or refused on its own is a field."""
+    node = data
+    for depth, part in enumerate(loc):
+        if isinstance(node, dict) and isinstance(part, str):
+            if part in node:
+                node = node[part]
+                continue
+            if kind == "missing" or not _same(value, node):
+                node = None
+                continue
+        elif isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node):
+            node = node[part]
+            continue
+        elif not _same(value, node):
+            continue
+        return loc[:depth]
+    return loc
+
+
+def _same(value: object, node: object) -> bool:
+    try:
+        return value is node or bool(value == node)
+    except Exception:  # an exotic value's __eq__: treat it as another value
+        return False
+
+
 def validate_object(validate: Callable[[dict[str, Any]], T], data: object, what: str) -> T:
-    """Run a pydantic validator on decoded JSON that must be an object; any failure is one
-    ``InvalidInputError`` line naming the field (``what`` when it is the whole input)."""
+    """Run a pydantic validator on decoded JSON that must be an object. A failure is one
+    ``InvalidInputError`` naming every field with a problem: its message is one line (the
+    fields' lines joined with ``; ``), ``field`` is the first field, and ``problems`` holds
+    one line per field (at most :data:`MAX_PROBLEMS`), which the CLI prints one a line."""
     if not isinstance(data, dict):
         raise InvalidInputError(f"{what}: must be a JSON object", field=what)
     try:
         return validate(data)
     except ValidationError as exc:
-        field, line = describe_validation_error(exc, what)
-        raise InvalidInputError(line, field=field) from None
+        found = describe_validation_errors(exc, data, what)
+        lines = [line for _, line in found[:MAX_PROBLEMS]]
+        if len(found) > MAX_PROBLEMS:
+            lines.append(f"{what}: {len(found) - MAX_PROBLEMS} more problems not shown")
+        raise InvalidInputError("; ".join(lines), field=found[0][0], problems=lines) from None
 
 
 #: The longest number literal a JSON input may hold (longer ones are no amount, count or

@@ -55,13 +55,17 @@ from stepsaga.engine import (
     ExecutionPageQuery,
     Handler,
     HistoryRecorded,
+    InvalidToken,
     LocalEngine,
     MockConfig,
     MockConfigError,
+    TaskDoesNotExist,
+    TaskTimedOut,
     check_time_scale,
     time_scale_from_env,
 )
 from stepsaga.engine import load as load_definition
+from stepsaga.engine.models import TokenStatus
 from stepsaga.errors import InvalidInputError, NotFoundError
 from stepsaga.home import StateHome
 from stepsaga.ledger import Ledger, LedgerPolicy, ReconOutcome, ReconStatus, Record, open_ledger
@@ -342,7 +346,14 @@ class LocalBackend:
         with self._running(saga, scale, on_event, None) as engine:
 
             def send(token: str, output: dict[str, Any]) -> object:
-                described = engine.send_task_success(token, output)
+                try:
+                    described = engine.send_task_success(token, output)
+                except TaskTimedOut:
+                    # Answered already: an identical resolve delivered the same decision.
+                    arn = _answered(engine, token)
+                    if arn is None:
+                        raise
+                    described = engine.describe_execution(arn)
                 resumed.append(described)
                 return described
 
@@ -350,8 +361,12 @@ class LocalBackend:
             token = resolution.item.task_token
             waiting = {task.task_token for task in engine.list_waiting_tasks()}
             if not resolution.resumed and token is not None and token in waiting:
-                # Decided before, but whoever decided died before resuming the case.
+                # Decided before (or by an identical resolve a moment ago) but not resumed
+                # yet: whoever decided may have died before resuming the case.
                 resume_waiting(ledger, item_id, send)
+            answered = _answered(engine, token) if token is not None and not resumed else None
+            if answered is not None:  # the case this decision let continue, as it stands
+                resumed.append(engine.describe_execution(answered))
             execution = self._view(engine, resumed[-1]) if resumed else None
         return ResolutionView(item=item_view(resolution.item), execution=execution)
 
@@ -601,6 +616,16 @@ class _Running:
     mock_config: MockConfig | None
     engine: LocalEngine
     deps: HandlerDeps
+
+
+def _answered(engine: LocalEngine, token: str) -> str | None:
+    """The execution whose callback ``token`` was answered with a success (a decision
+    delivered), if it was; ``None`` if it still waits, timed out or is unknown here."""
+    try:
+        task = engine.describe_task(token)
+    except (TaskDoesNotExist, InvalidToken):
+        return None
+    return str(task["executionArn"]) if task["status"] == TokenStatus.SUCCEEDED else None
 
 
 def _check_input_model(saga: Saga, case: ApprovedCase) -> None:

@@ -13,7 +13,7 @@ import typer
 from typer._click.exceptions import ClickException, NoArgsIsHelpError
 
 from stepsaga.cli import asl, executions, init, ledger, recon, run
-from stepsaga.cli.common import Backend, CliContext, exit_codes
+from stepsaga.cli.common import Backend, CliContext, exit_codes, refusal_lines
 from stepsaga.cli.help import bare_flags
 from stepsaga.deployment import ENV_STACK
 from stepsaga.errors import InvalidInputError
@@ -177,7 +177,8 @@ def main() -> None:
         typer.echo(f"error: {' '.join(exc.format_message().split())}", err=True)
         code = exc.exit_code
     except InvalidInputError as exc:
-        typer.echo(f"error: {exc.message}", err=True)
+        for line in refusal_lines(exc):
+            typer.echo(f"error: {line}", err=True)
         code = 2
     except typer.Abort:
         typer.echo("aborted", err=True)

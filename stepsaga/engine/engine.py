@@ -727,6 +727,18 @@ class LocalEngine:
             )
         ]
 
+    def describe_task(self, task_token: str) -> dict[str, Any]:
+        """A callback task's token, whatever it became: ``executionArn``, ``stateName``,
+        ``status`` (``WAITING``, ``SUCCEEDED``…). Lets a caller whose callback arrived
+        second tell "answered already" from "timed out"."""
+        token = self._token(task_token)
+        return {
+            "taskToken": token.token,
+            "executionArn": token.execution_arn,
+            "stateName": token.state,
+            "status": token.status,
+        }
+
     def run_due_timers(self) -> list[str]:
         """Fail callback tasks whose ``TimeoutSeconds``/``HeartbeatSeconds`` passed (with
         ``States.Timeout``/``States.HeartbeatTimeout``) and run their executions on. Returns
