@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import base64
 import json
+import sqlite3
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -176,3 +177,19 @@ def test_every_page_query_reads_through_an_index(tmp_path: Path, page: Execution
     reads = [step for step in plan if "executions" in step]
     assert reads, plan
     assert all("INDEX" in step for step in reads), plan
+
+
+def test_a_schema_2_store_gains_the_listing_indexes_when_opened(tmp_path: Path) -> None:
+    path = tmp_path / "executions.sqlite3"
+    Store(path).close()
+    raw = sqlite3.connect(path)
+    raw.execute("DROP INDEX executions_by_tenant")
+    raw.execute("DROP INDEX executions_by_start")
+    raw.execute("UPDATE meta SET value = '2' WHERE key = 'schema_version'")
+    raw.commit()
+    raw.close()
+    Store(path).close()
+    check = sqlite3.connect(path)
+    names = {row[0] for row in check.execute("SELECT name FROM sqlite_schema WHERE type='index'")}
+    check.close()
+    assert {"executions_by_tenant", "executions_by_start"} <= names
