@@ -15,7 +15,8 @@ import typer
 from stepsaga.backends import to_json
 from stepsaga.cli.backend import command_errors, open_backend, print_json
 from stepsaga.cli.common import cli_context, stdout, usage_error
-from stepsaga.cli.run import JsonOption, TenantOption
+from stepsaga.cli.output import JsonOption, OutputOption, wants_json
+from stepsaga.cli.run import TenantOption
 from stepsaga.cli.tables import render_execution
 from stepsaga.person import check_note, check_person
 
@@ -34,10 +35,12 @@ def stop(
         str | None, typer.Option("--case", help="Stop this case's newest execution instead.")
     ] = None,
     tenant: TenantOption = None,
+    output: OutputOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """Stop a running execution and close its case (outcome stopped; never redriven)."""
     cli = cli_context(ctx)
+    as_json = wants_json(output, as_json)
     with command_errors():
         if (ref is None) == (case_id is None):
             usage_error("give either EXECUTION or --case CASE_ID")

@@ -61,6 +61,21 @@ class Stubbed:
         }
         self.stub.add_response("describe_execution", response, {"executionArn": self.arn})
 
+    def located(self, status: str, **fields: Any) -> None:
+        """Finding ``NAME``: its ``DescribeExecution``, then one ``ListExecutions`` pass (a
+        name is looked up as a case id too: no other case may look the same)."""
+        self.describe(status, **fields)
+        listed = {"executionArn": self.arn, "name": NAME, "status": status}
+        self.stub.add_response(
+            "list_executions",
+            {
+                "executions": [
+                    {**listed, "stateMachineArn": self.aws.state_machine_arn, "startDate": STARTED}
+                ]
+            },
+            {"stateMachineArn": self.aws.state_machine_arn, "maxResults": 1000},
+        )
+
     def no_other_revisions(self) -> None:
         """``ListExecutions`` (redrive looks for a later revision) finding none."""
         self.stub.add_response(
@@ -96,7 +111,7 @@ def stubbed() -> Iterator[Stubbed]:
 
 
 def test_redrive_sends_a_token_fixed_by_execution_and_redrive_count(stubbed: Stubbed) -> None:
-    stubbed.describe("FAILED", error="TransientError", redriveStatus="REDRIVABLE")
+    stubbed.located("FAILED", error="TransientError", redriveStatus="REDRIVABLE")
     stubbed.no_other_revisions()
     token = redrive_token(stubbed.arn, 0)
     stubbed.stub.add_response(
@@ -113,7 +128,7 @@ def test_redrive_sends_a_token_fixed_by_execution_and_redrive_count(stubbed: Stu
 
 
 def test_a_non_redrivable_execution_is_refused_with_the_service_reason(stubbed: Stubbed) -> None:
-    stubbed.describe("SUCCEEDED", stopDate=STARTED, redriveStatus="NOT_REDRIVABLE")
+    stubbed.located("SUCCEEDED", stopDate=STARTED, redriveStatus="NOT_REDRIVABLE")
     stubbed.no_other_revisions()
     stubbed.stub.add_client_error(
         "redrive_execution",
@@ -131,7 +146,7 @@ def test_a_non_redrivable_execution_is_refused_with_the_service_reason(stubbed: 
 
 
 def test_redrive_reports_only_what_happens_after_it(stubbed: Stubbed) -> None:
-    stubbed.describe("FAILED", error="TransientError")
+    stubbed.located("FAILED", error="TransientError")
     stubbed.no_other_revisions()
     stubbed.history("ExecutionStarted", "TaskStateEntered", "ExecutionFailed")
     stubbed.stub.add_response("redrive_execution", {"redriveDate": STARTED})
@@ -264,7 +279,7 @@ def test_stop_sends_stop_execution_and_settles_the_ledger(
     stubbed: Stubbed, home: StateHome, tmp_path: Path
 ) -> None:
     item_id, _ = _waiting(stubbed, home, tmp_path)
-    stubbed.describe("RUNNING")
+    stubbed.located("RUNNING")
     stubbed.stub.add_response(
         "stop_execution",
         {"stopDate": STARTED},
@@ -306,13 +321,13 @@ def test_stopped_and_compensated_executions_are_not_redriven(
     stubbed: Stubbed, fields: dict[str, str], reason: str
 ) -> None:
     status = fields.pop("status")
-    stubbed.describe(status, stopDate=STARTED, **fields)
+    stubbed.located(status, stopDate=STARTED, **fields)
     with pytest.raises(ExecutionNotRedrivable) as caught:  # before any RedriveExecution
         stubbed.backend().redrive(NAME)
     assert caught.value.message == f"execution {NAME} ({status}) cannot be redriven: {reason}"
 
 
 def test_stop_refuses_an_ended_execution(stubbed: Stubbed) -> None:
-    stubbed.describe("SUCCEEDED", stopDate=STARTED)
+    stubbed.located("SUCCEEDED", stopDate=STARTED)
     with pytest.raises(InvalidInputError, match="is SUCCEEDED, not running: there is nothing"):
         stubbed.backend().stop(NAME, by="ops@acme.example", note="late")
