@@ -92,6 +92,7 @@ STATES_HEARTBEAT_TIMEOUT = "States.HeartbeatTimeout"
 STATES_RUNTIME = "States.Runtime"
 STATES_RESULT_PATH_MATCH_FAILURE = "States.ResultPathMatchFailure"
 STATES_NO_CHOICE_MATCHED = "States.NoChoiceMatched"
+STATES_QUERY_EVALUATION_ERROR = "States.QueryEvaluationError"
 #: Our own name for an execution whose process died or was interrupted mid-run.
 INTERRUPTED = "Stepsaga.Interrupted"
 

@@ -17,12 +17,13 @@ Schema (timestamps are UNIX seconds, JSON columns are text):
   CASE_ID`` without reading every row) — the ``DescribeExecution`` fields, the *cursor* (state the
   execution is in or failed in, that state's input, entered time/event, retry counters), the
   mock test case and its invocation counters, and the owner (engine id, pid, host, process
-  start, heartbeat) while a process drives it;
+  start, heartbeat) while a process drives it, and the top level's workflow variables;
 * ``events(execution_arn, id, type, previous_id, timestamp, details)`` — the history;
 * ``delays(execution_arn, event_id, kind, state, attempt, error, seconds, slept, timestamp)``
   — retry and Wait delays chosen;
 * ``task_tokens(token PK, execution_arn, state, status, output/error/cause, deadlines…)``;
-* ``frames(execution_arn, path, status, output, cursor_state, cursor_input, token)`` — one
+* ``frames(execution_arn, path, status, output, cursor_state, cursor_input, token,
+  variables)`` — one
   row per ``Parallel`` branch or ``Map`` iteration of the state's latest run: a succeeded one
   keeps its output, any other its cursor (and the callback token it waits for), so a redrive
   re-runs only what did not succeed and a callback continues the branch that waits for it.
@@ -85,7 +86,8 @@ CREATE TABLE IF NOT EXISTS executions (
     heartbeat REAL,
     abort_requested INTEGER NOT NULL DEFAULT 0,
     abort_error TEXT,
-    abort_cause TEXT
+    abort_cause TEXT,
+    variables TEXT
 );
 CREATE INDEX IF NOT EXISTS executions_by_machine ON executions (state_machine_arn, start_date);
 CREATE INDEX IF NOT EXISTS executions_by_status ON executions (status, start_date);
@@ -134,6 +136,7 @@ CREATE TABLE IF NOT EXISTS frames (
     cursor_state TEXT,
     cursor_input TEXT,
     token TEXT,
+    variables TEXT,
     PRIMARY KEY (execution_arn, path)
 ) WITHOUT ROWID;
 """
@@ -170,6 +173,7 @@ class ExecutionRow:
     abort_requested: int
     abort_error: str | None
     abort_cause: str | None
+    variables: str | None = None  # the top level's workflow variables (Assign), JSON
 
 
 _EXECUTION_COLUMNS = [f.name for f in fields(ExecutionRow)]
@@ -208,9 +212,12 @@ class FrameRow:
     cursor_state: str | None
     cursor_input: str | None
     token: str | None = None
+    variables: str | None = None  # the branch's or iteration's own variables, JSON
 
 
-_FRAME_COLUMNS = "path, status, output, cursor_state, cursor_input, token"
+_FRAME_COLUMNS = "path, status, output, cursor_state, cursor_input, token, variables"
+#: Columns added after a store's first release: added to older files when they open.
+_ADDED_COLUMNS = (("executions", "variables", "TEXT"), ("frames", "variables", "TEXT"))
 
 
 class LostOwnershipError(RuntimeError):
@@ -241,6 +248,14 @@ class Store:
             for statement in _SCHEMA.split(";"):
                 if statement.strip():
                     self._db.execute(statement)
+            for table, column, kind in _ADDED_COLUMNS:
+                present = {row[1] for row in self._db.execute(f"PRAGMA table_info({table})")}
+                if column not in present:
+                    try:
+                        self._db.execute(f"ALTER TABLE {table} ADD COLUMN {column} {kind}")
+                    except sqlite3.OperationalError as exc:  # another process added it
+                        if "duplicate column" not in str(exc):
+                            raise
             self._db.execute(
                 "INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (SCHEMA_VERSION,)
             )
@@ -413,9 +428,19 @@ class Store:
 
     def put_frames(self, arn: str, rows: Iterable[FrameRow]) -> None:
         self._db.executemany(
-            "INSERT OR REPLACE INTO frames VALUES (?, ?, ?, ?, ?, ?, ?)",
+            f"INSERT OR REPLACE INTO frames (execution_arn, {_FRAME_COLUMNS}) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
             [
-                (arn, r.path, r.status, r.output, r.cursor_state, r.cursor_input, r.token)
+                (
+                    arn,
+                    r.path,
+                    r.status,
+                    r.output,
+                    r.cursor_state,
+                    r.cursor_input,
+                    r.token,
+                    r.variables,
+                )
                 for r in rows
             ],
         )

@@ -70,7 +70,8 @@ def test_missing_path_argument_is_a_runtime_error() -> None:
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        ("States.MathRandom(1, 2)", "not supported"),
+        ("States.MathSubtract(1, 2)", "not supported"),
+        ("States.MathRandom(1)", "takes 2 to 3"),
         ("States.ArrayLength()", "takes 1"),
         ("States.Format('x'", "expected"),
         ("States.Format('unterminated)", "unterminated"),
