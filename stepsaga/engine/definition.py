@@ -23,7 +23,7 @@ from enum import StrEnum
 from types import MappingProxyType
 from typing import Any
 
-from stepsaga.engine import intrinsics
+from stepsaga.engine import intrinsics, jsonata_eval
 from stepsaga.engine.choice import (
     ChoiceRuleError,
     Predicate,
@@ -32,10 +32,9 @@ from stepsaga.engine.choice import (
     parse_timestamp,
 )
 from stepsaga.engine.errors import STATES_ALL, InvalidDefinition
-from stepsaga.engine.paths import Path, PathSyntaxError, parse
-from stepsaga.engine import jsonata_eval
 from stepsaga.engine.jsonata_eval import Expression
 from stepsaga.engine.jsonata_eval import Template as JTemplate
+from stepsaga.engine.paths import Path, PathSyntaxError, parse
 from stepsaga.engine.payload import Template, TemplateError, compile_template
 from stepsaga.engine.retry import Catcher, JitterStrategy, Retrier
 from stepsaga.engine.variables import Assign, AssignError, compile_assign
@@ -496,7 +495,7 @@ def _load_state(name: str, raw: Any, scope: _Scope) -> State:
     state = _load_jsonpath_state(name, state_type, raw, scope)
     if "Assign" in raw:
         assign = _assign(name, raw["Assign"], "Assign", jsonata=False)
-        state = dataclasses.replace(state, assign=assign)  # type: ignore[type-var]
+        state = dataclasses.replace(state, assign=assign)  # type: ignore[arg-type]
     return state
 
 

@@ -338,7 +338,8 @@ def _math_random(call: Call, values: list[Any], env: Resolver) -> int:
     start, end = _need_int(values[0]), _need_int(values[1])
     if start >= end:
         raise _ArgError("the start must be smaller than the end")
-    source = env.rng if len(values) < 3 else random.Random(_need_int(values[2]))
+    seeded = len(values) == 3  # a seed asks for a repeatable number, not a secret one
+    source = random.Random(_need_int(values[2])) if seeded else env.rng  # noqa: S311
     return source.randrange(start, end)
 
 

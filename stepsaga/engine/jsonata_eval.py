@@ -27,7 +27,7 @@ import threading
 import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeGuard
 
 import jsonata
 from jsonata.jexception import JException
@@ -52,10 +52,11 @@ _LOCK = threading.Lock()  # a compiled jsonata-python expression is not safe to 
 class Bindings(Protocol):
     """What an evaluation reads: the ``$states`` members, the variables, the RNG."""
 
-    input: Any
-    context: Any
-    variables: Mapping[str, Any]
-    rng: random.Random
+    @property
+    def variables(self) -> Mapping[str, Any]: ...
+
+    @property
+    def rng(self) -> random.Random: ...
 
     def states(self) -> dict[str, Any]: ...
 
@@ -64,7 +65,7 @@ class JsonataSyntaxError(ValueError):
     """An expression jsonata-python cannot parse, or one using a removed function."""
 
 
-def is_expression(value: Any) -> bool:
+def is_expression(value: Any) -> TypeGuard[str]:
     return isinstance(value, str) and value.startswith(_OPEN) and value.endswith(_CLOSE)
 
 
@@ -173,7 +174,7 @@ def _to_jsonata(value: Any) -> Any:
 def _to_json(value: Any, expression: Expression) -> Any:
     if value is Utils.NULL_VALUE:
         return None
-    if isinstance(value, bool) or isinstance(value, str) or value is None:
+    if isinstance(value, bool | str) or value is None:
         return value
     if isinstance(value, float):
         if not math.isfinite(value):
@@ -236,7 +237,9 @@ def _functions(rng: random.Random) -> dict[str, Callable[..., Any]]:
 
     def random_(seed: Any = None) -> float:
         seed = _plain(seed)
-        source = rng if seed is None else random.Random(_integer(seed, "$random", "the seed"))
+        # a seeded PRNG is what $random(seed) promises (repeatable), not a secret
+        seeded = seed is not None
+        source = random.Random(_integer(seed, "$random", "the seed")) if seeded else rng  # noqa: S311
         return source.random()
 
     def uuid_() -> str:

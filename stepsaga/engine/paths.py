@@ -164,7 +164,7 @@ def parse(text: str, *, reference: bool = True) -> Path:
 def _extended(text: str, pos: int, context: bool, variable: str | None) -> Path:
     """A path beyond the reference syntax, compiled by jsonpath-ng (root renamed ``$``)."""
     from jsonpath_ng.exceptions import JSONPathError
-    from jsonpath_ng.ext import parse as parse_extended
+    from jsonpath_ng.ext.parser import parse as parse_extended
 
     try:
         query = parse_extended("$" + text[pos:])

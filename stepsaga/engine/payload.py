@@ -7,8 +7,8 @@ is. A template with nothing dynamic is returned as the same (never mutated) obje
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
 import dataclasses
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 

@@ -469,9 +469,7 @@ class Run:
     ) -> Env:
         """What a template, Assign or Condition of ``f``'s state reads; ``states`` are
         JSONata's ``result``/``error_output``."""
-        return Env(
-            data, self._context(f, token, item), self.s.rng, f.scope.visible(), **states
-        )
+        return Env(data, self._context(f, token, item), self.s.rng, f.scope.visible(), **states)
 
     @staticmethod
     def _assigned(assign: Assign | None, env: Env) -> dict[str, Any] | None:
@@ -765,8 +763,7 @@ class Run:
                 if not isinstance(items, list):
                     raise StatesError(
                         STATES_QUERY_EVALUATION_ERROR,
-                        "The field 'Items' must evaluate to a JSON array, got "
-                        f"{describe(items)}",
+                        f"The field 'Items' must evaluate to a JSON array, got {describe(items)}",
                     )
             else:
                 items = self._read_in(f, state.items_path, effective, "ItemsPath")
@@ -853,7 +850,9 @@ class Run:
                 cancels=(*f.cancels, cancel),
                 iteration=(state.name, index) if is_map else None,
             )
-            child.scope = f.scope.inner(json.loads(row.variables) if row and row.variables else None)
+            child.scope = f.scope.inner(
+                json.loads(row.variables) if row and row.variables else None
+            )
             if row is None or row.cursor_state is None:
                 todo.append((index, child, _Next(machine.start_at, data), _Mode.FRESH))
                 continue
