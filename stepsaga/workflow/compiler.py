@@ -87,6 +87,8 @@ from stepsaga.workflow.events import (
     StepEvent,
     StepResult,
 )
+from stepsaga.workflow.jsonata import to_jsonata
+from stepsaga.workflow.names import QueryLanguage
 from stepsaga.workflow.payloads import Path, selector, template
 from stepsaga.workflow.retry import DEFAULT_RETRY, RetryPolicy
 from stepsaga.workflow.saga import IDENTITY_PATHS, RECONCILER_FUNCTION, Compensate, Saga, Step
@@ -129,6 +131,8 @@ def compile(saga: Saga) -> dict[str, Any]:
     """
     definition = _Compiler(saga).definition()
     check_definition(definition)
+    if saga.query_language is QueryLanguage.JSONATA:
+        return to_jsonata(definition)
     return definition
 
 
