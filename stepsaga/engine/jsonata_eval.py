@@ -23,15 +23,14 @@ import hashlib
 import json
 import math
 import random
+import sys
 import threading
 import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from functools import cache
+from types import ModuleType
 from typing import Any, Protocol, TypeGuard
-
-import jsonata
-from jsonata.jexception import JException
-from jsonata.utils import Utils
 
 from stepsaga.engine.errors import STATES_QUERY_EVALUATION_ERROR, StatesError, describe
 
@@ -47,6 +46,25 @@ _HASHES = {
     "SHA-512": "sha512",
 }
 _LOCK = threading.Lock()  # a compiled jsonata-python expression is not safe to share
+
+
+@cache
+def _jsonata() -> ModuleType:
+    """jsonata-python, imported on first use. Its import raises the process's recursion
+    limit to 10,000 (``sys.setrecursionlimit``, "like JavaScript"); that would change how
+    deep every other parser in the process may go (case files rely on the default), so the
+    limit is put back."""
+    limit = sys.getrecursionlimit()
+    try:
+        import jsonata as library
+    finally:
+        sys.setrecursionlimit(limit)
+    module: ModuleType = library
+    return module
+
+
+def _null() -> Any:
+    return _jsonata().utils.Utils.NULL_VALUE
 
 
 class Bindings(Protocol):
@@ -80,12 +98,13 @@ class Expression:
     def evaluate(self, env: Bindings) -> Any:
         bound: dict[str, Any] = {name: _to_jsonata(v) for name, v in env.variables.items()}
         bound["states"] = env.states()
+        library = _jsonata()
         for name, function in _functions(env.rng).items():
-            bound[name] = jsonata.Jsonata.JLambda(function)
+            bound[name] = library.Jsonata.JLambda(function)
         try:
             with _LOCK:
                 value = self.compiled.evaluate(None, bound)
-        except JException as exc:
+        except library.jexception.JException as exc:
             raise self.error(f"returned an error: {exc}") from None
         except StatesError:
             raise
@@ -111,9 +130,10 @@ def compile_expression(text: str, field: str) -> Expression:
             raise JsonataSyntaxError(
                 f"{removed} is not available in Step Functions' JSONata (use $parse)"
             )
+    library = _jsonata()
     try:
-        compiled = jsonata.Jsonata(body)
-    except JException as exc:
+        compiled = library.Jsonata(body)
+    except library.jexception.JException as exc:
         raise JsonataSyntaxError(f"{text!r} is not a JSONata expression: {exc}") from None
     compiled.set_output_convert_nulls(False)
     return Expression(text=text, field=field, compiled=compiled)
@@ -168,11 +188,11 @@ def _compile(value: Any, field: str) -> tuple[Evaluator, bool]:
 
 def _to_jsonata(value: Any) -> Any:
     """A bound ``None`` would read as *undefined*; JSON ``null`` is jsonata's NULL_VALUE."""
-    return Utils.NULL_VALUE if value is None else value
+    return _null() if value is None else value
 
 
 def _to_json(value: Any, expression: Expression) -> Any:
-    if value is Utils.NULL_VALUE:
+    if value is _null():
         return None
     if isinstance(value, bool | str) or value is None:
         return value
@@ -193,7 +213,7 @@ def _to_json(value: Any, expression: Expression) -> Any:
 
 def _plain(value: Any) -> Any:
     """Arguments jsonata-python passes our functions, as plain JSON values."""
-    converted = Utils.convert_nulls(value)
+    converted = _jsonata().utils.Utils.convert_nulls(value)
     if isinstance(converted, list):
         return [_plain(v) for v in converted]
     return converted

@@ -447,3 +447,12 @@ def test_jsonata_refusals_name_state_and_field(
         load(definition)
     assert info.value.field == field
     assert message in str(info.value)
+
+
+def test_loading_jsonata_leaves_the_recursion_limit_alone() -> None:
+    # jsonata-python raises it to 10,000 when imported; other parsers rely on the default.
+    import sys
+
+    before = sys.getrecursionlimit()
+    load(jsonata({"P": {"Type": "Pass", "Output": "{% 1 + 1 %}", "End": True}}))
+    assert sys.getrecursionlimit() == before
