@@ -1,4 +1,4 @@
-"""Compile a ``Saga`` to Amazon States Language (JSONPath, Standard workflows).
+"""Compile a ``Saga`` to Amazon States Language (JSONPath or JSONata, Standard workflows).
 
 ASL feature budget — the embedded engine implements exactly these, so the compiler uses
 nothing else:
@@ -12,8 +12,9 @@ nothing else:
   ``IntervalSeconds``, ``MaxAttempts``, ``BackoffRate``, ``MaxDelaySeconds``,
   ``JitterStrategy``), ``Catch`` (``ErrorEquals``, ``ResultPath``, ``Next``), ``Next``,
   ``Choices`` (``Variable`` + ``StringEquals``), ``Default``, ``Error``, ``Cause``;
-  never ``InputPath``/``OutputPath``, ``HeartbeatSeconds`` or ``QueryLanguage`` (JSONPath
-  is the default);
+  never ``InputPath``/``OutputPath`` or ``HeartbeatSeconds``; ``QueryLanguage`` only when
+  ``Saga.query_language`` is JSONata: the machine below is then translated field for field
+  (``stepsaga.workflow.jsonata``), same states and routes;
 * paths: plain reference paths only (``$``, ``$.a.b``, ``$.Payload.x``); context object:
   ``$$.Execution.Name``, ``$$.State.Name``, ``$$.State.RetryCount``, ``$$.Task.Token``;
 * intrinsic functions: **none**.
