@@ -16,6 +16,7 @@ from stepsaga.clock import ManualClock
 from stepsaga.engine import LAMBDA_INVOKE, LocalEngine, load
 from stepsaga.home import StateHome
 from stepsaga.workflow import SagaDefinitionError, compile
+from stepsaga.workflow.graph import GraphFormat, draw
 from stepsaga.workflow.jsonata import TranslationError, to_jsonata
 from workflows.replacement_order import saga
 
@@ -192,3 +193,9 @@ def test_what_does_not_translate_is_refused_naming_the_field(
     with pytest.raises(TranslationError, match="state 'P'") as info:
         to_jsonata(machine({"P": state}))
     assert field in str(info.value)
+
+
+@pytest.mark.parametrize("fmt", list(GraphFormat))
+def test_the_graph_of_the_jsonata_saga_is_the_jsonpath_ones(fmt: GraphFormat) -> None:
+    jsonata = compile(dataclasses.replace(saga, query_language="JSONata"))
+    assert draw(jsonata, fmt, name=saga.name) == draw(compile(saga), fmt, name=saga.name)
