@@ -330,3 +330,63 @@ def test_any_assigned_json_value_reads_back_unchanged(
     arn = engine.create_state_machine(f"m{name}", definition)
     result = engine.start_execution(arn, "e", json.dumps(variables))
     assert json.loads(result["output"]) == variables
+
+
+def test_an_iteration_waiting_for_a_callback_keeps_its_variables(
+    make_engine: MakeEngine,
+) -> None:
+    """Each Map iteration assigns its own ``$mine``, then waits for a task token; another
+    engine (another process, as ``stepsaga recon resolve`` is) answers, and the iteration
+    goes on with the value it had, next to the top level's ``$batch``."""
+    tokens: dict[str, str] = {}
+
+    def wait(event: Any, context: Any) -> Any:
+        tokens[event["id"]] = event["token"]
+        return {}
+
+    iteration = machine(
+        {
+            "Mine": {"Type": "Pass", "Assign": {"mine.$": "$.id"}, "Next": "Wait"},
+            "Wait": task(
+                "wait",
+                Resource="arn:aws:states:::lambda:invoke.waitForTaskToken",
+                Parameters={
+                    "FunctionName": "wait",
+                    "Payload": {"token.$": "$$.Task.Token", "id.$": "$mine"},
+                },
+                ResultPath=None,
+                Next="Show",
+            ),
+            "Show": {
+                "Type": "Pass",
+                "Parameters": {"mine.$": "$mine", "batch.$": "$batch"},
+                "End": True,
+            },
+        }
+    )
+    definition = machine(
+        {
+            "Batch": {"Type": "Pass", "Assign": {"batch": "B-1"}, "Next": "Each"},
+            "Each": {
+                "Type": "Map",
+                "ItemsPath": "$.items",
+                "ItemSelector": {"id.$": "$$.Map.Item.Value"},
+                "ItemProcessor": iteration,
+                "End": True,
+            },
+        }
+    )
+    engine = make_engine({"wait": wait})
+    arn = engine.create_state_machine("waits", definition)
+    started = engine.start_execution(arn, "e", json.dumps({"items": ["a", "b"]}))
+    assert started["status"] == "RUNNING"
+    engine.close()
+
+    other = make_engine({"wait": wait})
+    other.send_task_success(tokens["b"], "{}")
+    done = other.send_task_success(tokens["a"], "{}")
+    assert done["status"] == "SUCCEEDED", done
+    assert json.loads(done["output"]) == [
+        {"mine": "a", "batch": "B-1"},
+        {"mine": "b", "batch": "B-1"},
+    ]

@@ -11,6 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from stepsaga.clock import ManualClock
 from stepsaga.engine import LAMBDA_INVOKE, LocalEngine, load
@@ -199,3 +201,55 @@ def test_what_does_not_translate_is_refused_naming_the_field(
 def test_the_graph_of_the_jsonata_saga_is_the_jsonpath_ones(fmt: GraphFormat) -> None:
     jsonata = compile(dataclasses.replace(saga, query_language="JSONata"))
     assert draw(jsonata, fmt, name=saga.name) == draw(compile(saga), fmt, name=saga.name)
+
+
+KEYS = st.from_regex(r"[a-z][a-z0-9_]{0,6}", fullmatch=True).filter(
+    lambda k: k not in ("and", "or", "in", "true", "false", "null", "function")
+)
+SCALARS = st.none() | st.booleans() | st.integers(-1000, 1000) | st.text(max_size=6)
+DOCUMENTS = st.recursive(
+    SCALARS,
+    lambda children: st.lists(children, max_size=3) | st.dictionaries(KEYS, children, max_size=3),
+    max_leaves=10,
+)
+
+
+def paths(document: Any, prefix: str = "$") -> list[str]:
+    """Every reference path into ``document`` made of names (what the compiler emits)."""
+    found = [prefix]
+    if isinstance(document, dict):
+        for key, value in document.items():
+            found += paths(value, f"{prefix}.{key}")
+    return found
+
+
+@settings(max_examples=30, deadline=None)
+@given(data=st.dictionaries(KEYS, DOCUMENTS, min_size=1, max_size=4), choices=st.data())
+def test_any_payload_template_and_result_path_translate_exactly(
+    tmp_path_factory: pytest.TempPathFactory, data: dict[str, Any], choices: st.DataObject
+) -> None:
+    available = paths(data)
+    template = choices.draw(
+        st.dictionaries(KEYS, st.sampled_from(available).map(lambda p: ("path", p)) | SCALARS)
+    )
+    parameters = {
+        (f"{k}.$" if isinstance(v, tuple) else k): (v[1] if isinstance(v, tuple) else v)
+        for k, v in template.items()
+    }
+    result_path = choices.draw(st.sampled_from([*available, "$.new.place", None]))
+    definition = machine(
+        {"P": {"Type": "Pass", "Parameters": parameters, "ResultPath": result_path, "End": True}}
+    )
+    home = tmp_path_factory.mktemp("translate")
+    expected = run_with(home, definition, data, "jsonpath")
+    assert run_with(home, to_jsonata(definition), data, "jsonata") == expected
+
+
+def run_with(home: Path, definition: dict[str, Any], data: Any, name: str) -> dict[str, Any]:
+    engine = LocalEngine(StateHome(home / name), {}, clock=ManualClock(), rng=random.Random(1))
+    try:
+        arn = engine.create_state_machine("m", definition)
+        result = engine.start_execution(arn, "e", json.dumps(data))
+        return {k: result.get(k) for k in ("status", "output", "error")}
+    finally:
+        engine.close()
