@@ -111,6 +111,16 @@ class StatesError(Exception):
         self.terminal = terminal
 
 
+class QueryEvaluationError(StatesError):
+    """``States.QueryEvaluationError``: a JSONata expression failed or gave the wrong type;
+    ``location`` is the field (``Output``, ``Arguments.Payload.x``…). ``Retry``/``Catch``
+    handle it, unlike ``States.Runtime``."""
+
+    def __init__(self, cause: str, location: str) -> None:
+        super().__init__(STATES_QUERY_EVALUATION_ERROR, cause)
+        self.location = location
+
+
 def runtime_error(cause: str) -> StatesError:
     return StatesError(STATES_RUNTIME, cause, terminal=True)
 

@@ -32,7 +32,7 @@ from functools import cache
 from types import ModuleType
 from typing import Any, Protocol, TypeGuard
 
-from stepsaga.engine.errors import STATES_QUERY_EVALUATION_ERROR, StatesError, describe
+from stepsaga.engine.errors import QueryEvaluationError, StatesError, describe
 
 #: Step Functions' additions to JSONata (and the one function it removes).
 ADDED_FUNCTIONS = ("$partition", "$range", "$hash", "$random", "$uuid", "$parse")
@@ -114,10 +114,10 @@ class Expression:
             raise self.error("returned nothing (undefined)")
         return _to_json(value, self)
 
-    def error(self, what: str) -> StatesError:
-        return StatesError(
-            STATES_QUERY_EVALUATION_ERROR,
+    def error(self, what: str) -> QueryEvaluationError:
+        return QueryEvaluationError(
             f"The JSONata expression '{self.text}' specified for the field '{self.field}' {what}",
+            self.field,
         )
 
 

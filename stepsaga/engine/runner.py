@@ -53,9 +53,9 @@ from stepsaga.engine.errors import (
     INTERRUPTED,
     STATES_HEARTBEAT_TIMEOUT,
     STATES_NO_CHOICE_MATCHED,
-    STATES_QUERY_EVALUATION_ERROR,
     STATES_RESULT_PATH_MATCH_FAILURE,
     STATES_TIMEOUT,
+    QueryEvaluationError,
     StatesError,
     describe,
     runtime_error,
@@ -432,6 +432,8 @@ class Run:
                 return _Succeeded(output)
             return self._run_fail(f, state)
         except StatesError as exc:  # terminal errors of states without Retry/Catch
+            if isinstance(exc, QueryEvaluationError):
+                return _Failed(exc.error, self._decorated(f, exc).cause)
             return _Failed(exc.error, self._runtime_cause(f, exc), terminal=exc.terminal)
 
     def _exit(
@@ -526,7 +528,7 @@ class Run:
     def _runtime_cause(self, f: _Frame, exc: StatesError) -> str:
         if isinstance(exc, _BranchError):
             return exc.cause
-        if not exc.terminal and exc.error != STATES_QUERY_EVALUATION_ERROR:
+        if not exc.terminal and not isinstance(exc, QueryEvaluationError):
             return exc.cause
         return (
             f"An error occurred while executing the state '{f.state}' "
@@ -688,10 +690,17 @@ class Run:
             return self._catch(f, state, data, error)
 
     def _decorated(self, f: _Frame, exc: StatesError) -> StatesError:
-        """A JSONata evaluation error's cause names the state, as AWS writes it."""
-        if exc.error != STATES_QUERY_EVALUATION_ERROR or isinstance(exc, _BranchError):
+        """A JSONata evaluation error: ``EvaluationFailed`` in the history, and a cause that
+        names the state, as AWS writes both; other errors are returned as they are."""
+        if not isinstance(exc, QueryEvaluationError):
             return exc
-        return StatesError(exc.error, self._runtime_cause(f, exc))
+        cause = self._runtime_cause(f, exc)
+        self._emit(
+            f,
+            EventType.EVALUATION_FAILED,
+            {"error": exc.error, "cause": cause, "location": exc.location, "state": f.state},
+        )
+        return StatesError(exc.error, cause)
 
     def _succeeded(
         self, f: _Frame, state: TaskState | ParallelState | MapState, data: Any, result: Any
@@ -735,6 +744,7 @@ class Run:
                         output = self._result_path(path, data, error_output)
                     self._exit(f, state, output, assigned)
                 except StatesError as exc:
+                    exc = self._decorated(f, exc)
                     return _Failed(exc.error, self._runtime_cause(f, exc), terminal=exc.terminal)
                 return _Next(catcher.next, output)
         return _Failed(error.error, error.cause)
@@ -761,9 +771,9 @@ class Run:
             if state.jsonata:
                 items = effective if state.items is None else state.items.evaluate(env)
                 if not isinstance(items, list):
-                    raise StatesError(
-                        STATES_QUERY_EVALUATION_ERROR,
+                    raise QueryEvaluationError(
                         f"The field 'Items' must evaluate to a JSON array, got {describe(items)}",
+                        "Items",
                     )
             else:
                 items = self._read_in(f, state.items_path, effective, "ItemsPath")
@@ -1037,9 +1047,9 @@ class Run:
         token = self._new_token() if state.waits_for_token else None
         parameters = state.parameters.evaluate(self._env(f, effective, token=token))
         if not isinstance(parameters, dict):
-            raise StatesError(
-                STATES_QUERY_EVALUATION_ERROR,
+            raise QueryEvaluationError(
                 f"The field 'Arguments' must evaluate to a JSON object, got {describe(parameters)}",
+                "Arguments",
             )
         parameters_json = dumps(parameters)
         function_name = parameters.get("FunctionName")

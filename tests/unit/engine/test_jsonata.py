@@ -456,3 +456,21 @@ def test_loading_jsonata_leaves_the_recursion_limit_alone() -> None:
     before = sys.getrecursionlimit()
     load(jsonata({"P": {"Type": "Pass", "Output": "{% 1 + 1 %}", "End": True}}))
     assert sys.getrecursionlimit() == before
+
+
+def test_an_evaluation_failure_is_recorded_before_the_state_fails(
+    make_engine: MakeEngine,
+) -> None:
+    engine = make_engine({})
+    arn = engine.create_state_machine(
+        "evaluation",
+        jsonata({"Shape": {"Type": "Pass", "Output": "{% $states.input.nope %}", "End": True}}),
+    )
+    result = engine.start_execution(arn, "e1", "{}")
+    events = engine.get_execution_history(result["executionArn"])["events"]
+    assert [e["type"] for e in events][-2:] == ["EvaluationFailed", "ExecutionFailed"]
+    details = events[-2]["evaluationFailedEventDetails"]
+    assert details["error"] == "States.QueryEvaluationError"
+    assert (details["location"], details["state"]) == ("Output", "Shape")
+    assert details["cause"] == result["cause"]
+    assert details["cause"].startswith("An error occurred while executing the state 'Shape'")
