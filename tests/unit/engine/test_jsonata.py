@@ -474,3 +474,42 @@ def test_an_evaluation_failure_is_recorded_before_the_state_fails(
     assert (details["location"], details["state"]) == ("Output", "Shape")
     assert details["cause"] == result["cause"]
     assert details["cause"].startswith("An error occurred while executing the state 'Shape'")
+
+
+def test_a_callback_task_reads_its_token_and_a_timeout_expression(
+    make_engine: MakeEngine,
+) -> None:
+    tokens: list[str] = []
+
+    def queue(event: Any, context: Any) -> Any:
+        tokens.append(event["token"])
+        return {}
+
+    engine = make_engine({"queue": queue})
+    arn = engine.create_state_machine(
+        "callback",
+        jsonata(
+            {
+                "Ask": task(
+                    "queue",
+                    Resource="arn:aws:states:::lambda:invoke.waitForTaskToken",
+                    Arguments={
+                        "FunctionName": "queue",
+                        "Payload": {"token": "{% $states.context.Task.Token %}"},
+                    },
+                    TimeoutSeconds="{% $states.input.timeout %}",
+                    Output={"answer": "{% $states.result.decision %}"},
+                )
+            }
+        ),
+    )
+    started = engine.start_execution(arn, "e1", json.dumps({"timeout": 60}))
+    assert started["status"] == "RUNNING"
+    scheduled = next(
+        e
+        for e in engine.get_execution_history(started["executionArn"])["events"]
+        if e["type"] == "TaskScheduled"
+    )
+    assert scheduled["taskScheduledEventDetails"]["timeoutInSeconds"] == 60
+    done = engine.send_task_success(tokens[0], json.dumps({"decision": "approve"}))
+    assert output(done) == {"answer": "approve"}
