@@ -477,6 +477,10 @@ class Run:
     def _assigned(assign: Assign | None, env: Env) -> dict[str, Any] | None:
         return None if assign is None else assign.evaluate(env)
 
+    def _assign_from(self, assign: Assign | None, f: _Frame, data: Any) -> dict[str, Any] | None:
+        """JSONPath ``Assign`` with ``data`` as ``$`` (the context is built only if needed)."""
+        return None if assign is None else assign.evaluate(self._env(f, data))
+
     # --- input and output processing ----------------------------------------------------
 
     def _context(
@@ -550,7 +554,7 @@ class Run:
             result = state.result
         else:
             result = effective
-        assigned = self._assigned(state.assign, self._env(f, result))
+        assigned = self._assign_from(state.assign, f, result)
         return self._after(
             f,
             state,
@@ -712,7 +716,7 @@ class Run:
             env = self._env(f, data, result=result)
             output = result if state.output is None else state.output.evaluate(env)
             return self._after(f, state, output, self._assigned(state.assign, env))
-        assigned = self._assigned(state.assign, self._env(f, result))
+        assigned = self._assign_from(state.assign, f, result)
         if state.result_selector is not None:
             result = state.result_selector.evaluate(self._env(f, result))
         return self._after(
@@ -740,7 +744,7 @@ class Run:
                             output = catcher.output.evaluate(env)  # type: ignore[attr-defined]
                         assigned = self._assigned(assign, env)
                     else:
-                        assigned = self._assigned(assign, self._env(f, error_output))
+                        assigned = self._assign_from(assign, f, error_output)
                         output = self._result_path(path, data, error_output)
                     self._exit(f, state, output, assigned)
                 except StatesError as exc:
