@@ -77,8 +77,6 @@ EXCLUDED_DEPENDENCIES: Final = {
     "boto3": "the Lambda Python runtime ships boto3/botocore",
     "typer": "CLI only",
     "rich": "CLI only",
-    "jsonata-python": "the embedded engine only (Step Functions evaluates JSONata on AWS)",
-    "jsonpath-ng": "the embedded engine only (Step Functions evaluates JSONPath on AWS)",
 }
 #: stepsaga's runtime closure for Lambda's platform: ``name==version --hash=sha256:…``.
 LOCK_FILE: Final = Path(__file__).with_name("lambda-requirements.lock")
