@@ -7,6 +7,9 @@ owner's heartbeat) *before* every handler invocation and every sleep, and when t
 ends or starts waiting for a callback. Every commit is conditional on still owning the
 execution, so two processes never drive it at once.
 
+Workflow variables (``Assign``) live in each frame's :class:`~stepsaga.engine.variables.Scope`
+and are committed with its cursor, so a redrive or a callback continues with them.
+
 ``Parallel`` branches and ``Map`` iterations run on threads, each a :class:`_Frame` with a
 cursor of its own (persisted in the ``frames`` table at every commit, so a redrive re-runs
 only the branches and iterations that did not succeed, each from the state it stopped in).
