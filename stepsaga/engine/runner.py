@@ -205,6 +205,7 @@ class _Frame:
         self.retry_counts: list[int] = []
         self.token: str | None = None  # the callback its task waits for
         self.scope = Scope.top()  # the variables it sees (Assign)
+        self.assigned: Scope | None = None  # its scope once the next state is entered
 
     def cancelled(self) -> bool:
         return any(cancel.is_set() for cancel in self.cancels)
@@ -394,6 +395,8 @@ class Run:
         data_json = dumps(data)
         with self.lock:
             f.state, f.input, f.input_json = state.name, data, data_json
+            if f.assigned is not None:  # the previous state's Assign, with this cursor
+                f.scope, f.assigned = f.assigned, None
             f.entered = self._now()
             f.inside = False
             f.retry_counts = [0] * len(getattr(state, "retriers", ()))
@@ -442,7 +445,9 @@ class Run:
     def _exit(
         self, f: _Frame, state: State, output: Any, assigned: dict[str, Any] | None = None
     ) -> None:
-        """``…StateExited``; the variables ``Assign`` computed take effect now."""
+        """``…StateExited``. The variables ``Assign`` computed take effect with the next
+        state's cursor (:meth:`_enter`), so a commit in between never stores them with the
+        cursor of the state that assigned them (a redrive would assign them twice)."""
         details = history.state_exited(state.name, dumps(output))
         if assigned:
             scope = f.scope.assigned(assigned)  # refuses an enclosing scope's variable
@@ -451,7 +456,7 @@ class Run:
             self._emit(f, history.exited_type(state.type), details)
             f.inside = False
             if assigned:
-                f.scope = scope
+                f.assigned = scope
 
     def _after(
         self,

@@ -8,6 +8,7 @@ import hashlib
 import json
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -390,3 +391,36 @@ def test_an_iteration_waiting_for_a_callback_keeps_its_variables(
         {"mine": "a", "batch": "B-1"},
         {"mine": "b", "batch": "B-1"},
     ]
+
+
+def test_a_state_s_assignments_are_never_stored_with_its_own_cursor(
+    make_engine: MakeEngine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A redrive re-enters the stored cursor's state with the stored variables: were a
+    state's new values stored with its own cursor, a redrive would assign them twice."""
+    from stepsaga.engine import runner
+    from stepsaga.engine.store import Store
+
+    monkeypatch.setattr(runner, "_FLUSH_EVERY", 0)  # commit before entering every state
+    written: list[tuple[Any, Any]] = []
+    update = Store.update_execution
+
+    def record(self: Store, arn: str, values: dict[str, Any], **kwargs: Any) -> Any:
+        if "cursor_state" in values:
+            written.append((values["cursor_state"], values.get("variables")))
+        return update(self, arn, values, **kwargs)
+
+    monkeypatch.setattr(Store, "update_execution", record)
+    _, result = run(
+        make_engine,
+        machine(
+            {
+                "Count": {"Type": "Pass", "Assign": {"n": 1}, "Next": "Again"},
+                "Again": {"Type": "Pass", "Assign": {"m": 2}, "End": True},
+            }
+        ),
+    )
+    assert result["status"] == "SUCCEEDED"
+    assert ("Count", None) in written
+    assert all(state != "Count" or variables is None for state, variables in written)
+    assert all(state != "Again" or "m" not in (variables or "") for state, variables in written)
