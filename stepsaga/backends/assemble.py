@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -14,7 +14,8 @@ from stepsaga.backends.outcome import OutcomeFacts, derive_outcome
 from stepsaga.backends.views import ExecutionView, ReconItemView, StepKind, StepView
 from stepsaga.errors import InvalidInputError
 from stepsaga.ledger import ReconItem, Record
-from stepsaga.workflow.saga import Saga
+from stepsaga.workflow.names import item_operation
+from stepsaga.workflow.saga import Saga, Step
 
 
 @dataclass(frozen=True)
@@ -24,13 +25,18 @@ class CaseIdentity:
     tenant_id: str
     case_id: str
     revision: int
+    #: The execution input itself (per-item steps read their items from it).
+    document: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
     def from_input(cls, execution_input: str | Mapping[str, Any]) -> CaseIdentity:
         data = json.loads(execution_input) if isinstance(execution_input, str) else execution_input
         try:
             return cls(
-                str(data["tenant_id"]), str(data["case_id"]), int(data["approval"]["revision"])
+                str(data["tenant_id"]),
+                str(data["case_id"]),
+                int(data["approval"]["revision"]),
+                data,
             )
         except (KeyError, TypeError, ValueError):
             raise InvalidInputError(
@@ -50,17 +56,32 @@ class PlannedAction:
     action_key: str
 
 
+def _operations(saga: Saga, step: Step, case: CaseIdentity) -> list[str]:
+    """The ledger operations of ``step`` for this case: one per item of a per-item step
+    (none if the input holds no valid item list), else the step's operation."""
+    each = saga.per_item(step.name)
+    if each is None:
+        return [step.op]
+    try:
+        return [item_operation(step.op, item) for item in each.item_ids(case.document)]
+    except InvalidInputError:
+        return []
+
+
 def planned_actions(saga: Saga, case: CaseIdentity) -> list[PlannedAction]:
-    """Every action the saga may take for this case: forward steps, then compensations."""
+    """Every action the saga may take for this case: forward steps (each item of a
+    per-item step), then compensations."""
     actions: list[PlannedAction] = []
-    for step in saga.steps:
+    for step in saga.all_steps:
         if step.has_effect:
-            actions.append(PlannedAction(step.name, StepKind.STEP, step.op, case.key(step.op)))
-    for step in saga.steps:
+            for op in _operations(saga, step, case):
+                actions.append(PlannedAction(step.name, StepKind.STEP, op, case.key(op)))
+    for step in saga.all_steps:
         comp = step.compensation
         if comp is not None:
-            key = f"{case.key(step.op)}:compensate:{comp.operation}"
-            actions.append(PlannedAction(comp.name, StepKind.COMPENSATION, comp.operation, key))
+            for op in _operations(saga, step, case):
+                key = f"{case.key(op)}:compensate:{comp.operation}"
+                actions.append(PlannedAction(comp.name, StepKind.COMPENSATION, comp.operation, key))
     return actions
 
 

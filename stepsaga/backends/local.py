@@ -178,6 +178,7 @@ class LocalBackend:
         supports = self._faults_support() if faults is not None else None
         name = execution_name(case.tenant_id, case.case_id, case.approval.revision)
         execution_input = case.execution_input()
+        chosen.check_input(execution_input)
         existing = self._existing(chosen.name, name)
         if existing is not None and json.loads(existing["input"]) != execution_input:
             raise ExecutionAlreadyExists(

@@ -177,6 +177,7 @@ class AwsBackend:
         settings, sfn = self.settings, self._sfn()
         name = execution_name(case.tenant_id, case.case_id, case.approval.revision)
         wanted = case.execution_input()
+        self.saga.check_input(wanted)
         arn = settings.execution_arn(name)
         try:
             with aws_call("states:StartExecution"):
