@@ -30,7 +30,8 @@ _INPUT = "$states.input"
 _RESULT = "$states.result"
 _ERROR = "$states.errorOutput"
 _CONTEXT = "$states.context"
-_SEGMENT = re.compile(r"\.([A-Za-z_][A-Za-z0-9_]*)|\[(\d+)\]")
+_SEGMENT = re.compile(r"\.([A-Za-z_][A-Za-z0-9_]*)|\[(\d+)\]|(\[\*\])")
+_ALL = "[*]"  # a wildcard step: every element of an array
 _VARIABLE = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)")
 #: JSONPath fields a JSONata state does not have (their meaning moves into the others).
 _JSONPATH_ONLY = frozenset(
@@ -269,23 +270,37 @@ class _State:
         return self.path(value, base, field)
 
     def path(self, text: str, base: str, field: str) -> str:
+        """A payload path as JSONata; one ``[*]`` over an array maps the rest of the path
+        over its elements and keeps a list, as JSONPath does (``$map``, wrapped in ``[]``
+        so one match stays a list)."""
         if text.startswith("$$"):
-            return _navigate(_CONTEXT, self.steps("$" + text[2:], field))
-        variable = _VARIABLE.match(text)
-        if variable is not None and not text.startswith("$."):
-            return _navigate(variable.group(0), self.steps("$" + text[variable.end() :], field))
-        return _navigate(base, self.steps(text, field))
+            document, steps = _CONTEXT, self.steps("$" + text[2:], field, wildcard=True)
+        elif (variable := _VARIABLE.match(text)) is not None and not text.startswith("$."):
+            document = variable.group(0)
+            steps = self.steps("$" + text[variable.end() :], field, wildcard=True)
+        else:
+            document, steps = base, self.steps(text, field, wildcard=True)
+        if _ALL not in steps:
+            return _navigate(document, steps)
+        split = steps.index(_ALL)
+        head, rest = steps[:split], steps[split + 1 :]
+        if _ALL in rest:
+            raise self.fail(field, f"{text!r}: only one [*] translates")
+        return f"[$map({_navigate(document, head)}, function($v) {{ {_navigate('$v', rest)} }})]"
 
-    def steps(self, text: str, field: str) -> list[str | int]:
+    def steps(self, text: str, field: str, *, wildcard: bool = False) -> list[str | int]:
         if not isinstance(text, str) or not text.startswith("$"):
             raise self.fail(field, f"{text!r} is not a JSONPath")
         steps: list[str | int] = []
         pos = 1
         while pos < len(text):
             match = _SEGMENT.match(text, pos)
-            if match is None:
-                raise self.fail(field, f"{text!r}: only names and indexes translate")
-            steps.append(match.group(1) if match.group(1) is not None else int(match.group(2)))
+            if match is None or (match.group(3) and not wildcard):
+                raise self.fail(field, f"{text!r}: only names, indexes and [*] translate")
+            if match.group(3):
+                steps.append(_ALL)
+            else:
+                steps.append(match.group(1) if match.group(1) else int(match.group(2)))
             pos = match.end()
         return steps
 

@@ -1,6 +1,7 @@
-"""The replacement-order saga in JSONata, end to end on the embedded backend: the real
-handlers, the ledger and the simulated services see the same calls as with JSONPath, and
-each case ends the same way with the same effects."""
+"""The reference sagas in JSONata, end to end on the embedded backend: the real handlers,
+the ledger and the simulated services see the same calls as with JSONPath, and each case
+ends the same way with the same effects (replacement order; multi-warehouse, with its
+parallel group and per-item step)."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from stepsaga.clock import ManualClock
 from stepsaga.home import StateHome
 from stepsaga.testing.history import History
 from tests.unit.handlers.helpers import NOW
+from workflows import multi_warehouse
 from workflows.case import load_case
 from workflows.replacement_order import saga
 
@@ -28,6 +30,9 @@ CASES = [
     ("case-shipment-rejected.json", "faults-shipment-rejected.json"),
     ("case-lost-refund.json", "faults-lost-refund-response.json"),
     ("case-shipment-rejected.json", "faults-release-reply-lost.json"),
+    ("case-multi-warehouse.json", None),
+    ("case-multi-warehouse.json", "faults-multi-warehouse-shipment-rejected.json"),
+    ("case-multi-warehouse.json", "faults-multi-warehouse-line-uncertain.json"),
 ]
 
 
@@ -37,15 +42,20 @@ Ending = tuple[str, str | None, CaseOutcome | None, tuple[str, ...], dict[str, i
 def run(tmp_path: Path, language: str, case_file: str, faults_file: str | None) -> Ending:
     home = StateHome(tmp_path / language)
     clock = ManualClock(NOW)
-    case = load_case(EXAMPLES / case_file)
+    chosen, case = (
+        (multi_warehouse.saga, multi_warehouse.load_case(EXAMPLES / case_file))
+        if "multi-warehouse" in case_file
+        else (saga, load_case(EXAMPLES / case_file))
+    )
     project = Project.of(
-        dataclasses.replace(saga, query_language=language),
+        dataclasses.replace(chosen, query_language=language),
         dependencies=ReferenceDependencies(),
     )
     faults = load_faults(EXAMPLES / faults_file) if faults_file else None
     with LocalBackend(home, project, clock=clock) as backend:
         done = backend.start(case, faults=faults, time_scale=0)
-        path = History.of(backend.history(case.case_id)).path
+        # Branches and iterations run on threads: which states ran, not their interleaving.
+        path = tuple(sorted(History.of(backend.history(case.case_id)).path))
     effects = open_simulation(home, clock=clock).effects(case_id=case.case_id)
     counted = Counter(str(effect.operation) for effect in effects)
     return (done.status, done.error, done.outcome, path, dict(counted))
@@ -57,4 +67,4 @@ def test_the_jsonata_saga_ends_like_the_jsonpath_one(
 ) -> None:
     jsonata = run(tmp_path, "JSONata", case_file, faults_file)
     assert jsonata == run(tmp_path, "JSONPath", case_file, faults_file)
-    assert jsonata[3][0] == "Prepare"
+    assert "Prepare" in jsonata[3]

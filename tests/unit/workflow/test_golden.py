@@ -14,10 +14,14 @@ from pathlib import Path
 from typing import Any
 
 from stepsaga.workflow import compile
+from workflows.multi_warehouse import saga as multi_warehouse
 from workflows.replacement_order import saga
 
 GOLDEN = Path(__file__).parent / "golden" / "replacement_order.asl.json"
 GOLDEN_JSONATA = Path(__file__).parent / "golden" / "replacement_order.jsonata.asl.json"
+GOLDEN_MULTI_WAREHOUSE_JSONATA = (
+    Path(__file__).parent / "golden" / "multi_warehouse.jsonata.asl.json"
+)
 
 
 def matches_golden(golden: Path, definition: dict[str, Any]) -> None:
@@ -35,3 +39,8 @@ def test_replacement_order_matches_the_golden_file(definition: dict[str, Any]) -
 
 def test_replacement_order_in_jsonata_matches_its_golden_file() -> None:
     matches_golden(GOLDEN_JSONATA, compile(dataclasses.replace(saga, query_language="JSONata")))
+
+
+def test_multi_warehouse_in_jsonata_matches_its_golden_file() -> None:
+    jsonata = dataclasses.replace(multi_warehouse, query_language="JSONata")
+    matches_golden(GOLDEN_MULTI_WAREHOUSE_JSONATA, compile(jsonata))

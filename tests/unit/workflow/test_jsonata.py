@@ -17,9 +17,10 @@ from hypothesis import strategies as st
 from stepsaga.clock import ManualClock
 from stepsaga.engine import LAMBDA_INVOKE, LocalEngine, load
 from stepsaga.home import StateHome
-from stepsaga.workflow import SagaDefinitionError, compile
+from stepsaga.workflow import Saga, SagaDefinitionError, compile
 from stepsaga.workflow.graph import GraphFormat, draw
 from stepsaga.workflow.jsonata import TranslationError, to_jsonata
+from tests.unit.workflow.test_groups import sagas
 from workflows.replacement_order import saga
 
 
@@ -116,7 +117,7 @@ MACHINES: dict[str, dict[str, Any]] = {
                 },
                 "MaxConcurrency": 1,
                 "ItemProcessor": machine({"I": {"Type": "Pass", "End": True}}),
-                "ResultSelector": {"lines.$": "$"},
+                "ResultSelector": {"lines.$": "$", "skus.$": "$[*].sku", "none.$": "$[*].nope"},
                 "ResultPath": "$.map",
                 "End": True,
             },
@@ -177,7 +178,8 @@ def test_an_unknown_query_language_is_refused() -> None:
     ("state", "field"),
     [
         ({"Type": "Pass", "Parameters": {"x.$": "States.UUID()"}, "End": True}, "x.$"),
-        ({"Type": "Pass", "Parameters": {"x.$": "$.a[*]"}, "End": True}, "x.$"),
+        ({"Type": "Pass", "Parameters": {"x.$": "$.a[?(@.b)]"}, "End": True}, "x.$"),
+        ({"Type": "Pass", "Parameters": {"x.$": "$.a[*].b[*]"}, "End": True}, "x.$"),
         (
             {
                 "Type": "Choice",
@@ -253,3 +255,15 @@ def run_with(home: Path, definition: dict[str, Any], data: Any, name: str) -> di
         return {k: result.get(k) for k in ("status", "output", "error")}
     finally:
         engine.close()
+
+
+@settings(deadline=None, max_examples=30)
+@given(sagas())
+def test_any_saga_of_steps_groups_and_per_item_steps_compiles_to_jsonata(generated: Saga) -> None:
+    """``compile`` loads the JSONata machine into the engine; same states as the JSONPath."""
+    jsonata = compile(dataclasses.replace(generated, query_language="JSONata"))
+    jsonpath = compile(generated)
+    assert load(jsonata).digest != load(jsonpath).digest
+    assert {t.name for t in load(jsonata).task_states()} == {
+        t.name for t in load(jsonpath).task_states()
+    }
