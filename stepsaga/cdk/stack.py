@@ -25,7 +25,7 @@ from constructs import Construct
 
 from stepsaga import deployment
 from stepsaga.cdk.access import OVERDUE_CHECK, FunctionAccess, access_for
-from stepsaga.cdk.alarms import SagaAlarms
+from stepsaga.cdk.alarms import SagaAlarms, alarm_name_prefix
 from stepsaga.cdk.bundling import AssetLayout, lambda_code
 from stepsaga.cdk.encryption import StackKey
 from stepsaga.cdk.function import (
@@ -93,7 +93,12 @@ class SagaResources(Construct):
         retention = _RETENTION[settings.log_retention_days]
         self.key = StackKey(self, "Encryption", removal_policy=removal).key
         self.ledger = LedgerTable(self, "Ledger", protected=protected)
-        self.topic = ReconciliationTopic(self, "Reconciliation", key=self.key).topic
+        self.topic = ReconciliationTopic(
+            self,
+            "Reconciliation",
+            key=self.key,
+            alarm_name_prefix=alarm_name_prefix(settings.stage, saga.name),
+        ).topic
         machine_name = deployment.state_machine_name(saga.name, settings.stage)
 
         shared = SharedResources(
@@ -129,7 +134,7 @@ class SagaResources(Construct):
                 settings=functions.get(name, FunctionSettings()).over(defaults),
             ).function
 
-        self.state_machine: sfn.StateMachine = SagaStateMachine(
+        machine = SagaStateMachine(
             self,
             "Saga",
             name=machine_name,
@@ -138,7 +143,8 @@ class SagaResources(Construct):
             key=self.key,
             log_retention=retention,
             log_removal_policy=removal,
-        ).state_machine
+        )
+        self.state_machine: sfn.StateMachine = machine.state_machine
 
         self.overdue_check = SagaFunction(
             self,
@@ -164,7 +170,11 @@ class SagaResources(Construct):
             "Alarms",
             saga=saga.name,
             stage=settings.stage,
+            definition=saga.definition,
             state_machine=self.state_machine,
+            state_machine_logs=machine.log_group,
+            functions=[*self.functions.values(), self.overdue_check],
+            table=self.ledger.table,
             topic=self.topic,
             overdue_check_period=OVERDUE_CHECK_RATE,
         )

