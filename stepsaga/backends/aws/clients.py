@@ -3,9 +3,12 @@
 
 from __future__ import annotations
 
+import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol, cast
 
+from stepsaga.aws_region import region_from
 from stepsaga.backends.aws.errors import aws_call
 
 if TYPE_CHECKING:
@@ -27,10 +30,13 @@ class Clients(Protocol):
 
 @dataclass
 class SessionClients:
-    """Clients of one ``boto3.Session()`` (boto3's chain: ``AWS_PROFILE``, ``AWS_REGION``,
-    the shared config files…), made on first use and kept for the command."""
+    """Clients of one ``boto3.Session()`` (boto3's chain: ``AWS_PROFILE``, the shared config
+    files…), made on first use and kept for the command. A client without an explicit
+    region (CloudFormation, to read the stack) gets ``stepsaga.aws_region``'s:
+    ``$AWS_REGION``, then ``$AWS_DEFAULT_REGION``, then the profile's."""
 
     session: boto3.Session | None = None
+    environ: Mapping[str, str] = field(default_factory=lambda: os.environ)
     _made: dict[tuple[str, str | None], object] = field(default_factory=dict)
 
     def cloudformation(self) -> CloudFormationClient:
@@ -56,7 +62,8 @@ class SessionClients:
 
                 self.session = boto3.Session()
             with aws_call(f"{service} client"):
-                self._made[key] = self.session.client(service, region_name=region)  # type: ignore[call-overload]
+                region_name = region or region_from(self.environ, self.session.region_name)
+                self._made[key] = self.session.client(service, region_name=region_name)  # type: ignore[call-overload]
         return self._made[key]
 
 
