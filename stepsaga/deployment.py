@@ -13,6 +13,8 @@ from typing import Final
 OUTPUT_STATE_MACHINE_ARN: Final = "StateMachineArn"
 OUTPUT_LEDGER_TABLE_NAME: Final = "LedgerTableName"
 OUTPUT_RECONCILIATION_TOPIC_ARN: Final = "ReconciliationTopicArn"
+#: The managed policy an operator's role attaches to run the CLI against this stack.
+OUTPUT_OPERATOR_POLICY_ARN: Final = "OperatorPolicyArn"
 
 #: The stage deployed when none is given (``-c stage=…``).
 DEFAULT_STAGE: Final = "dev"

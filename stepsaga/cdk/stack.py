@@ -35,6 +35,7 @@ from stepsaga.cdk.function import (
     state_machine_arn,
 )
 from stepsaga.cdk.ledger_table import LedgerTable
+from stepsaga.cdk.operators import OperatorPolicy
 from stepsaga.cdk.saga_deployment import SagaDeployment
 from stepsaga.cdk.settings import (
     DeploymentError,
@@ -63,7 +64,8 @@ class SagaResources(Construct):
 
     Attributes: ``key``, ``ledger`` (``.table``), ``topic``, ``functions`` (logical name →
     ``lambda_.Function``), ``access`` (logical name → ``FunctionAccess``),
-    ``state_machine``, ``overdue_check``, ``alarms``.
+    ``state_machine``, ``overdue_check``, ``operators`` (the operators' managed policy),
+    ``alarms``.
     """
 
     def __init__(
@@ -164,6 +166,10 @@ class SagaResources(Construct):
             schedule=events.Schedule.rate(OVERDUE_CHECK_RATE),
             targets=[targets.LambdaFunction(self.overdue_check, retry_attempts=0)],
         )
+
+        self.operators = OperatorPolicy(
+            self, "Operators", state_machine_name=machine_name, ledger=self.ledger
+        ).policy
 
         self.alarms = SagaAlarms(
             self,
@@ -271,6 +277,12 @@ class SagaStack(Stack):
             deployment.OUTPUT_RECONCILIATION_TOPIC_ARN,
             value=self.resources.topic.topic_arn,
             description="SNS topic for reconciliation items and alarms",
+        )
+        CfnOutput(
+            self,
+            deployment.OUTPUT_OPERATOR_POLICY_ARN,
+            value=self.resources.operators.managed_policy_arn,
+            description="Managed policy for operators (stepsaga --backend aws --stack ...)",
         )
         if nag:
             Aspects.of(self).add(AwsSolutionsChecks(verbose=True))

@@ -302,3 +302,23 @@ def test_stack_is_read_in_aws_region_not_only_aws_default_region(aws: FakeAws) -
     )
     assert missing.code == 2
     assert "does not exist in region us-east-1" in missing.err
+
+
+def test_resolve_on_aws_records_the_iam_identity_and_notes_that_by_is_ignored(
+    aws: FakeAws, home: StateHome, tmp_path: Path
+) -> None:
+    case_file = write_case(tmp_path)
+    local = run_locally(home, case_file, UNVERIFIABLE)
+    aws.copy_ledger(local.records, local.items)
+    assert aws_cli(_env(aws), "start", str(case_file)).code == 0
+    item_id = local.view["open_items"][0]
+    resolved = aws_cli(
+        _env(aws),
+        *("recon", "resolve", item_id, "--outcome", "applied", "--by", "ops", "--note", "n"),
+        "--json",
+    )
+    assert resolved.code == 0, resolved.err
+    assert resolved.err.splitlines() == [
+        "note: --by is ignored on AWS; resolved_by is your IAM identity (sts:GetCallerIdentity)"
+    ]
+    assert resolved.json()["item"]["resolved_by"] == "arn:aws:sts::123456789012:user/moto"

@@ -235,7 +235,10 @@ def test_outputs_have_stable_keys(synthesized: Synthesized) -> None:
         deployment.OUTPUT_STATE_MACHINE_ARN,
         deployment.OUTPUT_LEDGER_TABLE_NAME,
         deployment.OUTPUT_RECONCILIATION_TOPIC_ARN,
+        deployment.OUTPUT_OPERATOR_POLICY_ARN,
     }
+    (policy_id,) = synthesized.resources("AWS::IAM::ManagedPolicy")
+    assert outputs[deployment.OUTPUT_OPERATOR_POLICY_ARN]["Value"] == {"Ref": policy_id}
     (machine_id,) = synthesized.resources("AWS::StepFunctions::StateMachine")
     (table_id,) = synthesized.resources("AWS::DynamoDB::Table")
     (topic_id,) = synthesized.resources("AWS::SNS::Topic")

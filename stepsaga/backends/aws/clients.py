@@ -17,6 +17,8 @@ if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
     from mypy_boto3_stepfunctions import SFNClient
 
+    from stepsaga.backends.aws.operators import IdentitySource
+
 
 class Clients(Protocol):
     def cloudformation(self) -> CloudFormationClient: ...
@@ -24,6 +26,8 @@ class Clients(Protocol):
     def stepfunctions(self, region: str) -> SFNClient: ...
 
     def dynamodb(self, region: str) -> DynamoDBClient: ...
+
+    def sts(self, region: str) -> IdentitySource: ...
 
     def close(self) -> None: ...
 
@@ -48,6 +52,9 @@ class SessionClients:
     def dynamodb(self, region: str) -> DynamoDBClient:
         return cast("DynamoDBClient", self._client("dynamodb", region))
 
+    def sts(self, region: str) -> IdentitySource:
+        return cast("IdentitySource", self._client("sts", region))
+
     def close(self) -> None:
         """Close the clients made here (their connection pools)."""
         for client in self._made.values():
@@ -69,11 +76,13 @@ class SessionClients:
 
 @dataclass(frozen=True)
 class FixedClients:
-    """Given clients, whatever the region (tests)."""
+    """Given clients, whatever the region (tests). Without ``identity``, STS is a boto3
+    client of the region (moto's under ``mock_aws``)."""
 
     sfn: SFNClient
     ddb: DynamoDBClient
     cfn: CloudFormationClient | None = None
+    identity: IdentitySource | None = None
 
     def cloudformation(self) -> CloudFormationClient:
         if self.cfn is None:
@@ -85,6 +94,13 @@ class FixedClients:
 
     def dynamodb(self, region: str) -> DynamoDBClient:
         return self.ddb
+
+    def sts(self, region: str) -> IdentitySource:
+        if self.identity is not None:
+            return self.identity
+        import boto3
+
+        return cast("IdentitySource", boto3.client("sts", region_name=region))
 
     def close(self) -> None:
         """The clients belong to whoever gave them."""
