@@ -31,6 +31,7 @@ from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
 from aws_cdk import aws_sns as sns
+from aws_cdk import aws_sqs as sqs
 from aws_cdk import aws_stepfunctions as sfn
 from constructs import Construct
 
@@ -98,6 +99,12 @@ RULES: Final[Mapping[str, AlarmRule]] = {
     "LedgerThrottles": AlarmRule(5, True, "DynamoDB throttled requests to the ledger"),
     "LedgerSystemErrors": AlarmRule(1, True, "DynamoDB answered ledger requests with 5xx"),
     "ExecutionThrottles": AlarmRule(1, True, "Step Functions throttled executions"),
+    "IngressDeadLetters": AlarmRule(
+        1,
+        True,
+        "approved cases wait in the ingress dead-letter queue (invalid, conflicting, or "
+        "failing to start): read their stepsaga-reason attribute",
+    ),
     "ReconciliationOverdue": AlarmRule(
         1,
         True,
@@ -153,6 +160,7 @@ class SagaAlarms(Construct):
         table: dynamodb.ITable,
         topic: sns.ITopic,
         overdue_check_period: Duration,
+        dead_letters: sqs.IQueue | None = None,
     ) -> None:
         super().__init__(scope, construct_id)
         self._stage = stage
@@ -207,10 +215,18 @@ class SagaAlarms(Construct):
             "CompensationFailed": self._emf(metric_names.COMPENSATION_FAILED),
             "ReconciliationOpened": self._emf(metric_names.RECONCILIATION_OPENED),
         }
-        assert set(metrics) == set(RULES), "one metric per rule"
+        if dead_letters is not None:
+            metrics["IngressDeadLetters"] = (
+                dead_letters.metric_approximate_number_of_messages_visible(
+                    period=_PERIOD, statistic="Maximum"
+                )
+            )
+        assert set(metrics) <= set(RULES), "one rule per metric"
         action = actions.SnsAction(topic)
         self.alarms: dict[str, cloudwatch.Alarm] = {}
         for name, rule in RULES.items():
+            if name not in metrics:
+                continue  # the part it watches is not deployed (no ingress)
             alarm = cloudwatch.Alarm(
                 self,
                 name,

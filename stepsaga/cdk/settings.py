@@ -69,6 +69,8 @@ class StageSettings:
     #: Age at which an OPEN reconciliation item raises the overdue alarm.
     overdue_reconciliation_hours: int = 24
     bundling: BundlingMode = BundlingMode.PIP
+    #: The SQS ingress of approved cases and its starter (``stepsaga.cdk.ingress``).
+    ingress: bool = True
 
     def __post_init__(self) -> None:
         if not _STAGE.match(self.stage):

@@ -34,6 +34,7 @@ from stepsaga.cdk.function import (
     SharedResources,
     state_machine_arn,
 )
+from stepsaga.cdk.ingress import SagaIngress
 from stepsaga.cdk.ledger_table import LedgerTable
 from stepsaga.cdk.operators import OperatorPolicy
 from stepsaga.cdk.saga_deployment import SagaDeployment
@@ -64,8 +65,8 @@ class SagaResources(Construct):
 
     Attributes: ``key``, ``ledger`` (``.table``), ``topic``, ``functions`` (logical name →
     ``lambda_.Function``), ``access`` (logical name → ``FunctionAccess``),
-    ``state_machine``, ``overdue_check``, ``operators`` (the operators' managed policy),
-    ``alarms``.
+    ``state_machine``, ``overdue_check``, ``ingress`` (None when ``settings.ingress`` is
+    off), ``operators`` (the operators' managed policy), ``alarms``.
     """
 
     def __init__(
@@ -167,6 +168,16 @@ class SagaResources(Construct):
             targets=[targets.LambdaFunction(self.overdue_check, retry_attempts=0)],
         )
 
+        self.ingress: SagaIngress | None = None
+        if settings.ingress:
+            self.ingress = SagaIngress(
+                self,
+                "Ingress",
+                saga=saga,
+                state_machine_name=machine_name,
+                shared=replace(shared, reserved_concurrency=None),
+            )
+
         self.operators = OperatorPolicy(
             self, "Operators", state_machine_name=machine_name, ledger=self.ledger
         ).policy
@@ -179,9 +190,14 @@ class SagaResources(Construct):
             definition=saga.definition,
             state_machine=self.state_machine,
             state_machine_logs=machine.log_group,
-            functions=[*self.functions.values(), self.overdue_check],
+            functions=[
+                *self.functions.values(),
+                self.overdue_check,
+                *([self.ingress.starter] if self.ingress else []),
+            ],
             table=self.ledger.table,
             topic=self.topic,
+            dead_letters=self.ingress.dead_letters if self.ingress else None,
             overdue_check_period=OVERDUE_CHECK_RATE,
         )
 
@@ -284,6 +300,19 @@ class SagaStack(Stack):
             value=self.resources.operators.managed_policy_arn,
             description="Managed policy for operators (stepsaga --backend aws --stack ...)",
         )
+        if self.resources.ingress is not None:
+            CfnOutput(
+                self,
+                deployment.OUTPUT_INGRESS_QUEUE_URL,
+                value=self.resources.ingress.queue.queue_url,
+                description="SQS queue of approved cases (docs/operating-aws.md: the shape)",
+            )
+            CfnOutput(
+                self,
+                deployment.OUTPUT_INGRESS_DEAD_LETTER_QUEUE_URL,
+                value=self.resources.ingress.dead_letters.queue_url,
+                description="Cases the starter refused (invalid, conflicting) or kept failing on",
+            )
         if nag:
             Aspects.of(self).add(AwsSolutionsChecks(verbose=True))
 

@@ -13,6 +13,7 @@ from services.http import HttpPayments
 from services.http.config import ENV_TIMEOUTS, ENV_URLS, HttpServicesConfig, HttpTimeouts
 from stepsaga import AwsContext, deployment, metric_names
 from stepsaga.cdk.alarms import RULES
+from stepsaga.cdk.ingress import INGRESS_HANDLER
 from stepsaga.clock import SystemClock
 from stepsaga.handlers.settings import load_settings
 from stepsaga.ledger import table as layout
@@ -30,7 +31,8 @@ def _function_by_handler(synthesized: Synthesized) -> dict[str, tuple[str, dict[
 
 
 def test_resource_counts(synthesized: Synthesized) -> None:
-    functions = len(synthesized.saga.functions) + 1  # + the overdue reconciliation check
+    # + the overdue reconciliation check and the ingress starter
+    functions = len(synthesized.saga.functions) + 2
     counts = {
         "AWS::Lambda::Function": functions,
         "AWS::IAM::Role": functions + 1,  # + the state machine's role
@@ -42,6 +44,9 @@ def test_resource_counts(synthesized: Synthesized) -> None:
         "AWS::CloudWatch::Alarm": len(RULES),
         "AWS::Logs::MetricFilter": 1,
         "AWS::Events::Rule": 1,
+        "AWS::SQS::Queue": 2,  # the ingress queue and its dead letters
+        "AWS::Lambda::EventSourceMapping": 1,
+        "AWS::IAM::ManagedPolicy": 1,  # the operators'
     }
     for type_name, count in counts.items():
         synthesized.template.resource_count_is(type_name, count)
@@ -114,7 +119,7 @@ def test_every_saga_function_runs_the_generic_entry_on_the_current_runtime(
         assert variables[deployment.ENV_DEPENDENCIES] == synthesized.saga.dependencies_ref
         assert variables[deployment.ENV_FUNCTION] == name
     functions = _function_by_handler(synthesized)
-    assert set(functions) == {deployment.LAMBDA_HANDLER, OVERDUE_CHECK_HANDLER}
+    assert set(functions) == {deployment.LAMBDA_HANDLER, OVERDUE_CHECK_HANDLER, INGRESS_HANDLER}
     for _, function in [*saga_functions.values(), functions[OVERDUE_CHECK_HANDLER]]:
         properties = function["Properties"]
         assert properties["Runtime"] == "python3.14"
@@ -236,6 +241,8 @@ def test_outputs_have_stable_keys(synthesized: Synthesized) -> None:
         deployment.OUTPUT_LEDGER_TABLE_NAME,
         deployment.OUTPUT_RECONCILIATION_TOPIC_ARN,
         deployment.OUTPUT_OPERATOR_POLICY_ARN,
+        deployment.OUTPUT_INGRESS_QUEUE_URL,
+        deployment.OUTPUT_INGRESS_DEAD_LETTER_QUEUE_URL,
     }
     (policy_id,) = synthesized.resources("AWS::IAM::ManagedPolicy")
     assert outputs[deployment.OUTPUT_OPERATOR_POLICY_ARN]["Value"] == {"Ref": policy_id}
