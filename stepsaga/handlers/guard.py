@@ -8,7 +8,7 @@ decides what happened: a later attempt replays, looks first or goes to reconcili
 (Errors inside a downstream call are settled by the ledger's ``ERROR_TABLE``, in ``execute.py``.)
 
 The wrapper also counts the metric an error stands for (and ``RoutedError`` for every
-non-retryable one, so the Lambda-errors alarm sees only faults), logs the outcome with its
+error a ``Catch`` routes, so the Lambda-errors alarm sees only faults), logs the outcome with its
 correlation fields and flushes metrics at the end of every invocation.
 """
 
@@ -18,13 +18,24 @@ from collections.abc import Callable
 from typing import Any
 
 from stepsaga import metric_names
-from stepsaga.errors import InvalidInputError, StepSagaError, TransientError
+from stepsaga.errors import (
+    COMPENSATE,
+    RECONCILE,
+    InvalidInputError,
+    StepSagaError,
+    TransientError,
+    names,
+)
 from stepsaga.handlers.decision import Decision
 from stepsaga.handlers.deps import HandlerDeps
 from stepsaga.handlers.logs import InvocationLog
 from stepsaga.handlers.metrics import metric_for
 
 Handler = Callable[[Any, Any], dict[str, Any]]
+
+#: Error names a ``Catch`` routes to compensation or reconciliation (the same lists the ASL
+#: compiler uses); anything else escaping a handler is a fault.
+_ROUTED = frozenset(names(COMPENSATE) + names(RECONCILE))
 Body = Callable[[Any, InvocationLog], dict[str, Any]]
 
 
@@ -64,7 +75,7 @@ def _failed(deps: HandlerDeps, log: InvocationLog, error: StepSagaError) -> None
     name = metric_for(error)
     if name is not None:
         _count(deps, log, name)
-    if not error.retryable:
+    if error.error_name() in _ROUTED:
         # An outcome the state machine routes, not a fault: the alarms tell them apart.
         _count(deps, log, metric_names.ROUTED_ERROR)
     log.warning(
