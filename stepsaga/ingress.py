@@ -50,6 +50,8 @@ __all__ = [
 
 #: The dead-letter queue the starter sends invalid and conflicting cases to.
 ENV_DEAD_LETTER_QUEUE_URL: Final = "STEPSAGA_INGRESS_DLQ_URL"
+#: Where executions start: the state machine's ``live`` alias (default: the machine).
+ENV_START_ARN: Final = "STEPSAGA_INGRESS_START_ARN"
 #: Message attributes on a dead letter: why, and the verdict.
 REASON_ATTRIBUTE: Final = "stepsaga-reason"
 VERDICT_ATTRIBUTE: Final = "stepsaga-verdict"
@@ -94,6 +96,8 @@ class Starter:
     sfn: SFNClient
     sqs: Sender
     dead_letter_queue_url: str
+    #: ``StartExecution`` target: an alias or version ARN pins the definition a case runs.
+    start_arn: str | None = None
 
     def start(self, body: str) -> Outcome:
         """One message body → its outcome; AWS failures raise (the message is retried)."""
@@ -108,7 +112,7 @@ class Starter:
         try:
             with aws_call("states:StartExecution"):
                 started = self.sfn.start_execution(
-                    stateMachineArn=self.state_machine_arn,
+                    stateMachineArn=self.start_arn or self.state_machine_arn,
                     name=name,
                     input=json.dumps(wanted, sort_keys=True, separators=(",", ":")),
                 )
@@ -197,6 +201,7 @@ def _from_environment() -> Starter:
         sfn=boto3.client("stepfunctions", region_name=region),
         sqs=boto3.client("sqs", region_name=region),
         dead_letter_queue_url=os.environ[ENV_DEAD_LETTER_QUEUE_URL],
+        start_arn=os.environ.get(ENV_START_ARN) or None,
     )
 
 

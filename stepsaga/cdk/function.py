@@ -24,6 +24,9 @@ from stepsaga.cdk.settings import (
     FunctionSettings,
 )
 
+#: The alias the state machine invokes (and the state machine's own alias).
+LIVE_ALIAS = "live"
+
 
 @dataclass(frozen=True)
 class FunctionEnvironment:
@@ -113,6 +116,14 @@ class SagaFunction(Construct):
                 **(extra_environment or {}),
             },
             reserved_concurrent_executions=shared.reserved_concurrency,
+        )
+        # Every deploy that changes code or configuration publishes a version; the alias
+        # moves to it, and the state machine calls the alias, never $LATEST: what runs is
+        # always a published, complete release, and a fix reaches cases waiting on it (a
+        # redrive calls the alias again). Old versions are not kept: each is a copy of the
+        # asset, and rolling back is deploying the previous release.
+        self.alias = lambda_.Alias(
+            self, "Live", alias_name=LIVE_ALIAS, version=self.function.current_version
         )
         self.log_group.grant_write(self.role)
         self._grant(access, shared)

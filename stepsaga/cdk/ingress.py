@@ -44,7 +44,10 @@ class SagaIngress(Construct):
         saga: SagaDeployment,
         state_machine_name: str,
         shared: SharedResources,
+        start_arn: str | None = None,
     ) -> None:
+        """``start_arn``: where cases start (the state machine's ``live`` alias), else the
+        state machine itself."""
         super().__init__(scope, construct_id)
         self.dead_letters = sqs.Queue(
             self,
@@ -81,6 +84,7 @@ class SagaIngress(Construct):
             extra_environment={
                 deployment.ENV_SAGA: saga.saga_ref,
                 deployment.ENV_STATE_MACHINE_ARN: machine_arn,
+                ingress.ENV_START_ARN: start_arn or machine_arn,
                 ingress.ENV_DEAD_LETTER_QUEUE_URL: self.dead_letters.queue_url,
             },
         )
@@ -89,7 +93,7 @@ class SagaIngress(Construct):
             iam.PolicyStatement(
                 sid="StartCases",
                 actions=["states:StartExecution"],
-                resources=[machine_arn],
+                resources=sorted({machine_arn, start_arn or machine_arn}, key=str),
             )
         )
         function.role.add_to_principal_policy(

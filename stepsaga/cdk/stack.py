@@ -65,7 +65,8 @@ class SagaResources(Construct):
 
     Attributes: ``key``, ``ledger`` (``.table``), ``topic``, ``functions`` (logical name →
     ``lambda_.Function``), ``access`` (logical name → ``FunctionAccess``),
-    ``state_machine``, ``overdue_check``, ``ingress`` (None when ``settings.ingress`` is
+    ``aliases`` (logical name → the ``live`` alias the machine invokes), ``state_machine``,
+    ``state_machine_alias_arn``, ``overdue_check``, ``ingress`` (None when ``settings.ingress`` is
     off), ``operators`` (the operators' managed policy), ``alarms``.
     """
 
@@ -122,11 +123,12 @@ class SagaResources(Construct):
         )
         self.access: Mapping[str, FunctionAccess] = access_for(saga.functions)
         self.functions: dict[str, lambda_.Function] = {}
+        self.aliases: dict[str, lambda_.Alias] = {}
         for name, ref in saga.functions.items():
             entry = {deployment.ENV_SAGA: saga.saga_ref, deployment.ENV_FUNCTION: name}
             if saga.dependencies_ref:
                 entry[deployment.ENV_DEPENDENCIES] = saga.dependencies_ref
-            self.functions[name] = SagaFunction(
+            made = SagaFunction(
                 self,
                 name,
                 handler=deployment.LAMBDA_HANDLER,
@@ -135,7 +137,9 @@ class SagaResources(Construct):
                 description=f"{saga.name} {name}: {ref}",
                 extra_environment=entry,
                 settings=functions.get(name, FunctionSettings()).over(defaults),
-            ).function
+            )
+            self.functions[name] = made.function
+            self.aliases[name] = made.alias
 
         machine = SagaStateMachine(
             self,
@@ -143,11 +147,13 @@ class SagaResources(Construct):
             name=machine_name,
             saga=saga,
             functions=self.functions,
+            aliases=self.aliases,
             key=self.key,
             log_retention=retention,
             log_removal_policy=removal,
         )
         self.state_machine: sfn.StateMachine = machine.state_machine
+        self.state_machine_alias_arn: str = machine.alias_arn
 
         self.overdue_check = SagaFunction(
             self,
@@ -175,6 +181,7 @@ class SagaResources(Construct):
                 "Ingress",
                 saga=saga,
                 state_machine_name=machine_name,
+                start_arn=machine.alias_arn,
                 shared=replace(shared, reserved_concurrency=None),
             )
 
@@ -281,6 +288,12 @@ class SagaStack(Stack):
             deployment.OUTPUT_STATE_MACHINE_ARN,
             value=self.resources.state_machine.state_machine_arn,
             description="ARN of the saga's state machine (StartExecution, RedriveExecution)",
+        )
+        CfnOutput(
+            self,
+            deployment.OUTPUT_STATE_MACHINE_ALIAS_ARN,
+            value=self.resources.state_machine_alias_arn,
+            description="The state machine's live alias: start cases here to pin their version",
         )
         CfnOutput(
             self,

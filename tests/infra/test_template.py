@@ -243,6 +243,11 @@ def test_outputs_have_stable_keys(synthesized: Synthesized) -> None:
         deployment.OUTPUT_OPERATOR_POLICY_ARN,
         deployment.OUTPUT_INGRESS_QUEUE_URL,
         deployment.OUTPUT_INGRESS_DEAD_LETTER_QUEUE_URL,
+        deployment.OUTPUT_STATE_MACHINE_ALIAS_ARN,
+    }
+    (alias_id,) = synthesized.resources("AWS::StepFunctions::StateMachineAlias")
+    assert outputs[deployment.OUTPUT_STATE_MACHINE_ALIAS_ARN]["Value"] == {
+        "Fn::GetAtt": [alias_id, "Arn"]
     }
     (policy_id,) = synthesized.resources("AWS::IAM::ManagedPolicy")
     assert outputs[deployment.OUTPUT_OPERATOR_POLICY_ARN]["Value"] == {"Ref": policy_id}
