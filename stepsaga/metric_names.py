@@ -37,6 +37,9 @@ BUDGET_EXHAUSTED: Final = "BudgetExhausted"
 #: (``Catch``) to compensation or reconciliation. The technical Lambda-errors alarm
 #: subtracts it, so only faults (bugs, timeouts, crashes, exhausted transients) remain.
 ROUTED_ERROR: Final = "RoutedError"
+#: DynamoDB cancelled a ledger transaction because another one touched the same items
+#: (``TransactionConflict``); raised as a retryable ``StoreUnavailableError``.
+TRANSACTION_CONFLICT: Final = "TransactionConflict"
 #: Gauge from the scheduled check: open reconciliation items older than the threshold.
 RECONCILIATION_OVERDUE: Final = "ReconciliationOverdue"
 
@@ -48,6 +51,7 @@ ALL: Final = (
     ACTION_CONFLICT,
     BUDGET_EXHAUSTED,
     ROUTED_ERROR,
+    TRANSACTION_CONFLICT,
     RECONCILIATION_OVERDUE,
 )
 
