@@ -3,8 +3,9 @@
 These models are the contract between the compiled state machine and the handlers: the
 ASL compiler builds every ``Payload`` template from them (``stepsaga.workflow.payloads``
 refuses a template whose fields differ from the model's), and handlers validate their
-event with them (``parse_event``). All are frozen and ignore fields they do not know (a release may add some); an event that
-does not fit is ``EventMismatchError`` (failed for redrive, never compensated).
+event with them (``parse_event``). All are frozen and ignore fields they do not know (a
+release may add some); an event that does not fit is ``EventMismatchError`` (failed for
+redrive, never compensated).
 
 Event kinds (``kind`` is the discriminator):
 
