@@ -144,7 +144,7 @@ class SagaBackend(Protocol):
         self,
         item_id: str,
         outcome: ReconOutcome,
-        by: str,
+        by: str | None,
         note: str,
         *,
         time_scale: float | None = None,
@@ -152,7 +152,10 @@ class SagaBackend(Protocol):
     ) -> ResolutionView:
         """Record the operator's finding (ledger record and item in one transaction) and,
         if an execution waits on the item, let it continue (``SendTaskSuccess`` with an
-        ``OperatorDecision``) to its next waiting point or its end."""
+        ``OperatorDecision``) to its next waiting point or its end.
+
+        ``by`` is who decided: required locally; on AWS it is ignored and the caller's IAM
+        identity is recorded instead (with an audit record)."""
         ...
 
     def close(self) -> None: ...

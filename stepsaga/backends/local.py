@@ -381,7 +381,7 @@ class LocalBackend:
         self,
         item_id: str,
         outcome: ReconOutcome,
-        by: str,
+        by: str | None,
         note: str,
         *,
         time_scale: float | None = None,
@@ -389,6 +389,10 @@ class LocalBackend:
     ) -> ResolutionView:
         from stepsaga.reconciliation import resolve, resume_waiting
 
+        if by is None:
+            raise InvalidInputError(
+                "--by: who decided is required on the local backend", field="--by"
+            )
         scale = self._scale(time_scale)
         if self._existing_ledger() is None:
             raise NotFoundError(f"no reconciliation item {item_id!r}", item_id=item_id)

@@ -22,7 +22,7 @@ def forward_handler(
 
     def body(event: Any, log: InvocationLog) -> dict[str, Any]:
         log.bind(step=step.name)
-        parsed = parse_event(model, event)
+        parsed = parse_event(model, event, params_checked=saga.input_model is not None)
         log.bind_event(parsed)
         check_saga(parsed, saga)
         check_action_fields(parsed, step.name, step.op, step.effect)

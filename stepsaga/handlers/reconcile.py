@@ -27,7 +27,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from stepsaga import metric_names
-from stepsaga.errors import InvalidInputError, StepSagaError
+from stepsaga.errors import EventMismatchError, InvalidInputError, StepSagaError
 from stepsaga.handlers.compensation import applied_by, compensation_action
 from stepsaga.handlers.deps import HandlerDeps
 from stepsaga.handlers.guard import Handler, count, invocation
@@ -359,7 +359,7 @@ def _parse(event: Any) -> Parsed:
     kind = event.get("kind") if isinstance(event, dict) else None
     model = EVENTS.get(kind) if isinstance(kind, str) else None
     if model is None:
-        raise InvalidInputError(f"kind: must be one of {', '.join(EVENTS)}", field="kind")
+        raise EventMismatchError(f"kind: must be one of {', '.join(EVENTS)}", field="kind")
     parsed = parse_event(model, event)
     assert isinstance(parsed, Parsed)
     return parsed

@@ -16,6 +16,7 @@ from moto import mock_aws
 from services import load_faults
 from stepsaga.backends import Progress, ProgressKind, ReconFilter, to_json
 from stepsaga.backends.aws import AwsBackend, AwsSettings, FixedClients
+from stepsaga.backends.aws.operators import read_resolution_audit
 from stepsaga.cli.run import load_mock_config
 from stepsaga.engine.errors import ExecutionAlreadyExists, ExecutionNotRedrivable
 from stepsaga.errors import (
@@ -28,6 +29,7 @@ from stepsaga.home import StateHome
 from stepsaga.ledger import ReconOutcome, ReconStatus, Status
 from stepsaga.ledger.dynamodb import create_table
 from tests.functional.aws_support import (
+    ACCOUNT,
     MACHINE,
     REGION,
     ROLE_ARN,
@@ -60,6 +62,10 @@ def _executions(aws: FakeAws) -> list[dict[str, Any]]:
         "executions"
     ]
     return listed
+
+
+#: Who moto's default credentials are.
+MOTO_CALLER = f"arn:aws:sts::{ACCOUNT}:user/moto"
 
 
 def _waiting(aws: FakeAws, home: StateHome, tmp_path: Path) -> LocalRun:
@@ -365,7 +371,7 @@ def test_recon_resolve_resumes_the_waiting_case(
     item_id = local.view["open_items"][0]
     resolution = aws.backend().recon_resolve(item_id, ReconOutcome.APPLIED, "ops@acme", "found")
     assert (resolution.item.status, resolution.item.outcome) == ("RESOLVED", "applied")
-    assert resolution.item.resolved_by == "ops@acme"
+    assert resolution.item.resolved_by == MOTO_CALLER  # the IAM identity, not --by
     assert resolution.execution is not None
     assert resolution.execution.name == "acme-CASE-1001-r1"
     assert resolution.execution.open_items == ()
@@ -381,6 +387,65 @@ def test_recon_resolve_resumes_the_waiting_case(
     assert again.item == resolution.item
     with pytest.raises(IllegalTransitionError, match="already resolved as applied"):
         aws.backend().recon_resolve(item_id, ReconOutcome.NOT_APPLIED, "ops@acme", "oops")
+
+
+def _operator_session(role: str, session: str) -> Any:
+    """An STS client signed with an assumed role's session credentials (moto's IAM)."""
+    iam = boto3.client("iam", region_name=REGION)
+    trust = {
+        "Version": "2012-10-17",
+        "Statement": [
+            {"Effect": "Allow", "Principal": {"AWS": ACCOUNT}, "Action": "sts:AssumeRole"}
+        ],
+    }
+    arn = iam.create_role(RoleName=role, AssumeRolePolicyDocument=json.dumps(trust))["Role"]["Arn"]
+    credentials = boto3.client("sts", region_name=REGION).assume_role(
+        RoleArn=arn, RoleSessionName=session
+    )["Credentials"]
+    return boto3.client(
+        "sts",
+        region_name=REGION,
+        aws_access_key_id=credentials["AccessKeyId"],
+        aws_secret_access_key=credentials["SecretAccessKey"],
+        aws_session_token=credentials["SessionToken"],
+    )
+
+
+def test_on_aws_the_decider_is_the_callers_iam_identity_and_each_resolution_is_audited(
+    aws: FakeAws, home: StateHome, tmp_path: Path
+) -> None:
+    local = _waiting(aws, home, tmp_path)
+    item_id = local.view["open_items"][0]
+    alice = _operator_session("stepsaga-operator", "alice")
+    alice_arn = f"arn:aws:sts::{ACCOUNT}:assumed-role/stepsaga-operator/alice"
+
+    resolution = aws.backend(identity=alice).recon_resolve(
+        item_id, ReconOutcome.APPLIED, "the-ceo@acme.example", "found it"
+    )
+
+    assert resolution.item.resolved_by == alice_arn
+    assert aws.ledger().get_item(item_id).resolved_by == alice_arn  # type: ignore[union-attr]
+    audit = read_resolution_audit(aws.ddb, TABLE, item_id)
+    assert audit is not None
+    assert {k: audit[k] for k in ("outcome", "resolved_by", "caller_arn", "note")} == {
+        "outcome": "applied",
+        "resolved_by": alice_arn,
+        "caller_arn": alice_arn,
+        "note": "found it",
+    }
+    assert audit["caller_account"] == ACCOUNT
+    assert audit["case_id"] == "CASE-1001"
+    # Someone else resolving the same way again (to resume a case) neither changes who
+    # decided nor writes a second audit record.
+    again = aws.backend().recon_resolve(item_id, ReconOutcome.APPLIED, None, "found it")
+    assert again.item.resolved_by == alice_arn
+    assert read_resolution_audit(aws.ddb, TABLE, item_id) == audit
+    audits = aws.ddb.scan(
+        TableName=TABLE,
+        FilterExpression="begins_with(pk, :audit)",
+        ExpressionAttributeValues={":audit": {"S": "AUDIT#"}},
+    )["Items"]
+    assert len(audits) == 1
 
 
 def test_recon_resolve_without_a_waiting_case(

@@ -30,6 +30,8 @@ from workflows.project import reference_project
 
 NAME = "acme-CASE-1001-r1"
 STARTED = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
+#: Who moto's STS says the caller is: on AWS, the decider recorded and sent.
+MOTO_CALLER = "arn:aws:sts::123456789012:user/moto"
 
 
 @dataclass
@@ -213,7 +215,7 @@ def test_resolve_sends_the_operator_decision(
 ) -> None:
     item_id, token = _waiting(stubbed, home, tmp_path)
     stubbed.describe("RUNNING")
-    decision = _decision(token, item_id, "applied", "ops@acme", "seen")
+    decision = _decision(token, item_id, "applied", MOTO_CALLER, "seen")
     stubbed.stub.add_response("send_task_success", {}, decision)
     stubbed.describe("SUCCEEDED", stopDate=STARTED)
     resolution = stubbed.backend().recon_resolve(item_id, ReconOutcome.APPLIED, "ops@acme", "seen")
@@ -233,7 +235,7 @@ def test_a_wait_that_ended_gets_a_clear_message(
         "send_task_success",
         service_error_code="TaskTimedOut",
         service_message="Task Timed Out",
-        expected_params=_decision(token, item_id, "applied", "ops@acme", "seen"),
+        expected_params=_decision(token, item_id, "applied", MOTO_CALLER, "seen"),
     )
     with pytest.raises(DecisionNotDeliveredError) as caught:
         stubbed.backend().recon_resolve(item_id, ReconOutcome.APPLIED, "ops@acme", "seen")
@@ -263,7 +265,7 @@ def test_a_failed_delivery_is_retried_by_resolving_again(
     with pytest.raises(TransientError, match="run the same recon resolve again to resume it"):
         stubbed.backend().recon_resolve(item_id, ReconOutcome.NOT_APPLIED, "ops", "none")
     stubbed.describe("RUNNING")
-    decision = _decision(token, item_id, "not_applied", "ops", "none")
+    decision = _decision(token, item_id, "not_applied", MOTO_CALLER, "none")
     stubbed.stub.add_response("send_task_success", {}, decision)
     stubbed.describe("RUNNING")
     resumed = stubbed.backend().recon_resolve(item_id, ReconOutcome.NOT_APPLIED, "ops", "none")

@@ -57,6 +57,7 @@ from stepsaga.backends.aws.locate import (
     describe_or_none,
     locate,
 )
+from stepsaga.backends.aws.operators import CallerIdentity, record_resolution
 from stepsaga.backends.aws.settings import (
     DEFAULT_POLL_SECONDS,
     DEFAULT_WAIT_SECONDS,
@@ -402,22 +403,32 @@ class AwsBackend:
         self,
         item_id: str,
         outcome: ReconOutcome,
-        by: str,
+        by: str | None,
         note: str,
         *,
         time_scale: float | None = None,
         on_event: ProgressListener | None = None,
     ) -> ResolutionView:
-        """Resolve in the ledger, then resume the waiting case ourselves (not through
-        ``resolve``'s sender) so a wait that already ended gets its own clear message.
+        """Resolve in the ledger as the caller's IAM identity (``by`` is ignored: on AWS
+        the decider is who signs the calls, ``stepsaga.backends.aws.operators``), write the
+        audit record, then resume the waiting case ourselves (not through ``resolve``'s
+        sender) so a wait that already ended gets its own clear message.
 
         Resolving again the same way sends the decision again: that resumes a case whose
         first ``SendTaskSuccess`` failed, and is a no-op (``TaskTimedOut``) otherwise.
         """
         _refuse_local_only(time_scale=time_scale)
         ledger = self.ledger
-        resolution = resolve(ledger, item_id, outcome, by, note, send_task_success=None)
+        caller = CallerIdentity.of(self._clients.sts(self.settings.region))
+        resolution = resolve(ledger, item_id, outcome, caller.arn, note, send_task_success=None)
         item = resolution.item
+        record_resolution(
+            self._clients.dynamodb(self.settings.region),
+            self.settings.ledger_table_name,
+            item,
+            caller,
+            at=self.clock.now(),
+        )
         stored = item if item.task_token else ledger.get_item(item_id)
         token = stored.task_token if stored is not None else None
         if token is None:
