@@ -108,7 +108,7 @@ class OperatorAccess:
     stack_actions: tuple[str, ...]
     #: On the state machine: find a case's executions, resume a waiting one.
     state_machine_actions: tuple[str, ...]
-    #: On its executions: status, history, redrive.
+    #: On its executions: status, history, redrive, stop.
     execution_actions: tuple[str, ...]
     #: On the ledger table (recon list/show/resolve with its audit record, ledger list).
     table_actions: tuple[str, ...]
@@ -123,6 +123,7 @@ OPERATOR: Final = OperatorAccess(
         "states:DescribeExecution",
         "states:GetExecutionHistory",
         "states:RedriveExecution",
+        "states:StopExecution",
     ),
     table_actions=(GET_ITEM, PUT_ITEM, UPDATE_ITEM, CONDITION_CHECK_ITEM, QUERY, SCAN),
     index_actions=(QUERY,),
