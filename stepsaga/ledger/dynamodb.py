@@ -227,7 +227,7 @@ class DynamoDBStore:
                     continue  # drained since the read
                 return self._extra_failed(reasons, 2)
         raise StoreUnavailableError(
-            f"tenant {tenant}'s budget is too contended; retry",
+            f"tenant {tenant}'s budget: concurrent transactions kept taking its shards; retry",
             table=self.table,
             code=_CONFLICT if conflicted else "BudgetContended",
         )
