@@ -85,7 +85,8 @@ def test_a_conflict_is_retried_after_a_jittered_pause_within_the_bound() -> None
     stub.assert_no_pending_responses()
     assert claim.record.budget_shard == "SHARD#000"  # the refund goes back there
     assert len(pauses) == 2
-    assert 0 <= pauses[0] <= 0.01 and 0 <= pauses[1] <= 0.02
+    assert 0 <= pauses[0] <= 0.01
+    assert 0 <= pauses[1] <= 0.02
 
 
 def test_a_tenant_without_a_budget_pays_no_transaction() -> None:
