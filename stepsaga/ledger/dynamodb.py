@@ -48,7 +48,7 @@ from stepsaga.ledger.models import (
     Record,
     Status,
 )
-from stepsaga.ledger.shards import candidates, split
+from stepsaga.ledger.shards import candidates, gathering, split
 from stepsaga.ledger.store import Expect, ItemWrite, WriteOutcome, WriteResult
 from stepsaga.ledger.table import (
     ACTION_PREFIX,
@@ -199,7 +199,7 @@ class DynamoDBStore:
                 return WriteOutcome(WriteResult.BUDGET_SHORT, remaining=total)
             order = candidates(shards, cost, self._rng)
             if not order:
-                conflicted = self._gather(tenant, shards) or conflicted
+                conflicted = self._gather(tenant, shards, cost) or conflicted
                 continue
             for shard in order:
                 debited = replace(record, budget_shard=shard)
@@ -390,16 +390,17 @@ class DynamoDBStore:
             "ExpressionAttributeValues": {":amount": {"N": str(amount)}},
         }
 
-    def _gather(self, tenant_id: str, shards: Mapping[str, int]) -> bool:
-        """Move every shard's remaining (as read) into the largest, in one transaction that
-        keeps the total: a cost no single shard covers can then be debited. Whether it
-        conflicted; a failed condition (a shard changed since the read) is re-read."""
-        target = max(shards, key=lambda sk: (shards[sk], sk))
-        moved = {sk: left for sk, left in shards.items() if sk != target and left > 0}
+    def _gather(self, tenant_id: str, shards: Mapping[str, int], cost: int) -> bool:
+        """Move the fewest shards' remaining (as read, largest first) into the largest, in
+        one transaction that keeps the total, so a cost no single shard covers can be
+        debited. Whether it conflicted; a failed condition (a shard changed since the read)
+        is left to the next read."""
+        target, *others = gathering(shards, cost)
         transaction: list[Item] = [
-            {"Update": self._debit(tenant_id, sk, left)} for sk, left in moved.items()
+            {"Update": self._debit(tenant_id, sk, shards[sk])} for sk in others
         ]
-        transaction.append({"Update": self._add(tenant_id, target, sum(moved.values()))})
+        moved = sum(shards[sk] for sk in others)
+        transaction.append({"Update": self._add(tenant_id, target, moved)})
         try:
             self._transact_once(transaction)
         except _ConflictError:

@@ -3,7 +3,7 @@
 Pure functions, so the DynamoDB store stays about requests. A debit comes from one shard
 (its record remembers which, and a refund goes back there); the store tries the shards
 that covered the cost when it read them, in random order, and gathers the budget into
-one shard only when no single shard covers the cost but all of them together do.
+as few shards as cover the cost into one when no single shard covers it alone.
 """
 
 from __future__ import annotations
@@ -29,4 +29,16 @@ def candidates(remaining: Mapping[str, int], cost: int, rng: random.Random) -> l
     return fitting
 
 
-__all__ = ["candidates", "split"]
+def gathering(remaining: Mapping[str, int], cost: int) -> list[str]:
+    """The fewest shards that cover ``cost`` together, largest first (the first receives
+    the others' remaining); all of them when even all do not."""
+    ordered = sorted(remaining, key=lambda shard: (-remaining[shard], shard))
+    total = 0
+    for count, shard in enumerate(ordered, start=1):
+        total += remaining[shard]
+        if total >= cost:
+            return ordered[:count]
+    return ordered
+
+
+__all__ = ["candidates", "gathering", "split"]
