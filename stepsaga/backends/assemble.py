@@ -11,7 +11,14 @@ from datetime import datetime
 from typing import Any
 
 from stepsaga.backends.outcome import OutcomeFacts, derive_outcome
-from stepsaga.backends.views import ExecutionView, ReconItemView, StepKind, StepView
+from stepsaga.backends.views import (
+    CaseOutcome,
+    ExecutionSummary,
+    ExecutionView,
+    ReconItemView,
+    StepKind,
+    StepView,
+)
 from stepsaga.errors import InvalidInputError
 from stepsaga.ledger import ReconItem, Record
 from stepsaga.workflow.names import item_operation
@@ -120,6 +127,10 @@ def execution_view(
         error=described.get("error"),
         waiting_for=tuple(waiting_for),
     )
+    outcome = derive_outcome(facts)
+    redrive_status = described.get("redriveStatus")
+    if outcome in (CaseOutcome.STOPPED, CaseOutcome.COMPENSATED):
+        redrive_status = "NOT_REDRIVABLE"  # our rule (lifecycle.redrive_refusal), not AWS's
     return ExecutionView(
         execution_arn=described["executionArn"],
         state_machine_arn=described["stateMachineArn"],
@@ -131,15 +142,51 @@ def execution_view(
         cause=described.get("cause"),
         redrive_count=int(described.get("redriveCount", 0)),
         redrive_date=_date(described.get("redriveDate")),
-        redrive_status=described.get("redriveStatus"),
+        redrive_status=redrive_status,
         saga=saga.name,
         tenant_id=case.tenant_id,
         case_id=case.case_id,
         revision=case.revision,
-        outcome=derive_outcome(facts),
+        outcome=outcome,
         steps=step_views(saga, case, records),
         waiting_for=tuple(waiting_for),
         open_items=tuple(open_items),
+    )
+
+
+def listed_summary(
+    listed: Mapping[str, Any],
+    saga: str,
+    *,
+    waiting_for: Sequence[str] = (),
+    identity: CaseIdentity | None = None,
+) -> ExecutionSummary | None:
+    """A ``ListExecutions`` item as a listing row. Whose case: ``identity``, else read from
+    the item's ``input``; ``None`` when that is not a stepsaga case. ``error`` (when the
+    item carries it) and ``waiting`` (for a decision) feed the one outcome rule."""
+    if identity is None:
+        try:
+            identity = CaseIdentity.from_input(listed["input"])
+        except (InvalidInputError, KeyError, ValueError):
+            return None
+    facts = OutcomeFacts(
+        status=str(listed["status"]),
+        error=listed.get("error"),
+        waiting_for=tuple(waiting_for),
+    )
+    return ExecutionSummary(
+        execution_arn=listed["executionArn"],
+        state_machine_arn=listed["stateMachineArn"],
+        name=listed["name"],
+        status=str(listed["status"]),
+        start_date=_date(listed["startDate"]),
+        stop_date=_date(listed.get("stopDate")),
+        redrive_count=int(listed.get("redriveCount", 0)),
+        saga=saga,
+        tenant_id=identity.tenant_id,
+        case_id=identity.case_id,
+        revision=identity.revision,
+        outcome=derive_outcome(facts),
     )
 
 

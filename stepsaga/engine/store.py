@@ -13,11 +13,13 @@ Schema (timestamps are UNIX seconds, JSON columns are text):
 * ``definitions(digest PK, text)`` — content-addressed ASL, so an execution keeps the
   definition it started with when the state machine is updated;
 * ``state_machines(arn PK, name UNIQUE, digest, created, updated)``;
-* ``executions(arn PK, …)`` — indexed by the input's ``case_id`` too (``stepsaga status
-  CASE_ID`` without reading every row) — the ``DescribeExecution`` fields, the *cursor* (state the
-  execution is in or failed in, that state's input, entered time/event, retry counters), the
-  mock test case and its invocation counters, and the owner (engine id, pid, host, process
-  start, heartbeat) while a process drives it;
+* ``executions(arn PK, …)`` — indexed by start time, by state machine, by status, and by
+  the input's ``case_id`` and ``tenant_id`` too (``stepsaga status CASE_ID`` and
+  ``stepsaga list --tenant T`` without reading every row) — the ``DescribeExecution``
+  fields, the *cursor* (state the execution is in or failed in, that state's input,
+  entered time/event, retry counters), the mock test case and its invocation counters,
+  the owner (engine id, pid, host, process start, heartbeat) while a process drives it,
+  and the top level's workflow variables (``Assign``);
 * ``history(execution_id, id, type, previous_id, timestamp, details)`` — the events, keyed
   by a small integer per execution (``execution_ids(id, arn)``) rather than the ARN repeated
   on every row, each ``details`` deflated against the event before it (``event_codec.py``):
@@ -26,7 +28,8 @@ Schema (timestamps are UNIX seconds, JSON columns are text):
 * ``delays(execution_arn, event_id, kind, state, attempt, error, seconds, slept, timestamp)``
   — retry and Wait delays chosen;
 * ``task_tokens(token PK, execution_arn, state, status, output/error/cause, deadlines…)``;
-* ``frames(execution_arn, path, status, output, cursor_state, cursor_input, token)`` — one
+* ``frames(execution_arn, path, status, output, cursor_state, cursor_input, token,
+  variables)`` — one
   row per ``Parallel`` branch or ``Map`` iteration of the state's latest run: a succeeded one
   keeps its output, any other its cursor (and the callback token it waits for), so a redrive
   re-runs only what did not succeed and a callback continues the branch that waits for it.
@@ -45,9 +48,11 @@ from stepsaga.engine import event_codec
 from stepsaga.errors import InvalidInputError, StoreUnavailableError
 from stepsaga.sqlite_wal import enable_wal
 
-SCHEMA_VERSION = "2"
-#: Versions this code reads; older ones are converted when opened (``_upgrade``).
-_KNOWN_VERSIONS = ("1", "2")
+SCHEMA_VERSION = "4"
+#: Versions this code reads; older ones are converted when opened (``_upgrade``): schema 3
+#: gains the variables columns, schema 2 the listing's indexes (start time, tenant) too,
+#: schema 1 its history table as well.
+_KNOWN_VERSIONS = ("1", "2", "3", "4")
 
 #: ``PRAGMA synchronous`` values the store accepts (``OFF`` would not survive a crash).
 SYNCHRONOUS_MODES = ("NORMAL", "FULL", "EXTRA")
@@ -92,11 +97,15 @@ CREATE TABLE IF NOT EXISTS executions (
     heartbeat REAL,
     abort_requested INTEGER NOT NULL DEFAULT 0,
     abort_error TEXT,
-    abort_cause TEXT
+    abort_cause TEXT,
+    variables TEXT
 );
 CREATE INDEX IF NOT EXISTS executions_by_machine ON executions (state_machine_arn, start_date);
 CREATE INDEX IF NOT EXISTS executions_by_status ON executions (status, start_date);
 CREATE INDEX IF NOT EXISTS executions_by_case ON executions (json_extract(input, '$.case_id'));
+CREATE INDEX IF NOT EXISTS executions_by_start ON executions (start_date);
+CREATE INDEX IF NOT EXISTS executions_by_tenant
+    ON executions (json_extract(input, '$.tenant_id'), start_date);
 CREATE TABLE IF NOT EXISTS execution_ids (id INTEGER PRIMARY KEY, arn TEXT NOT NULL UNIQUE);
 CREATE TABLE IF NOT EXISTS history (
     execution_id INTEGER NOT NULL,
@@ -142,6 +151,7 @@ CREATE TABLE IF NOT EXISTS frames (
     cursor_state TEXT,
     cursor_input TEXT,
     token TEXT,
+    variables TEXT,
     PRIMARY KEY (execution_arn, path)
 ) WITHOUT ROWID;
 """
@@ -178,6 +188,7 @@ class ExecutionRow:
     abort_requested: int
     abort_error: str | None
     abort_cause: str | None
+    variables: str | None = None  # the top level's workflow variables (Assign), JSON
 
 
 _EXECUTION_COLUMNS = [f.name for f in fields(ExecutionRow)]
@@ -216,9 +227,52 @@ class FrameRow:
     cursor_state: str | None
     cursor_input: str | None
     token: str | None = None
+    variables: str | None = None  # the branch's or iteration's own variables, JSON
 
 
-_FRAME_COLUMNS = "path, status, output, cursor_state, cursor_input, token"
+_FRAME_COLUMNS = "path, status, output, cursor_state, cursor_input, token, variables"
+#: Columns schema 4 added (workflow variables): added to older stores when they open.
+_ADDED_COLUMNS = (("executions", "variables", "TEXT"), ("frames", "variables", "TEXT"))
+
+
+@dataclass(frozen=True)
+class ExecutionPageQuery:
+    """One page of executions: filters (``None``: any; ``statuses`` empty: none), the
+    keyset ``after`` = ``(start_date, arn)`` of the previous page's last row, and a size."""
+
+    limit: int
+    state_machine_arn: str | None = None
+    statuses: frozenset[str] | None = None
+    tenant: str | None = None
+    since: float | None = None
+    after: tuple[float, str] | None = None
+
+
+def _page_sql(page: ExecutionPageQuery) -> tuple[str, list[Any]]:
+    clauses: list[str] = []
+    args: list[Any] = []
+    if page.state_machine_arn is not None:
+        clauses.append("state_machine_arn = ?")
+        args.append(page.state_machine_arn)
+    if page.statuses is not None:
+        wanted = sorted(page.statuses)
+        clauses.append(f"status IN ({', '.join('?' for _ in wanted)})")
+        args.extend(wanted)
+    if page.tenant is not None:
+        clauses.append("json_extract(input, '$.tenant_id') = ?")  # the index's expression
+        args.append(page.tenant)
+    if page.since is not None:
+        clauses.append("start_date >= ?")
+        args.append(page.since)
+    if page.after is not None:
+        clauses.append("start_date <= ? AND (start_date < ? OR arn > ?)")
+        args.extend([page.after[0], page.after[0], page.after[1]])
+    where = f" WHERE {' AND '.join(clauses)}" if clauses else ""
+    sql = (
+        f"SELECT {', '.join(_EXECUTION_COLUMNS)} FROM executions{where} "
+        "ORDER BY start_date DESC, arn LIMIT ?"
+    )
+    return sql, [*args, int(page.limit)]
 
 
 class LostOwnershipError(RuntimeError):
@@ -297,6 +351,10 @@ class Store:
                 "e.details FROM events e JOIN execution_ids i ON i.arn = e.execution_arn"
             )
             self._db.execute("DROP TABLE events")
+        for table, column, kind in _ADDED_COLUMNS:  # schemas 1 to 3: no variables yet
+            present = {row[1] for row in self._db.execute(f"PRAGMA table_info({table})")}
+            if column not in present:
+                self._db.execute(f"ALTER TABLE {table} ADD COLUMN {column} {kind}")
         self._db.execute(
             "INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", (SCHEMA_VERSION,)
         )
@@ -383,6 +441,19 @@ class Store:
         if limit is not None:
             sql += f" LIMIT {int(limit)}"
         return [ExecutionRow(*row) for row in self._db.execute(sql, args).fetchall()]
+
+    def page_executions(self, page: ExecutionPageQuery) -> list[ExecutionRow]:
+        """Newest first (``start_date`` descending, then ``arn``), at most ``page.limit``
+        rows after the keyset ``page.after``: one indexed query, never a read of every row."""
+        if page.statuses is not None and not page.statuses:
+            return []
+        sql, args = _page_sql(page)
+        return [ExecutionRow(*row) for row in self._db.execute(sql, args).fetchall()]
+
+    def page_plan(self, page: ExecutionPageQuery) -> list[str]:
+        """``EXPLAIN QUERY PLAN`` of :meth:`page_executions` (tests check it uses an index)."""
+        sql, args = _page_sql(page)
+        return [str(row[3]) for row in self._db.execute(f"EXPLAIN QUERY PLAN {sql}", args)]
 
     def executions_of_case(self, case_id: str) -> list[str]:
         """ARNs of the executions whose input's ``case_id`` is ``case_id`` (the index's
@@ -513,9 +584,19 @@ class Store:
 
     def put_frames(self, arn: str, rows: Iterable[FrameRow]) -> None:
         self._db.executemany(
-            "INSERT OR REPLACE INTO frames VALUES (?, ?, ?, ?, ?, ?, ?)",
+            f"INSERT OR REPLACE INTO frames (execution_arn, {_FRAME_COLUMNS}) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
             [
-                (arn, r.path, r.status, r.output, r.cursor_state, r.cursor_input, r.token)
+                (
+                    arn,
+                    r.path,
+                    r.status,
+                    r.output,
+                    r.cursor_state,
+                    r.cursor_input,
+                    r.token,
+                    r.variables,
+                )
                 for r in rows
             ],
         )
