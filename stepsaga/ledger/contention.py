@@ -26,7 +26,7 @@ class ConflictRetry:
     base_seconds: float = 0.02
     """Cap of the first delay; each later cap doubles."""
     max_delay_seconds: float = 0.25
-    """No delay is longer than this (the worst case of all five tries is ~0.6 s)."""
+    """No delay is longer than this (the defaults pause at most 0.3 s over all five tries)."""
 
     def __post_init__(self) -> None:
         if isinstance(self.attempts, bool) or not isinstance(self.attempts, int):
