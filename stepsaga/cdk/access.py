@@ -66,15 +66,16 @@ class FunctionAccess:
             raise ValueError("index_actions: only Query and Scan read an index")
 
 
-#: Claim, complete/fail/release (conditional writes) and the budget debit transaction.
+#: Claim, complete/fail/release (conditional writes), the budget debit transaction and the
+#: read of the tenant's budget shards before it (a ``Query`` of one ``BUDGET#`` partition).
 LEDGER_WRITER: Final = FunctionAccess(
-    table_actions=(GET_ITEM, PUT_ITEM, UPDATE_ITEM, CONDITION_CHECK_ITEM),
+    table_actions=(GET_ITEM, PUT_ITEM, UPDATE_ITEM, CONDITION_CHECK_ITEM, QUERY),
 )
 
 #: Writes reconciliation items and ledger outcomes (one transaction), notifies the topic,
-#: and resumes a waiting case when automatic reconciliation decides.
+#: and resumes a waiting case when automatic reconciliation decides (it reads budgets too).
 RECONCILER: Final = FunctionAccess(
-    table_actions=(GET_ITEM, PUT_ITEM, UPDATE_ITEM, CONDITION_CHECK_ITEM),
+    table_actions=(GET_ITEM, PUT_ITEM, UPDATE_ITEM, CONDITION_CHECK_ITEM, QUERY),
     publish_reconciliation=True,
     send_task_success=True,
 )

@@ -213,7 +213,8 @@ class Record:
 
     ``owner`` is the token of the latest claim; ``attempts`` the lifetime claim count;
     ``debited`` the budget amount this action currently holds (refunded on RELEASED/FAILED,
-    kept on UNKNOWN); ``expires_at`` = approval + retention, whole seconds (the TTL).
+    kept on UNKNOWN), from ``budget_shard``; ``expires_at`` = approval + retention, whole
+    seconds (the TTL).
     """
 
     key: str
@@ -238,6 +239,9 @@ class Record:
     #: The request's terms without the approval time (``revisions.terms_of``), so a later
     #: revision can tell an identical effect from a changed one; ``None`` on older records.
     terms: dict[str, Any] | None = None
+    #: Which of the tenant's budget shards ``debited`` came from (the store's name for it),
+    #: so the refund goes back there; ``None`` where the store keeps one budget item.
+    budget_shard: str | None = None
 
     def expired(self, now: datetime) -> bool:
         """Past ``expires_at``: no longer protects, even while TTL has not deleted it."""

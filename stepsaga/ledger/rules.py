@@ -777,7 +777,7 @@ class Ledger:
             debited = replace(record, debited=cost)
             outcome = self._put(debited, expect, -cost, extra)
             if outcome.result is not WriteResult.NO_BUDGET:
-                return outcome, _claim_of(debited, takeover=takeover)
+                return outcome, _claim_of(outcome.written or debited, takeover=takeover)
         plain = record if record.debited == 0 else replace(record, debited=0)
         return self._put(plain, expect, 0, extra), _claim_of(plain, takeover=takeover)
 

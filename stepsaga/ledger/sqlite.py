@@ -290,6 +290,10 @@ class SqliteStore:
         budget_delta: int = 0,
         extra: Sequence[ExtraWrite] = (),
     ) -> WriteOutcome:
+        if budget_delta < 0 and self.get_budget(record.tenant_id) is None:
+            # No budget: say so from one read, without taking the write lock (a budget set
+            # after this read came after the claim, as it would one commit later).
+            return WriteOutcome(WriteResult.NO_BUDGET)
         if expect is None:
             statement, args = _INSERT, _row(record)
         else:
