@@ -27,7 +27,7 @@ from typing import Any, overload
 
 from stepsaga.engine.errors import MockConfigError
 from stepsaga.errors import InvalidInputError
-from stepsaga.inputs import is_stdin, read_json_file
+from stepsaga.inputs import MAX_PROBLEMS, is_stdin, read_json_file
 
 #: The highest invocation number a mocked response may name: far more invocations than any
 #: execution makes, and a bound that keeps a hostile number an input error.
@@ -190,19 +190,25 @@ class MockConfig:
 
     @classmethod
     def from_dict(cls, data: Any, *, source: str = "<mock config>") -> MockConfig:
-        def fail(message: str) -> MockConfigError:
-            return MockConfigError(f"{source}: {message}", field="mock_config")
-
+        """Validate a decoded config; every problem found is reported (one line each, at
+        most ``MAX_PROBLEMS``), not only the first."""
+        problems = _Problems(source)
         if not isinstance(data, Mapping):
-            raise fail("the mock config is a JSON object")
+            problems.add("the mock config is a JSON object")
+            problems.raise_any()
         unknown = set(data) - {"StateMachines", "MockedResponses"}
         if unknown:
-            raise fail(f"unknown top-level field(s) {sorted(unknown)}")
+            problems.add(f"unknown top-level field(s) {sorted(unknown)}")
         machines_raw = data.get("StateMachines", {})
         responses_raw = data.get("MockedResponses", {})
         if not isinstance(machines_raw, Mapping) or not isinstance(responses_raw, Mapping):
-            raise fail("StateMachines and MockedResponses are objects")
-        responses = {name: _responses(name, raw, fail) for name, raw in responses_raw.items()}
+            problems.add("StateMachines and MockedResponses are objects")
+            problems.raise_any()
+        responses: dict[str, ResponseRanges] = {}
+        for name, raw in responses_raw.items():
+            parsed = _responses(name, raw, problems)
+            if parsed is not None:
+                responses[name] = parsed
         machines: dict[str, dict[str, dict[str, str]]] = {}
         for machine, body in machines_raw.items():
             if (
@@ -210,20 +216,24 @@ class MockConfig:
                 or set(body) != {"TestCases"}
                 or not isinstance(body["TestCases"], Mapping)
             ):
-                raise fail(f'StateMachines.{machine} must be {{"TestCases": {{…}}}}')
+                problems.add(f'StateMachines.{machine} must be {{"TestCases": {{…}}}}')
+                continue
             machines[machine] = {}
             for case, states in body["TestCases"].items():
                 if not isinstance(states, Mapping):
-                    raise fail(
+                    problems.add(
                         f"test case {machine}.{case} maps state names to mocked response names"
                     )
+                    continue
                 for state, response in states.items():
-                    if not isinstance(response, str) or response not in responses:
-                        raise fail(
+                    defined = isinstance(response, str) and response in responses_raw
+                    if not defined:
+                        problems.add(
                             f"test case {machine}.{case}: state {state!r} uses mocked response "
                             f"{response!r}, which MockedResponses does not define"
                         )
                 machines[machine][case] = dict(states)
+        problems.raise_any()
         return cls(state_machines=machines, mocked_responses=responses, source=source)
 
     def test_case(self, state_machine: str, name: str) -> MockTestCase:
@@ -259,38 +269,68 @@ def _stored_responses(state: Mapping[str, Any]) -> ResponseRanges:
     return ResponseRanges.of([MockedResponse.from_json(r) for r in state["Responses"]])
 
 
-def _responses(name: str, raw: Any, fail: Any) -> ResponseRanges:
+class _Problems:
+    """The problems found in one config, raised together as one ``MockConfigError``."""
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+        self.lines: list[str] = []
+
+    def add(self, message: str) -> None:
+        self.lines.append(f"{self.source}: {message}")
+
+    def raise_any(self) -> None:
+        if not self.lines:
+            return
+        shown = self.lines[:MAX_PROBLEMS]
+        if len(self.lines) > MAX_PROBLEMS:
+            shown.append(f"{self.source}: {len(self.lines) - MAX_PROBLEMS} more problems not shown")
+        raise MockConfigError("; ".join(shown), field="mock_config", problems=shown)
+
+
+def _responses(name: str, raw: Any, problems: _Problems) -> ResponseRanges | None:
+    """One mocked response's invocation ranges, or None when it has a problem (reported)."""
     if not isinstance(raw, Mapping) or not raw:
-        raise fail(f"MockedResponses.{name} maps invocation numbers to Return/Throw")
+        problems.add(f"MockedResponses.{name} maps invocation numbers to Return/Throw")
+        return None
+    found = len(problems.lines)
     ranges: list[tuple[int, int, MockedResponse]] = []
     for key, body in raw.items():
         match = _RANGE.match(key)
         if match is None:
-            raise fail(
+            problems.add(
                 f"MockedResponses.{_cut(name)}: {_cut(key)} is not an invocation number or range "
                 'like "1-2"'
             )
+            continue
         numbers = [group for group in match.groups() if group is not None]
         if any(
             len(number) > len(str(MAX_INVOCATION)) or int(number) > MAX_INVOCATION
             for number in numbers
         ):
-            raise fail(
+            problems.add(
                 f"MockedResponses.{_cut(name)}: {_cut(key)} names an invocation number above "
                 f"the maximum {MAX_INVOCATION}"
             )
+            continue
         start, end = int(numbers[0]), int(numbers[-1])
         if end < start:
-            raise fail(f"MockedResponses.{_cut(name)}: range {_cut(key)} ends before it starts")
-        ranges.append((start, end, _response(name, key, body, fail)))
+            problems.add(f"MockedResponses.{_cut(name)}: range {_cut(key)} ends before it starts")
+            continue
+        response = _response(name, key, body, problems)
+        if response is not None:
+            ranges.append((start, end, response))
+    if len(problems.lines) > found:
+        return None  # gaps would only repeat what was just reported
     ranges.sort(key=lambda r: r[0])
     expected = 0
     for start, end, _ in ranges:
         if start != expected:
-            raise fail(
+            problems.add(
                 f"MockedResponses.{name}: invocation numbers must start at 0 and leave no gaps or "
                 f"overlaps; expected {expected}, found {start}"
             )
+            return None
         expected = end + 1
     return ResponseRanges([(end, response) for _, end, response in ranges])
 
@@ -300,14 +340,15 @@ def _cut(text: str) -> str:
     return repr(text if len(text) <= 40 else f"{text[:40]}…")
 
 
-def _response(name: str, key: str, body: Any, fail: Any) -> MockedResponse:
+def _response(name: str, key: str, body: Any, problems: _Problems) -> MockedResponse | None:
     where = f"MockedResponses.{name}.{key}"
     if (
         not isinstance(body, Mapping)
         or len(body) != 1
         or next(iter(body)) not in ("Return", "Throw")
     ):
-        raise fail(f"{where} must have exactly one of Return or Throw")
+        problems.add(f"{where} must have exactly one of Return or Throw")
+        return None
     if "Return" in body:
         return MockedResponse(returns=True, value=body["Return"])
     throw = body["Throw"]
@@ -316,8 +357,10 @@ def _response(name: str, key: str, body: Any, fail: Any) -> MockedResponse:
         or not isinstance(throw.get("Error"), str)
         or set(throw) - {"Error", "Cause"}
     ):
-        raise fail(f"{where}.Throw needs Error (and optionally Cause), both strings")
+        problems.add(f"{where}.Throw needs Error (and optionally Cause), both strings")
+        return None
     cause = throw.get("Cause", "")
     if not isinstance(cause, str):
-        raise fail(f"{where}.Throw.Cause must be a string")
+        problems.add(f"{where}.Throw.Cause must be a string")
+        return None
     return MockedResponse(returns=False, error=throw["Error"], cause=cause)

@@ -166,3 +166,27 @@ def test_a_mocked_state_must_be_a_task(make_engine: MakeEngine) -> None:
     arn = engine.create_state_machine("m", machine({"P": {"Type": "Pass", "End": True}}))
     with pytest.raises(MockConfigError, match="not a Task"):
         engine.start_execution(arn, "e", {}, test_case="c")
+
+
+def test_every_problem_in_a_config_is_reported_at_once() -> None:
+    config = {
+        "StateMachines": {
+            "saga": {"TestCases": {"Happy": {"A": "Missing", "B": "Good"}}},
+            "broken": {"Cases": {}},
+        },
+        "MockedResponses": {
+            "Good": {"0": {"Return": {}}},
+            "BadKey": {"zero": {"Return": {}}},
+            "BadBody": {"0": {"Return": {}, "Throw": {"Error": "E"}}},
+        },
+    }
+    with pytest.raises(MockConfigError) as caught:
+        MockConfig.from_dict(config, source="m.json")
+    problems = caught.value.data["problems"]
+    assert len(problems) == 4, problems
+    joined = "\n".join(problems)
+    assert "'zero' is not an invocation number" in joined
+    assert "MockedResponses.BadBody.0 must have exactly one of Return or Throw" in joined
+    assert "StateMachines.broken must be" in joined
+    assert "uses mocked response 'Missing'" in joined
+    assert all(line.startswith("m.json: ") for line in problems)
