@@ -123,6 +123,13 @@ class SagaBackend(Protocol):
         ``OperatorDecision``) to its next waiting point or its end."""
         ...
 
+    def whoami(self) -> str:
+        """Who is operating: the identity a resolution made through this backend records
+        (``recon_resolve``'s ``by``). Local: the OS user at this host; AWS: the caller's
+        IAM identity (``sts:GetCallerIdentity``'s ARN). Never typed in by the person, so a
+        console cannot decide under someone else's name."""
+        ...
+
     def close(self) -> None: ...
 
     def __enter__(self) -> SagaBackend: ...

@@ -14,7 +14,10 @@ happen only after every input was checked (see ``base.py``).
 
 from __future__ import annotations
 
+import getpass
 import json
+import os
+import socket
 import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
@@ -54,6 +57,7 @@ from stepsaga.engine import load as load_definition
 from stepsaga.errors import InvalidInputError, NotFoundError
 from stepsaga.home import StateHome
 from stepsaga.ledger import Ledger, LedgerPolicy, ReconOutcome, ReconStatus, Record, open_ledger
+from stepsaga.person import check_person
 from stepsaga.project import Project
 from stepsaga.workflow.saga import Saga
 
@@ -79,6 +83,15 @@ def execution_arn(saga: str, name: str) -> str:
 def saga_of(described: Mapping[str, Any]) -> str:
     """The saga an execution runs: its state machine's name."""
     return str(described["stateMachineArn"]).rsplit(":", 1)[-1]
+
+
+def local_operator() -> str:
+    """``user@host`` of this process (the embedded backend has no other identity)."""
+    try:
+        user = getpass.getuser()
+    except (KeyError, OSError):  # no login name and no passwd entry (containers)
+        user = f"uid{os.getuid()}"
+    return check_person(f"{user}@{socket.gethostname() or 'localhost'}", "operator")
 
 
 def default_handlers(deps: HandlerDeps, saga: Saga) -> Mapping[str, Handler]:
@@ -277,6 +290,9 @@ class LocalBackend:
                 resume_waiting(ledger, item_id, send)
             execution = self._view(engine, resumed[-1]) if resumed else None
         return ResolutionView(item=item_view(resolution.item), execution=execution)
+
+    def whoami(self) -> str:
+        return local_operator()
 
     # --- checks before anything is written ---------------------------------------------
 

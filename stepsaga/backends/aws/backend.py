@@ -70,6 +70,7 @@ from stepsaga.engine.errors import (
 from stepsaga.errors import InvalidInputError, NotFoundError, StepSagaError, TransientError
 from stepsaga.ledger import Ledger, ReconItem, ReconOutcome, ReconStatus, Record
 from stepsaga.ledger.dynamodb import DynamoDBStore
+from stepsaga.person import check_person
 from stepsaga.project import Project
 from stepsaga.reconciliation import decision_of, resolve, sfn_task_success
 from stepsaga.workflow import names
@@ -285,6 +286,13 @@ class AwsBackend:
             return ResolutionView(item=item_view(item), execution=None)
         execution = self._follow(describe(sfn, arn), on_event, seen)
         return ResolutionView(item=item_view(item), execution=execution)
+
+    def whoami(self) -> str:
+        """The caller's IAM identity: ``GetCallerIdentity``'s ARN (an assumed role's ARN
+        names the session, i.e. the person who assumed it)."""
+        with aws_call("sts:GetCallerIdentity"):
+            identity = self._clients.sts(self.settings.region).get_caller_identity()
+        return check_person(str(identity["Arn"]), "operator")
 
     # --- configuration and stores --------------------------------------------------------
 

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Protocol, cast
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from stepsaga.backends.aws.errors import aws_call
 
@@ -15,8 +15,16 @@ if TYPE_CHECKING:
     from mypy_boto3_stepfunctions import SFNClient
 
 
+class StsClient(Protocol):
+    """The one STS call the backend makes (``whoami``: the console's operator identity)."""
+
+    def get_caller_identity(self) -> Any: ...
+
+
 class Clients(Protocol):
     def cloudformation(self) -> CloudFormationClient: ...
+
+    def sts(self, region: str) -> StsClient: ...
 
     def stepfunctions(self, region: str) -> SFNClient: ...
 
@@ -38,6 +46,9 @@ class SessionClients:
 
     def stepfunctions(self, region: str) -> SFNClient:
         return cast("SFNClient", self._client("stepfunctions", region))
+
+    def sts(self, region: str) -> StsClient:
+        return cast(StsClient, self._client("sts", region))
 
     def dynamodb(self, region: str) -> DynamoDBClient:
         return cast("DynamoDBClient", self._client("dynamodb", region))
@@ -67,11 +78,17 @@ class FixedClients:
     sfn: SFNClient
     ddb: DynamoDBClient
     cfn: CloudFormationClient | None = None
+    sts_client: StsClient | None = None
 
     def cloudformation(self) -> CloudFormationClient:
         if self.cfn is None:
             raise LookupError("no CloudFormation client was given")
         return self.cfn
+
+    def sts(self, region: str) -> StsClient:
+        if self.sts_client is None:
+            raise LookupError("no STS client was given")
+        return self.sts_client
 
     def stepfunctions(self, region: str) -> SFNClient:
         return self.sfn
