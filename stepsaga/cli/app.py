@@ -12,7 +12,7 @@ from typing import Annotated
 import typer
 from typer._click.exceptions import ClickException, NoArgsIsHelpError
 
-from stepsaga.cli import asl, init, ledger, recon, run
+from stepsaga.cli import asl, console, init, ledger, recon, run
 from stepsaga.cli.common import Backend, CliContext, exit_codes
 from stepsaga.deployment import ENV_STACK
 from stepsaga.errors import InvalidInputError
@@ -86,6 +86,7 @@ def root(
 
 # Command groups register here, one line each (keep alphabetical).
 app.command("asl")(asl.asl)
+app.command("console")(console.console)
 app.command("graph")(asl.graph)
 app.command("history")(run.history)
 app.command("init")(init.init)
