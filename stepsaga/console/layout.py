@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from stepsaga.workflow.graph import EdgeKind, Role, StateGraph, Visited
 
+_LANE = {Role.RECONCILIATION: 0, Role.FORWARD: 1, Role.TERMINAL: 1, Role.COMPENSATION: 2}
 NODE_HEIGHT = 44
 RANK_GAP = 46
 NODE_GAP = 28
@@ -131,19 +132,33 @@ def layout(graph: StateGraph, visited: Visited | None = None) -> GraphPicture:
             order[name] = index + order[name] / 1000  # keep ties in predecessor order
     info = {node.name: node for node in graph.nodes}
     widths = {n.name: _width(n.name, n.detail) for n in graph.nodes}
-    row_width = {r: sum(widths[n] for n in names) + NODE_GAP * (len(names) - 1) for r, names in rows.items()}
-    total = max(row_width.values(), default=MIN_WIDTH) + 2 * MARGIN + 120  # arcs on the right
+    # Lanes: reconciliation on the left, the forward path (and the ends) in the middle,
+    # compensation on the right; a lane is as wide as its widest rank.
+    lane_of = {n.name: _LANE[n.role] for n in graph.nodes}
+    lane_width = [0.0, 0.0, 0.0]
+    for names in rows.values():
+        for lane in range(3):
+            members = [n for n in names if lane_of[n] == lane]
+            used = sum(widths[n] for n in members) + NODE_GAP * max(0, len(members) - 1)
+            lane_width[lane] = max(lane_width[lane], used)
+    lane_x = [MARGIN, MARGIN + lane_width[0] + 3 * NODE_GAP, 0.0]
+    lane_x[2] = lane_x[1] + lane_width[1] + 3 * NODE_GAP
+    total = lane_x[2] + lane_width[2] + MARGIN + 120  # room for the arcs on the right
     placed: dict[str, PlacedNode] = {}
     for r, names in rows.items():
-        x = MARGIN + (total - 120 - 2 * MARGIN - row_width[r]) / 2
         y = MARGIN + r * (NODE_HEIGHT + RANK_GAP)
-        for name in names:
-            node = info[name]
-            placed[name] = PlacedNode(
-                name, node.detail, node.role, node.type, x, y, widths[name], NODE_HEIGHT,
-                name in seen,
-            )
-            x += widths[name] + NODE_GAP
+        for lane in range(3):
+            members = [n for n in names if lane_of[n] == lane]
+            used = sum(widths[n] for n in members) + NODE_GAP * max(0, len(members) - 1)
+            # the middle lane centred, the left one flush right, the right one flush left
+            x = lane_x[lane] + (lane_width[lane] - used) * (1.0, 0.5, 0.0)[lane]
+            for name in members:
+                node = info[name]
+                placed[name] = PlacedNode(
+                    name, node.detail, node.role, node.type, x, y, widths[name], NODE_HEIGHT,
+                    name in seen,
+                )
+                x += widths[name] + NODE_GAP
     height = MARGIN * 2 + (max(rows, default=0) + 1) * (NODE_HEIGHT + RANK_GAP) - RANK_GAP
     edges = []
     for n, edge in enumerate(graph.edges):
