@@ -31,7 +31,7 @@ from stepsaga.clock import Clock, SystemClock
 from stepsaga.console.layout import GraphPicture, layout
 from stepsaga.console.security import (
     CSRF_FIELD,
-    Forbidden,
+    ForbiddenError,
     TokenGate,
     check_csrf,
     csrf_token,
@@ -132,7 +132,7 @@ class Console:
         ]
         middleware = [
             Middleware(TrustedHostMiddleware, allowed_hosts=list(c.allowed_hosts)),
-            Middleware(TokenGate, token=c.token, port=c.port),  # type: ignore[arg-type]
+            Middleware(TokenGate, token=c.token, port=c.port),
         ]
         return Starlette(routes=routes, middleware=middleware)
 
@@ -151,7 +151,7 @@ class Console:
 
     def refused(self, exc: Exception) -> Response:
         """Our errors as a page: bad input 400, not found 404, a refused change 409."""
-        if isinstance(exc, Forbidden):
+        if isinstance(exc, ForbiddenError):
             return PlainTextResponse(str(exc), status_code=403)
         code = 500
         if isinstance(exc, NotFoundError):
@@ -203,14 +203,14 @@ class Console:
             form = await self._form(request)
             with self.backend() as backend:
                 view = backend.redrive(name, tenant=form.get("tenant") or None)
-        except (StepSagaError, Forbidden) as exc:
+        except (StepSagaError, ForbiddenError) as exc:
             return self.refused(exc)
         return self._to_execution(view, "redriven")
 
     async def stop(self, request: Request) -> Response:
         try:
             await self._form(request)
-        except Forbidden as exc:
+        except ForbiddenError as exc:
             return self.refused(exc)
         return self.refused(InvalidInputError("stop is not available in this build", field="stop"))
 
@@ -305,7 +305,7 @@ class Console:
                 raise InvalidInputError("note: say why (it is kept on the item)", field="note")
             with self.backend() as backend:
                 backend.recon_resolve(item_id, outcome, backend.whoami(), note)
-        except (StepSagaError, Forbidden) as exc:
+        except (StepSagaError, ForbiddenError) as exc:
             return self.refused(exc)
         return RedirectResponse(f"/reconciliation/{_path(item_id)}", 303)
 

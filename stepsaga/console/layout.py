@@ -155,7 +155,14 @@ def layout(graph: StateGraph, visited: Visited | None = None) -> GraphPicture:
             for name in members:
                 node = info[name]
                 placed[name] = PlacedNode(
-                    name, node.detail, node.role, node.type, x, y, widths[name], NODE_HEIGHT,
+                    name,
+                    node.detail,
+                    node.role,
+                    node.type,
+                    x,
+                    y,
+                    widths[name],
+                    NODE_HEIGHT,
                     name in seen,
                 )
                 x += widths[name] + NODE_GAP
@@ -169,7 +176,13 @@ def layout(graph: StateGraph, visited: Visited | None = None) -> GraphPicture:
             path, lx, ly = _down(a, b)
         edges.append(
             PlacedEdge(
-                edge.source, edge.target, edge.kind, edge.label, path, lx, ly,
+                edge.source,
+                edge.target,
+                edge.kind,
+                edge.label,
+                path,
+                lx,
+                ly,
                 (edge.source, edge.target) in taken,
             )
         )

@@ -34,7 +34,7 @@ Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
-TOKEN_PARAMETER: Final = "token"
+TOKEN_PARAMETER: Final = "token"  # noqa: S105 (a query parameter name)
 CSRF_FIELD: Final = "csrf"
 _SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 _SAME_SITE_FETCH = frozenset({"same-origin", "none"})
@@ -68,7 +68,7 @@ def cookie_name(port: int) -> str:
     return f"stepsaga_console_{port}"
 
 
-class Forbidden(Exception):
+class ForbiddenError(Exception):
     """A request the rules above refuse (403, with the reason as its text)."""
 
 
@@ -76,7 +76,7 @@ def check_csrf(form: FormData, token: str) -> None:
     """Refuse a form without this console's ``csrf`` value."""
     sent = form.get(CSRF_FIELD)
     if not isinstance(sent, str) or not hmac.compare_digest(sent, csrf_token(token)):
-        raise Forbidden("403: this form was not sent by the console's own page (CSRF check)")
+        raise ForbiddenError("403: this form was not sent by the console's own page (CSRF check)")
 
 
 class TokenGate:
@@ -115,9 +115,7 @@ class TokenGate:
                 return _forbidden("403: the token goes in the URL of a page, not of a POST")
             return self._login(request.url)
         if not self._authenticated(request.headers):
-            return _forbidden(
-                "403: open the URL with the token that `stepsaga console` printed"
-            )
+            return _forbidden("403: open the URL with the token that `stepsaga console` printed")
         if request.method not in _SAFE_METHODS:
             return _cross_site(request)
         return None
@@ -136,7 +134,9 @@ class TokenGate:
 
     def _login(self, url: URL) -> Response:
         query = urlencode([(k, v) for k, v in parse_qsl(url.query) if k != TOKEN_PARAMETER])
-        response = RedirectResponse(url.replace(query=query).path + (f"?{query}" if query else ""), 303)
+        response = RedirectResponse(
+            url.replace(query=query).path + (f"?{query}" if query else ""), 303
+        )
         response.set_cookie(self.cookie, self.token, httponly=True, samesite="strict", path="/")
         return response
 

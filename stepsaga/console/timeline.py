@@ -136,7 +136,11 @@ def _failure(
                 None,
             )
             return Entry(
-                EntryKind.CAUGHT, failed["timestamp"], state=state, error=error, text=cause,
+                EntryKind.CAUGHT,
+                failed["timestamp"],
+                state=state,
+                error=error,
+                text=cause,
                 next_state=target,
             )
         if kind.startswith("Execution") or kind == "ExecutionRedriven":

@@ -17,7 +17,6 @@ from stepsaga.cli.common import Backend, CliContext
 from stepsaga.cli.ledger import ledger_of
 from stepsaga.console import ConsoleConfig, create_app
 from stepsaga.home import StateHome
-from stepsaga.ledger import Ledger
 from tests.functional.aws_support import FakeAws
 from tests.functional.cli_support import EXAMPLES, cli, write_case
 from workflows.project import reference_project
@@ -67,7 +66,9 @@ class Cases:
 
 def run_cases(home: StateHome, folder: Path) -> Cases:
     """CASE-1 is compensated (shipment rejected), CASE-2 waits for a decision."""
-    first = cli(home, "start", str(write_case(folder, "CASE-1")), "--faults", str(REJECTED), "--json")
+    first = cli(
+        home, "start", str(write_case(folder, "CASE-1")), "--faults", str(REJECTED), "--json"
+    )
     second = cli(
         home, "start", str(write_case(folder, "CASE-2")), "--faults", str(UNVERIFIABLE), "--json"
     )

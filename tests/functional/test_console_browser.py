@@ -21,7 +21,7 @@ from tests.functional.cli_support import ROOT
 from tests.functional.console_support import TOKEN, Cases, chromium, local_config, run_cases
 
 if TYPE_CHECKING:
-    from playwright.sync_api import Browser, Page
+    from playwright.sync_api import Browser, Dialog, Page
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -90,7 +90,9 @@ def test_2_a_compensated_execution_shows_its_path(page: Page, console: str, case
     assert page.locator("#execution-outcome").inner_text() == "compensated"
     visited = page.locator("svg#saga-graph g.node.visited")
     names = visited.evaluate_all("nodes => nodes.map(n => n.dataset.state)")
-    assert {"CreateShipment", "EscalateRefundPayment", "ReleaseReservation", "Compensated"} <= set(names)
+    assert {"CreateShipment", "EscalateRefundPayment", "ReleaseReservation", "Compensated"} <= set(
+        names
+    )
     assert "Completed" not in names
     shape = page.locator('svg#saga-graph g.node[data-state="EscalateRefundPayment"] rect')
     assert shape.evaluate("r => getComputedStyle(r).stroke") == "rgb(47, 133, 90)"  # green
@@ -132,10 +134,12 @@ def test_4_a_request_without_the_token_is_refused(browser: Browser, console: str
     stranger = context.new_page()
     for path in ["executions", "reconciliation", "ledger", "static/console.css"]:
         response = stranger.goto(console + path)
-        assert response is not None and response.status == 403
+        assert response is not None
+        assert response.status == 403
     assert "token" in stranger.locator("body").inner_text()
     wrong = stranger.goto(f"{console}executions?token=guess")
-    assert wrong is not None and wrong.status == 403
+    assert wrong is not None
+    assert wrong.status == 403
     context.close()
 
 
@@ -172,7 +176,10 @@ def attacker() -> Iterator[tuple[ThreadingHTTPServer, str]]:
 
 
 def test_5_a_cross_site_post_is_refused(
-    page: Page, console: str, cases: Cases, home: StateHome,
+    page: Page,
+    console: str,
+    cases: Cases,
+    home: StateHome,
     attacker: tuple[ThreadingHTTPServer, str],
 ) -> None:
     item = cases.waiting["open_items"][0]
@@ -183,7 +190,9 @@ def test_5_a_cross_site_post_is_refused(
     assert "403" in page.locator("body").inner_text()
     with open_ledger(home.ledger_url) as ledger:
         stored = ledger.get_item(item)
-    assert stored is not None and stored.status is ReconStatus.OPEN and stored.note is None
+    assert stored is not None
+    assert stored.status is ReconStatus.OPEN
+    assert stored.note is None
 
 
 def _plant_hostile_case(home: StateHome) -> str:
@@ -216,7 +225,11 @@ def test_6_a_case_whose_ids_contain_script_renders_inert(
 ) -> None:
     item = _plant_hostile_case(home)
     dialogs: list[str] = []
-    page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
+
+    def record(dialog: Dialog) -> None:
+        dialogs.append(dialog.message)
+
+    page.on("dialog", record)
     for path in ["reconciliation", f"reconciliation/{item}", "ledger"]:
         page.goto(console + path)
         page.wait_for_load_state("load")

@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import replace
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -16,7 +17,7 @@ from stepsaga.console import csrf_token
 from stepsaga.home import StateHome
 from stepsaga.ledger import ReconStatus
 from tests.functional.aws_support import FakeAws, fake_aws, run_locally
-from tests.functional.cli_support import cli, write_case
+from tests.functional.cli_support import case_data, cli, write_case
 from tests.functional.console_support import (
     TOKEN,
     UNVERIFIABLE,
@@ -27,7 +28,6 @@ from tests.functional.console_support import (
     run_cases,
 )
 from workflows.case import parse_case
-from tests.functional.cli_support import case_data
 
 
 @pytest.fixture
@@ -56,8 +56,13 @@ def test_a_compensated_execution_shows_its_path_ledger_and_timeline(
     assert page.status_code == 200
     html = page.text
     assert _visited(html) == {
-        "Prepare", "ReserveStock", "RefundPayment", "CreateShipment",
-        "EscalateRefundPayment", "ReleaseReservation", "Compensated",
+        "Prepare",
+        "ReserveStock",
+        "RefundPayment",
+        "CreateShipment",
+        "EscalateRefundPayment",
+        "ReleaseReservation",
+        "Compensated",
     }
     assert ("CreateShipment", "EscalateRefundPayment") in _taken(html)
     assert ("CreateShipment", "Completed") not in _taken(html)
@@ -72,15 +77,15 @@ def test_a_compensated_execution_shows_its_path_ledger_and_timeline(
     assert "Redrive" in html  # FAILED (compensated) executions are redrivable on the local engine
 
 
-def test_the_queue_marks_overdue_items_and_shows_evidence(
-    home: StateHome, cases: Cases
-) -> None:
+def test_the_queue_marks_overdue_items_and_shows_evidence(home: StateHome, cases: Cases) -> None:
     fresh = client(local_config(home)).get("/reconciliation").text
     item = cases.waiting["open_items"][0]
-    assert item in fresh and "overdue</span>" not in fresh
-    stale = client(replace(local_config(home), overdue_after=__import__("datetime").timedelta(0)))
+    assert item in fresh
+    assert "overdue</span>" not in fresh
+    stale = client(replace(local_config(home), overdue_after=timedelta(0)))
     html = stale.get("/reconciliation").text
-    assert 'class="overdue"' in html and "overdue</span>" in html
+    assert 'class="overdue"' in html
+    assert "overdue</span>" in html
     assert "case waits" in html
     assert "<pre>{" in html  # the evidence, as JSON
 
@@ -89,7 +94,8 @@ def test_resolving_a_waiting_item_continues_the_case(local: TestClient, cases: C
     item = cases.waiting["open_items"][0]
     form = local.get(f"/reconciliation/{item}").text
     operator = re.search(r'id="operator">([^<]+)<', form)
-    assert operator is not None and "@" in operator.group(1)
+    assert operator is not None
+    assert "@" in operator.group(1)
     done = local.post(
         f"/reconciliation/{item}/resolve",
         data={"csrf": csrf_token(TOKEN), "outcome": "applied", "note": "carrier confirmed"},
@@ -101,13 +107,20 @@ def test_resolving_a_waiting_item_continues_the_case(local: TestClient, cases: C
     assert 'class="badge outcome-completed">completed' in status
 
 
-def test_a_bad_resolution_is_one_line_and_changes_nothing(local: TestClient, cases: Cases, home: StateHome) -> None:
+def test_a_bad_resolution_is_one_line_and_changes_nothing(
+    local: TestClient, cases: Cases, home: StateHome
+) -> None:
     item = cases.waiting["open_items"][0]
     for data, message in [
-        ({"outcome": "maybe", "note": "x"}, "outcome: &#39;maybe&#39; is not one of applied, not-applied"),
+        (
+            {"outcome": "maybe", "note": "x"},
+            "outcome: &#39;maybe&#39; is not one of applied, not-applied",
+        ),
         ({"outcome": "applied", "note": "  "}, "note: say why (it is kept on the item)"),
     ]:
-        response = local.post(f"/reconciliation/{item}/resolve", data={"csrf": csrf_token(TOKEN), **data})
+        response = local.post(
+            f"/reconciliation/{item}/resolve", data={"csrf": csrf_token(TOKEN), **data}
+        )
         assert response.status_code == 400
         assert message in response.text
     listed = cli(home, "recon", "list", "--case", "CASE-2", "--json").json()
@@ -119,7 +132,8 @@ def test_the_ledger_page_shows_a_case_or_a_tenant(local: TestClient, cases: Case
     assert "acme:CASE-1:r1:reserve_stock" in case_page
     assert "acme:CASE-2:" not in case_page
     tenant_page = local.get("/ledger?tenant=acme").text
-    assert "acme:CASE-1:r1:reserve_stock" in tenant_page and "acme:CASE-2:r1:reserve_stock" in tenant_page
+    assert "acme:CASE-1:r1:reserve_stock" in tenant_page
+    assert "acme:CASE-2:r1:reserve_stock" in tenant_page
     assert "no ledger records for this filter" in local.get("/ledger?tenant=other").text
 
 
@@ -129,7 +143,9 @@ def test_an_unknown_execution_or_item_is_a_404_page(local: TestClient, cases: Ca
     assert local.get("/reconciliation?status=weird").status_code == 400
 
 
-def test_an_empty_home_shows_empty_pages_and_writes_nothing(local: TestClient, home: StateHome) -> None:
+def test_an_empty_home_shows_empty_pages_and_writes_nothing(
+    local: TestClient, home: StateHome
+) -> None:
     for path in ["/reconciliation", "/ledger"]:
         assert local.get(path).status_code == 200
     assert not home.root.exists()

@@ -17,7 +17,12 @@ def _overlaps(picture: GraphPicture) -> list[tuple[str, str]]:
     nodes = list(picture.nodes)
     for i, a in enumerate(nodes):
         for b in nodes[i + 1 :]:
-            if a.x < b.x + b.width and b.x < a.x + a.width and a.y < b.y + b.height and b.y < a.y + a.height:
+            if (
+                a.x < b.x + b.width
+                and b.x < a.x + a.width
+                and a.y < b.y + b.height
+                and b.y < a.y + a.height
+            ):
                 found.append((a.name, b.name))
     return found
 
@@ -30,15 +35,21 @@ def test_the_reference_saga_is_drawn_whole_with_the_path_marked() -> None:
     assert len(picture.edges) == len(graph.edges)
     assert {n.name for n in picture.nodes if n.visited} == set(path)
     taken = {(e.source, e.target) for e in picture.edges if e.taken}
-    assert taken == {("Prepare", "ReserveStock"), ("ReserveStock", "RefundPayment"),
-                     ("RefundPayment", "CreateShipment"), ("CreateShipment", "Completed")}
+    assert taken == {
+        ("Prepare", "ReserveStock"),
+        ("ReserveStock", "RefundPayment"),
+        ("RefundPayment", "CreateShipment"),
+        ("CreateShipment", "Completed"),
+    }
     assert _overlaps(picture) == []
     by_name = {n.name: n for n in picture.nodes}
     # the forward path reads top to bottom
     assert [by_name[n].y for n in path] == sorted(by_name[n].y for n in path)
     for node in picture.nodes:
-        assert 0 <= node.x and node.x + node.width <= picture.width
-        assert 0 <= node.y and node.y + node.height <= picture.height
+        assert node.x >= 0
+        assert node.x + node.width <= picture.width
+        assert node.y >= 0
+        assert node.y + node.height <= picture.height
 
 
 _ROLES = st.sampled_from(list(Role))

@@ -15,10 +15,14 @@ from tests.functional.console_support import TOKEN, local_config
 
 @pytest.fixture
 def anonymous(tmp_path: Path) -> TestClient:
-    return TestClient(create_app(local_config(StateHome(tmp_path / "home"))), base_url="http://127.0.0.1")
+    return TestClient(
+        create_app(local_config(StateHome(tmp_path / "home"))), base_url="http://127.0.0.1"
+    )
 
 
-@pytest.mark.parametrize("path", ["/", "/executions", "/reconciliation", "/ledger", "/static/console.css"])
+@pytest.mark.parametrize(
+    "path", ["/", "/executions", "/reconciliation", "/ledger", "/static/console.css"]
+)
 def test_without_the_token_every_page_is_403(anonymous: TestClient, path: str) -> None:
     response = anonymous.get(path, follow_redirects=False)
     assert response.status_code == 403
@@ -31,13 +35,16 @@ def test_a_wrong_token_is_403(anonymous: TestClient) -> None:
     assert anonymous.get("/executions").status_code == 403
 
 
-def test_the_token_in_the_url_becomes_a_strict_cookie_and_leaves_the_url(anonymous: TestClient) -> None:
+def test_the_token_in_the_url_becomes_a_strict_cookie_and_leaves_the_url(
+    anonymous: TestClient,
+) -> None:
     response = anonymous.get(f"/ledger?tenant=acme&token={TOKEN}", follow_redirects=False)
     assert response.status_code == 303
     assert response.headers["location"] == "/ledger?tenant=acme"
     cookie = response.headers["set-cookie"]
     assert cookie.startswith(f"{cookie_name(8765)}={TOKEN};")
-    assert "HttpOnly" in cookie and "SameSite=strict" in cookie
+    assert "HttpOnly" in cookie
+    assert "SameSite=strict" in cookie
     assert anonymous.get("/ledger?tenant=acme").status_code == 200  # the cookie is kept
 
 
@@ -52,7 +59,9 @@ def _logged_in(client: TestClient) -> TestClient:
 
 def test_a_post_without_the_csrf_field_is_refused(anonymous: TestClient) -> None:
     client = _logged_in(anonymous)
-    response = client.post("/reconciliation/rec-1/resolve", data={"outcome": "applied", "note": "x"})
+    response = client.post(
+        "/reconciliation/rec-1/resolve", data={"outcome": "applied", "note": "x"}
+    )
     assert response.status_code == 403
     assert "CSRF" in response.text
 

@@ -3,6 +3,7 @@ uncaught failures, waits, redrives and the end, from GetExecutionHistory events.
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -14,7 +15,11 @@ T0 = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
 def _events(*spec: tuple[float, str, dict[str, Any] | None]) -> list[dict[str, Any]]:
     events = []
     for n, (seconds, kind, details) in enumerate(spec, start=1):
-        event: dict[str, Any] = {"id": n, "type": kind, "timestamp": T0 + timedelta(seconds=seconds)}
+        event: dict[str, Any] = {
+            "id": n,
+            "type": kind,
+            "timestamp": T0 + timedelta(seconds=seconds),
+        }
         if details is not None:
             key = (
                 "stateEnteredEventDetails"
@@ -27,7 +32,7 @@ def _events(*spec: tuple[float, str, dict[str, Any] | None]) -> list[dict[str, A
 
 
 def _failed(error: str, message: str) -> dict[str, Any]:
-    return {"error": error, "cause": '{"errorMessage": "%s"}' % message}
+    return {"error": error, "cause": json.dumps({"errorMessage": message})}
 
 
 def test_a_retry_shows_its_number_and_the_time_waited() -> None:
@@ -63,7 +68,10 @@ def test_a_caught_error_names_the_state_it_went_to() -> None:
         ("CreateShipment", "Business.Rejected", "EscalateRefundPayment")
     ]
     assert entries[-1].kind is EntryKind.ENDED
-    assert (entries[-1].error, entries[-1].text) == ("Saga.Compensated", "execution failed: compensated")
+    assert (entries[-1].error, entries[-1].text) == (
+        "Saga.Compensated",
+        "execution failed: compensated",
+    )
 
 
 def test_an_uncaught_failure_then_a_redrive() -> None:
