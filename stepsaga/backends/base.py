@@ -28,7 +28,7 @@ Rules every backend keeps:
 from __future__ import annotations
 
 from types import TracebackType
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from stepsaga.backends.progress import ProgressListener
 from stepsaga.backends.views import (
@@ -140,3 +140,13 @@ class SagaBackend(Protocol):
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None: ...
+
+
+@runtime_checkable
+class SupportsRetryDelays(Protocol):
+    """A backend that knows the retry delays it chose (the local engine records them; AWS
+    histories do not carry them)."""
+
+    def retry_delays(self, ref: str, *, tenant: str | None = None) -> dict[int, float]:
+        """``{id of the failure event: seconds chosen before the retry}``."""
+        ...

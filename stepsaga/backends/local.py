@@ -217,6 +217,12 @@ class LocalBackend:
         reader = self._read_engine()
         return reader.get_execution_history(self._resolve(reader, ref, tenant))
 
+    def retry_delays(self, ref: str, *, tenant: str | None = None) -> dict[int, float]:
+        """The retry delays the engine chose (``time_scale`` 0 still records them)."""
+        reader = self._read_engine()
+        delays = reader.list_delays(self._resolve(reader, ref, tenant))
+        return {d.event_id: d.seconds for d in delays if d.kind is DelayKind.RETRY}
+
     def redrive(
         self,
         ref: str,

@@ -26,7 +26,13 @@ from starlette.responses import HTMLResponse, PlainTextResponse, RedirectRespons
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from stepsaga.backends import ExecutionView, ReconFilter, SagaBackend, entered_states
+from stepsaga.backends import (
+    ExecutionView,
+    ReconFilter,
+    SagaBackend,
+    SupportsRetryDelays,
+    entered_states,
+)
 from stepsaga.clock import Clock, SystemClock
 from stepsaga.console.layout import GraphPicture, layout
 from stepsaga.console.security import (
@@ -180,6 +186,9 @@ class Console:
             with self.backend() as backend:
                 view = backend.status(name, tenant=tenant)
                 events = backend.history(view.execution_arn)["events"]
+                chosen = None
+                if isinstance(backend, SupportsRetryDelays):
+                    chosen = backend.retry_delays(view.execution_arn)
                 items = [backend.recon_show(item_id) for item_id in view.open_items]
             records = self._records(view)
         except StepSagaError as exc:
@@ -189,7 +198,7 @@ class Console:
             "execution.html",
             view=view,
             picture=picture,
-            entries=timeline(events),
+            entries=timeline(events, chosen),
             records=records,
             items=items,
             redrivable=view.status in REDRIVABLE and view.redrive_status != "NOT_REDRIVABLE",

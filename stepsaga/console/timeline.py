@@ -4,7 +4,8 @@ errors caught (and where they went), waits for a person, redrives, the end.
 Read from ``GetExecutionHistory`` events only (what both backends return), so the console
 shows the same on AWS and locally. AWS histories carry no retry delay: the delay shown is
 the time between the failure and the next attempt (what was waited; 0 when the local
-engine runs with ``--time-scale 0``).
+engine runs with ``--time-scale 0``), unless the backend knows the delay it chose
+(``chosen``: the local engine's, by the id of the failure event).
 """
 
 from __future__ import annotations
@@ -39,6 +40,8 @@ class Entry:
     #: ``RETRIED``: the retry's number (1 = first retry) and the seconds waited before it.
     attempt: int | None = None
     seconds: float | None = None
+    #: ``RETRIED``: ``seconds`` is the delay the engine chose (else the time waited).
+    chosen: bool = False
     #: ``CAUGHT``: the state the Catch sent the execution to.
     next_state: str | None = None
 
@@ -65,8 +68,11 @@ def short_cause(cause: object, limit: int = 200) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def timeline(events: Sequence[Mapping[str, Any]]) -> list[Entry]:
-    """The entries of ``events`` (oldest first)."""
+def timeline(
+    events: Sequence[Mapping[str, Any]], chosen: Mapping[int, float] | None = None
+) -> list[Entry]:
+    """The entries of ``events`` (oldest first); ``chosen`` maps a failure event's id to
+    the retry delay chosen after it, where the backend knows it."""
     entries: list[Entry] = []
     state: str | None = None
     retries: dict[str, int] = {}
@@ -79,7 +85,7 @@ def timeline(events: Sequence[Mapping[str, Any]]) -> list[Entry]:
             entries.append(Entry(EntryKind.ENTERED, when, state=state))
         elif kind in _FAILURES:
             details = event.get(_FAILURES[kind], {})
-            entries.append(_failure(events, index, state, details, retries))
+            entries.append(_failure(events, index, state, details, retries, chosen or {}))
         elif kind == "TaskSubmitted":
             entries.append(Entry(EntryKind.WAITING, when, state=state, text="waits for a person"))
         elif kind == "ExecutionRedriven":
@@ -105,6 +111,7 @@ def _failure(
     state: str | None,
     details: Mapping[str, Any],
     retries: dict[str, int],
+    chosen: Mapping[int, float],
 ) -> Entry:
     """A failed task is retried (the next event of note schedules it again), caught (its
     state is left for another), or fails the execution."""
@@ -117,6 +124,7 @@ def _failure(
             key = state or "?"
             retries[key] = retries.get(key, 0) + 1
             waited = (later["timestamp"] - failed["timestamp"]).total_seconds()
+            known = chosen.get(int(failed.get("id", -1)))
             return Entry(
                 EntryKind.RETRIED,
                 failed["timestamp"],
@@ -124,7 +132,8 @@ def _failure(
                 error=error,
                 text=cause,
                 attempt=retries[key],
-                seconds=max(0.0, waited),
+                seconds=known if known is not None else max(0.0, waited),
+                chosen=known is not None,
             )
         if kind.endswith("StateExited"):
             target = next(

@@ -17,7 +17,7 @@ from stepsaga.console import csrf_token
 from stepsaga.home import StateHome
 from stepsaga.ledger import ReconStatus
 from tests.functional.aws_support import FakeAws, fake_aws, run_locally
-from tests.functional.cli_support import case_data, cli, write_case
+from tests.functional.cli_support import EXAMPLES, case_data, cli, write_case
 from tests.functional.console_support import (
     TOKEN,
     UNVERIFIABLE,
@@ -187,3 +187,17 @@ def test_the_pages_work_on_aws_with_the_callers_iam_identity(
     assert f'id="item-resolved-by">{identity}<' in done.text
     assert aws.ledger().get_item(item).resolved_by == identity  # type: ignore[union-attr]
     assert "acme:CASE-1001:r1:reserve_stock" in console.get("/ledger?tenant=acme").text
+
+
+def test_retries_show_the_delay_the_engine_chose(
+    local: TestClient, home: StateHome, tmp_path: Path
+) -> None:
+    throttled = EXAMPLES / "faults-throttled-refund.json"
+    started = cli(
+        home, "start", str(write_case(tmp_path, "CASE-9")), "--faults", str(throttled), "--json"
+    )
+    assert started.code == 0, started.err
+    html = local.get(f"/executions/{started.json()['name']}").text
+    chosen = [float(s) for s in re.findall(r"retry \d+ after ([\d.]+) s \(delay chosen\)", html)]
+    assert chosen, html
+    assert all(seconds > 0 for seconds in chosen)  # chosen, though time scale 0 waited none

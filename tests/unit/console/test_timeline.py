@@ -102,3 +102,16 @@ def test_a_cause_is_one_short_line() -> None:
     assert short_cause("plain <b>text</b>") == "plain <b>text</b>"  # escaping is the page's job
     assert short_cause(None) == ""
     assert len(short_cause("x" * 500)) == 200
+
+
+def test_a_delay_the_backend_chose_wins_over_the_time_waited() -> None:
+    events = _events(
+        (0, "TaskStateEntered", {"name": "RefundPayment"}),
+        (0, "TaskScheduled", {}),
+        (1, "TaskFailed", _failed("Transient.Throttled", "HTTP 429")),
+        (1, "TaskScheduled", {}),  # time scale 0: no time passed
+    )
+    retry = next(e for e in timeline(events, {3: 1.75}) if e.kind is EntryKind.RETRIED)
+    assert (retry.seconds, retry.chosen) == (1.75, True)
+    waited = next(e for e in timeline(events) if e.kind is EntryKind.RETRIED)
+    assert (waited.seconds, waited.chosen) == (0.0, False)
