@@ -57,6 +57,7 @@ bench: $(VENV)/.dev
 	$(BIN)/python bench/storm.py
 	$(BIN)/python bench/chaos.py
 	$(BIN)/python bench/peers.py
+	$(BIN)/python bench/cost.py
 
 clean:
 	rm -rf $(VENV) .stepsaga .stepsaga-demo cdk.out .mypy_cache .ruff_cache .pytest_cache
