@@ -201,7 +201,7 @@ class Console:
             entries=timeline(events, chosen),
             records=records,
             items=items,
-            redrivable=view.status in REDRIVABLE and view.redrive_status != "NOT_REDRIVABLE",
+            redrivable=_redrivable(view),
             stoppable=view.status == "RUNNING",
             message=request.query_params.get("done"),
         )
@@ -338,6 +338,13 @@ class Console:
             case=case or "",
             limit=LEDGER_LIMIT,
         )
+
+
+def _redrivable(view: ExecutionView) -> bool:
+    """What the backend says (``redriveStatus``), else AWS's rule on the status."""
+    if view.redrive_status is not None:
+        return view.redrive_status == "REDRIVABLE"
+    return view.status in REDRIVABLE
 
 
 def _path(segment: str) -> str:

@@ -17,7 +17,7 @@ from stepsaga.console import csrf_token
 from stepsaga.home import StateHome
 from stepsaga.ledger import ReconStatus
 from tests.functional.aws_support import FakeAws, fake_aws, run_locally
-from tests.functional.cli_support import EXAMPLES, case_data, cli, write_case
+from tests.functional.cli_support import EXAMPLES, case_data, cli, write_case, write_faults
 from tests.functional.console_support import (
     TOKEN,
     UNVERIFIABLE,
@@ -74,7 +74,6 @@ def test_a_compensated_execution_shows_its_path_ledger_and_timeline(
     assert re.search(r'title="[0-9a-f]{64}"', html)
     # the catch, in the timeline
     assert "caught → <b>EscalateRefundPayment</b>" in html
-    assert "Redrive" in html  # FAILED (compensated) executions are redrivable on the local engine
 
 
 def test_the_queue_marks_overdue_items_and_shows_evidence(home: StateHome, cases: Cases) -> None:
@@ -201,3 +200,27 @@ def test_retries_show_the_delay_the_engine_chose(
     chosen = [float(s) for s in re.findall(r"retry \d+ after ([\d.]+) s \(delay chosen\)", html)]
     assert chosen, html
     assert all(seconds > 0 for seconds in chosen)  # chosen, though time scale 0 waited none
+
+
+def test_a_failed_execution_is_redriven_from_its_page(
+    local: TestClient, home: StateHome, tmp_path: Path
+) -> None:
+    throttled = write_faults(
+        tmp_path, {"service": "payments", "operation": "refund", "times": 3, "fault": "throttle"}
+    )
+    started = cli(
+        home, "start", str(write_case(tmp_path, "CASE-R")), "--faults", str(throttled), "--json"
+    )
+    assert started.json()["outcome"] == "failed"
+    name = started.json()["name"]
+    page = local.get(f"/executions/{name}").text
+    assert f'action="/executions/{name}/redrive"' in page
+    assert "failed with <code>TransientError</code> (not caught)" in page
+    done = local.post(
+        f"/executions/{name}/redrive", data={"csrf": csrf_token(TOKEN), "tenant": "acme"}
+    )
+    assert done.status_code == 200
+    assert str(done.url).endswith(f"/executions/{name}?tenant=acme&done=redriven")
+    assert 'class="badge outcome-completed">completed' in done.text
+    assert "<b>redriven</b> (redrive 1)" in done.text
+    assert f'action="/executions/{name}/redrive"' not in done.text  # SUCCEEDED: no button
