@@ -190,6 +190,7 @@ class Console:
                 if isinstance(backend, SupportsRetryDelays):
                     chosen = backend.retry_delays(view.execution_arn)
                 items = [backend.recon_show(item_id) for item_id in view.open_items]
+                operator = backend.whoami() if view.status == "RUNNING" else None
             records = self._records(view)
         except StepSagaError as exc:
             return self.refused(exc)
@@ -203,6 +204,7 @@ class Console:
             items=items,
             redrivable=_redrivable(view),
             stoppable=view.status == "RUNNING",
+            operator=operator,
             message=request.query_params.get("done"),
         )
 
