@@ -16,6 +16,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
+from urllib.parse import quote, urlencode
 
 from jinja2 import Environment, PackageLoader, select_autoescape
 from starlette.applications import Starlette
@@ -350,15 +351,11 @@ def _redrivable(view: ExecutionView) -> bool:
 
 
 def _path(segment: str) -> str:
-    from urllib.parse import quote
-
     return quote(segment, safe="")
 
 
 def request_url(path: str, **query: str | None) -> str:
     """``path`` (its last segment quoted) with the non-empty ``query`` values."""
-    from urllib.parse import urlencode
-
     head, _, last = path.rpartition("/")
     given = {k: v for k, v in query.items() if v}
     return f"{head}/{_path(last)}" + (f"?{urlencode(given)}" if given else "")
