@@ -28,6 +28,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from stepsaga.backends import (
+    CaseOutcome,
     ExecutionView,
     ReconFilter,
     SagaBackend,
@@ -44,6 +45,7 @@ from stepsaga.console.security import (
     csrf_token,
 )
 from stepsaga.console.timeline import short_cause, timeline
+from stepsaga.engine.models import ExecutionStatus
 from stepsaga.errors import (
     IllegalTransitionError,
     InvalidInputError,
@@ -60,6 +62,8 @@ from stepsaga.workflow.graph import Visited, build_graph
 REDRIVABLE = frozenset({"FAILED", "ABORTED", "TIMED_OUT"})
 DEFAULT_OVERDUE_AFTER = timedelta(hours=24)
 LEDGER_LIMIT = 500
+#: The executions list's filters (``list_executions``' keyword arguments).
+_LIST_FILTERS = ("saga", "tenant", "status", "outcome", "since")
 
 
 @dataclass(frozen=True)
@@ -78,6 +82,8 @@ class ConsoleConfig:
     allowed_hosts: tuple[str, ...] = ("127.0.0.1", "localhost")
     #: Age at which an OPEN item is marked overdue (the stack's alarm default: 24 h).
     overdue_after: timedelta = DEFAULT_OVERDUE_AFTER
+    #: Executions per page of the list.
+    page_size: int = 25
     clock: Clock = field(default_factory=SystemClock)
 
 
@@ -178,7 +184,36 @@ class Console:
     # --- executions --------------------------------------------------------------------------
 
     async def executions(self, request: Request) -> Response:
-        return self.page("executions.html", executions=[], filters=dict(request.query_params))
+        """``list_executions`` with the form's filters; ``next`` is the page token."""
+        params = request.query_params
+        filters = {k: params.get(k, "").strip() for k in _LIST_FILTERS}
+        token = params.get("next") or None
+        try:
+            with self.backend() as backend:
+                page = backend.list_executions(
+                    saga=filters["saga"] or None,
+                    tenant=filters["tenant"] or None,
+                    status=filters["status"] or None,
+                    outcome=filters["outcome"] or None,
+                    since=filters["since"] or None,
+                    limit=self.config.page_size,
+                    next_token=token,
+                )
+        except StepSagaError as exc:
+            return self.refused(exc)
+        given = {k: v for k, v in filters.items() if v}
+        return self.page(
+            "executions.html",
+            executions=page.items,
+            filters=filters,
+            filtered=bool(given),
+            statuses=[s.value for s in ExecutionStatus],
+            outcomes=[o.value for o in CaseOutcome],
+            next_url=f"/executions?{urlencode({**given, 'next': page.next_token})}"
+            if page.next_token
+            else None,
+            first_url=f"/executions?{urlencode(given)}" if token else None,
+        )
 
     async def execution(self, request: Request) -> Response:
         name = request.path_params["name"]
