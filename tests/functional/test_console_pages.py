@@ -224,3 +224,34 @@ def test_a_failed_execution_is_redriven_from_its_page(
     assert 'class="badge outcome-completed">completed' in done.text
     assert "<b>redriven</b> (redrive 1)" in done.text
     assert f'action="/executions/{name}/redrive"' not in done.text  # SUCCEEDED: no button
+
+
+def _names(html: str) -> list[str]:
+    return re.findall(r'<tr data-name="([^"]+)">', html)
+
+
+def test_the_list_filters_and_pages_through_list_executions(home: StateHome, cases: Cases) -> None:
+    paged = client(replace(local_config(home), page_size=1))
+    first = paged.get("/executions").text
+    assert _names(first) == [cases.waiting["name"]]  # newest first
+    found = re.search(r'<a href="([^"]+)" id="next-page">', first)
+    assert found is not None
+    second = paged.get(found.group(1).replace("&amp;", "&")).text
+    assert _names(second) == [cases.compensated["name"]]
+    assert 'id="first-page"' in second
+    everything = client(local_config(home))
+    assert _names(everything.get("/executions?outcome=compensated").text) == [
+        cases.compensated["name"]
+    ]
+    assert _names(everything.get("/executions?tenant=acme&status=RUNNING").text) == [
+        cases.waiting["name"]
+    ]
+    assert "no executions for this filter" in everything.get("/executions?tenant=other").text
+
+
+def test_a_bad_filter_is_one_line_naming_it(local: TestClient, cases: Cases) -> None:
+    response = local.get("/executions?since=yesterday")
+    assert response.status_code == 400
+    message = re.search(r'id="error-message">([^<]+)<', response.text)
+    assert message is not None
+    assert "since" in message.group(1)
