@@ -168,6 +168,7 @@ def test_the_pages_work_on_aws_with_the_callers_iam_identity(
     aws.copy_ledger(local_run.records, [replace(i, task_token=None) for i in local_run.items])
     view = aws.backend().start(parse_case(case_data()))
     console = client(aws_config(aws))
+    assert _names(console.get("/executions?tenant=acme").text) == [view.name]
     page = console.get(f"/executions/{view.name}")
     assert page.status_code == 200, page.text
     assert "backend: <b>aws</b>" in page.text
