@@ -255,11 +255,19 @@ class Console:
         return self._to_execution(view, "redriven")
 
     async def stop(self, request: Request) -> Response:
+        name = request.path_params["name"]
         try:
-            await self._form(request)
-        except ForbiddenError as exc:
+            form = await self._form(request)
+            with self.backend() as backend:
+                view = backend.stop(
+                    name,
+                    tenant=form.get("tenant") or None,
+                    by=backend.whoami(),
+                    note=str(form.get("note") or ""),
+                )
+        except (StepSagaError, ForbiddenError) as exc:
             return self.refused(exc)
-        return self.refused(InvalidInputError("stop is not available in this build", field="stop"))
+        return self._to_execution(view, "stopped")
 
     def _to_execution(self, view: ExecutionView, done: str) -> Response:
         url = request_url("/executions/" + view.name, tenant=view.tenant_id, done=done)

@@ -56,14 +56,16 @@ class FakeAws:
     cfn: Any
     state_machine_arn: str
     sleeps: list[float] = field(default_factory=list)
-    sts: Any = None
 
     @property
     def settings(self) -> AwsSettings:
         return AwsSettings(self.state_machine_arn, TABLE, TOPIC_ARN)
 
-    def backend(self, *, wait_seconds: float = 0, **changes: Any) -> AwsBackend:
-        clients = FixedClients(self.sfn, self.ddb, self.cfn, self.sts)
+    def backend(
+        self, *, wait_seconds: float = 0, identity: Any = None, **changes: Any
+    ) -> AwsBackend:
+        """``identity``: the STS client whose caller resolves items (default: moto's)."""
+        clients = FixedClients(self.sfn, self.ddb, self.cfn, identity)
         changes.setdefault("sleeper", self.sleeps.append)
         return AwsBackend(
             self.settings,
@@ -124,8 +126,7 @@ def fake_aws() -> Iterator[FakeAws]:
         create_table(ddb, TABLE)
         machine = sfn.create_state_machine(name=MACHINE, definition=definition(), roleArn=ROLE_ARN)
         create_stack(cfn, machine["stateMachineArn"])
-        sts = boto3.client("sts", region_name=REGION)
-        yield FakeAws(sfn, ddb, cfn, machine["stateMachineArn"], sts=sts)
+        yield FakeAws(sfn, ddb, cfn, machine["stateMachineArn"])
 
 
 @dataclass(frozen=True)

@@ -3,9 +3,12 @@
 
 from __future__ import annotations
 
+import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol, cast
+from typing import TYPE_CHECKING, Protocol, cast
 
+from stepsaga.aws_region import region_from
 from stepsaga.backends.aws.errors import aws_call
 
 if TYPE_CHECKING:
@@ -14,31 +17,30 @@ if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
     from mypy_boto3_stepfunctions import SFNClient
 
-
-class StsClient(Protocol):
-    """The one STS call the backend makes (``whoami``: the console's operator identity)."""
-
-    def get_caller_identity(self) -> Any: ...
+    from stepsaga.backends.aws.operators import IdentitySource
 
 
 class Clients(Protocol):
     def cloudformation(self) -> CloudFormationClient: ...
 
-    def sts(self, region: str) -> StsClient: ...
-
     def stepfunctions(self, region: str) -> SFNClient: ...
 
     def dynamodb(self, region: str) -> DynamoDBClient: ...
+
+    def sts(self, region: str) -> IdentitySource: ...
 
     def close(self) -> None: ...
 
 
 @dataclass
 class SessionClients:
-    """Clients of one ``boto3.Session()`` (boto3's chain: ``AWS_PROFILE``, ``AWS_REGION``,
-    the shared config files…), made on first use and kept for the command."""
+    """Clients of one ``boto3.Session()`` (boto3's chain: ``AWS_PROFILE``, the shared config
+    files…), made on first use and kept for the command. A client without an explicit
+    region (CloudFormation, to read the stack) gets ``stepsaga.aws_region``'s:
+    ``$AWS_REGION``, then ``$AWS_DEFAULT_REGION``, then the profile's."""
 
     session: boto3.Session | None = None
+    environ: Mapping[str, str] = field(default_factory=lambda: os.environ)
     _made: dict[tuple[str, str | None], object] = field(default_factory=dict)
 
     def cloudformation(self) -> CloudFormationClient:
@@ -47,11 +49,11 @@ class SessionClients:
     def stepfunctions(self, region: str) -> SFNClient:
         return cast("SFNClient", self._client("stepfunctions", region))
 
-    def sts(self, region: str) -> StsClient:
-        return cast(StsClient, self._client("sts", region))
-
     def dynamodb(self, region: str) -> DynamoDBClient:
         return cast("DynamoDBClient", self._client("dynamodb", region))
+
+    def sts(self, region: str) -> IdentitySource:
+        return cast("IdentitySource", self._client("sts", region))
 
     def close(self) -> None:
         """Close the clients made here (their connection pools)."""
@@ -67,34 +69,38 @@ class SessionClients:
 
                 self.session = boto3.Session()
             with aws_call(f"{service} client"):
-                self._made[key] = self.session.client(service, region_name=region)  # type: ignore[call-overload]
+                region_name = region or region_from(self.environ, self.session.region_name)
+                self._made[key] = self.session.client(service, region_name=region_name)  # type: ignore[call-overload]
         return self._made[key]
 
 
 @dataclass(frozen=True)
 class FixedClients:
-    """Given clients, whatever the region (tests)."""
+    """Given clients, whatever the region (tests). Without ``identity``, STS is a boto3
+    client of the region (moto's under ``mock_aws``)."""
 
     sfn: SFNClient
     ddb: DynamoDBClient
     cfn: CloudFormationClient | None = None
-    sts_client: StsClient | None = None
+    identity: IdentitySource | None = None
 
     def cloudformation(self) -> CloudFormationClient:
         if self.cfn is None:
             raise LookupError("no CloudFormation client was given")
         return self.cfn
 
-    def sts(self, region: str) -> StsClient:
-        if self.sts_client is None:
-            raise LookupError("no STS client was given")
-        return self.sts_client
-
     def stepfunctions(self, region: str) -> SFNClient:
         return self.sfn
 
     def dynamodb(self, region: str) -> DynamoDBClient:
         return self.ddb
+
+    def sts(self, region: str) -> IdentitySource:
+        if self.identity is not None:
+            return self.identity
+        import boto3
+
+        return cast("IdentitySource", boto3.client("sts", region_name=region))
 
     def close(self) -> None:
         """The clients belong to whoever gave them."""
