@@ -257,3 +257,30 @@ def test_a_bad_filter_is_one_line_naming_it(local: TestClient, cases: Cases) -> 
     message = re.search(r'id="error-message">([^<]+)<', response.text)
     assert message is not None
     assert "since" in message.group(1)
+
+
+def test_a_running_execution_is_stopped_from_its_page_as_the_operator(
+    local: TestClient, cases: Cases
+) -> None:
+    name = cases.waiting["name"]
+    page = local.get(f"/executions/{name}").text
+    assert f'action="/executions/{name}/stop"' in page
+    operator = re.search(r'<span class="dim">as ([^<]+)</span>', page)
+    assert operator is not None
+    done = local.post(
+        f"/executions/{name}/stop",
+        data={"csrf": csrf_token(TOKEN), "tenant": "acme", "note": "customer cancelled"},
+    )
+    assert done.status_code == 200, done.text
+    assert str(done.url).endswith(f"/executions/{name}?tenant=acme&done=stopped")
+    assert 'class="badge outcome-stopped">stopped' in done.text
+    assert operator.group(1) in done.text  # the stop's cause names who stopped it
+    assert f'action="/executions/{name}/stop"' not in done.text
+    assert f'action="/executions/{name}/redrive"' not in done.text  # never redriven
+
+
+def test_stopping_without_the_csrf_field_is_refused(local: TestClient, cases: Cases) -> None:
+    name = cases.waiting["name"]
+    response = local.post(f"/executions/{name}/stop", data={"note": "x"})
+    assert response.status_code == 403
+    assert "RUNNING" in local.get(f"/executions/{name}").text
