@@ -11,14 +11,25 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import boto3
 import pytest
 
 from stepsaga.console import running
 from stepsaga.home import StateHome
 from stepsaga.ledger import ReconStatus, open_ledger
 from stepsaga.ledger.connect import open_store
-from tests.functional.cli_support import ROOT
-from tests.functional.console_support import TOKEN, Cases, chromium, local_config, run_cases
+from tests.functional.aws_support import fake_aws, run_locally
+from tests.functional.cli_support import ROOT, case_data, write_case
+from tests.functional.console_support import (
+    TOKEN,
+    UNVERIFIABLE,
+    Cases,
+    aws_config,
+    chromium,
+    local_config,
+    run_cases,
+)
+from workflows.case import parse_case
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser, Dialog, Page
@@ -238,3 +249,31 @@ def test_6_a_case_whose_ids_contain_script_renders_inert(
         assert page.locator("main img").count() == 0
     _shot(page, "hostile")
     assert dialogs == []
+
+
+def test_the_same_pages_on_aws_moto(browser: Browser, home: StateHome, tmp_path: Path) -> None:
+    """``--backend aws`` on moto (no Lambda runs there: the ledger of a local run, an
+    execution RUNNING on Step Functions); the form's identity is the caller's IAM ARN."""
+    local_run = run_locally(home, write_case(tmp_path), UNVERIFIABLE)
+    with fake_aws() as aws:
+        aws.copy_ledger(local_run.records, [replace(i, task_token=None) for i in local_run.items])
+        view = aws.backend().start(parse_case(case_data()))
+        identity = boto3.client("sts", region_name="us-east-1").get_caller_identity()["Arn"]
+        with running(lambda port: aws_config(aws, port)) as url:
+            context = browser.new_context(viewport={"width": 1360, "height": 900})
+            page = context.new_page()
+            page.on("dialog", lambda dialog: dialog.accept())
+            page.goto(f"{url}executions?token={TOKEN}")
+            assert page.locator("header .backend").inner_text() == "backend: aws"
+            page.click(f"text={view.name}")
+            assert page.locator("#execution-status").inner_text() == "RUNNING"
+            item = local_run.items[0].item_id
+            page.goto(f"{url}reconciliation/{item}")
+            assert page.locator("#operator").inner_text() == identity
+            page.check("input[name=outcome][value=not_applied]")
+            page.fill("textarea[name=note]", "no parcel at the carrier")
+            page.click("#resolve-form button[type=submit]")
+            page.wait_for_selector("#item-resolved-by")
+            assert page.locator("#item-resolved-by").inner_text() == identity
+            _shot(page, "aws-resolved")
+            context.close()
