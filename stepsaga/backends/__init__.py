@@ -9,7 +9,7 @@ backends share.
 from typing import TYPE_CHECKING
 
 from stepsaga.backends.assemble import CaseIdentity, execution_view, item_view, planned_actions
-from stepsaga.backends.base import SagaBackend
+from stepsaga.backends.base import SagaBackend, SupportsRetryDelays
 from stepsaga.backends.naming import execution_name
 from stepsaga.backends.outcome import OutcomeFacts, derive_outcome
 from stepsaga.backends.progress import (
@@ -48,6 +48,7 @@ __all__ = [
     "SagaBackend",
     "StepKind",
     "StepView",
+    "SupportsRetryDelays",
     "derive_outcome",
     "entered_states",
     "execution_name",

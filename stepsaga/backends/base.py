@@ -31,7 +31,7 @@ from __future__ import annotations
 
 from datetime import datetime
 from types import TracebackType
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from stepsaga.backends.progress import ProgressListener
 from stepsaga.backends.views import (
@@ -158,6 +158,13 @@ class SagaBackend(Protocol):
         identity is recorded instead (with an audit record)."""
         ...
 
+    def whoami(self) -> str:
+        """Who is operating: the identity a resolution made through this backend records
+        (``recon_resolve``'s ``by``). Local: the OS user at this host; AWS: the caller's
+        IAM identity (``sts:GetCallerIdentity``'s ARN). Never typed in by the person, so a
+        console cannot decide under someone else's name."""
+        ...
+
     def close(self) -> None: ...
 
     def __enter__(self) -> SagaBackend: ...
@@ -168,3 +175,13 @@ class SagaBackend(Protocol):
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None: ...
+
+
+@runtime_checkable
+class SupportsRetryDelays(Protocol):
+    """A backend that knows the retry delays it chose (the local engine records them; AWS
+    histories do not carry them)."""
+
+    def retry_delays(self, ref: str, *, tenant: str | None = None) -> dict[int, float]:
+        """``{id of the failure event: seconds chosen before the retry}``."""
+        ...

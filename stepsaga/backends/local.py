@@ -14,7 +14,10 @@ happen only after every input was checked (see ``base.py``).
 
 from __future__ import annotations
 
+import getpass
 import json
+import os
+import socket
 import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
@@ -109,6 +112,15 @@ def execution_arn(saga: str, name: str) -> str:
 def saga_of(described: Mapping[str, Any]) -> str:
     """The saga an execution runs: its state machine's name."""
     return str(described["stateMachineArn"]).rsplit(":", 1)[-1]
+
+
+def local_operator() -> str:
+    """``user@host`` of this process (the embedded backend has no other identity)."""
+    try:
+        user = getpass.getuser()
+    except (KeyError, OSError):  # no login name and no passwd entry (containers)
+        user = f"uid{os.getuid()}"
+    return check_person(f"{user}@{socket.gethostname() or 'localhost'}", "operator")
 
 
 def default_handlers(deps: HandlerDeps, saga: Saga) -> Mapping[str, Handler]:
@@ -244,6 +256,12 @@ class LocalBackend:
     def history(self, ref: str, *, tenant: str | None = None) -> dict[str, Any]:
         reader = self._read_engine()
         return reader.get_execution_history(self._resolve(reader, ref, tenant))
+
+    def retry_delays(self, ref: str, *, tenant: str | None = None) -> dict[int, float]:
+        """The retry delays the engine chose (``time_scale`` 0 still records them)."""
+        reader = self._read_engine()
+        delays = reader.list_delays(self._resolve(reader, ref, tenant))
+        return {d.event_id: d.seconds for d in delays if d.kind is DelayKind.RETRY}
 
     def redrive(
         self,
@@ -428,6 +446,9 @@ class LocalBackend:
                 resumed.append(engine.describe_execution(answered))
             execution = self._view(engine, resumed[-1]) if resumed else None
         return ResolutionView(item=item_view(resolution.item), execution=execution)
+
+    def whoami(self) -> str:
+        return local_operator()
 
     # --- checks before anything is written ---------------------------------------------
 

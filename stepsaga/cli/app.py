@@ -12,7 +12,7 @@ from typing import Annotated
 import typer
 from typer._click.exceptions import ClickException, NoArgsIsHelpError
 
-from stepsaga.cli import asl, executions, init, ledger, recon, run, stop
+from stepsaga.cli import asl, console, executions, init, ledger, recon, run, stop
 from stepsaga.cli.common import Backend, CliContext, exit_codes, refusal_lines
 from stepsaga.cli.help import bare_flags
 from stepsaga.deployment import ENV_STACK
@@ -89,6 +89,7 @@ def root(
 
 # Command groups register here, one line each (keep alphabetical).
 app.command("asl")(asl.asl)
+app.command("console")(console.console)
 app.command("graph")(asl.graph)
 app.command("history")(run.history)
 app.command("init")(init.init)

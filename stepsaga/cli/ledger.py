@@ -11,7 +11,7 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from stepsaga.cli.common import Backend, cli_context, emit, exit_codes, stdout
+from stepsaga.cli.common import Backend, CliContext, cli_context, emit, exit_codes, stdout
 from stepsaga.cli.output import JsonOption, OutputOption, wants_json
 from stepsaga.errors import NotFoundError
 from stepsaga.ledger import Ledger, open_ledger, parse_url
@@ -38,8 +38,12 @@ UrlOption = Annotated[
 
 
 def _open(ctx: typer.Context, url: str | None) -> Ledger | None:
-    """The ledger to use, or None when a local ledger file does not exist yet."""
-    cli = cli_context(ctx)
+    return ledger_of(cli_context(ctx), url)
+
+
+def ledger_of(cli: CliContext, url: str | None = None) -> Ledger | None:
+    """The ledger ``--backend`` (or ``url``) names, or None when a local ledger file does
+    not exist yet (reads never create one). The console reads records through it too."""
     if url is None and cli.backend is Backend.aws:
         from stepsaga.backends.aws import ledger_url  # boto3 and the stack only when asked
 

@@ -53,15 +53,15 @@ def opened_at(item: Mapping[str, Any]) -> datetime | None:
 def count_overdue(
     items: Iterable[Mapping[str, Any]], *, now: datetime, threshold: timedelta
 ) -> int:
-    """Items opened before ``now - threshold``; an item of unknown age counts as overdue,
-    because hiding an open item is worse than one notification too many."""
-    cutoff = now - threshold
-    overdue = 0
-    for item in items:
-        when = opened_at(item)
-        if when is None or when <= cutoff:
-            overdue += 1
-    return overdue
+    """Items opened before ``now - threshold`` (:func:`is_overdue`)."""
+    return sum(is_overdue(opened_at(item), now=now, threshold=threshold) for item in items)
+
+
+def is_overdue(opened: datetime | None, *, now: datetime, threshold: timedelta) -> bool:
+    """The one overdue rule (the alarm's count and the console's marking): opened at or
+    before ``now - threshold``; an item of unknown age is overdue, because hiding an open
+    item is worse than one notification too many."""
+    return opened is None or opened <= now - threshold
 
 
 def open_items(client: DynamoDBClient, table_name: str) -> Iterator[Mapping[str, Any]]:

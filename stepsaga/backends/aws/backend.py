@@ -444,6 +444,11 @@ class AwsBackend:
         execution = self._follow(describe(sfn, arn), on_event, seen)
         return ResolutionView(item=item_view(item), execution=execution)
 
+    def whoami(self) -> str:
+        """The caller's IAM identity: the ARN ``recon_resolve`` records as the decider
+        (``operators.CallerIdentity``; an assumed role's ARN names its session)."""
+        return CallerIdentity.of(self._clients.sts(self.settings.region)).arn
+
     # --- configuration and stores --------------------------------------------------------
 
     @property

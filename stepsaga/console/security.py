@@ -1,0 +1,162 @@
+"""Who may use the console, and which requests may change anything: the rules in one place.
+
+* **Token** (as Jupyter does): a random token is printed at start. A request shows it as
+  ``?token=…`` (the console then sets an HttpOnly, SameSite=Strict cookie and redirects to
+  the same URL without it, so the token leaves the address bar and the history), as the
+  cookie, or as ``Authorization: Token …``. Anything else gets 403.
+* **Cross-site requests**: every state change is a POST whose form carries ``csrf``, an
+  HMAC of the token (a page of another origin cannot read it), and whose ``Origin`` and
+  ``Sec-Fetch-Site`` headers, when the browser sends them, say this origin. Ports do not
+  separate sites, so another server on 127.0.0.1 still gets the cookie: the form field is
+  what refuses it.
+* **Headers**: a Content-Security-Policy that allows only this origin's scripts and styles
+  (no inline script, so an escaping mistake still runs nothing), no framing, no referrer
+  to other sites.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets
+from collections.abc import Awaitable, Callable, MutableMapping
+from http.cookies import SimpleCookie
+from typing import Any, Final
+from urllib.parse import parse_qsl, urlencode
+
+from starlette.datastructures import URL, FormData, Headers
+from starlette.requests import Request
+from starlette.responses import PlainTextResponse, RedirectResponse, Response
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+TOKEN_PARAMETER: Final = "token"  # noqa: S105 (a query parameter name)
+CSRF_FIELD: Final = "csrf"
+_SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+_SAME_SITE_FETCH = frozenset({"same-origin", "none"})
+
+SECURITY_HEADERS: Final = {
+    "content-security-policy": (
+        "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+        "form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+    ),
+    "x-content-type-options": "nosniff",
+    "x-frame-options": "DENY",
+    # same-origin, not no-referrer: with no-referrer Chromium sends ``Origin: null`` on the
+    # console's own POSTs. The token never stays in a URL to leak (see ``_login``).
+    "referrer-policy": "same-origin",
+    "cache-control": "no-store",
+}
+
+
+def new_token() -> str:
+    """256 random bits, URL-safe."""
+    return secrets.token_urlsafe(32)
+
+
+def csrf_token(token: str) -> str:
+    """The value every form carries: derived from the token, so it needs no state."""
+    return hmac.new(token.encode(), b"stepsaga-console-csrf", hashlib.sha256).hexdigest()
+
+
+def cookie_name(port: int) -> str:
+    """Cookies ignore ports: one name per port keeps two consoles apart."""
+    return f"stepsaga_console_{port}"
+
+
+class ForbiddenError(Exception):
+    """A request the rules above refuse (403, with the reason as its text)."""
+
+
+def check_csrf(form: FormData, token: str) -> None:
+    """Refuse a form without this console's ``csrf`` value."""
+    sent = form.get(CSRF_FIELD)
+    if not isinstance(sent, str) or not hmac.compare_digest(sent, csrf_token(token)):
+        raise ForbiddenError("403: this form was not sent by the console's own page (CSRF check)")
+
+
+class TokenGate:
+    """ASGI middleware enforcing the token, the cross-site rules for POSTs and the headers."""
+
+    def __init__(self, app: ASGIApp, *, token: str, port: int) -> None:
+        self.app = app
+        self.token = token
+        self.cookie = cookie_name(port)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        request = Request(scope)
+        response = self._refusal(request)
+        if response is not None:
+            await _with_headers(response)(scope, receive, send)
+            return
+
+        async def send_with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                headers = [(k, v) for k, v in message.get("headers", [])]
+                headers += [(k.encode(), v.encode()) for k, v in SECURITY_HEADERS.items()]
+                message["headers"] = headers
+            await send(message)
+
+        await self.app(scope, receive, send_with_headers)
+
+    def _refusal(self, request: Request) -> Response | None:
+        shown = request.query_params.get(TOKEN_PARAMETER)
+        if shown is not None:
+            if not hmac.compare_digest(shown, self.token):
+                return _forbidden("403: wrong token")
+            if request.method not in _SAFE_METHODS:
+                return _forbidden("403: the token goes in the URL of a page, not of a POST")
+            return self._login(request.url)
+        if not self._authenticated(request.headers):
+            return _forbidden("403: open the URL with the token that `stepsaga console` printed")
+        if request.method not in _SAFE_METHODS:
+            return _cross_site(request)
+        return None
+
+    def _authenticated(self, headers: Headers) -> bool:
+        authorization = headers.get("authorization", "")
+        if authorization.startswith("Token "):
+            return hmac.compare_digest(authorization[6:].strip(), self.token)
+        cookies = SimpleCookie()
+        try:
+            cookies.load(headers.get("cookie", ""))
+        except Exception:  # a malformed Cookie header is no token
+            return False
+        morsel = cookies.get(self.cookie)
+        return morsel is not None and hmac.compare_digest(morsel.value, self.token)
+
+    def _login(self, url: URL) -> Response:
+        query = urlencode([(k, v) for k, v in parse_qsl(url.query) if k != TOKEN_PARAMETER])
+        response = RedirectResponse(
+            url.replace(query=query).path + (f"?{query}" if query else ""), 303
+        )
+        response.set_cookie(self.cookie, self.token, httponly=True, samesite="strict", path="/")
+        return response
+
+
+def _cross_site(request: Request) -> Response | None:
+    origin = request.headers.get("origin")
+    own = f"{request.url.scheme}://{request.url.netloc}"
+    if origin is not None and origin != own:
+        return _forbidden(f"403: cross-site request from {origin} refused")
+    fetch_site = request.headers.get("sec-fetch-site")
+    if fetch_site is not None and fetch_site not in _SAME_SITE_FETCH:
+        return _forbidden(f"403: cross-site request ({fetch_site}) refused")
+    return None
+
+
+def _forbidden(text: str) -> Response:
+    return PlainTextResponse(text, status_code=403)
+
+
+def _with_headers(response: Response) -> Response:
+    for name, value in SECURITY_HEADERS.items():
+        response.headers[name] = value
+    return response

@@ -1,0 +1,286 @@
+"""The console's pages over both backends: what each page shows comes from the backend the
+CLI uses (status, history, recon, ledger), and resolving goes through ``recon_resolve``
+with the backend's own operator identity."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import replace
+from datetime import timedelta
+from pathlib import Path
+
+import boto3
+import pytest
+from starlette.testclient import TestClient
+
+from stepsaga.console import csrf_token
+from stepsaga.home import StateHome
+from stepsaga.ledger import ReconStatus
+from tests.functional.aws_support import FakeAws, fake_aws, run_locally
+from tests.functional.cli_support import EXAMPLES, case_data, cli, write_case, write_faults
+from tests.functional.console_support import (
+    TOKEN,
+    UNVERIFIABLE,
+    Cases,
+    aws_config,
+    client,
+    local_config,
+    run_cases,
+)
+from workflows.case import parse_case
+
+
+@pytest.fixture
+def cases(home: StateHome, tmp_path: Path) -> Cases:
+    return run_cases(home, tmp_path)
+
+
+@pytest.fixture
+def local(home: StateHome) -> TestClient:
+    return client(local_config(home))
+
+
+def _visited(html: str) -> set[str]:
+    return set(re.findall(r'data-state="([^"]+)" data-visited="true"', html))
+
+
+def _taken(html: str) -> set[tuple[str, str]]:
+    found = re.findall(r'data-source="([^"]+)" data-target="([^"]+)" data-taken="true"', html)
+    return set(found)
+
+
+def test_a_compensated_execution_shows_its_path_ledger_and_timeline(
+    local: TestClient, cases: Cases
+) -> None:
+    page = local.get(f"/executions/{cases.compensated['name']}?tenant=acme")
+    assert page.status_code == 200
+    html = page.text
+    assert _visited(html) == {
+        "Prepare",
+        "ReserveStock",
+        "RefundPayment",
+        "CreateShipment",
+        "EscalateRefundPayment",
+        "ReleaseReservation",
+        "Compensated",
+    }
+    assert ("CreateShipment", "EscalateRefundPayment") in _taken(html)
+    assert ("CreateShipment", "Completed") not in _taken(html)
+    assert 'class="badge outcome-compensated">compensated' in html
+    # the ledger records of the revision, with their digests
+    for step in cases.compensated["steps"]:
+        if step["ledger_status"]:
+            assert step["action_key"] in html
+    assert re.search(r'title="[0-9a-f]{64}"', html)
+    # the catch, in the timeline
+    assert "caught → <b>EscalateRefundPayment</b>" in html
+
+
+def test_the_queue_marks_overdue_items_and_shows_evidence(home: StateHome, cases: Cases) -> None:
+    fresh = client(local_config(home)).get("/reconciliation").text
+    item = cases.waiting["open_items"][0]
+    assert item in fresh
+    assert "overdue</span>" not in fresh
+    stale = client(replace(local_config(home), overdue_after=timedelta(0)))
+    html = stale.get("/reconciliation").text
+    assert 'class="overdue"' in html
+    assert "overdue</span>" in html
+    assert "case waits" in html
+    assert "<pre>{" in html  # the evidence, as JSON
+
+
+def test_resolving_a_waiting_item_continues_the_case(local: TestClient, cases: Cases) -> None:
+    item = cases.waiting["open_items"][0]
+    form = local.get(f"/reconciliation/{item}").text
+    operator = re.search(r'id="operator">([^<]+)<', form)
+    assert operator is not None
+    assert "@" in operator.group(1)
+    done = local.post(
+        f"/reconciliation/{item}/resolve",
+        data={"csrf": csrf_token(TOKEN), "outcome": "applied", "note": "carrier confirmed"},
+    )
+    assert done.status_code == 200
+    assert f'id="item-resolved-by">{operator.group(1)}<' in done.text
+    assert 'id="continuation-outcome"><span class="badge outcome-completed">completed' in done.text
+    status = local.get(f"/executions/{cases.waiting['name']}?tenant=acme").text
+    assert 'class="badge outcome-completed">completed' in status
+
+
+def test_a_bad_resolution_is_one_line_and_changes_nothing(
+    local: TestClient, cases: Cases, home: StateHome
+) -> None:
+    item = cases.waiting["open_items"][0]
+    for data, message in [
+        (
+            {"outcome": "maybe", "note": "x"},
+            "outcome: &#39;maybe&#39; is not one of applied, not-applied",
+        ),
+        ({"outcome": "applied", "note": "  "}, "note: say why (it is kept on the item)"),
+    ]:
+        response = local.post(
+            f"/reconciliation/{item}/resolve", data={"csrf": csrf_token(TOKEN), **data}
+        )
+        assert response.status_code == 400
+        assert message in response.text
+    listed = cli(home, "recon", "list", "--case", "CASE-2", "--json").json()
+    assert [i["status"] for i in listed] == [ReconStatus.OPEN.value]
+
+
+def test_the_ledger_page_shows_a_case_or_a_tenant(local: TestClient, cases: Cases) -> None:
+    case_page = local.get("/ledger?tenant=acme&case=CASE-1").text
+    assert "acme:CASE-1:r1:reserve_stock" in case_page
+    assert "acme:CASE-2:" not in case_page
+    tenant_page = local.get("/ledger?tenant=acme").text
+    assert "acme:CASE-1:r1:reserve_stock" in tenant_page
+    assert "acme:CASE-2:r1:reserve_stock" in tenant_page
+    assert "no ledger records for this filter" in local.get("/ledger?tenant=other").text
+
+
+def test_an_unknown_execution_or_item_is_a_404_page(local: TestClient, cases: Cases) -> None:
+    assert local.get("/executions/nope").status_code == 404
+    assert local.get("/reconciliation/rec-nope").status_code == 404
+    assert local.get("/reconciliation?status=weird").status_code == 400
+
+
+def test_an_empty_home_shows_empty_pages_and_writes_nothing(
+    local: TestClient, home: StateHome
+) -> None:
+    for path in ["/reconciliation", "/ledger"]:
+        assert local.get(path).status_code == 200
+    assert not home.root.exists()
+
+
+# --- the same pages on --backend aws (moto) ---------------------------------------------
+
+
+@pytest.fixture
+def aws() -> Iterator[FakeAws]:
+    with fake_aws() as fake:
+        yield fake
+
+
+def test_the_pages_work_on_aws_with_the_callers_iam_identity(
+    aws: FakeAws, home: StateHome, tmp_path: Path
+) -> None:
+    local_run = run_locally(home, write_case(tmp_path), UNVERIFIABLE)
+    # moto runs no Lambda: the ledger of a local run, an execution that is RUNNING on AWS,
+    # and no task token (nothing on moto waits for one).
+    aws.copy_ledger(local_run.records, [replace(i, task_token=None) for i in local_run.items])
+    view = aws.backend().start(parse_case(case_data()))
+    console = client(aws_config(aws))
+    assert _names(console.get("/executions?tenant=acme").text) == [view.name]
+    page = console.get(f"/executions/{view.name}")
+    assert page.status_code == 200, page.text
+    assert "backend: <b>aws</b>" in page.text
+    assert _visited(page.text) == set()  # moto's execution has entered no state
+    assert "acme:CASE-1001:r1:reserve_stock" in page.text
+    item = local_run.items[0].item_id
+    assert item in console.get("/reconciliation").text
+    form = console.get(f"/reconciliation/{item}").text
+    identity = boto3.client("sts", region_name="us-east-1").get_caller_identity()["Arn"]
+    assert f'id="operator">{identity}<' in form
+    done = console.post(
+        f"/reconciliation/{item}/resolve",
+        data={"csrf": csrf_token(TOKEN), "outcome": "not_applied", "note": "no parcel"},
+    )
+    assert done.status_code == 200, done.text
+    assert f'id="item-resolved-by">{identity}<' in done.text
+    assert aws.ledger().get_item(item).resolved_by == identity  # type: ignore[union-attr]
+    assert "acme:CASE-1001:r1:reserve_stock" in console.get("/ledger?tenant=acme").text
+
+
+def test_retries_show_the_delay_the_engine_chose(
+    local: TestClient, home: StateHome, tmp_path: Path
+) -> None:
+    throttled = EXAMPLES / "faults-throttled-refund.json"
+    started = cli(
+        home, "start", str(write_case(tmp_path, "CASE-9")), "--faults", str(throttled), "--json"
+    )
+    assert started.code == 0, started.err
+    html = local.get(f"/executions/{started.json()['name']}").text
+    chosen = [float(s) for s in re.findall(r"retry \d+ after ([\d.]+) s \(delay chosen\)", html)]
+    assert chosen, html
+    assert all(seconds > 0 for seconds in chosen)  # chosen, though time scale 0 waited none
+
+
+def test_a_failed_execution_is_redriven_from_its_page(
+    local: TestClient, home: StateHome, tmp_path: Path
+) -> None:
+    throttled = write_faults(
+        tmp_path, {"service": "payments", "operation": "refund", "times": 3, "fault": "throttle"}
+    )
+    started = cli(
+        home, "start", str(write_case(tmp_path, "CASE-R")), "--faults", str(throttled), "--json"
+    )
+    assert started.json()["outcome"] == "failed"
+    name = started.json()["name"]
+    page = local.get(f"/executions/{name}").text
+    assert f'action="/executions/{name}/redrive"' in page
+    assert "failed with <code>TransientError</code> (not caught)" in page
+    done = local.post(
+        f"/executions/{name}/redrive", data={"csrf": csrf_token(TOKEN), "tenant": "acme"}
+    )
+    assert done.status_code == 200
+    assert str(done.url).endswith(f"/executions/{name}?tenant=acme&done=redriven")
+    assert 'class="badge outcome-completed">completed' in done.text
+    assert "<b>redriven</b> (redrive 1)" in done.text
+    assert f'action="/executions/{name}/redrive"' not in done.text  # SUCCEEDED: no button
+
+
+def _names(html: str) -> list[str]:
+    return re.findall(r'<tr data-name="([^"]+)">', html)
+
+
+def test_the_list_filters_and_pages_through_list_executions(home: StateHome, cases: Cases) -> None:
+    paged = client(replace(local_config(home), page_size=1))
+    first = paged.get("/executions").text
+    assert _names(first) == [cases.waiting["name"]]  # newest first
+    found = re.search(r'<a href="([^"]+)" id="next-page">', first)
+    assert found is not None
+    second = paged.get(found.group(1).replace("&amp;", "&")).text
+    assert _names(second) == [cases.compensated["name"]]
+    assert 'id="first-page"' in second
+    everything = client(local_config(home))
+    assert _names(everything.get("/executions?outcome=compensated").text) == [
+        cases.compensated["name"]
+    ]
+    assert _names(everything.get("/executions?tenant=acme&status=RUNNING").text) == [
+        cases.waiting["name"]
+    ]
+    assert "no executions for this filter" in everything.get("/executions?tenant=other").text
+
+
+def test_a_bad_filter_is_one_line_naming_it(local: TestClient, cases: Cases) -> None:
+    response = local.get("/executions?since=yesterday")
+    assert response.status_code == 400
+    message = re.search(r'id="error-message">([^<]+)<', response.text)
+    assert message is not None
+    assert "since" in message.group(1)
+
+
+def test_a_running_execution_is_stopped_from_its_page_as_the_operator(
+    local: TestClient, cases: Cases
+) -> None:
+    name = cases.waiting["name"]
+    page = local.get(f"/executions/{name}").text
+    assert f'action="/executions/{name}/stop"' in page
+    operator = re.search(r'<span class="dim">as ([^<]+)</span>', page)
+    assert operator is not None
+    done = local.post(
+        f"/executions/{name}/stop",
+        data={"csrf": csrf_token(TOKEN), "tenant": "acme", "note": "customer cancelled"},
+    )
+    assert done.status_code == 200, done.text
+    assert str(done.url).endswith(f"/executions/{name}?tenant=acme&done=stopped")
+    assert 'class="badge outcome-stopped">stopped' in done.text
+    assert operator.group(1) in done.text  # the stop's cause names who stopped it
+    assert f'action="/executions/{name}/stop"' not in done.text
+    assert f'action="/executions/{name}/redrive"' not in done.text  # never redriven
+
+
+def test_stopping_without_the_csrf_field_is_refused(local: TestClient, cases: Cases) -> None:
+    name = cases.waiting["name"]
+    response = local.post(f"/executions/{name}/stop", data={"note": "x"})
+    assert response.status_code == 403
+    assert "RUNNING" in local.get(f"/executions/{name}").text
