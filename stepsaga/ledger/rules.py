@@ -49,6 +49,7 @@ from stepsaga.ledger.models import (
     check_tenant,
 )
 from stepsaga.ledger.outcomes import ErrorFamily, Settlement, error_family, settlement_for
+from stepsaga.ledger.lease import lease_end
 from stepsaga.ledger.policy import LedgerPolicy
 from stepsaga.ledger.store import Expect, LedgerStore, WriteOutcome, WriteResult
 from stepsaga.ledger.writes import ExtraWrite, Scalar, Writes, checked
@@ -523,7 +524,7 @@ class Ledger:
             digest=digest,
             status=Status.IN_PROGRESS,
             owner=owner,
-            lease_expires_at=now + self._policy.lease,
+            lease_expires_at=lease_end(now, self._policy.lease),
             attempts=1,
             result=None,
             error=None,
@@ -576,7 +577,7 @@ class Ledger:
             current,
             status=Status.IN_PROGRESS,
             owner=_token(),
-            lease_expires_at=now + self._policy.lease,
+            lease_expires_at=lease_end(now, self._policy.lease),
             attempts=current.attempts + 1,
             error=None,
             cost=action.cost if current.status is Status.RELEASED else current.cost,

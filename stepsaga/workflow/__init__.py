@@ -35,7 +35,9 @@ if TYPE_CHECKING:
     )
     from stepsaga.workflow.retry import (
         DEFAULT_RETRY,
+        IN_PROGRESS_RETRY,
         LAMBDA_SERVICE_RETRY,
+        LAMBDA_TIMEOUT_RETRY,
         TRANSIENT_RETRY,
         JitterStrategy,
         RetryPolicy,
@@ -66,7 +68,9 @@ _WHERE = {
     "parse_event": "stepsaga.workflow.events",
     "parse_reconciliation_event": "stepsaga.workflow.events",
     "DEFAULT_RETRY": "stepsaga.workflow.retry",
+    "IN_PROGRESS_RETRY": "stepsaga.workflow.retry",
     "LAMBDA_SERVICE_RETRY": "stepsaga.workflow.retry",
+    "LAMBDA_TIMEOUT_RETRY": "stepsaga.workflow.retry",
     "TRANSIENT_RETRY": "stepsaga.workflow.retry",
     "JitterStrategy": "stepsaga.workflow.retry",
     "RetryPolicy": "stepsaga.workflow.retry",
@@ -83,7 +87,9 @@ _WHERE = {
 
 __all__ = [
     "DEFAULT_RETRY",
+    "IN_PROGRESS_RETRY",
     "LAMBDA_SERVICE_RETRY",
+    "LAMBDA_TIMEOUT_RETRY",
     "TRANSIENT_RETRY",
     "ActionRef",
     "AwaitDecisionEvent",
