@@ -11,7 +11,13 @@ from datetime import datetime
 from typing import Any
 
 from stepsaga.backends.outcome import OutcomeFacts, derive_outcome
-from stepsaga.backends.views import ExecutionView, ReconItemView, StepKind, StepView
+from stepsaga.backends.views import (
+    ExecutionSummary,
+    ExecutionView,
+    ReconItemView,
+    StepKind,
+    StepView,
+)
 from stepsaga.errors import InvalidInputError
 from stepsaga.ledger import ReconItem, Record
 from stepsaga.workflow.names import item_operation
@@ -140,6 +146,42 @@ def execution_view(
         steps=step_views(saga, case, records),
         waiting_for=tuple(waiting_for),
         open_items=tuple(open_items),
+    )
+
+
+def listed_summary(
+    listed: Mapping[str, Any],
+    saga: str,
+    *,
+    waiting_for: Sequence[str] = (),
+    identity: CaseIdentity | None = None,
+) -> ExecutionSummary | None:
+    """A ``ListExecutions`` item as a listing row. Whose case: ``identity``, else read from
+    the item's ``input``; ``None`` when that is not a stepsaga case. ``error`` (when the
+    item carries it) and ``waiting`` (for a decision) feed the one outcome rule."""
+    if identity is None:
+        try:
+            identity = CaseIdentity.from_input(listed["input"])
+        except (InvalidInputError, KeyError, ValueError):
+            return None
+    facts = OutcomeFacts(
+        status=str(listed["status"]),
+        error=listed.get("error"),
+        waiting_for=tuple(waiting_for),
+    )
+    return ExecutionSummary(
+        execution_arn=listed["executionArn"],
+        state_machine_arn=listed["stateMachineArn"],
+        name=listed["name"],
+        status=str(listed["status"]),
+        start_date=_date(listed["startDate"]),
+        stop_date=_date(listed.get("stopDate")),
+        redrive_count=int(listed.get("redriveCount", 0)),
+        saga=saga,
+        tenant_id=identity.tenant_id,
+        case_id=identity.case_id,
+        revision=identity.revision,
+        outcome=derive_outcome(facts),
     )
 
 
