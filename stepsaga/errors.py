@@ -174,7 +174,9 @@ def names(errors: tuple[type[StepSagaError], ...]) -> list[str]:
 
 
 def is_retryable_name(name: str) -> bool:
-    return name in names(RETRYABLE) or name in LAMBDA_SERVICE_ERRORS or name in LAMBDA_TIMEOUT_ERRORS
+    return (
+        name in names(RETRYABLE) or name in LAMBDA_SERVICE_ERRORS or name in LAMBDA_TIMEOUT_ERRORS
+    )
 
 
 def is_business_outcome(name: str | None) -> bool:

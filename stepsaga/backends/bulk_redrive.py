@@ -133,9 +133,7 @@ class BulkRedriveView(_View):
     executions: tuple[RedriveRow, ...]
 
 
-def decide(
-    view: ExecutionView, *, error: str | None, now: datetime
-) -> tuple[RedriveDecision, str]:
+def decide(view: ExecutionView, *, error: str | None, now: datetime) -> tuple[RedriveDecision, str]:
     """The rule (:data:`RULES`) for one failed execution."""
     facts = _Facts(
         error=view.error,

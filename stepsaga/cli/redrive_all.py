@@ -15,11 +15,17 @@ from rich.table import Table
 
 from stepsaga.backends import to_json
 from stepsaga.backends.base import SagaBackend
-from stepsaga.backends.bulk_redrive import BulkRedriveView, check_error, check_max, redrive_all_failed
+from stepsaga.backends.bulk_redrive import (
+    BulkRedriveView,
+    check_error,
+    check_max,
+    redrive_all_failed,
+)
 from stepsaga.backends.listing import parse_since
 from stepsaga.cli.backend import print_json
-from stepsaga.cli.common import EXIT_UNEXPECTED
+from stepsaga.cli.common import EXIT_UNEXPECTED, Backend
 from stepsaga.clock import Clock, SystemClock
+from stepsaga.errors import InvalidInputError
 
 
 def run_all_failed(
@@ -51,8 +57,21 @@ def run_all_failed(
         raise typer.Exit(EXIT_UNEXPECTED)
 
 
-def check_flags(error: str | None, since: str | None, max_redrives: int | None) -> None:
-    """Every flag refused before the backend is opened (one line naming it, exit 2)."""
+def check_flags(
+    backend: Backend,
+    *,
+    error: str | None,
+    since: str | None,
+    max_redrives: int | None,
+    time_scale: float | None,
+) -> None:
+    """Every flag refused before the backend is opened (one line naming it, exit 2), even
+    when there turns out to be nothing to redrive."""
+    if backend is Backend.aws and time_scale is not None:
+        raise InvalidInputError(
+            "--time-scale scales the local engine's waits; AWS waits in real time",
+            field="time_scale",
+        )
     check_error(error)
     check_max(max_redrives)
     if since is not None:

@@ -221,7 +221,13 @@ def redrive(
         if all_failed:
             if ref is not None or case_id is not None:
                 usage_error("--all-failed redrives many executions: give no EXECUTION or --case")
-            check_flags(error, since, max_redrives)
+            check_flags(
+                cli.backend,
+                error=error,
+                since=since,
+                max_redrives=max_redrives,
+                time_scale=time_scale,
+            )
             with open_backend(cli) as backend:
                 run_all_failed(
                     backend,

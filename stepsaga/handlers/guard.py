@@ -8,8 +8,9 @@ decides what happened: a later attempt replays, looks first or goes to reconcili
 (Errors inside a downstream call are settled by the ledger's ``ERROR_TABLE``, in ``execute.py``.)
 
 Claims taken during the invocation hold their lease until its deadline (the Lambda
-context's remaining time; ``stepsaga.ledger.lease``). The wrapper also counts the metric an error stands for, logs the outcome with its
-correlation fields and flushes metrics at the end of every invocation.
+context's remaining time; ``stepsaga.ledger.lease``). The wrapper also counts the metric
+an error stands for, logs the outcome with its correlation fields and flushes metrics at
+the end of every invocation.
 """
 
 from __future__ import annotations

@@ -36,6 +36,7 @@ from stepsaga.errors import (
     StoreUnavailableError,
 )
 from stepsaga.ledger.canonical import iso_utc
+from stepsaga.ledger.lease import lease_end
 from stepsaga.ledger.models import (
     Action,
     Claim,
@@ -49,7 +50,6 @@ from stepsaga.ledger.models import (
     check_tenant,
 )
 from stepsaga.ledger.outcomes import ErrorFamily, Settlement, error_family, settlement_for
-from stepsaga.ledger.lease import lease_end
 from stepsaga.ledger.policy import LedgerPolicy
 from stepsaga.ledger.store import Expect, LedgerStore, WriteOutcome, WriteResult
 from stepsaga.ledger.writes import ExtraWrite, Scalar, Writes, checked

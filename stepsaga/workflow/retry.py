@@ -12,8 +12,8 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from itertools import product
 from enum import StrEnum
+from itertools import product
 from typing import Any
 
 from stepsaga.errors import (

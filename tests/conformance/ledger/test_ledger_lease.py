@@ -48,7 +48,8 @@ def test_the_lease_ends_at_the_invocations_deadline(ledger: Ledger, clock: Manua
     """A 5-minute invocation keeps its claim past the 60 s policy lease, and no longer."""
     claim = claim_in(ledger, clock, 300_000)
     stored = ledger.get(claim.key)
-    assert stored is not None and stored.status is Status.IN_PROGRESS
+    assert stored is not None
+    assert stored.status is Status.IN_PROGRESS
     assert stored.lease_expires_at == START + timedelta(seconds=300)
 
     clock.advance(61)
@@ -80,7 +81,8 @@ def test_a_physical_action_whose_invocation_ended_goes_to_reconciliation(
     with pytest.raises(OutcomeUnknownError):
         claim_in(ledger, clock, 60_000, effect=EffectClass.PHYSICAL)
     stored = ledger.get(claim.key)
-    assert stored is not None and stored.status is Status.UNKNOWN
+    assert stored is not None
+    assert stored.status is Status.UNKNOWN
 
 
 def test_a_long_invocation_outlives_a_short_policy_lease(

@@ -280,7 +280,8 @@ def test_a_crashed_invocations_lease_ends_at_its_deadline(
         world.handlers["RefundPayment"](step_event("RefundPayment"), ctx)
 
     record = world.ledger.get(WRITE["RefundPayment"][1])
-    assert record is not None and record.status is Status.IN_PROGRESS
+    assert record is not None
+    assert record.status is Status.IN_PROGRESS
     assert record.lease_expires_at == start + timedelta(milliseconds=remaining_millis)
     world.clock.advance(remaining_millis / 1000 - 1)
     with pytest.raises(ActionInProgressError):

@@ -110,7 +110,8 @@ def test_forward_retry_is_the_default_envelopes(definition: dict[str, Any], step
 def test_a_decision_wait_never_retries_its_timeout(definition: dict[str, Any]) -> None:
     """``States.Timeout`` of a task-token wait is the end of the decision window."""
     waits = [
-        s for s in definition["States"].values()
+        s
+        for s in definition["States"].values()
         if s.get("Resource") == LAMBDA_INVOKE_WAIT_FOR_TASK_TOKEN
     ]
     assert waits

@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from stepsaga.errors import LAMBDA_SERVICE_ERRORS, LAMBDA_TIMEOUT_ERRORS, RETRYABLE, names
+from stepsaga.ledger import LedgerPolicy
 from stepsaga.workflow import (
     DEFAULT_RETRY,
     IN_PROGRESS_RETRY,
@@ -20,7 +21,6 @@ from stepsaga.workflow import (
     RetryPolicy,
     SagaDefinitionError,
 )
-from stepsaga.ledger import LedgerPolicy
 from stepsaga.workflow.retry import (
     WORST_CASE_RETRY_SECONDS,
     chance_wait_below,
