@@ -8,6 +8,7 @@ by one. Only failures a redrive can fix are touched; the rule is :data:`RULES`, 
 
 * a business outcome (an error ``Saga.*``: compensated, compensation failed) — the saga
   ended as designed; never redriven;
+* stopped by an operator (``stepsaga stop``: ``Stepsaga.Stopped``);
 * an error other than ``--error`` (when given);
 * not redrivable, as the service says (``redriveStatus``);
 * stopped longer ago than Step Functions' redrive window (14 days);
@@ -31,7 +32,12 @@ from pydantic import BaseModel, ConfigDict, Field
 from stepsaga.backends.base import SagaBackend
 from stepsaga.backends.progress import ProgressListener
 from stepsaga.backends.views import CaseOutcome, ExecutionView
-from stepsaga.errors import InvalidInputError, StepSagaError, is_business_outcome
+from stepsaga.errors import (
+    EXECUTION_STOPPED,
+    InvalidInputError,
+    StepSagaError,
+    is_business_outcome,
+)
 
 __all__ = [
     "DEFAULT_MAX_REDRIVES",
@@ -57,6 +63,7 @@ _PAGE = 100
 class RedriveDecision(StrEnum):
     REDRIVEN = "redriven"
     SKIPPED_BUSINESS_OUTCOME = "skipped_business_outcome"
+    SKIPPED_STOPPED = "skipped_stopped"
     SKIPPED_OTHER_ERROR = "skipped_other_error"
     SKIPPED_NOT_REDRIVABLE = "skipped_not_redrivable"
     SKIPPED_OUTSIDE_WINDOW = "skipped_outside_window"
@@ -83,6 +90,11 @@ RULES: tuple[Rule, ...] = (
         RedriveDecision.SKIPPED_BUSINESS_OUTCOME,
         lambda f: is_business_outcome(f.error),
         "a business outcome (Saga.*): the saga ended as designed",
+    ),
+    (
+        RedriveDecision.SKIPPED_STOPPED,
+        lambda f: f.error == EXECUTION_STOPPED,
+        "an operator stopped it (stepsaga stop)",
     ),
     (
         RedriveDecision.SKIPPED_OTHER_ERROR,

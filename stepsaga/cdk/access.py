@@ -22,9 +22,11 @@ from stepsaga.workflow.saga import RECONCILER_FUNCTION, RECONCILER_HANDLER
 
 __all__ = [
     "LEDGER_WRITER",
+    "OPERATOR",
     "OVERDUE_CHECK",
     "RECONCILER",
     "FunctionAccess",
+    "OperatorAccess",
     "access_for",
 ]
 
@@ -91,3 +93,37 @@ def access_for(functions: Mapping[str, str]) -> Mapping[str, FunctionAccess]:
         else LEDGER_WRITER
         for name, ref in functions.items()
     }
+
+
+@dataclass(frozen=True)
+class OperatorAccess:
+    """What a person running ``stepsaga --backend aws --stack …`` calls, per resource.
+
+    ``sts:GetCallerIdentity`` (who resolves an item) needs no permission. Starting cases is
+    the ingress's job and is not here: grant ``states:StartExecution`` on the state
+    machine separately to operators who start cases by hand.
+    """
+
+    #: ``DescribeStacks`` on this stack (the CLI reads its outputs).
+    stack_actions: tuple[str, ...]
+    #: On the state machine: find a case's executions, resume a waiting one.
+    state_machine_actions: tuple[str, ...]
+    #: On its executions: status, history, redrive.
+    execution_actions: tuple[str, ...]
+    #: On the ledger table (recon list/show/resolve with its audit record, ledger list).
+    table_actions: tuple[str, ...]
+    #: On the table's indexes.
+    index_actions: tuple[str, ...]
+
+
+OPERATOR: Final = OperatorAccess(
+    stack_actions=("cloudformation:DescribeStacks",),
+    state_machine_actions=("states:ListExecutions", "states:SendTaskSuccess"),
+    execution_actions=(
+        "states:DescribeExecution",
+        "states:GetExecutionHistory",
+        "states:RedriveExecution",
+    ),
+    table_actions=(GET_ITEM, PUT_ITEM, UPDATE_ITEM, CONDITION_CHECK_ITEM, QUERY, SCAN),
+    index_actions=(QUERY,),
+)

@@ -543,6 +543,7 @@ def _record_item(record: Record) -> Item:
     _put_optional(item, "error", json_text(record.error))
     _put_optional(item, "reference", record.reference)
     _put_optional(item, "cost", record.cost)
+    _put_optional(item, "terms", json_text(record.terms))
     return item
 
 
@@ -577,6 +578,7 @@ def _record(item: Item) -> Record:
         created_at=parse_time(str(item["created_at"]["S"])),
         updated_at=parse_time(str(item["updated_at"]["S"])),
         expires_at=datetime.fromtimestamp(int(item[TTL_ATTRIBUTE]["N"]), UTC),
+        terms=parse_json(_s(item, "terms")),
     )
 
 

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from enum import StrEnum
+from functools import cached_property
 from types import MappingProxyType
 from typing import Any
 
@@ -176,6 +177,14 @@ class Action:
         """SHA-256 hex of the canonical parameters and the approval time."""
         return digest_of(self._canonical, self.intent.approved_at)
 
+    @cached_property
+    def terms(self) -> dict[str, Any]:
+        """The parameters' digest and field descriptions, without the approval time: what
+        a later revision compares (``revisions.py``)."""
+        from stepsaga.ledger.revisions import terms_of  # revisions reads these models
+
+        return terms_of(self._canonical)
+
     def compensation(
         self,
         operation: str,
@@ -226,6 +235,9 @@ class Record:
     updated_at: datetime
     expires_at: datetime
     debited: int = 0
+    #: The request's terms without the approval time (``revisions.terms_of``), so a later
+    #: revision can tell an identical effect from a changed one; ``None`` on older records.
+    terms: dict[str, Any] | None = None
 
     def expired(self, now: datetime) -> bool:
         """Past ``expires_at``: no longer protects, even while TTL has not deleted it."""
@@ -260,6 +272,7 @@ class Record:
             "created_at": _iso(self.created_at),
             "updated_at": _iso(self.updated_at),
             "expires_at": _iso(self.expires_at),
+            "terms": self.terms,
         }
 
 

@@ -23,5 +23,9 @@ BUDGET_PREFIX: Final = "BUDGET#"
 BUDGET_SORT: Final = "BUDGET"
 RECON_PREFIX: Final = "RECON#"
 RECON_SORT: Final = "RECON"
+#: One audit record per resolved item (``AUDIT#{item_id}`` / ``RESOLUTION``), written once,
+#: never updated, no ``expires_at``: who decided outlives the records it decided.
+AUDIT_PREFIX: Final = "AUDIT#"
+AUDIT_SORT: Final = "RESOLUTION"
 #: Open recon items: ``gsi1pk`` = this prefix + tenant, ``gsi1sk`` = ``{created_at}#{item_id}``.
 OPEN_ITEMS_TENANT_PREFIX: Final = "TENANT#"

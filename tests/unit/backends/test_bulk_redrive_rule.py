@@ -50,6 +50,11 @@ def test_a_saga_outcome_is_never_redriven(suffix: str) -> None:
         ({"error": "States.Timeout"}, None, RedriveDecision.REDRIVEN),
         ({"error": None, "status": "ABORTED"}, None, RedriveDecision.REDRIVEN),
         ({}, "TransientError", RedriveDecision.REDRIVEN),
+        (
+            {"status": "ABORTED", "error": "Stepsaga.Stopped"},
+            None,
+            RedriveDecision.SKIPPED_STOPPED,
+        ),
         ({}, "StoreUnavailableError", RedriveDecision.SKIPPED_OTHER_ERROR),
         ({"redriveStatus": "NOT_REDRIVABLE"}, None, RedriveDecision.SKIPPED_NOT_REDRIVABLE),
         ({"stopDate": NOW - timedelta(days=14)}, None, RedriveDecision.REDRIVEN),
