@@ -10,7 +10,8 @@ by one. Only failures a redrive can fix are touched; the rule is :data:`RULES`, 
   ended as designed; never redriven;
 * stopped by an operator (``stepsaga stop``: ``Stepsaga.Stopped``);
 * an error other than ``--error`` (when given);
-* not redrivable, as the service says (``redriveStatus``);
+* not redrivable, as the service says (``redriveStatus``), or as the backend's redrive
+  answers (``ExecutionNotRedrivable``: superseded by a later revision, redriven meanwhile);
 * stopped longer ago than Step Functions' redrive window (14 days);
 * otherwise: redriven.
 
@@ -32,6 +33,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from stepsaga.backends.base import SagaBackend
 from stepsaga.backends.progress import ProgressListener
 from stepsaga.backends.views import CaseOutcome, ExecutionView
+from stepsaga.engine.errors import ExecutionNotRedrivable
 from stepsaga.errors import (
     EXECUTION_STOPPED,
     InvalidInputError,
@@ -67,8 +69,8 @@ class RedriveDecision(StrEnum):
     SKIPPED_OTHER_ERROR = "skipped_other_error"
     SKIPPED_NOT_REDRIVABLE = "skipped_not_redrivable"
     SKIPPED_OUTSIDE_WINDOW = "skipped_outside_window"
-    #: The redrive was asked for and refused (another process redrives it, the service
-    #: said no); the reason is in ``detail``.
+    #: The redrive was asked for and failed otherwise (the service or the store said no);
+    #: the reason is in ``detail``.
     REFUSED = "refused"
 
 
@@ -260,6 +262,12 @@ def _redrive(
 ) -> RedriveRow:
     try:
         after = backend.redrive(row.execution_arn, time_scale=time_scale, on_event=on_event)
+    except ExecutionNotRedrivable as exc:
+        # The backend's own rule (superseded by a later revision, redriven meanwhile by
+        # another process): nothing to do here, not a failure of the bulk redrive.
+        return row.model_copy(
+            update={"decision": RedriveDecision.SKIPPED_NOT_REDRIVABLE, "detail": exc.message}
+        )
     except StepSagaError as exc:
         if exc.data.get("field") == "time_scale":
             raise  # a flag this backend refuses: the whole command is bad input

@@ -3,6 +3,7 @@ redriven, business outcomes never, bounded by ``--max``, inside the 14-day windo
 
 from __future__ import annotations
 
+import json
 from datetime import timedelta
 from pathlib import Path
 
@@ -108,3 +109,22 @@ def test_bad_flags_are_one_line_and_exit_2(home: StateHome, tmp_path: Path) -> N
         assert len(result.err.strip().splitlines()) == 1, result.err
     status = cli(home, "status", name, "--json").json()
     assert status["redriveCount"] == 0  # nothing was redriven
+
+
+def test_a_superseded_execution_is_skipped_not_refused(home: StateHome, tmp_path: Path) -> None:
+    first = _fail(home, tmp_path, "CASE-1")
+    newer = write_case(
+        tmp_path, "CASE-1", approval={**_approval(tmp_path, "CASE-1"), "revision": 2}
+    )
+    assert cli(home, "start", str(newer)).code == 0
+
+    result = cli(home, "redrive", "--all-failed", "--json")
+
+    assert result.code == 0, result.err
+    rows = result.json()["executions"]
+    assert [(r["name"], r["decision"]) for r in rows] == [(first, "skipped_not_redrivable")]
+
+
+def _approval(tmp_path: Path, case_id: str) -> dict[str, object]:
+    data: dict[str, object] = json.loads((tmp_path / f"{case_id}.json").read_text())["approval"]
+    return data
