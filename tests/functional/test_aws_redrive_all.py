@@ -170,3 +170,20 @@ def test_the_cli_prints_the_summary_and_exits_0(
     )
     assert refused.exit_code == 2
     assert "--time-scale" in refused.stderr
+
+
+def test_calls_grow_with_the_executions_redriven_not_more(aws: FakeAws) -> None:
+    """One listing page, then a fixed number of calls per failed execution (describe it,
+    locate it, redrive it); measured: 7 per execution, 1 + 7n in all."""
+    sfn = RedrivingSfn(aws.sfn)
+    names = [_started(aws, sfn, f"CASE-{n}") for n in range(6)]
+    for name in names:
+        _stopped(aws, name, "TransientError")
+    sfn.calls.clear()
+
+    view = redrive_all_failed(_backend(aws, sfn), now=datetime.now(UTC))
+
+    assert view.redriven == 6
+    assert sfn.calls["list_executions"] == 1
+    assert sfn.calls["redrive_execution"] == 6
+    assert sum(sfn.calls.values()) <= 1 + 8 * 6
