@@ -8,6 +8,7 @@ A checker that never fails proves nothing.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -56,9 +57,14 @@ def test_a_refund_that_never_reaches_the_budget_is_lost_budget(
     real_put = SqliteStore.put
 
     def put(
-        self: SqliteStore, record: object, *, expect: Expect | None, budget_delta: int = 0
+        self: SqliteStore,
+        record: object,
+        *,
+        expect: Expect | None,
+        budget_delta: int = 0,
+        **rest: Any,
     ) -> WriteOutcome:
-        return real_put(self, record, expect=expect, budget_delta=min(budget_delta, 0))  # type: ignore[arg-type]
+        return real_put(self, record, expect=expect, budget_delta=min(budget_delta, 0), **rest)  # type: ignore[arg-type]
 
     monkeypatch.setattr(SqliteStore, "put", put)
     throttled = ({"service": "payments", "operation": "refund", "fault": "throttle", "times": 1},)
