@@ -143,6 +143,11 @@ LAMBDA_SERVICE_ERRORS: tuple[str, ...] = (
     "Lambda.TooManyRequestsException",
 )
 
+#: Errors Step Functions reports when a Lambda task ran out of time: the state's
+#: ``TimeoutSeconds`` (``States.Timeout``) or the function's own timeout (``Sandbox.Timedout``).
+#: Retried: the ledger decides what the lost attempt did (its lease ends with the invocation).
+LAMBDA_TIMEOUT_ERRORS: tuple[str, ...] = ("States.Timeout", "Sandbox.Timedout")
+
 #: Handler errors retried with bounded, jittered backoff.
 RETRYABLE: tuple[type[StepSagaError], ...] = (
     TransientError,
@@ -169,6 +174,8 @@ COMPENSATE: tuple[type[StepSagaError], ...] = (
 #: Error names of ``Fail`` states the compiled machines end in.
 SAGA_COMPENSATED = "Saga.Compensated"
 SAGA_COMPENSATION_FAILED = "Saga.CompensationFailed"
+#: Every error name starting with this is a business outcome, never redriven.
+SAGA_OUTCOME_PREFIX = "Saga."
 #: The error an execution an operator stopped (``stepsaga stop``) ends ABORTED with.
 EXECUTION_STOPPED = "Stepsaga.Stopped"
 
@@ -179,4 +186,12 @@ def names(errors: tuple[type[StepSagaError], ...]) -> list[str]:
 
 
 def is_retryable_name(name: str) -> bool:
-    return name in names(RETRYABLE) or name in LAMBDA_SERVICE_ERRORS
+    return (
+        name in names(RETRYABLE) or name in LAMBDA_SERVICE_ERRORS or name in LAMBDA_TIMEOUT_ERRORS
+    )
+
+
+def is_business_outcome(name: str | None) -> bool:
+    """Whether an execution's error is a saga's own ending (``Saga.*``), not a technical
+    failure a redrive could fix."""
+    return bool(name) and str(name).startswith(SAGA_OUTCOME_PREFIX)

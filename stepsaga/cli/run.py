@@ -19,6 +19,7 @@ from stepsaga.cli.backend import command_errors, open_backend, print_json
 from stepsaga.cli.common import cli_context, stdout, usage_error
 from stepsaga.cli.output import JsonOption, OutputOption, wants_json
 from stepsaga.cli.progress import live
+from stepsaga.cli.redrive_all import check_flags, run_all_failed
 from stepsaga.cli.tables import render_execution, render_history
 from stepsaga.dependencies import SupportsFaults
 from stepsaga.engine import MockConfig
@@ -185,15 +186,65 @@ def redrive(
     ] = None,
     tenant: TenantOption = None,
     time_scale: TimeScaleOption = None,
+    all_failed: Annotated[
+        bool,
+        typer.Option(
+            "--all-failed",
+            help="Redrive every technical failure (never a Saga.* outcome) inside the 14-day "
+            "redrive window, at most --max.",
+        ),
+    ] = False,
+    error: Annotated[
+        str | None,
+        typer.Option("--error", metavar="ERROR", help="With --all-failed: only this error."),
+    ] = None,
+    since: Annotated[
+        str | None,
+        typer.Option(
+            "--since",
+            metavar="WHEN",
+            help="With --all-failed: started at or after (ISO-8601, a date, or 90s/15m/6h/7d).",
+        ),
+    ] = None,
+    max_redrives: Annotated[
+        int | None,
+        typer.Option("--max", metavar="N", help="With --all-failed: at most N redrives (50)."),
+    ] = None,
     output: OutputOption = None,
     as_json: JsonOption = False,
 ) -> None:
-    """Continue a failed, aborted or interrupted execution from the state it stopped in."""
+    """Continue a failed, aborted or interrupted execution from the state it stopped in
+    (or, with --all-failed, every technical failure)."""
     cli = cli_context(ctx)
     as_json = wants_json(output, as_json)
     with command_errors():
+        if all_failed:
+            if ref is not None or case_id is not None:
+                usage_error("--all-failed redrives many executions: give no EXECUTION or --case")
+            check_flags(
+                cli.backend,
+                error=error,
+                since=since,
+                max_redrives=max_redrives,
+                time_scale=time_scale,
+            )
+            with open_backend(cli) as backend:
+                run_all_failed(
+                    backend,
+                    stdout,
+                    error=error,
+                    since=since,
+                    tenant=tenant,
+                    max_redrives=max_redrives,
+                    time_scale=time_scale,
+                    as_json=as_json,
+                )
+            return
+        for flag, value in (("--error", error), ("--since", since), ("--max", max_redrives)):
+            if value is not None:
+                usage_error(f"{flag} goes with --all-failed")
         if (ref is None) == (case_id is None):
-            usage_error("give either EXECUTION or --case CASE_ID")
+            usage_error("give either EXECUTION or --case CASE_ID (or --all-failed)")
         target = ref if ref is not None else case_id
         assert target is not None
         with open_backend(cli) as backend, live(stdout, f"redrive {target}", not as_json) as on:

@@ -7,9 +7,11 @@ at the step and is redriven after a fix. That is safe because the ledger, not th
 decides what happened: a later attempt replays, looks first or goes to reconciliation.
 (Errors inside a downstream call are settled by the ledger's ``ERROR_TABLE``, in ``execute.py``.)
 
-The wrapper also counts the metric an error stands for (and ``RoutedError`` for every
-error a ``Catch`` routes, so the Lambda-errors alarm sees only faults), logs the outcome with its
-correlation fields and flushes metrics at the end of every invocation.
+Claims taken during the invocation hold their lease until its deadline (the Lambda
+context's remaining time; ``stepsaga.ledger.lease``). The wrapper also counts the metric
+an error stands for (and ``RoutedError`` for every error a ``Catch`` routes, so the
+Lambda-errors alarm sees only faults), logs the outcome with its correlation fields and
+flushes metrics at the end of every invocation.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from stepsaga.handlers.decision import Decision
 from stepsaga.handlers.deps import HandlerDeps
 from stepsaga.handlers.logs import InvocationLog
 from stepsaga.handlers.metrics import metric_for
+from stepsaga.ledger.lease import invocation_deadline
 
 Handler = Callable[[Any, Any], dict[str, Any]]
 
@@ -49,7 +52,8 @@ def invocation(deps: HandlerDeps, function: str, body: Body) -> Handler:
             request_id=str(getattr(context, "aws_request_id", "") or "") or None,
         )
         try:
-            result = body(event, log)
+            with invocation_deadline(context, deps.clock):
+                result = body(event, log)
         except StepSagaError as exc:
             _failed(deps, log, exc)
             raise

@@ -14,12 +14,14 @@ class LedgerPolicy:
     """The ledger's tunable rules. Defaults suit a Lambda task with a 60 s timeout."""
 
     lease_seconds: float = 60
-    """How long a claim owns its action. Set it above the longest run of ``fn`` (the
-    handler's timeout): an expired lease lets another worker act on the action."""
+    """How long a claim owns its action when no Lambda invocation holds it (inside one, the
+    lease ends at the invocation's deadline: ``stepsaga.ledger.lease``). Set it above the
+    longest run of ``fn``: an expired lease lets another worker act on the action."""
 
-    attempt_budget: int = 5
+    attempt_budget: int = 24
     """Lifetime claims per action, counted across retries *and* redrives (Step Functions
-    resets its own retry counters on redrive; this count does not reset)."""
+    resets its own retry counters on redrive; this count does not reset). 24 = three runs of
+    the default transient envelope (1 + 7 claims each): the first, and two redrives."""
 
     retention: timedelta = timedelta(days=30)
     """How long after approval a record protects its action; also its ``expires_at`` (the

@@ -37,6 +37,7 @@ from stepsaga.errors import (
 )
 from stepsaga.ledger import revisions
 from stepsaga.ledger.canonical import iso_utc
+from stepsaga.ledger.lease import lease_end
 from stepsaga.ledger.models import (
     Action,
     Claim,
@@ -660,7 +661,7 @@ class Ledger:
             digest=digest,
             status=Status.IN_PROGRESS,
             owner=owner,
-            lease_expires_at=now + self._policy.lease,
+            lease_expires_at=lease_end(now, self._policy.lease),
             attempts=1,
             result=None,
             error=None,
@@ -714,7 +715,7 @@ class Ledger:
             current,
             status=Status.IN_PROGRESS,
             owner=_token(),
-            lease_expires_at=now + self._policy.lease,
+            lease_expires_at=lease_end(now, self._policy.lease),
             attempts=current.attempts + 1,
             error=None,
             cost=action.cost if current.status is Status.RELEASED else current.cost,

@@ -36,7 +36,9 @@ if TYPE_CHECKING:
     from stepsaga.workflow.names import QueryLanguage
     from stepsaga.workflow.retry import (
         DEFAULT_RETRY,
+        IN_PROGRESS_RETRY,
         LAMBDA_SERVICE_RETRY,
+        LAMBDA_TIMEOUT_RETRY,
         TRANSIENT_RETRY,
         JitterStrategy,
         RetryPolicy,
@@ -68,7 +70,9 @@ _WHERE = {
     "parse_reconciliation_event": "stepsaga.workflow.events",
     "QueryLanguage": "stepsaga.workflow.names",
     "DEFAULT_RETRY": "stepsaga.workflow.retry",
+    "IN_PROGRESS_RETRY": "stepsaga.workflow.retry",
     "LAMBDA_SERVICE_RETRY": "stepsaga.workflow.retry",
+    "LAMBDA_TIMEOUT_RETRY": "stepsaga.workflow.retry",
     "TRANSIENT_RETRY": "stepsaga.workflow.retry",
     "JitterStrategy": "stepsaga.workflow.retry",
     "RetryPolicy": "stepsaga.workflow.retry",
@@ -85,7 +89,9 @@ _WHERE = {
 
 __all__ = [
     "DEFAULT_RETRY",
+    "IN_PROGRESS_RETRY",
     "LAMBDA_SERVICE_RETRY",
+    "LAMBDA_TIMEOUT_RETRY",
     "TRANSIENT_RETRY",
     "ActionRef",
     "AwaitDecisionEvent",

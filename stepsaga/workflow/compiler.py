@@ -36,7 +36,9 @@ State layout. ``Prepare`` (a Pass) wraps the execution input so every path is un
 
 Routes out of a forward step ``X`` (error names come from ``stepsaga.errors``):
 
-* ``Retry``: ``LAMBDA_SERVICE_ERRORS``, then ``RETRYABLE`` (bounded, capped, FULL jitter).
+* ``Retry``: ``stepsaga.workflow.retry.DEFAULT_RETRY`` (Lambda service errors, timeouts,
+  transient errors, in-progress; bounded, capped, FULL jitter); a task-token wait never
+  retries its ``States.Timeout``.
   When they run out the error is *not* caught: the execution fails at ``X`` and can be
   redriven (the ledger's attempt budget bounds recovery across redrives).
 * ``Catch COMPENSATE`` (business rejection, invalid input) → the dispositions of the
@@ -117,7 +119,7 @@ from stepsaga.workflow.events import (
 from stepsaga.workflow.jsonata import to_jsonata
 from stepsaga.workflow.names import QueryLanguage
 from stepsaga.workflow.payloads import Path, selector, template
-from stepsaga.workflow.retry import DEFAULT_RETRY, RetryPolicy
+from stepsaga.workflow.retry import DEFAULT_RETRY, WAIT_FOR_TOKEN_RETRY, RetryPolicy
 from stepsaga.workflow.saga import (
     IDENTITY_PATHS,
     RECONCILER_FUNCTION,
@@ -544,7 +546,7 @@ class _Compiler:
             result_selector=selector(ReconciliationResult, "$"),
             result_path=reconciliation_path(step.name),
             timeout=self.saga.decision_timeout_seconds,
-            retry=DEFAULT_RETRY,
+            retry=WAIT_FOR_TOKEN_RETRY,
             next_state=names.decision(step.name),
             wait_for_token=True,
         )

@@ -9,12 +9,23 @@ the wildcards ``States.ALL`` and ``States.TaskFailed`` that would match them.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
+from itertools import product
 from typing import Any
 
-from stepsaga.errors import COMPENSATE, LAMBDA_SERVICE_ERRORS, RECONCILE, RETRYABLE, names
+from stepsaga.errors import (
+    COMPENSATE,
+    LAMBDA_SERVICE_ERRORS,
+    LAMBDA_TIMEOUT_ERRORS,
+    RECONCILE,
+    ActionInProgressError,
+    StoreUnavailableError,
+    TransientError,
+    names,
+)
 
 
 class SagaDefinitionError(ValueError):
@@ -150,24 +161,109 @@ def _validate(policy: RetryPolicy) -> None:
         )
 
 
-#: AWS-recommended retrier for every ``lambda:invoke`` task: service errors and throttling.
+def delays(policy: RetryPolicy) -> tuple[float, ...]:
+    """The capped delay before each retry (what FULL jitter draws uniformly below)."""
+    cap = policy.max_delay_seconds
+    out = []
+    for n in range(policy.max_attempts):
+        delay = policy.interval_seconds * policy.backoff_rate**n
+        out.append(float(min(delay, cap) if cap is not None else delay))
+    return tuple(out)
+
+
+def worst_case_seconds(policy: RetryPolicy) -> float:
+    """Longest total wait of one retrier (every jittered draw at its cap)."""
+    return sum(delays(policy))
+
+
+def mean_seconds(policy: RetryPolicy) -> float:
+    """Expected total wait: half the worst case under FULL jitter, all of it under NONE."""
+    total = worst_case_seconds(policy)
+    return total / 2 if policy.jitter is JitterStrategy.FULL else total
+
+
+def chance_wait_below(policy: RetryPolicy, seconds: float) -> float:
+    """Probability that all of ``policy``'s retries are spent within ``seconds``.
+
+    Under FULL jitter the total wait is a sum of uniform draws on [0, cap_i]; this is its
+    exact distribution function (inclusion-exclusion over the caps), so docs and tests can
+    state how often an in-progress wait ends before the lease it waits for.
+    """
+    caps = delays(policy)
+    if policy.jitter is JitterStrategy.NONE:
+        return 1.0 if sum(caps) <= seconds else 0.0
+    n = len(caps)
+    total = 0.0
+    for chosen in product((0, 1), repeat=n):
+        rest = seconds - sum(c for c, pick in zip(caps, chosen, strict=True) if pick)
+        if rest > 0:
+            total += (-1) ** sum(chosen) * rest**n
+    return min(1.0, max(0.0, total / (math.factorial(n) * math.prod(caps))))
+
+
+# --- the envelopes every Lambda task gets (docs/recovery.md sizes them) ----------------
+
+#: Lambda service errors and throttling (``Lambda.TooManyRequestsException``): the
+#: invocation did not run, so retrying costs no attempt; sized for a throttling burst of
+#: about a minute and a half (worst case 90 s).
 LAMBDA_SERVICE_RETRY = RetryPolicy(
     errors=LAMBDA_SERVICE_ERRORS,
-    interval_seconds=1,
-    max_attempts=3,
+    interval_seconds=2,
+    max_attempts=6,
     backoff_rate=2.0,
-    max_delay_seconds=8,
+    max_delay_seconds=30,
 )
 
-#: Our transient handler errors (throttled downstream, store busy, action in progress):
-#: two retries with the same action key and capped, jittered delays (seed 002, docs/background.md).
-TRANSIENT_RETRY = RetryPolicy(
-    errors=names(RETRYABLE),
-    interval_seconds=2,
+#: The task or the function timed out (a slow downstream). Two more tries: each one may run
+#: for the whole timeout again, and the ledger (lease ended with the invocation) lets a
+#: keyed or blind write take over, looking first, and sends a physical one to reconciliation.
+LAMBDA_TIMEOUT_RETRY = RetryPolicy(
+    errors=LAMBDA_TIMEOUT_ERRORS,
+    interval_seconds=5,
     max_attempts=2,
     backoff_rate=2.0,
     max_delay_seconds=10,
 )
 
-#: What every task gets unless it says otherwise, in this order.
-DEFAULT_RETRY: tuple[RetryPolicy, ...] = (LAMBDA_SERVICE_RETRY, TRANSIENT_RETRY)
+#: A downstream or store blip known to precede any effect (throttled, 503, refused
+#: connection, DynamoDB throttling): seven retries over up to 213 s (mean 107 s), so a
+#: blip of a few minutes needs no redrive. Each retry is one claim of the ledger's attempt
+#: budget (``LedgerPolicy.attempt_budget`` is sized for three such runs).
+TRANSIENT_RETRY = RetryPolicy(
+    errors=(TransientError.error_name(), StoreUnavailableError.error_name()),
+    interval_seconds=3,
+    max_attempts=7,
+    backoff_rate=2.0,
+    max_delay_seconds=60,
+)
+
+#: Another attempt holds the action's lease: wait it out. The lease ends with the holder's
+#: invocation (at most the task's timeout, 60 s by default) or after
+#: ``LedgerPolicy.lease_seconds`` (60 s); this wait is up to 370 s (mean 185 s) and ends
+#: before 60 s with probability 0.05 % (``chance_wait_below``). Costs no attempt.
+IN_PROGRESS_RETRY = RetryPolicy(
+    errors=(ActionInProgressError.error_name(),),
+    interval_seconds=10,
+    max_attempts=8,
+    backoff_rate=2.0,
+    max_delay_seconds=60,
+)
+
+#: What every Lambda task gets unless it says otherwise, in this order.
+DEFAULT_RETRY: tuple[RetryPolicy, ...] = (
+    LAMBDA_SERVICE_RETRY,
+    LAMBDA_TIMEOUT_RETRY,
+    TRANSIENT_RETRY,
+    IN_PROGRESS_RETRY,
+)
+
+#: A task waiting for a task token (``AwaitDecision``): its ``States.Timeout`` is the end
+#: of the decision window, never retried.
+WAIT_FOR_TOKEN_RETRY: tuple[RetryPolicy, ...] = tuple(
+    p for p in DEFAULT_RETRY if p is not LAMBDA_TIMEOUT_RETRY
+)
+
+#: The worst-case retry wait of one task with the default envelopes (one error family
+#: after another), in seconds: 90 + 15 + 213 + 370 = 688 s; far inside the 14-day redrive
+#: window and the default 7-day decision timeout.
+WORST_CASE_RETRY_SECONDS = sum(worst_case_seconds(p) for p in DEFAULT_RETRY)

@@ -15,11 +15,12 @@ from stepsaga.home import StateHome
 from tests.functional.cli_support import EXAMPLES, ROOT, cli, effects, write_case, write_faults
 from workflows.project import reference_project
 
-THROTTLED_3 = {"service": "payments", "operation": "refund", "times": 3, "fault": "throttle"}
+#: Every attempt of one run: the first and TRANSIENT_RETRY's 7 retries.
+THROTTLED_RUN = {"service": "payments", "operation": "refund", "times": 8, "fault": "throttle"}
 
 
 def test_redrive_after_retries_are_exhausted(home: StateHome, tmp_path: Path) -> None:
-    faults = write_faults(tmp_path, THROTTLED_3)  # 3 attempts: the first and 2 retries
+    faults = write_faults(tmp_path, THROTTLED_RUN)  # 8 attempts: the first and 7 retries
     started = cli(home, "start", str(write_case(tmp_path)), "--faults", str(faults), "--json")
     view = started.json()
     assert started.code == 0
@@ -42,13 +43,13 @@ def test_redrive_after_retries_are_exhausted(home: StateHome, tmp_path: Path) ->
     assert redriven["redriveDate"].endswith("Z")
     assert effects(home) == {"reserve": 1, "refund": 1, "create_shipment": 1}
     steps = {s["state"]: s for s in redriven["steps"]}
-    assert steps["RefundPayment"]["attempts"] == 4  # the ledger counts across redrives
+    assert steps["RefundPayment"]["attempts"] == 9  # the ledger counts across redrives
     types = [e["type"] for e in cli(home, "history", "CASE-1001", "--json").json()["events"]]
     assert types.count("ExecutionRedriven") == 1
 
 
 def test_redrive_by_case_with_progress(home: StateHome, tmp_path: Path) -> None:
-    faults = write_faults(tmp_path, THROTTLED_3)
+    faults = write_faults(tmp_path, THROTTLED_RUN)
     cli(home, "start", str(write_case(tmp_path)), "--faults", str(faults))
     result = cli(home, "redrive", "--case", "CASE-1001")
     assert result.code == 0, result.err

@@ -181,7 +181,7 @@ def test_a_superseded_execution_is_not_redriven(home: StateHome, tmp_path: Path)
         tmp_path / "throttled.json",
         {
             "faults": [
-                {"service": "payments", "operation": "refund", "times": 3, "fault": "throttle"}
+                {"service": "payments", "operation": "refund", "times": 8, "fault": "throttle"}
             ]
         },
     )

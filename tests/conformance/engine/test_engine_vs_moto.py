@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from stepsaga.workflow.compiler import compile as compile_saga
+from stepsaga.workflow.retry import TRANSIENT_RETRY
 from tests.conformance.engine.harness import Err, Moto, Ok, Scripts, Trace, compiled, run_engine
 from workflows.replacement_order import saga
 
@@ -95,6 +96,23 @@ def test_retry_then_success(moto: Moto, tmp_path: Path) -> None:
     assert all(0 <= d <= 10 for d in trace.delays)
 
 
+def test_lambda_timeouts_and_in_progress_are_retried(moto: Moto, tmp_path: Path) -> None:
+    """The envelopes of ``stepsaga.workflow.retry``: a timed-out invocation is tried again
+    (LAMBDA_TIMEOUT_RETRY), a live lease elsewhere is waited out (IN_PROGRESS_RETRY)."""
+    script = scripts(
+        RefundPaymentFunction=[
+            Err("Sandbox.Timedout"),
+            Err("ActionInProgressError"),
+            Err("ActionInProgressError"),
+            done("refund"),
+        ]
+    )
+    trace = both(moto, tmp_path, SAGA, script, CASE)
+    assert ("RefundPayment", 4) in trace.attempts
+    assert trace.status == "SUCCEEDED"
+    assert all(0 <= d <= 20 for d in trace.delays)
+
+
 def test_retries_exhausted_fail_uncaught_at_that_step(moto: Moto, tmp_path: Path) -> None:
     trace = both(
         moto,
@@ -105,7 +123,7 @@ def test_retries_exhausted_fail_uncaught_at_that_step(moto: Moto, tmp_path: Path
     )
     assert (trace.status, trace.error) == ("FAILED", "TransientError")
     assert trace.cause == {"errorType": "TransientError", "errorMessage": "still busy"}
-    assert trace.attempts[-1] == ("RefundPayment", 3)  # 1 + MaxAttempts 2
+    assert trace.attempts[-1] == ("RefundPayment", 1 + TRANSIENT_RETRY.max_attempts)
 
 
 def test_business_rejection_runs_compensations(moto: Moto, tmp_path: Path) -> None:
@@ -132,7 +150,7 @@ def test_compensation_failure_is_recorded_for_reconciliation(moto: Moto, tmp_pat
     )
     trace = both(moto, tmp_path, SAGA, script, CASE)
     assert trace.entered[-4:] == ["ReleaseReservation", *RELEASE_RECONCILED, "CompensationFailed"]
-    assert ("ReleaseReservation", 3) in trace.attempts
+    assert ("ReleaseReservation", 1 + TRANSIENT_RETRY.max_attempts) in trace.attempts
     assert trace.error == "Saga.CompensationFailed"
 
 

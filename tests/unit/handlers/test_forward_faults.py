@@ -6,11 +6,14 @@ shows), never from the ledger the handlers write.
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import pytest
 
 from services import Operation, SimulatedCrash
 from stepsaga import metric_names
 from stepsaga.errors import (
+    ActionInProgressError,
     BusinessRejectedError,
     OutcomeUnknownError,
     StepSagaError,
@@ -18,7 +21,13 @@ from stepsaga.errors import (
 )
 from stepsaga.ledger import Status
 from tests.unit.handlers.conftest import WorldFactory
-from tests.unit.handlers.helpers import World, fault, reconcile_event, step_event
+from tests.unit.handlers.helpers import (
+    World,
+    context,
+    fault,
+    reconcile_event,
+    step_event,
+)
 
 #: step → (service write operation, action key)
 WRITE = {
@@ -254,3 +263,29 @@ def test_a_rejected_same_key_call_after_a_lost_reply_is_still_uncertain(
     assert verdict["outcome"] == "applied"
     assert world.run(step, step_event(step))["replayed"] is True
     assert applied(world, step) == 1
+
+
+@pytest.mark.parametrize("remaining_millis", [5_000, 300_000])
+def test_a_crashed_invocations_lease_ends_at_its_deadline(
+    make: WorldFactory, remaining_millis: int
+) -> None:
+    """The wrapper registers the Lambda context: the claim lasts exactly the time the
+    invocation had left, so the next attempt waits no longer (and no shorter) than that."""
+    world = make(faults={"faults": [fault("refund", "crash_after_effect", attempt=1)]})
+    ctx = context("RefundPayment")
+    ctx.remaining_millis = remaining_millis
+    start = world.clock.now()
+
+    with pytest.raises(SimulatedCrash):
+        world.handlers["RefundPayment"](step_event("RefundPayment"), ctx)
+
+    record = world.ledger.get(WRITE["RefundPayment"][1])
+    assert record is not None
+    assert record.status is Status.IN_PROGRESS
+    assert record.lease_expires_at == start + timedelta(milliseconds=remaining_millis)
+    world.clock.advance(remaining_millis / 1000 - 1)
+    with pytest.raises(ActionInProgressError):
+        world.run("RefundPayment", step_event("RefundPayment"))
+    world.clock.advance(1)
+    assert world.run("RefundPayment", step_event("RefundPayment"))["status"] == "COMPLETED"
+    assert applied(world, "RefundPayment") == 1

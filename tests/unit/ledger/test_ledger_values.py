@@ -105,7 +105,7 @@ def test_policy_defaults() -> None:
     policy = LedgerPolicy()
     assert (policy.lease_seconds, policy.attempt_budget, policy.sweep_grace_seconds) == (
         60,
-        5,
+        24,
         300,
     )
     assert policy.retention == timedelta(days=30)

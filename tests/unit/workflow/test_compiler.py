@@ -10,6 +10,7 @@ import pytest
 from stepsaga.errors import (
     COMPENSATE,
     LAMBDA_SERVICE_ERRORS,
+    LAMBDA_TIMEOUT_ERRORS,
     RECONCILE,
     RETRYABLE,
     SAGA_COMPENSATED,
@@ -26,7 +27,7 @@ from stepsaga.workflow import (
     compile,
 )
 from stepsaga.workflow.compiler import LAMBDA_INVOKE, LAMBDA_INVOKE_WAIT_FOR_TASK_TOKEN
-from stepsaga.workflow.retry import NEVER_RETRIED
+from stepsaga.workflow.retry import DEFAULT_RETRY, NEVER_RETRIED
 from stepsaga.workflow.validate import transitions
 from tests.unit.workflow.asl_eval import Script, ScriptedError, walk
 from workflows.case import Case
@@ -93,15 +94,31 @@ def test_only_the_decision_waits_for_a_token(definition: dict[str, Any]) -> None
 
 
 @pytest.mark.parametrize("step", FORWARD)
-def test_forward_retry_is_lambda_service_errors_then_retryable(
-    definition: dict[str, Any], step: str
-) -> None:
+def test_forward_retry_is_the_default_envelopes(definition: dict[str, Any], step: str) -> None:
     retry = definition["States"][step]["Retry"]
-    assert [r["ErrorEquals"] for r in retry] == [list(LAMBDA_SERVICE_ERRORS), names(RETRYABLE)]
+    assert retry == [policy.to_asl() for policy in DEFAULT_RETRY]
+    assert [r["ErrorEquals"] for r in retry][:2] == [
+        list(LAMBDA_SERVICE_ERRORS),
+        list(LAMBDA_TIMEOUT_ERRORS),
+    ]
     for retrier in retry:
         assert retrier["JitterStrategy"] == "FULL"
         assert retrier["MaxDelaySeconds"] >= retrier["IntervalSeconds"]
         assert 1 <= retrier["MaxAttempts"] <= 10
+
+
+def test_a_decision_wait_never_retries_its_timeout(definition: dict[str, Any]) -> None:
+    """``States.Timeout`` of a task-token wait is the end of the decision window."""
+    waits = [
+        s
+        for s in definition["States"].values()
+        if s.get("Resource") == LAMBDA_INVOKE_WAIT_FOR_TASK_TOKEN
+    ]
+    assert waits
+    for wait in waits:
+        retried = {e for r in wait["Retry"] for e in r["ErrorEquals"]}
+        assert not retried & set(LAMBDA_TIMEOUT_ERRORS)
+        assert "ActionInProgressError" in retried
 
 
 def test_never_retried_errors_appear_in_no_retrier(definition: dict[str, Any]) -> None:
@@ -181,7 +198,7 @@ def test_no_intrinsic_functions_and_no_jsonata(definition: dict[str, Any]) -> No
     text = json.dumps(definition)
     assert "States.Format" not in text
     assert "States.StringToJson" not in text
-    assert '"States.' not in text.replace('"States.ALL"', "")
+    assert '"States.' not in text.replace('"States.ALL"', "").replace('"States.Timeout"', "")
     assert "QueryLanguage" not in text
     assert "{%" not in text
     context = {v for v in _values(definition) if isinstance(v, str) and v.startswith("$$")}

@@ -91,7 +91,7 @@ RS = ["States", "ReserveStock"]
         ),
         (
             _set([*RS, "Retry", "0", "MaxDelaySeconds"], _DELETE),
-            "ReserveStock: Retry[0] retries 3 times without MaxDelaySeconds",
+            "ReserveStock: Retry[0] retries 6 times without MaxDelaySeconds",
         ),
         (
             _set([*RS, "Retry", "1", "ErrorEquals"], ["OutcomeUnknownError"]),
