@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 PIP_FLAGS := --quiet --disable-pip-version-check
 
-.PHONY: demo test lint typecheck unit browser bench test-docker clean
+.PHONY: demo test lint typecheck unit browser screenshots bench test-docker clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -45,6 +45,10 @@ browser:
 	  else echo "chromium is missing and cannot be installed here: browser tests will skip"; fi; }
 
 test: lint typecheck browser unit
+
+# The README's console screenshots (docs/console/), taken by the browser tests.
+screenshots: $(VENV)/.dev browser
+	STEPSAGA_SCREENSHOTS=docs/console $(BIN)/pytest -q tests/functional/test_console_browser.py
 
 # Step Functions Local and DynamoDB Local through testcontainers (needs a Docker daemon).
 test-docker: $(VENV)/.dev

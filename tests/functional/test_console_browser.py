@@ -1,9 +1,11 @@
-"""The console in a real headless Chromium (Debian's package, ``make browser``): the six
-scenarios of issue 17, each saving a screenshot of its page into ``docs/console/`` (the
-README shows them). Skipped in one line without chromium, failed under ``CI=true``."""
+"""The console in a real headless Chromium (Debian's package, ``make browser``): the
+operator's scenarios, each saving a screenshot of its page into ``build/screenshots/``
+(``$STEPSAGA_SCREENSHOTS``; ``make screenshots`` writes the README's, ``docs/console/``).
+Skipped in one line without chromium, failed under ``CI=true``."""
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Iterator
 from dataclasses import replace
@@ -36,7 +38,7 @@ if TYPE_CHECKING:
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
-SHOTS = ROOT / "docs" / "console"
+SHOTS = Path(os.environ.get("STEPSAGA_SCREENSHOTS") or ROOT / "build" / "screenshots")
 HOSTILE = "<script>alert(1)</script>"
 
 

@@ -208,7 +208,7 @@ def test_a_failed_execution_is_redriven_from_its_page(
     local: TestClient, home: StateHome, tmp_path: Path
 ) -> None:
     throttled = write_faults(
-        tmp_path, {"service": "payments", "operation": "refund", "times": 3, "fault": "throttle"}
+        tmp_path, {"service": "payments", "operation": "refund", "times": 8, "fault": "throttle"}
     )
     started = cli(
         home, "start", str(write_case(tmp_path, "CASE-R")), "--faults", str(throttled), "--json"
