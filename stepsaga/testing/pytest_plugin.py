@@ -13,12 +13,19 @@ Override these in a test module or ``conftest.py`` (a fixture with the same name
 * ``stepsaga_handlers`` — in-process handlers by function name, for states the test case
   does not mock (embedded engine only; any other function fails its task loudly).
 
-Fixtures: ``saga_backend`` (the test runs twice: on the embedded engine, and marked
-``docker`` on Step Functions Local), ``local_engine``, ``engine_backend``,
-``stepfunctions_local``, ``stepfunctions_client``, ``stepfunctions_backend``,
-``dynamodb_local``, ``ledger_table`` (moto), ``ledger_table_local`` (DynamoDB Local) and
-``docker_status``. The ``docker`` marker, and every fixture that needs a container, skip
-the test with one line saying why when no Docker daemon answers (probed once, within 2 s).
+Fixtures: ``saga_backend`` (the test runs on the embedded engine, on moto's interpreter,
+on LocalStack — marked ``localstack`` — and on Step Functions Local — marked ``docker``),
+``local_engine``, ``engine_backend``, ``moto_backend``, ``localstack``,
+``localstack_backend``, ``stepfunctions_local``, ``stepfunctions_client``,
+``stepfunctions_backend``, ``dynamodb_local``, ``ledger_table`` (moto),
+``ledger_table_local`` (DynamoDB Local) and ``docker_status``. The ``docker`` marker, and
+every fixture that needs a container, skip the test with one line saying why when no Docker
+daemon answers (probed once, within 2 s).
+
+LocalStack (``stepsaga.testing.localstack``) starts once per session, on a free port, from
+``$STEPSAGA_LOCALSTACK_PYTHON`` or ``<rootdir>/.venv-localstack``, within
+``LOCALSTACK_STARTUP_TIMEOUT`` seconds. When it is missing or will not start, its tests skip
+with one line — except under ``CI=true``, where they fail: CI must not pass by skipping.
 
 Nothing heavy is imported until a fixture is used, so the plugin costs nothing elsewhere.
 """
@@ -28,7 +35,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import pytest
 
@@ -43,10 +50,13 @@ if TYPE_CHECKING:
         StepFunctionsLocalContainer,
     )
     from stepsaga.testing.ledger import LedgerTable
+    from stepsaga.testing.localstack import LocalStack
     from stepsaga.testing.mockconfig import MockConfigBuilder
 
 #: How long the Docker probe may take, once per test session.
 DOCKER_PROBE_TIMEOUT = 2.0
+#: How long LocalStack may take to answer, once per test session (about 5 s when idle).
+LOCALSTACK_STARTUP_TIMEOUT = 90.0
 
 _DOCKER_STATUS = pytest.StashKey["DockerStatus"]()
 
@@ -55,6 +65,16 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "docker: needs a Docker daemon (skipped, with the reason, when none answers)"
     )
+    config.addinivalue_line(
+        "markers",
+        "localstack: runs on LocalStack (skipped with the reason when it will not start; "
+        "failed under CI=true)",
+    )
+
+
+def under_ci() -> bool:
+    """``CI=true`` (or ``1``): a tool the tests need must be there, not skipped."""
+    return os.environ.get("CI", "").strip().lower() in ("true", "1")
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -123,6 +143,59 @@ def engine_backend(local_engine: LocalEngine) -> EngineBackend:
     from stepsaga.testing.backends import EngineBackend
 
     return EngineBackend(local_engine)
+
+
+# --- moto and LocalStack (no Docker) ------------------------------------------------------
+
+
+@pytest.fixture
+def moto_backend(stepsaga_mock_config: MockConfigBuilder | None) -> Iterator[StepFunctionsBackend]:
+    """moto's Step Functions interpreter in-process, serving ``stepsaga_mock_config``."""
+    from stepsaga.testing.backends import StepFunctionsBackend
+    from stepsaga.testing.moto import moto_stepfunctions
+
+    with moto_stepfunctions(stepsaga_mock_config) as client:
+        yield StepFunctionsBackend(client, timeout=60, poll_interval=0.02)
+
+
+@pytest.fixture(scope="session")
+def localstack(pytestconfig: pytest.Config) -> Iterator[LocalStack]:
+    """A running LocalStack (Step Functions only), shared by the session, stopped at its
+    end. Skips in one line when missing or not starting; fails instead under ``CI=true``."""
+    from stepsaga.testing.localstack import LocalStack, LocalStackError, localstack_python
+
+    python = localstack_python(pytestconfig.rootpath)
+    if python is None:
+        _unavailable(
+            "LocalStack is not installed: run `make localstack` (or set "
+            "STEPSAGA_LOCALSTACK_PYTHON)"
+        )
+    server = LocalStack(python, startup_timeout=LOCALSTACK_STARTUP_TIMEOUT)
+    try:
+        server.start()
+    except (LocalStackError, OSError) as exc:
+        _unavailable(str(exc))
+    yield server
+    server.stop()
+
+
+def _unavailable(reason: str) -> NoReturn:
+    first = reason.partition("\n")[0]
+    if under_ci():
+        pytest.fail(f"CI=true needs LocalStack: {reason}", pytrace=False)
+    pytest.skip(f"needs LocalStack: {first}")
+
+
+@pytest.fixture
+def localstack_backend(
+    localstack: LocalStack, stepsaga_mock_config: MockConfigBuilder | None
+) -> StepFunctionsBackend:
+    """LocalStack's Step Functions, serving ``stepsaga_mock_config`` from now on."""
+    from stepsaga.testing.backends import StepFunctionsBackend
+
+    if stepsaga_mock_config is not None:
+        localstack.use_mock_config(stepsaga_mock_config)
+    return StepFunctionsBackend(localstack.get_client(), timeout=120, poll_interval=0.05)
 
 
 # --- containers --------------------------------------------------------------------------
@@ -195,16 +268,27 @@ def stepfunctions_backend(stepfunctions_client: SFNClient) -> StepFunctionsBacke
     return StepFunctionsBackend(stepfunctions_client)
 
 
+#: ``saga_backend``'s parameters: id → the fixture that provides it.
+SAGA_BACKENDS = {
+    "engine": "engine_backend",
+    "moto": "moto_backend",
+    "localstack": "localstack_backend",
+    "stepfunctions-local": "stepfunctions_backend",
+}
+
+
 @pytest.fixture(
     params=[
         pytest.param("engine", id="engine"),
+        pytest.param("moto", id="moto"),
+        pytest.param("localstack", id="localstack", marks=pytest.mark.localstack),
         pytest.param("stepfunctions-local", id="stepfunctions-local", marks=pytest.mark.docker),
     ]
 )
 def saga_backend(request: pytest.FixtureRequest) -> Backend:
-    """Each test using it runs on the embedded engine and on Step Functions Local."""
-    name = "engine_backend" if request.param == "engine" else "stepfunctions_backend"
-    backend: Backend = request.getfixturevalue(name)
+    """Each test using it runs on the embedded engine, moto, LocalStack and Step Functions
+    Local (``request.param`` names the one)."""
+    backend: Backend = request.getfixturevalue(SAGA_BACKENDS[request.param])
     return backend
 
 
