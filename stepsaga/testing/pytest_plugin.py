@@ -167,8 +167,7 @@ def localstack(pytestconfig: pytest.Config) -> Iterator[LocalStack]:
     python = localstack_python(pytestconfig.rootpath)
     if python is None:
         _unavailable(
-            "LocalStack is not installed: run `make localstack` (or set "
-            "STEPSAGA_LOCALSTACK_PYTHON)"
+            "LocalStack is not installed: run `make localstack` (or set STEPSAGA_LOCALSTACK_PYTHON)"
         )
     server = LocalStack(python, startup_timeout=LOCALSTACK_STARTUP_TIMEOUT)
     try:
