@@ -25,7 +25,9 @@ daemon answers (probed once, within 2 s).
 LocalStack (``stepsaga.testing.localstack``) starts once per session, on a free port, from
 ``$STEPSAGA_LOCALSTACK_PYTHON`` or ``<rootdir>/.venv-localstack``, within
 ``LOCALSTACK_STARTUP_TIMEOUT`` seconds. When it is missing or will not start, its tests skip
-with one line — except under ``CI=true``, where they fail: CI must not pass by skipping.
+with one line; a project that installs it for its CI sets the ini option
+``stepsaga_localstack = "required-on-ci"``, and then under ``CI=true`` they fail instead
+(CI must not pass by skipping).
 
 Nothing heavy is imported until a fixture is used, so the plugin costs nothing elsewhere.
 """
@@ -59,6 +61,15 @@ DOCKER_PROBE_TIMEOUT = 2.0
 LOCALSTACK_STARTUP_TIMEOUT = 90.0
 
 _DOCKER_STATUS = pytest.StashKey["DockerStatus"]()
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addini(
+        "stepsaga_localstack",
+        "optional (default: LocalStack tests skip when it is missing or will not start) or "
+        "required-on-ci (under CI=true they fail instead)",
+        default="optional",
+    )
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -161,28 +172,36 @@ def moto_backend(stepsaga_mock_config: MockConfigBuilder | None) -> Iterator[Ste
 @pytest.fixture(scope="session")
 def localstack(pytestconfig: pytest.Config) -> Iterator[LocalStack]:
     """A running LocalStack (Step Functions only), shared by the session, stopped at its
-    end. Skips in one line when missing or not starting; fails instead under ``CI=true``."""
-    from stepsaga.testing.localstack import LocalStack, LocalStackError, localstack_python
+    end. Skips in one line when missing or not starting; fails instead under ``CI=true``
+    when the ini option ``stepsaga_localstack`` is ``required-on-ci``."""
+    from stepsaga.testing.localstack import (
+        LOCALSTACK_VENV,
+        LocalStack,
+        LocalStackError,
+        localstack_python,
+    )
 
+    required = under_ci() and pytestconfig.getini("stepsaga_localstack") == "required-on-ci"
     python = localstack_python(pytestconfig.rootpath)
     if python is None:
         _unavailable(
-            "LocalStack is not installed: run `make localstack` (or set STEPSAGA_LOCALSTACK_PYTHON)"
+            f"LocalStack is not installed at {pytestconfig.rootpath / LOCALSTACK_VENV} "
+            "(`make localstack`, or set STEPSAGA_LOCALSTACK_PYTHON)",
+            required=required,
         )
     server = LocalStack(python, startup_timeout=LOCALSTACK_STARTUP_TIMEOUT)
     try:
         server.start()
     except (LocalStackError, OSError) as exc:
-        _unavailable(str(exc))
+        _unavailable(str(exc), required=required)
     yield server
     server.stop()
 
 
-def _unavailable(reason: str) -> NoReturn:
-    first = reason.partition("\n")[0]
-    if under_ci():
+def _unavailable(reason: str, *, required: bool) -> NoReturn:
+    if required:
         pytest.fail(f"CI=true needs LocalStack: {reason}", pytrace=False)
-    pytest.skip(f"needs LocalStack: {first}")
+    pytest.skip(f"needs LocalStack: {reason.partition(chr(10))[0]}")
 
 
 @pytest.fixture
