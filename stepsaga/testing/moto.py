@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 
 __all__ = ["moto_stepfunctions"]
 
-_CONFIG = {"stepfunctions": {"execute_state_machine": True}, "lambda": {"use_docker": False}}
+_CONFIG: Any = {"stepfunctions": {"execute_state_machine": True}, "lambda": {"use_docker": False}}
 _BACKEND = "moto.stepfunctions.parser.models.StepFunctionsParserBackend"
 _EXECUTION = "moto.stepfunctions.parser.backend.execution.Execution"
 _ENVIRONMENT = "moto.stepfunctions.parser.asl.eval.environment.Environment"
@@ -64,7 +64,7 @@ def moto_stepfunctions(
     def start(self: Any, state_machine_arn: str, *args: Any, **kwargs: Any) -> Any:
         arn, _, case = state_machine_arn.partition("#")
         if case:
-            from moto.stepfunctions.parser.api import InvalidName
+            from moto.stepfunctions.exceptions import InvalidName
 
             machine = self.describe_state_machine(arn).name
             test_case = _test_case(raw, machine, case)
@@ -79,7 +79,7 @@ def moto_stepfunctions(
     def worker(self: Any) -> Any:
         started = start_worker(self)
         if pending:
-            started._mock_test_case = pending[0]
+            started._mock_test_case = pending[0]  # type: ignore[misc]
         return started
 
     with (

@@ -4,8 +4,9 @@ sagas.
 Each scenario runs the same definition with the same scripted Lambda results on the engine
 and on each reference (``reference``: moto, then LocalStack) and compares the states
 entered, the attempts of each task visit (so retry counts), the final status, error, cause
-and output, and the events each function got. Where a reference deviates from AWS the engine follows AWS
-and the test says so (``@deviates``: a strict xfail on that reference, with the reason).
+and output, and the events each function got. Where a reference deviates from AWS the
+engine follows AWS and the test says so (``@deviates``: a strict xfail on that reference,
+with the reason).
 """
 
 from __future__ import annotations
