@@ -65,6 +65,7 @@ bench: $(VENV)/.dev
 	$(BIN)/python bench/storm.py
 	$(BIN)/python bench/chaos.py
 	$(BIN)/python bench/peers.py
+	$(BIN)/python bench/cost.py
 
 clean:
 	rm -rf $(VENV) $(LOCALSTACK_VENV) .stepsaga .stepsaga-demo cdk.out .mypy_cache .ruff_cache .pytest_cache

@@ -97,6 +97,18 @@ class ReplayWindowExpiredError(StepSagaError):
     any more, so the action is refused rather than risked."""
 
 
+class ConditionFailedError(StepSagaError):
+    """A caller's extra write (``stepsaga.ledger.writes``) found its item not as its
+    condition requires (e.g. the session cursor moved on). Nothing was written; carries
+    ``key``, ``pk`` and ``sk``."""
+
+
+class NotHomeRegionError(StepSagaError):
+    """A tenant's claims and outcomes are written only in its home region
+    (docs/multi-region.md); this ledger runs elsewhere. Nothing was written; carries
+    ``tenant_id``, ``home_region`` and ``region``. Route the call to the home region."""
+
+
 class BusinessRejectedError(StepSagaError):
     """A downstream service permanently refused the request; no effect happened."""
 

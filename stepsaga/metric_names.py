@@ -32,6 +32,9 @@ DUPLICATE_REPLAYED: Final = "DuplicateReplayed"
 ACTION_CONFLICT: Final = "ActionConflict"
 #: A tenant budget (or an action's attempt budget) could not cover an action.
 BUDGET_EXHAUSTED: Final = "BudgetExhausted"
+#: DynamoDB cancelled a ledger transaction because another one touched the same items
+#: (``TransactionConflict``); raised as a retryable ``StoreUnavailableError``.
+TRANSACTION_CONFLICT: Final = "TransactionConflict"
 #: Gauge from the scheduled check: open reconciliation items older than the threshold.
 RECONCILIATION_OVERDUE: Final = "ReconciliationOverdue"
 
@@ -42,6 +45,7 @@ ALL: Final = (
     DUPLICATE_REPLAYED,
     ACTION_CONFLICT,
     BUDGET_EXHAUSTED,
+    TRANSACTION_CONFLICT,
     RECONCILIATION_OVERDUE,
 )
 

@@ -96,7 +96,8 @@ class LocalBackend:
     handlers (default: the sagas' own); ``log_level`` is the handlers' (JSON on stderr);
     ``engine_synchronous`` is the executions store's durability (``NORMAL`` by default, or
     ``$STEPSAGA_ENGINE_SYNCHRONOUS``; ``FULL`` survives power loss). The ledger's is its
-    URL's (``FULL``).
+    URL's (``FULL``). ``ledger_url`` puts the ledger elsewhere than the home's SQLite file,
+    e.g. ``dynamodb://TABLE?region=…`` to run the engine over the table a deployment uses.
     """
 
     def __init__(
@@ -109,8 +110,10 @@ class LocalBackend:
         sleeper: Callable[[float], None] = time.sleep,
         log_level: str = "ERROR",
         engine_synchronous: str | None = None,
+        ledger_url: str | None = None,
     ) -> None:
         self.home = home
+        self._ledger_url = ledger_url
         self.project = project
         self.clock: Clock = clock or SystemClock()
         self._handlers = handlers or default_handlers
@@ -340,14 +343,14 @@ class LocalBackend:
     # --- stores --------------------------------------------------------------------------
 
     def _existing_ledger(self) -> Ledger | None:
-        if self._ledger is None and not self.home.ledger_path.exists():
+        if self._ledger is None and self._ledger_url is None and not self.home.ledger_path.exists():
             return None
         return self._open_ledger()
 
     def _open_ledger(self) -> Ledger:
         if self._ledger is None:
             self.home.ensure()
-            self._ledger = open_ledger(self.home.ledger_url, clock=self.clock)
+            self._ledger = open_ledger(self._ledger_url or self.home.ledger_url, clock=self.clock)
         return self._ledger
 
     def _read_engine(self) -> LocalEngine:
@@ -416,6 +419,7 @@ class LocalBackend:
             clock=self.clock,
             send_task_success=send_task_success,
             log_level=self._log_level,
+            ledger_url=self._ledger_url,
         )
         try:
             engine = LocalEngine(

@@ -1259,6 +1259,8 @@ class Run:
         if final:
             if status is None:
                 status, error, cause = self._final_status
+            if status is ExecutionStatus.SUCCEEDED:
+                values["cursor_input"] = None  # only a redrive reads it; none follows success
             values.update(
                 status=status.value,
                 output=output,

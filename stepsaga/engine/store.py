@@ -18,7 +18,11 @@ Schema (timestamps are UNIX seconds, JSON columns are text):
   execution is in or failed in, that state's input, entered time/event, retry counters), the
   mock test case and its invocation counters, and the owner (engine id, pid, host, process
   start, heartbeat) while a process drives it;
-* ``events(execution_arn, id, type, previous_id, timestamp, details)`` — the history;
+* ``history(execution_id, id, type, previous_id, timestamp, details)`` — the events, keyed
+  by a small integer per execution (``execution_ids(id, arn)``) rather than the ARN repeated
+  on every row, each ``details`` deflated against the event before it (``event_codec.py``):
+  about 8 KB of store per three-step execution instead of 27. A store of schema 1 (an
+  ``events`` table keyed by ARN, plain details) is converted when first opened;
 * ``delays(execution_arn, event_id, kind, state, attempt, error, seconds, slept, timestamp)``
   — retry and Wait delays chosen;
 * ``task_tokens(token PK, execution_arn, state, status, output/error/cause, deadlines…)``;
@@ -37,10 +41,13 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
+from stepsaga.engine import event_codec
 from stepsaga.errors import InvalidInputError, StoreUnavailableError
 from stepsaga.sqlite_wal import enable_wal
 
-SCHEMA_VERSION = "1"
+SCHEMA_VERSION = "2"
+#: Versions this code reads; older ones are converted when opened (``_upgrade``).
+_KNOWN_VERSIONS = ("1", "2")
 
 #: ``PRAGMA synchronous`` values the store accepts (``OFF`` would not survive a crash).
 SYNCHRONOUS_MODES = ("NORMAL", "FULL", "EXTRA")
@@ -90,15 +97,16 @@ CREATE TABLE IF NOT EXISTS executions (
 CREATE INDEX IF NOT EXISTS executions_by_machine ON executions (state_machine_arn, start_date);
 CREATE INDEX IF NOT EXISTS executions_by_status ON executions (status, start_date);
 CREATE INDEX IF NOT EXISTS executions_by_case ON executions (json_extract(input, '$.case_id'));
-CREATE TABLE IF NOT EXISTS events (
-    execution_arn TEXT NOT NULL,
+CREATE TABLE IF NOT EXISTS execution_ids (id INTEGER PRIMARY KEY, arn TEXT NOT NULL UNIQUE);
+CREATE TABLE IF NOT EXISTS history (
+    execution_id INTEGER NOT NULL,
     id INTEGER NOT NULL,
     type TEXT NOT NULL,
     previous_id INTEGER NOT NULL,
     timestamp REAL NOT NULL,
-    details TEXT,
-    PRIMARY KEY (execution_arn, id)
-);
+    details BLOB,
+    PRIMARY KEY (execution_id, id)
+) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS delays (
     execution_arn TEXT NOT NULL,
     event_id INTEGER NOT NULL,
@@ -234,22 +242,64 @@ class Store:
             path, isolation_level=None, timeout=busy_timeout_seconds, check_same_thread=False
         )
         self._depth = 0
+        self._busy_timeout = busy_timeout_seconds
+        #: Per execution: its last event id and the plain bytes of its last details, the
+        #: dictionary the next event is deflated against (checked against the table first).
+        self._tails: dict[str, tuple[int, bytes]] = {}
+        self._ids: dict[str, int] = {}
         try:
             enable_wal(self._db, timeout_seconds=busy_timeout_seconds)
             self._db.execute(f"PRAGMA synchronous={self.synchronous}")
             self._db.execute(f"PRAGMA busy_timeout={int(busy_timeout_seconds * 1000)}")
-            for statement in _SCHEMA.split(";"):
-                if statement.strip():
-                    self._db.execute(statement)
-            self._db.execute(
-                "INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (SCHEMA_VERSION,)
-            )
+            if self._version() != SCHEMA_VERSION:
+                with self.transaction():
+                    for statement in _SCHEMA.split(";"):
+                        if statement.strip():
+                            self._db.execute(statement)
+                    self._upgrade()
         except sqlite3.DatabaseError as exc:
             self._db.close()
             raise _unusable(path, exc, busy_timeout_seconds) from None
 
     def close(self) -> None:
         self._db.close()
+
+    def _version(self) -> str | None:
+        """The schema version stamped in the store; ``None`` for a new file."""
+        try:
+            found = self._db.execute(
+                "SELECT value FROM meta WHERE key = 'schema_version'"
+            ).fetchone()
+        except sqlite3.OperationalError:  # no meta table yet
+            return None
+        return None if found is None else str(found[0])
+
+    def _upgrade(self) -> None:
+        """Inside the opening transaction: stamp a new store, convert a schema-1 one, refuse
+        a newer one (before writing anything)."""
+        version = self._version() or SCHEMA_VERSION
+        if version not in _KNOWN_VERSIONS:
+            raise InvalidInputError(
+                f"executions store {self.path}: schema {version} is newer than this stepsaga "
+                f"reads ({SCHEMA_VERSION}); upgrade stepsaga",
+                field="home",
+            )
+        legacy = self._db.execute(
+            "SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'events'"
+        ).fetchone()
+        if legacy is not None:  # schema 1: the same events, keyed by ARN, details plain
+            self._db.execute(
+                "INSERT OR IGNORE INTO execution_ids (arn) "
+                "SELECT DISTINCT execution_arn FROM events ORDER BY execution_arn"
+            )
+            self._db.execute(
+                "INSERT INTO history SELECT i.id, e.id, e.type, e.previous_id, e.timestamp, "
+                "e.details FROM events e JOIN execution_ids i ON i.arn = e.execution_arn"
+            )
+            self._db.execute("DROP TABLE events")
+        self._db.execute(
+            "INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", (SCHEMA_VERSION,)
+        )
 
     @contextmanager
     def transaction(self) -> Iterator[None]:
@@ -261,12 +311,17 @@ class Store:
             finally:
                 self._depth -= 1
             return
-        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            self._db.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError as exc:  # locked past the busy timeout
+            raise _unusable(self.path, exc, self._busy_timeout) from None
         self._depth = 1
         try:
             yield
         except BaseException:
             self._depth = 0
+            self._tails.clear()  # they may name events the rollback just removed
+            self._ids.clear()
             self._db.execute("ROLLBACK")
             raise
         self._depth = 0
@@ -384,18 +439,63 @@ class Store:
     def insert_events(
         self, arn: str, events: Sequence[tuple[int, str, int, float, str | None]]
     ) -> None:
-        self._db.executemany(
-            "INSERT INTO events VALUES (?, ?, ?, ?, ?, ?)", [(arn, *event) for event in events]
-        )
+        if not events:
+            return
+        execution = self._execution_id(arn, create=True)
+        assert execution is not None
+        last_id, previous = self._tail(arn, execution)
+        rows = []
+        for event_id, kind, previous_id, timestamp, details in events:
+            stored: bytes | None = None
+            if details is not None:
+                stored, previous = event_codec.encode(details, previous)
+            rows.append((execution, event_id, kind, previous_id, timestamp, stored))
+            last_id = event_id
+        self._db.executemany("INSERT INTO history VALUES (?, ?, ?, ?, ?, ?)", rows)
+        self._tails[arn] = (last_id, previous)
 
     def events(self, arn: str, *, reverse: bool = False) -> list[EventRow]:
-        order = "DESC" if reverse else "ASC"
+        execution = self._execution_id(arn, create=False)
+        if execution is None:
+            return []
         rows = self._db.execute(
-            "SELECT id, type, previous_id, timestamp, details FROM events "
-            f"WHERE execution_arn = ? ORDER BY id {order}",
-            (arn,),
+            "SELECT id, type, previous_id, timestamp, details FROM history "
+            "WHERE execution_id = ? ORDER BY id",
+            (execution,),
         ).fetchall()
-        return [EventRow(*row) for row in rows]
+        texts = event_codec.decode(row[4] for row in rows)
+        events = [
+            EventRow(row[0], row[1], row[2], row[3], text)
+            for row, text in zip(rows, texts, strict=True)
+        ]
+        return events[::-1] if reverse else events
+
+    def _execution_id(self, arn: str, *, create: bool) -> int | None:
+        """The small integer ``arn``'s events are keyed by (made on its first event)."""
+        if arn in self._ids:
+            return self._ids[arn]
+        if create:
+            self._db.execute("INSERT OR IGNORE INTO execution_ids (arn) VALUES (?)", (arn,))
+        row = self._db.execute("SELECT id FROM execution_ids WHERE arn = ?", (arn,)).fetchone()
+        if row is None:
+            return None
+        self._ids[arn] = int(row[0])
+        return self._ids[arn]
+
+    def _tail(self, arn: str, execution: int) -> tuple[int, bytes]:
+        """The last event id of ``arn`` and its last details' plain bytes: from memory when
+        the table still ends there, else decoded from the table."""
+        (last_id,) = self._db.execute(
+            "SELECT COALESCE(MAX(id), 0) FROM history WHERE execution_id = ?", (execution,)
+        ).fetchone()
+        cached = self._tails.get(arn)
+        if cached is not None and cached[0] == last_id:
+            return cached
+        previous = b""
+        for event in self.events(arn):
+            if event.details is not None:
+                previous = event.details.encode()
+        return last_id, previous
 
     def insert_delays(self, rows: Iterable[tuple[Any, ...]]) -> None:
         self._db.executemany(

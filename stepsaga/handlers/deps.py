@@ -58,15 +58,17 @@ def local_deps(
     notifier: Notifier | None = None,
     send_task_success: TaskSuccessSender | None = None,
     log_level: str = "WARNING",
+    ledger_url: str | None = None,
 ) -> HandlerDeps:
-    """Deps for the embedded backend: the ledger under ``home`` and the app's ``clients``.
+    """Deps for the embedded backend: the ledger under ``home`` (or at ``ledger_url``) and
+    the app's ``clients``.
 
     Metrics default to ``NullMetrics`` and logs go to stderr.
     """
     clock = clock or SystemClock()
     home = home.ensure()
     return HandlerDeps(
-        ledger=open_ledger(home.ledger_url, clock=clock, policy=policy),
+        ledger=open_ledger(ledger_url or home.ledger_url, clock=clock, policy=policy),
         clients=clients,
         clock=clock,
         logger=logger or powertools_logger(LOCAL_SERVICE, log_level, to_stderr=True),

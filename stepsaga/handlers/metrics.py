@@ -30,6 +30,7 @@ from stepsaga.errors import (
     BudgetExhaustedError,
     OutcomeUnknownError,
     StepSagaError,
+    StoreUnavailableError,
 )
 
 #: Which metric an error escaping a task handler counts as (the first match wins).
@@ -41,7 +42,17 @@ METRIC_FOR_ERROR: tuple[tuple[type[StepSagaError], str], ...] = (
 )
 
 
+#: The store's ``code`` for a transaction another one cancelled (``StoreUnavailableError``
+#: stays the error's name: it is the one ``Retry`` matches).
+TRANSACTION_CONFLICT_CODE = "TransactionConflict"
+
+
 def metric_for(error: StepSagaError) -> str | None:
+    if (
+        isinstance(error, StoreUnavailableError)
+        and error.data.get("code") == TRANSACTION_CONFLICT_CODE
+    ):
+        return metric_names.TRANSACTION_CONFLICT
     for cls, name in METRIC_FOR_ERROR:
         if isinstance(error, cls):
             return name

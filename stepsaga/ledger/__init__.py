@@ -2,7 +2,9 @@
 
 ``open_ledger(url)`` gives a ``Ledger``; ``ledger.perform(action, fn)`` claims the action,
 runs ``fn`` at most once per successful claim, records the outcome and returns it — or
-replays the recorded outcome on a duplicate. The rules live in ``rules.py`` — what an
+replays the recorded outcome on a duplicate; ``Writes`` commit with it (``writes.py``), and
+``HomeRegions`` keeps each tenant's writes in its home region (``regions.py``). The rules
+live in ``rules.py`` — what an
 exception does to a record in ``outcomes.py``'s ``ERROR_TABLE``, which the saga handlers
 use too; ``sqlite.py`` and ``dynamodb.py`` only store and conditionally update records.
 """
@@ -37,8 +39,10 @@ if TYPE_CHECKING:
         settlement_for,
     )
     from stepsaga.ledger.policy import LedgerPolicy
+    from stepsaga.ledger.regions import HomeRegions, RegionalLedgers
     from stepsaga.ledger.rules import Ledger
     from stepsaga.ledger.tools import ActionScope, ledgered_tool
+    from stepsaga.ledger.writes import ExtraWrite, Writes
 
 # Names load on first use: importing ``stepsaga.ledger.models`` no longer loads the rules,
 # the stores and their canonicalization for every command.
@@ -63,9 +67,13 @@ _WHERE = {
     "error_family": "stepsaga.ledger.outcomes",
     "settlement_for": "stepsaga.ledger.outcomes",
     "LedgerPolicy": "stepsaga.ledger.policy",
+    "HomeRegions": "stepsaga.ledger.regions",
+    "RegionalLedgers": "stepsaga.ledger.regions",
     "Ledger": "stepsaga.ledger.rules",
     "ActionScope": "stepsaga.ledger.tools",
     "ledgered_tool": "stepsaga.ledger.tools",
+    "ExtraWrite": "stepsaga.ledger.writes",
+    "Writes": "stepsaga.ledger.writes",
 }
 
 __all__ = [
@@ -76,6 +84,8 @@ __all__ = [
     "EffectClass",
     "ErrorCell",
     "ErrorFamily",
+    "ExtraWrite",
+    "HomeRegions",
     "Intent",
     "Ledger",
     "LedgerPolicy",
@@ -84,9 +94,11 @@ __all__ = [
     "ReconOutcome",
     "ReconStatus",
     "Record",
+    "RegionalLedgers",
     "Replay",
     "Settlement",
     "Status",
+    "Writes",
     "error_family",
     "ledgered_tool",
     "open_ledger",

@@ -9,6 +9,11 @@
 
 Every problem is one ``InvalidInputError`` line, before boto3 is even imported: boto3's own
 refusals of a region or an endpoint are tracebacks.
+
+``homes`` (``regions.HomeRegions``) is for a table replicated across regions: the store is
+guarded so it writes only for tenants homed in its region, after the table's replicas are
+checked against the map (``DescribeTable``). Without it the table must be single-region
+(docs/multi-region.md); no extra call is made.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ from urllib.parse import parse_qs, urlsplit
 from stepsaga.clock import Clock
 from stepsaga.errors import InvalidInputError
 from stepsaga.ledger.policy import LedgerPolicy
+from stepsaga.ledger.regions import HomeRegionGuard, HomeRegions, check_replicas
 from stepsaga.ledger.rules import Ledger
 from stepsaga.ledger.sqlite import SYNCHRONOUS_MODES, SqliteStore
 from stepsaga.ledger.store import LedgerStore
@@ -68,17 +74,26 @@ def parse_url(url: str) -> SqliteUrl | DynamoDBUrl:
 
 
 def open_ledger(
-    url: str, *, clock: Clock | None = None, policy: LedgerPolicy | None = None
+    url: str,
+    *,
+    clock: Clock | None = None,
+    policy: LedgerPolicy | None = None,
+    homes: HomeRegions | None = None,
 ) -> Ledger:
     """A ``Ledger`` over the store ``url`` names (see the module docstring)."""
-    return Ledger(open_store(url), clock=clock, policy=policy)
+    return Ledger(open_store(url, homes=homes), clock=clock, policy=policy)
 
 
-def open_store(url: str) -> LedgerStore:
+def open_store(url: str, *, homes: HomeRegions | None = None) -> LedgerStore:
     """The bare store ``url`` names, for wrapping (fault injection, tracing) before the
     rules go over it: ``Ledger(Wrapper(open_store(url)))``."""
     target = parse_url(url)
     if isinstance(target, SqliteUrl):
+        if homes is not None:
+            raise InvalidInputError(
+                "home regions apply to a DynamoDB ledger; a SQLite ledger is one machine's",
+                field="homes",
+            )
         return SqliteStore(
             target.path, synchronous=target.synchronous, busy_timeout_ms=target.busy_timeout_ms
         )
@@ -88,7 +103,11 @@ def open_store(url: str) -> LedgerStore:
 
     region = target.region or _default_region()
     client = boto3.client("dynamodb", region_name=region, endpoint_url=target.endpoint_url)
-    return DynamoDBStore(target.table, client)
+    store = DynamoDBStore(target.table, client)
+    if homes is None:
+        return store
+    check_replicas(store.replica_regions(), region=region, homes=homes)
+    return HomeRegionGuard(store, region=region, homes=homes)
 
 
 def _default_region() -> str:

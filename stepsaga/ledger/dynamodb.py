@@ -9,12 +9,14 @@ Item layout (``pk`` / ``sk``):
 - action record ``ACTION#{key}`` / ``ACTION``; TTL ``expires_at`` in epoch seconds;
 - tenant budget ``BUDGET#{tenant}`` / ``BUDGET`` with a numeric ``remaining``;
 - recon item ``RECON#{item_id}`` / ``RECON``; ``gsi1pk`` = ``TENANT#{tenant}`` and
-  ``gsi1sk`` = ``{created_at}#{item_id}`` only while OPEN (the sparse index).
+  ``gsi1sk`` = ``{created_at}#{item_id}`` only while OPEN (the sparse index);
+- extra items (``stepsaga.ledger.writes``: session cursors and the like) under the caller's
+  own ``pk`` / ``sk``, scalar attributes as ``S`` / ``N`` / ``BOOL``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
@@ -54,6 +56,7 @@ from stepsaga.ledger.table import (
     SORT_KEY,
     TTL_ATTRIBUTE,
 )
+from stepsaga.ledger.writes import ConditionKind, ExtraWrite, Scalar
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -84,6 +87,13 @@ class DynamoDBStore:
     def close(self) -> None:
         self.client.close()
 
+    def replica_regions(self) -> list[str]:
+        """The regions the table is replicated to (``DescribeTable``); empty for a table
+        that is not a global table."""
+        with self._aws():
+            table = self.client.describe_table(TableName=self.table)["Table"]
+        return [str(r["RegionName"]) for r in table.get("Replicas", []) if "RegionName" in r]
+
     # --- records ---------------------------------------------------------------------
 
     def get(self, key: str) -> Record | None:
@@ -96,9 +106,16 @@ class DynamoDBStore:
         item = response.get("Item")
         return _record(item) if item else None
 
-    def put(self, record: Record, *, expect: Expect | None, budget_delta: int = 0) -> WriteOutcome:
+    def put(
+        self,
+        record: Record,
+        *,
+        expect: Expect | None,
+        budget_delta: int = 0,
+        extra: Sequence[ExtraWrite] = (),
+    ) -> WriteOutcome:
         put = {"TableName": self.table, "Item": _record_item(record), **_record_condition(expect)}
-        if not budget_delta:
+        if not budget_delta and not extra:
             try:
                 with self._aws():
                     self.client.put_item(**put, ReturnValuesOnConditionCheckFailure="ALL_OLD")
@@ -106,23 +123,85 @@ class DynamoDBStore:
                 old: Item | None = exc.response.get("Item")  # type: ignore[assignment]
                 return WriteOutcome(WriteResult.STALE, current=_record(old) if old else None)
             return WriteOutcome(WriteResult.WRITTEN)
-        transaction = [
-            {"Put": {**put, "ReturnValuesOnConditionCheckFailure": "ALL_OLD"}},
-            {"Update": self._budget_update(record.tenant_id, budget_delta)},
+        transaction: list[Item] = [
+            {"Put": {**put, "ReturnValuesOnConditionCheckFailure": "ALL_OLD"}}
         ]
+        if budget_delta:
+            transaction.append({"Update": self._budget_update(record.tenant_id, budget_delta)})
+        first_extra = len(transaction)
+        transaction += [self._extra_operation(write) for write in extra]
         reasons = self._transact(transaction)
         if reasons is None:
             return WriteOutcome(WriteResult.WRITTEN)
         if _failed(reasons, 0):
             old = reasons[0].get("Item")
             return WriteOutcome(WriteResult.STALE, current=_record(old) if old else None)
-        if _failed(reasons, 1):
+        if budget_delta and _failed(reasons, 1):
             budget = reasons[1].get("Item")
             if budget and "remaining" in budget:
                 return WriteOutcome(
                     WriteResult.BUDGET_SHORT, remaining=int(budget["remaining"]["N"])
                 )
             return WriteOutcome(WriteResult.NO_BUDGET)
+        return self._extra_failed(reasons, first_extra)
+
+    # --- extra items -----------------------------------------------------------------
+
+    def get_extra(self, pk: str, sk: str) -> dict[str, Scalar] | None:
+        with self._aws():
+            response = self.client.get_item(
+                TableName=self.table, Key=_key(pk, sk), ConsistentRead=True
+            )
+        item = response.get("Item")
+        return None if item is None else _scalars(item)
+
+    def put_extra(self, extra: Sequence[ExtraWrite]) -> WriteOutcome:
+        reasons = self._transact([self._extra_operation(write) for write in extra])
+        if reasons is None:
+            return WriteOutcome(WriteResult.WRITTEN)
+        return self._extra_failed(reasons, 0)
+
+    def _extra_operation(self, write: ExtraWrite) -> Item:
+        """An ``Update`` setting the attributes (or a ``ConditionCheck`` setting none)."""
+        operation: Item = {"TableName": self.table, "Key": _key(write.pk, write.sk)}
+        names: dict[str, str] = {}
+        values: Item = {}
+        condition = write.condition
+        if condition is not None:
+            if condition.kind is ConditionKind.ABSENT:
+                operation["ConditionExpression"] = f"attribute_not_exists({PARTITION_KEY})"
+            elif condition.kind is ConditionKind.PRESENT:
+                operation["ConditionExpression"] = f"attribute_exists({PARTITION_KEY})"
+            else:
+                names["#c"] = str(condition.attribute)
+                values[":c"] = _scalar_value(condition.value)
+                operation["ConditionExpression"] = "#c = :c"
+        if not write.attributes:
+            kind = "ConditionCheck"
+        else:
+            kind = "Update"
+            sets, removes = [], []
+            for i, (name, value) in enumerate(write.attributes.items()):
+                names[f"#a{i}"] = name
+                if value is None:
+                    removes.append(f"#a{i}")
+                else:
+                    values[f":a{i}"] = _scalar_value(value)
+                    sets.append(f"#a{i} = :a{i}")
+            expression = ("SET " + ", ".join(sets)) if sets else ""
+            if removes:
+                expression += (" " if expression else "") + "REMOVE " + ", ".join(removes)
+            operation["UpdateExpression"] = expression
+        if names:
+            operation["ExpressionAttributeNames"] = names
+        if values:
+            operation["ExpressionAttributeValues"] = values
+        return {kind: operation}
+
+    def _extra_failed(self, reasons: list[Item], first_extra: int) -> WriteOutcome:
+        for index in range(first_extra, len(reasons)):
+            if _failed(reasons, index):
+                return WriteOutcome(WriteResult.CONDITION_FAILED, failed_write=index - first_extra)
         raise _cancelled(reasons)
 
     def query(
@@ -330,6 +409,7 @@ class DynamoDBStore:
                 raise StoreUnavailableError(
                     "a concurrent transaction touched the same items; retry",
                     table=self.table,
+                    code="TransactionConflict",
                 ) from exc
             return reasons
         return None
@@ -370,6 +450,29 @@ def _cancelled(reasons: list[Item]) -> StepSagaError:
 
 def _failed(reasons: list[Item], index: int) -> bool:
     return len(reasons) > index and reasons[index].get("Code") == "ConditionalCheckFailed"
+
+
+def _scalar_value(value: Scalar) -> Item:
+    if isinstance(value, bool):
+        return {"BOOL": value}
+    if isinstance(value, int):
+        return {"N": str(value)}
+    return {"S": str(value)}
+
+
+def _scalars(item: Item) -> dict[str, Scalar]:
+    """An extra item's attributes without its keys."""
+    decoded: dict[str, Scalar] = {}
+    for name, value in item.items():
+        if name in (PARTITION_KEY, SORT_KEY):
+            continue
+        if "BOOL" in value:
+            decoded[name] = bool(value["BOOL"])
+        elif "N" in value:
+            decoded[name] = int(value["N"])
+        elif "S" in value:
+            decoded[name] = str(value["S"])
+    return decoded
 
 
 def _key(pk: str, sk: str) -> Item:

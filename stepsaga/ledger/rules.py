@@ -13,8 +13,8 @@ import hashlib
 import json
 import logging
 import os
-from collections.abc import Callable, Mapping
-from dataclasses import replace
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from datetime import datetime
 from types import TracebackType
 from typing import Any, NoReturn
@@ -25,6 +25,7 @@ from stepsaga.errors import (
     ActionInProgressError,
     AttemptBudgetExhaustedError,
     BudgetExhaustedError,
+    ConditionFailedError,
     IllegalTransitionError,
     InvalidActionError,
     InvalidInputError,
@@ -50,6 +51,7 @@ from stepsaga.ledger.models import (
 from stepsaga.ledger.outcomes import ErrorFamily, Settlement, error_family, settlement_for
 from stepsaga.ledger.policy import LedgerPolicy
 from stepsaga.ledger.store import Expect, LedgerStore, WriteOutcome, WriteResult
+from stepsaga.ledger.writes import ExtraWrite, Scalar, Writes, checked
 
 log = logging.getLogger(__name__)
 
@@ -62,6 +64,15 @@ ActionFn = Callable[[Claim], Mapping[str, Any]]
 
 #: ``json.dumps(value, allow_nan=False, sort_keys=True)``, built once (not on every call).
 _STRICT_JSON = json.JSONEncoder(allow_nan=False, sort_keys=True)
+
+
+@dataclass(frozen=True)
+class Performed:
+    """What ``Ledger.run`` did: the result, and whether it was replayed (no effect)."""
+
+    result: dict[str, Any]
+    replayed: bool
+    key: str
 
 
 class Ledger:
@@ -88,7 +99,9 @@ class Ledger:
 
     # --- the protocol --------------------------------------------------------------------
 
-    def perform(self, action: Action, fn: ActionFn) -> dict[str, Any]:
+    def perform(
+        self, action: Action, fn: ActionFn, *, writes: Writes | None = None
+    ) -> dict[str, Any]:
         """Run ``fn`` at most once per successful claim and return its (recorded) result.
 
         A duplicate returns the recorded result, or raises the recorded failure again.
@@ -98,40 +111,63 @@ class Ledger:
         uncertain or unexpected one — ``RELEASED`` (raised as ``TransientError``) for a
         blind write. A converted error carries ``fn``'s as its ``__cause__``. A result
         that cannot be stored counts as unexpected: the effect happened, unrecorded.
+
+        ``writes`` (``stepsaga.ledger.writes``) commit in the claim's and the outcome's
+        transactions; a replay writes none of them. Reads take none.
         """
+        return self.run(action, fn, writes=writes).result
+
+    def run(self, action: Action, fn: ActionFn, *, writes: Writes | None = None) -> Performed:
+        """``perform``, telling a replay from a performed effect (for metrics)."""
         if not action.effect.recorded:
+            if writes is not None:
+                raise InvalidInputError(
+                    f"{action.key}: read actions record nothing, so nothing commits with them",
+                    field="writes",
+                )
             claim = self._transient_claim(action)
         else:
-            granted = self.claim(action)
+            granted = self.claim(action, writes=writes.with_claim if writes else ())
             if isinstance(granted, Replay):
-                return granted.unwrap()
+                return Performed(granted.unwrap(), replayed=True, key=action.key)
             claim = granted
         try:
             returned = fn(claim)
         except Exception as exc:
-            _reraise(self._settle(claim, exc, error_family(exc)), exc)
+            _reraise(self._settle(claim, exc, error_family(exc), writes), exc)
         if claim.transient:
-            return _as_result(returned)
+            return Performed(_as_result(returned), replayed=False, key=action.key)
         try:
             result = _as_result(returned)
         except InvalidInputError as exc:
             _reraise(self._settle(claim, exc, ErrorFamily.UNEXPECTED), exc)
-        completed = self._finish(claim, Status.COMPLETED, result=result)
-        return dict(completed.result or {})
+        try:
+            completed = self._finish(claim, Status.COMPLETED, result=result, writes=writes)
+        except InvalidInputError as exc:
+            if exc.data.get("field") != "writes":
+                raise
+            # The outcome writes built from the result cannot be stored: the effect
+            # happened, unrecorded, like a result that cannot be stored.
+            _reraise(self._settle(claim, exc, ErrorFamily.UNEXPECTED), exc)
+        return Performed(dict(completed.result or {}), replayed=False, key=action.key)
 
-    def claim(self, action: Action) -> Claim | Replay:
-        """Take ownership of ``action`` for one attempt, or learn its final outcome."""
+    def claim(self, action: Action, *, writes: Sequence[ExtraWrite] = ()) -> Claim | Replay:
+        """Take ownership of ``action`` for one attempt, or learn its final outcome.
+
+        ``writes`` commit with the claim that creates the record, never with a later one
+        (a takeover or a claim after a release follows a claim that already wrote them)."""
         if not action.effect.recorded:
             raise InvalidActionError(
                 f"{action.key}: read actions are not recorded; call perform", field="effect"
             )
+        extra = checked(writes)
         digest = action.digest
         now = self._clock.now()
         self._check_window(action, now)
         current = self._store.get(action.key)
         for _ in range(MAX_ROUNDS):
             if current is None:
-                outcome, claim = self._claim_new(action, digest, now)
+                outcome, claim = self._claim_new(action, digest, now, extra)
             else:
                 decided = self._claim_existing(current, action, digest, now)
                 if isinstance(decided, Replay):
@@ -148,28 +184,40 @@ class Ledger:
                     cost=action.cost,
                     remaining=outcome.remaining,
                 )
+            if outcome.result is WriteResult.CONDITION_FAILED:
+                raise _condition_failed(action.key, extra, outcome)
             current = outcome.current if outcome.current else self._store.get(action.key)
         raise StoreUnavailableError(
             f"{action.key}: gave up after {MAX_ROUNDS} contended writes", key=action.key
         )
 
     def complete(
-        self, claim: Claim, result: Mapping[str, Any], reference: str | None = None
+        self,
+        claim: Claim,
+        result: Mapping[str, Any],
+        reference: str | None = None,
+        *,
+        writes: Writes | None = None,
     ) -> Record:
-        """IN_PROGRESS → COMPLETED with the result replays will return."""
+        """IN_PROGRESS → COMPLETED with the result replays will return (and ``writes``'
+        outcome writes in the same transaction)."""
         if reference is not None and not isinstance(reference, str):
             raise InvalidInputError("reference must be a string", field="reference")
         payload = _as_result(result)
-        return self._finish(claim, Status.COMPLETED, result=payload, reference=reference)
+        return self._finish(
+            claim, Status.COMPLETED, result=payload, reference=reference, writes=writes
+        )
 
-    def fail(self, claim: Claim, error: Mapping[str, Any]) -> Record:
+    def fail(
+        self, claim: Claim, error: Mapping[str, Any], *, writes: Writes | None = None
+    ) -> Record:
         """IN_PROGRESS → FAILED: the effect is known not to have happened; refunds the debit.
 
         ``error`` is ``StepSagaError.to_dict()`` (or ``{"error": name, "message": …}``);
         replays raise it again.
         """
         return self._finish(
-            claim, Status.FAILED, error=_as_json_object(error, "error"), refund=True
+            claim, Status.FAILED, error=_as_json_object(error, "error"), refund=True, writes=writes
         )
 
     def release(self, claim: Claim, reason: str) -> Record:
@@ -181,7 +229,13 @@ class Ledger:
         return self._finish(claim, Status.UNKNOWN, error={"reason": _text(reason)})
 
     def settle(
-        self, claim: Claim, settlement: Settlement, error: BaseException, reason: str
+        self,
+        claim: Claim,
+        settlement: Settlement,
+        error: BaseException,
+        reason: str,
+        *,
+        writes: Writes | None = None,
     ) -> Record | None:
         """IN_PROGRESS → the status ``settlement`` names (a cell of ``ERROR_TABLE``) for a
         call that raised ``error``; ``None`` when it records nothing (reads).
@@ -197,7 +251,7 @@ class Ledger:
                 if isinstance(error, StepSagaError)
                 else {"error": type(error).__name__, "message": reason}
             )
-            return self.fail(claim, failure)
+            return self.fail(claim, failure, writes=writes)
         if settlement.status is Status.RELEASED:
             return self.release(claim, reason)
         return self.mark_unknown(claim, reason)
@@ -206,6 +260,22 @@ class Ledger:
 
     def get(self, key: str) -> Record | None:
         return self._store.get(key)
+
+    # --- extra items (stepsaga.ledger.writes) --------------------------------------------
+
+    def get_extra(self, pk: str, sk: str) -> dict[str, Scalar] | None:
+        """An item that extra writes made (a session cursor), or None."""
+        return self._store.get_extra(pk, sk)
+
+    def write(self, writes: Sequence[ExtraWrite]) -> None:
+        """Commit extra writes on their own, all or none (an approval flow issuing a key);
+        ``ConditionFailedError`` when a condition does not hold."""
+        extra = checked(writes, ledger_items=0)
+        if not extra:
+            return
+        outcome = self._store.put_extra(extra)
+        if outcome.result is not WriteResult.WRITTEN:
+            raise _condition_failed(None, extra, outcome)
 
     def list(
         self,
@@ -439,7 +509,9 @@ class Ledger:
         # Whole seconds: what DynamoDB's TTL attribute can hold.
         return (action.intent.approved_at + self._policy.retention).replace(microsecond=0)
 
-    def _claim_new(self, action: Action, digest: str, now: datetime) -> tuple[WriteOutcome, Claim]:
+    def _claim_new(
+        self, action: Action, digest: str, now: datetime, extra: tuple[ExtraWrite, ...] = ()
+    ) -> tuple[WriteOutcome, Claim]:
         owner = _token()
         record = Record(
             key=action.key,
@@ -461,7 +533,7 @@ class Ledger:
             updated_at=now,
             expires_at=self._expires_at(action),
         )
-        return self._write_debiting(record, None, action.cost, takeover=False)
+        return self._write_debiting(record, None, action.cost, takeover=False, extra=extra)
 
     def _claim_existing(
         self, current: Record, action: Action, digest: str, now: datetime
@@ -553,17 +625,31 @@ class Ledger:
             )
 
     def _write_debiting(
-        self, record: Record, expect: Expect | None, cost: int | None, *, takeover: bool
+        self,
+        record: Record,
+        expect: Expect | None,
+        cost: int | None,
+        *,
+        takeover: bool,
+        extra: tuple[ExtraWrite, ...] = (),
     ) -> tuple[WriteOutcome, Claim]:
         """Write the claim and debit its cost in one transaction; tenants without a budget
         are not debited."""
         if cost:
             debited = replace(record, debited=cost)
-            outcome = self._store.put(debited, expect=expect, budget_delta=-cost)
+            outcome = self._put(debited, expect, -cost, extra)
             if outcome.result is not WriteResult.NO_BUDGET:
                 return outcome, _claim_of(debited, takeover=takeover)
         plain = record if record.debited == 0 else replace(record, debited=0)
-        return self._store.put(plain, expect=expect), _claim_of(plain, takeover=takeover)
+        return self._put(plain, expect, 0, extra), _claim_of(plain, takeover=takeover)
+
+    def _put(
+        self, record: Record, expect: Expect | None, delta: int, extra: tuple[ExtraWrite, ...]
+    ) -> WriteOutcome:
+        """``store.put``, naming ``extra`` only when there is some (older wrappers)."""
+        if extra:
+            return self._store.put(record, expect=expect, budget_delta=delta, extra=extra)
+        return self._store.put(record, expect=expect, budget_delta=delta)
 
     def _finish(
         self,
@@ -574,6 +660,7 @@ class Ledger:
         error: dict[str, Any] | None = None,
         reference: str | None = None,
         refund: bool = False,
+        writes: Writes | None = None,
     ) -> Record:
         if claim.transient:
             raise IllegalTransitionError(
@@ -590,13 +677,15 @@ class Ledger:
             debited=0 if refund else held.debited,
             updated_at=self._clock.now(),
         )
-        outcome = self._store.put(
-            finished,
-            expect=Expect(Status.IN_PROGRESS, claim.owner),
-            budget_delta=held.debited if refund else 0,
+        final = status in (Status.COMPLETED, Status.FAILED)
+        extra = writes.for_outcome(finished) if writes is not None and final else ()
+        outcome = self._put(
+            finished, Expect(Status.IN_PROGRESS, claim.owner), held.debited if refund else 0, extra
         )
         if outcome.result is WriteResult.WRITTEN:
             return finished
+        if outcome.result is WriteResult.CONDITION_FAILED:
+            self._unknown_after_condition(claim, finished, extra, outcome)
         current = outcome.current or self._store.get(claim.key)
         if current is not None and current.owner == claim.owner and current.status is status:
             return current  # the same transition, repeated (e.g. after a lost reply)
@@ -607,6 +696,36 @@ class Ledger:
             status=current.status.value if current else None,
             owner_changed=current is not None and current.owner != claim.owner,
         )
+
+    def _unknown_after_condition(
+        self,
+        claim: Claim,
+        finished: Record,
+        extra: tuple[ExtraWrite, ...],
+        outcome: WriteOutcome,
+    ) -> NoReturn:
+        """The effect's outcome is known but an outcome write's condition failed: the
+        record and the caller's items cannot agree, so a person decides (``UNKNOWN``, the
+        outcome kept as evidence; never refunded)."""
+        failed = _condition_failed(claim.key, extra, outcome)
+        unknown = replace(
+            finished,
+            status=Status.UNKNOWN,
+            result=None,
+            error={
+                "reason": f"{failed.message}; outcome {finished.status.value} not recorded",
+                "outcome": finished.status.value,
+                "result": finished.result,
+                "error": finished.error,
+            },
+            debited=claim.record.debited,
+        )
+        self._put(unknown, Expect(Status.IN_PROGRESS, claim.owner), 0, ())
+        raise OutcomeUnknownError(
+            f"{claim.key}: {failed.message}; the effect's outcome goes to reconciliation",
+            key=claim.key,
+            attempts=claim.attempt,
+        ) from failed
 
     def _reconciled(
         self,
@@ -711,7 +830,13 @@ class Ledger:
             raise NotFoundError(f"no reconciliation item {item_id!r}", item_id=item_id)
         return item
 
-    def _settle(self, claim: Claim, exc: Exception, family: ErrorFamily) -> BaseException:
+    def _settle(
+        self,
+        claim: Claim,
+        exc: Exception,
+        family: ErrorFamily,
+        writes: Writes | None = None,
+    ) -> BaseException:
         """Record what ``fn``'s exception says about the effect and return the error to
         raise. ``perform`` never calls ``fn`` twice, so a settlement's ``recall`` is not
         taken. If recording fails, the lease rules take over and the caller still sees
@@ -719,10 +844,27 @@ class Ledger:
         decided = settlement_for(family, claim.record.effect)
         reason = _describe(exc)
         try:
-            self.settle(claim, decided, exc, reason)
+            self.settle(claim, decided, exc, reason, writes=writes)
         except StepSagaError as failure:
             log.warning("%s: could not record the outcome: %s", claim.key, failure.message)
         return decided.raised(exc, key=claim.key, attempts=claim.attempt, reason=reason)
+
+
+def _condition_failed(
+    key: str | None, extra: tuple[ExtraWrite, ...], outcome: WriteOutcome
+) -> ConditionFailedError:
+    index = outcome.failed_write if outcome.failed_write is not None else 0
+    write = extra[index]
+    kind = write.condition.kind.value if write.condition else "a condition"
+    where = f"{key}: " if key else ""
+    return ConditionFailedError(
+        f"{where}extra write {index} ({write.pk}/{write.sk}) is not {kind} as required; "
+        "nothing written",
+        key=key,
+        pk=write.pk,
+        sk=write.sk,
+        write=index,
+    )
 
 
 def _check_unclaimed(item: ReconItem, outcome: ReconOutcome) -> None:
@@ -818,4 +960,4 @@ def _as_result(value: object) -> dict[str, Any]:
     return _as_json_object(value, "result")
 
 
-__all__ = ["ActionFn", "EffectClass", "Ledger", "item_id_for"]
+__all__ = ["ActionFn", "EffectClass", "Ledger", "Performed", "item_id_for"]

@@ -37,12 +37,14 @@ from stepsaga.ledger.models import (
     Status,
 )
 from stepsaga.ledger.store import Expect, ItemWrite, WriteOutcome, WriteResult
+from stepsaga.ledger.writes import ExtraWrite, Scalar
 from stepsaga.sqlite_wal import enable_wal
 
 T = TypeVar("T")
 
 SYNCHRONOUS_MODES = ("OFF", "NORMAL", "FULL", "EXTRA")
-SCHEMA_VERSION = 1
+#: 2 added ``extra_items`` (``CREATE … IF NOT EXISTS``: a version-1 file upgrades in place).
+SCHEMA_VERSION = 2
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS actions (
@@ -90,6 +92,12 @@ CREATE TABLE IF NOT EXISTS recon_items (
     resolved_at TEXT
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS recon_by_tenant ON recon_items (tenant_id, status);
+CREATE TABLE IF NOT EXISTS extra_items (
+    pk TEXT NOT NULL,
+    sk TEXT NOT NULL,
+    attributes TEXT NOT NULL,
+    PRIMARY KEY (pk, sk)
+) WITHOUT ROWID;
 """
 
 _COLUMNS = (
@@ -258,12 +266,19 @@ class SqliteStore:
             self._error_mapping.translate(exc)
         return None if row is None else _record(row)
 
-    def put(self, record: Record, *, expect: Expect | None, budget_delta: int = 0) -> WriteOutcome:
+    def put(
+        self,
+        record: Record,
+        *,
+        expect: Expect | None,
+        budget_delta: int = 0,
+        extra: Sequence[ExtraWrite] = (),
+    ) -> WriteOutcome:
         if expect is None:
             statement, args = _INSERT, _row(record)
         else:
             statement, args = _UPDATE, _update_args(record, expect)
-        if not budget_delta:
+        if not budget_delta and not extra:
             # One conditional statement is its own transaction: no BEGIN/COMMIT round trips.
             try:
                 conn = self._conn()
@@ -277,7 +292,21 @@ class SqliteStore:
             if conn.execute(statement, args).rowcount != 1:
                 return False, _stale(conn, record.key)
             budget = _apply_budget(conn, record.tenant_id, budget_delta)
-            return budget.result is WriteResult.WRITTEN, budget
+            if budget.result is not WriteResult.WRITTEN:
+                return False, budget
+            applied = _apply_extra(conn, extra)
+            return applied.result is WriteResult.WRITTEN, applied
+
+        return self._write(body)
+
+    def get_extra(self, pk: str, sk: str) -> dict[str, Scalar] | None:
+        rows = self._read(_GET_EXTRA, (pk, sk))
+        return _attributes(rows[0][0]) if rows else None
+
+    def put_extra(self, extra: Sequence[ExtraWrite]) -> WriteOutcome:
+        def body(conn: sqlite3.Connection) -> tuple[bool, WriteOutcome]:
+            applied = _apply_extra(conn, extra)
+            return applied.result is WriteResult.WRITTEN, applied
 
         return self._write(body)
 
@@ -486,6 +515,32 @@ def _apply_budget(conn: sqlite3.Connection, tenant_id: str, delta: int) -> Write
             (tenant_id, delta),
         )
     return WriteOutcome(WriteResult.WRITTEN)
+
+
+_GET_EXTRA = "SELECT attributes FROM extra_items WHERE pk = ? AND sk = ?"
+
+
+def _attributes(text: str) -> dict[str, Scalar]:
+    decoded: dict[str, Scalar] = parse_json(text) or {}
+    return decoded
+
+
+def _apply_extra(conn: sqlite3.Connection, extra: Sequence[ExtraWrite]) -> WriteOutcome:
+    """Each write in order, inside the caller's transaction; the first failed condition
+    stops (the caller rolls back)."""
+    for index, write in enumerate(extra):
+        row = conn.execute(_GET_EXTRA, (write.pk, write.sk)).fetchone()
+        stored = _attributes(row[0]) if row else None
+        if write.condition is not None and not write.condition.holds(stored):
+            return WriteOutcome(WriteResult.CONDITION_FAILED, failed_write=index)
+        if not write.attributes:
+            continue  # a pure condition check
+        conn.execute(
+            "INSERT INTO extra_items (pk, sk, attributes) VALUES (?, ?, ?) "
+            "ON CONFLICT (pk, sk) DO UPDATE SET attributes = excluded.attributes",
+            (write.pk, write.sk, json_text(write.applied_to(stored))),
+        )
+    return _WRITTEN
 
 
 def _put_item(

@@ -7,12 +7,14 @@ all-or-nothing: the record, the tenant budget change and (for reconciliation) th
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from enum import Enum
 from typing import Protocol
 
 from stepsaga.ledger.models import ReconItem, ReconStatus, Record, Status
+from stepsaga.ledger.writes import ExtraWrite, Scalar
 
 
 class WriteResult(Enum):
@@ -23,6 +25,8 @@ class WriteResult(Enum):
     """The tenant's budget does not cover the debit: nothing written."""
     NO_BUDGET = "no_budget"
     """A debit was asked for but the tenant has no budget: nothing written."""
+    CONDITION_FAILED = "condition_failed"
+    """An extra write's condition did not hold: nothing written (``failed_write`` says which)."""
 
 
 @dataclass(frozen=True)
@@ -32,6 +36,8 @@ class WriteOutcome:
     """The stored record when ``STALE``, if the store learned it without another read."""
     remaining: int | None = None
     """The budget left when ``BUDGET_SHORT``, if known."""
+    failed_write: int | None = None
+    """The index of the extra write whose condition failed (``CONDITION_FAILED``)."""
 
 
 @dataclass(frozen=True)
@@ -53,11 +59,28 @@ class LedgerStore(Protocol):
         """The record, or None; never blocks on writers."""
         ...
 
-    def put(self, record: Record, *, expect: Expect | None, budget_delta: int = 0) -> WriteOutcome:
+    def put(
+        self,
+        record: Record,
+        *,
+        expect: Expect | None,
+        budget_delta: int = 0,
+        extra: Sequence[ExtraWrite] = (),
+    ) -> WriteOutcome:
         """Write ``record`` whole if absent (``expect`` None) or if the stored one has
         ``expect``'s status and owner. In the same transaction add ``budget_delta`` to the
         tenant's budget: negative is a debit (needs a budget that covers it), positive a
-        refund."""
+        refund; and apply the ``extra`` writes (``stepsaga.ledger.writes``), each only if
+        its condition holds. The ledger passes ``extra`` only when there is some, so a
+        wrapper that predates it keeps working for actions without extra writes."""
+        ...
+
+    def get_extra(self, pk: str, sk: str) -> dict[str, Scalar] | None:
+        """An item that extra writes made, or None."""
+        ...
+
+    def put_extra(self, extra: Sequence[ExtraWrite]) -> WriteOutcome:
+        """Apply ``extra`` alone, in one transaction: ``WRITTEN`` or ``CONDITION_FAILED``."""
         ...
 
     def query(
@@ -123,8 +146,23 @@ class ForwardingStore:
     def get(self, key: str) -> Record | None:
         return self._inner.get(key)
 
-    def put(self, record: Record, *, expect: Expect | None, budget_delta: int = 0) -> WriteOutcome:
-        return self._inner.put(record, expect=expect, budget_delta=budget_delta)
+    def put(
+        self,
+        record: Record,
+        *,
+        expect: Expect | None,
+        budget_delta: int = 0,
+        extra: Sequence[ExtraWrite] = (),
+    ) -> WriteOutcome:
+        if not extra:
+            return self._inner.put(record, expect=expect, budget_delta=budget_delta)
+        return self._inner.put(record, expect=expect, budget_delta=budget_delta, extra=extra)
+
+    def get_extra(self, pk: str, sk: str) -> dict[str, Scalar] | None:
+        return self._inner.get_extra(pk, sk)
+
+    def put_extra(self, extra: Sequence[ExtraWrite]) -> WriteOutcome:
+        return self._inner.put_extra(extra)
 
     def query(
         self,

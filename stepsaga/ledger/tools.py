@@ -7,6 +7,11 @@ made inside the tool (those identify attempts, not intents).
     @ledgered_tool(lambda: ledger, operation="create_refund", effect=EffectClass.KEYED_WRITE)
     def create_refund(order_id: str, amount: dict, *, scope: ActionScope) -> dict:
         return payments.refund(order_id, amount, idempotency_key=scope.key("create_refund"))
+
+The scope may carry ``Writes`` (the session cursor of seed 000) that commit with the claim
+and the outcome; ``metrics`` counts replays, exhausted budgets and conflicts per tenant
+(the tenant in metadata, never a dimension). ``stepsaga.agents.mcp`` serves such tools
+over MCP.
 """
 
 from __future__ import annotations
@@ -15,11 +20,16 @@ import functools
 import inspect
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, ParamSpec
+from typing import TYPE_CHECKING, Any, ParamSpec
 
-from stepsaga.errors import InvalidActionError, InvalidInputError
+from stepsaga import metric_names
+from stepsaga.errors import InvalidActionError, InvalidInputError, StepSagaError
 from stepsaga.ledger.models import Action, EffectClass, Intent, check_tenant
 from stepsaga.ledger.rules import Ledger
+from stepsaga.ledger.writes import Writes
+
+if TYPE_CHECKING:
+    from stepsaga.handlers.metrics import MetricsSink
 
 P = ParamSpec("P")
 
@@ -30,11 +40,16 @@ class ActionScope:
 
     tenant_id: str
     intent: Intent
+    writes: Writes | None = None
+    """Extra writes for this call (not part of the key): they commit with the claim and
+    the outcome, never on a replay."""
 
     def __post_init__(self) -> None:
         check_tenant(self.tenant_id)
         if not isinstance(self.intent, Intent):
             raise InvalidActionError("intent must be an Intent", field="intent")
+        if self.writes is not None and not isinstance(self.writes, Writes):
+            raise InvalidInputError("writes must be a Writes", field="writes")
 
     def key(self, operation: str) -> str:
         """The action key the ledger uses (and a keyed downstream should receive)."""
@@ -49,12 +64,15 @@ def ledgered_tool(
     scope_arg: str = "scope",
     params: Sequence[str] | None = None,
     cost: int | None = None,
+    metrics: MetricsSink | None = None,
 ) -> Callable[[Callable[P, Mapping[str, Any]]], Callable[P, dict[str, Any]]]:
     """Run the tool through ``ledger.perform``: once per intent, replayed afterwards.
 
     ``params`` names the consequential arguments (the digest); by default every argument
     but the scope. ``effect`` left out means ``physical``. ``ledger`` may be a factory so
-    decorating a module-level tool opens nothing at import time.
+    decorating a module-level tool opens nothing at import time. ``metrics`` (a
+    ``stepsaga.handlers.metrics.MetricsSink``; the caller flushes it) counts
+    :func:`count_tool_metric`'s events.
     """
     declared = EffectClass.parse(effect if effect is None else str(effect))
 
@@ -93,8 +111,45 @@ def ledgered_tool(
                 cost=cost,
             )
             target = ledger if isinstance(ledger, Ledger) else ledger()
-            return target.perform(action, lambda _claim: fn(*bound.args, **bound.kwargs))
+            try:
+                done = target.run(
+                    action, lambda _claim: fn(*bound.args, **bound.kwargs), writes=scope.writes
+                )
+            except StepSagaError as error:
+                count_tool_metric(metrics, action, error=error)
+                raise
+            count_tool_metric(metrics, action, replayed=done.replayed)
+            return done.result
 
         return wrapper
 
     return decorate
+
+
+def count_tool_metric(
+    metrics: MetricsSink | None,
+    action: Action,
+    *,
+    replayed: bool = False,
+    error: StepSagaError | None = None,
+) -> str | None:
+    """Count what a tool call says about the seeds' checklist (duplicate replayed, quota
+    exhausted, transaction conflict, key conflict) and return the metric's name.
+
+    The names and the error → metric table are the saga handlers' own
+    (``stepsaga.handlers.metrics.metric_for``); the tenant, the tool and the action key go
+    in metadata, never in a dimension (``stepsaga.metric_names`` says why).
+    """
+    if metrics is None:
+        return None
+    from stepsaga.handlers.metrics import metric_for  # deferred: Powertools loads on use
+
+    name = metric_names.DUPLICATE_REPLAYED if replayed else None
+    if error is not None:
+        name = metric_for(error)
+    if name is not None:
+        metrics.count(
+            name,
+            {"tenant_id": action.tenant_id, "tool": action.operation, "action_key": action.key},
+        )
+    return name

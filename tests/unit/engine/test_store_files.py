@@ -28,8 +28,10 @@ def test_a_locked_file_is_named_and_retryable(tmp_path: Path) -> None:
     holder = sqlite3.connect(path, isolation_level=None)
     holder.execute("BEGIN EXCLUSIVE")
     try:
-        with pytest.raises(StoreUnavailableError) as caught:
-            Store(path, busy_timeout_seconds=0.2)
+        reader = Store(path, busy_timeout_seconds=0.2)  # reading needs no lock (WAL)
+        with pytest.raises(StoreUnavailableError) as caught, reader.transaction():
+            pass
+        reader.close()
     finally:
         holder.execute("ROLLBACK")
         holder.close()

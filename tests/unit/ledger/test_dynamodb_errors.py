@@ -50,8 +50,9 @@ def test_a_conflicting_concurrent_transaction_is_store_unavailable() -> None:
         response_meta={},
         modeled_fields={"CancellationReasons": [{"Code": "TransactionConflict"}, {"Code": "None"}]},
     )
-    with stub, pytest.raises(StoreUnavailableError, match="concurrent transaction"):
+    with stub, pytest.raises(StoreUnavailableError, match="concurrent transaction") as caught:
         ledger.claim(make_action(cost=3))
+    assert caught.value.data["code"] == "TransactionConflict"  # the metric's signal
 
 
 def test_access_problems_are_bad_configuration() -> None:

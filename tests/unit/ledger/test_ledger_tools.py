@@ -103,3 +103,55 @@ def test_undeclared_tools_are_physical_and_the_ledger_can_be_a_factory(tmp_path:
     record = opened[0].get(SCOPE.key("print_label"))
     assert record is not None
     assert record.effect is EffectClass.PHYSICAL
+
+
+def test_the_scope_carries_the_session_write_and_metrics_count_per_tenant(
+    ledger: Ledger,
+) -> None:
+    from stepsaga import metric_names
+    from stepsaga.errors import BudgetExhaustedError
+    from stepsaga.handlers.metrics import RecordingMetrics
+    from stepsaga.ledger.writes import ExtraWrite, Writes
+
+    metrics = RecordingMetrics()
+
+    @ledgered_tool(ledger, operation="create_refund", cost=40, metrics=metrics)
+    def create_refund(amount: str, scope: ActionScope) -> dict[str, Any]:
+        return {"refund_id": f"RF-{amount}"}
+
+    session = ExtraWrite("TENANT#acme#SESSION#s1", "META", {"cursor": 1})
+    scope = ActionScope("acme", Intent("CASE-1", 1, APPROVED_AT), writes=Writes((), [session]))
+    ledger.set_budget("acme", 50)
+    create_refund("20.00", scope=scope)
+    create_refund("20.00", scope=scope)
+    assert ledger.get_extra("TENANT#acme#SESSION#s1", "META") == {"cursor": 1}
+    with pytest.raises(ActionConflictError):
+        create_refund("21.00", scope=scope)
+    with pytest.raises(BudgetExhaustedError):
+        create_refund("20.00", scope=ActionScope("acme", Intent("CASE-2", 1, APPROVED_AT)))
+    assert [name for name, _ in metrics.counted] == [
+        metric_names.DUPLICATE_REPLAYED,
+        metric_names.ACTION_CONFLICT,
+        metric_names.BUDGET_EXHAUSTED,
+    ]
+    assert metrics.counted[0][1] == {
+        "tenant_id": "acme",
+        "tool": "create_refund",
+        "action_key": "acme:CASE-1:r1:create_refund",
+    }
+
+
+def test_a_transaction_conflict_counts_as_its_own_metric() -> None:
+    from stepsaga import metric_names
+    from stepsaga.errors import StoreUnavailableError
+    from stepsaga.handlers.metrics import RecordingMetrics
+    from stepsaga.ledger import Action
+    from stepsaga.ledger.tools import count_tool_metric
+
+    metrics = RecordingMetrics()
+    action = Action("acme", SCOPE.intent, "create_refund")
+    conflict = StoreUnavailableError("busy", code="TransactionConflict")
+    assert count_tool_metric(metrics, action, error=conflict) == metric_names.TRANSACTION_CONFLICT
+    assert count_tool_metric(metrics, action, error=StoreUnavailableError("busy")) is None
+    assert metrics.total(metric_names.TRANSACTION_CONFLICT) == 1
+    assert metrics.counted[0][1]["tenant_id"] == "acme"
