@@ -9,8 +9,9 @@ with ours). Its Lambda, DynamoDB and JSONata need Docker or a Java download: tes
 
 Why the process is started this way: a fresh free port and a private filesystem root per
 server, nothing downloaded (no certificate, no analytics), its own process group so
-:meth:`LocalStack.stop` ends LocalStack and whatever it forked. :meth:`LocalStack.start`
-returns once ``/_localstack/health`` reports Step Functions available, and gives up after
+:meth:`LocalStack.stop` ends LocalStack and whatever it forked (and, on Linux, it is killed
+if the test process dies first). :meth:`LocalStack.start` returns once
+``/_localstack/health`` reports Step Functions available, and gives up after
 ``startup_timeout`` seconds or as soon as the process exits — it never hangs.
 
 LocalStack re-reads the mock config file when its modification time (whole seconds) changes;
@@ -25,6 +26,7 @@ import os
 import signal
 import socket
 import subprocess
+import sys
 import tempfile
 import time
 import urllib.error
@@ -78,6 +80,16 @@ def localstack_python(root: str | Path) -> Path | None:
     configured = os.environ.get(PYTHON_ENV)
     candidate = Path(configured) if configured else Path(root) / LOCALSTACK_VENV / "bin" / "python"
     return candidate if candidate.exists() else None
+
+
+def _die_with_parent() -> None:
+    """Linux: SIGKILL the child when the test process dies without stopping it (a killed
+    pytest must not leave LocalStack running); elsewhere nothing."""
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        pr_set_pdeathsig = 1
+        ctypes.CDLL(None).prctl(pr_set_pdeathsig, signal.SIGKILL)
 
 
 def _free_port() -> int:
@@ -140,6 +152,7 @@ class LocalStack:
                 env=env,
                 cwd=self.workdir,
                 start_new_session=True,
+                preexec_fn=_die_with_parent,  # only prctl, between fork and exec
             )
         try:
             self._wait_healthy()
