@@ -29,7 +29,7 @@ from pathlib import Path
 
 from reliability.clock import ShiftedClock
 from reliability.invariants import (
-    RELEASE_KEY,
+    RELEASES,
     CaseTruth,
     Violation,
     check_all,
@@ -262,14 +262,14 @@ class _Run:
         report.open_items = sum(len(truth.open_items) for truth in truths)
         for truth in truths:
             for item in truth.open_items:
-                if (
-                    truth.outcome is CaseOutcome.COMPENSATION_FAILED
-                    and item.step == "ReleaseReservation"
+                if truth.outcome is CaseOutcome.COMPENSATION_FAILED and item.step in (
+                    "ReleaseReservation",
+                    "ReleaseLine",
                 ):
                     error = item.evidence.get("last_error") or {}
                     report.compensation_failures[str(error.get("error", "?"))] += 1
             for item in truth.items:
-                if item.record_key.endswith(RELEASE_KEY) and item.resolved_by == AUTO_RESOLVER:
+                if RELEASES in item.record_key and item.resolved_by == AUTO_RESOLVER:
                     outcome = item.outcome.value if item.outcome else "?"
                     report.compensations_reconciled[outcome] += 1
         report.duplicates = duplicates(truths)
@@ -327,6 +327,7 @@ class _Run:
             pending=self._pending(plan) if plan else (),
             item_id=item_id,
             decision=decision,
+            saga=plan.saga if plan else "",
         )
 
     def _pending(self, plan: CasePlan) -> tuple[KillPoint, ...]:

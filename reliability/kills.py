@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+from collections.abc import Sequence
 from pathlib import Path
 from typing import NoReturn
 
@@ -26,6 +27,7 @@ from stepsaga.ledger.store import (
     WriteOutcome,
     WriteResult,
 )
+from stepsaga.ledger.writes import ExtraWrite
 
 
 def append_line(path: Path, data: dict[str, object]) -> None:
@@ -88,8 +90,15 @@ class KillingStore(ForwardingStore):
         super().__init__(inner)
         self._switch = switch
 
-    def put(self, record: Record, *, expect: Expect | None, budget_delta: int = 0) -> WriteOutcome:
-        outcome = self._inner.put(record, expect=expect, budget_delta=budget_delta)
+    def put(
+        self,
+        record: Record,
+        *,
+        expect: Expect | None,
+        budget_delta: int = 0,
+        extra: Sequence[ExtraWrite] = (),
+    ) -> WriteOutcome:
+        outcome = self._inner.put(record, expect=expect, budget_delta=budget_delta, extra=extra)
         if outcome.result is WriteResult.WRITTEN:
             claimed = record.status is Status.IN_PROGRESS
             site = KillSite.AFTER_CLAIM if claimed else KillSite.AFTER_RECORD

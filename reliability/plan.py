@@ -17,6 +17,13 @@ from typing import Any
 
 TENANTS = ("acme", "globex")
 
+#: The sagas a plan may run: the seeded plans run the first; hand-written ones may run the
+#: multi-warehouse saga (a per-item step and a parallel group).
+REPLACEMENT_ORDER = "replacement-order"
+MULTI_WAREHOUSE = "multi-warehouse-replacement"
+#: The lines of a multi-warehouse case (one reservation each).
+LINES = ("L1", "L2", "L3")
+
 #: Forward operations and the compensation, as the ledger's records name them (last part).
 LEDGER_OPERATIONS = ("reserve_stock", "refund_payment", "create_shipment", "release_reservation")
 
@@ -101,6 +108,12 @@ class CasePlan:
     faults: tuple[dict[str, Any], ...] = field(compare=False)
     """The faults file's rules (attached to this case only)."""
     kills: tuple[KillPoint, ...]
+    saga: str = REPLACEMENT_ORDER
+
+    @property
+    def reservations(self) -> int:
+        """How many reservations the case makes when it completes (one per line)."""
+        return len(self.case.get("lines", ())) or 1
 
     @property
     def key(self) -> tuple[str, str]:
@@ -115,6 +128,7 @@ class CasePlan:
         return json.dumps(
             {
                 "index": self.index,
+                "saga": self.saga,
                 "tenant_id": self.tenant_id,
                 "case_id": self.case_id,
                 "faults": list(self.faults),
@@ -136,16 +150,20 @@ def scenario(
     approved_at: datetime,
     faults: tuple[dict[str, Any], ...] = (),
     kills: tuple[KillPoint, ...] = (),
+    saga: str = REPLACEMENT_ORDER,
 ) -> CasePlan:
-    """A hand-written plan: this case (tenant and id as the seeded ones), these faults,
-    these kills (``crash_after_effect`` kills come from the faults, as in seeded plans)."""
+    """A hand-written plan: this case (tenant and id as the seeded ones) of ``saga``, these
+    faults, these kills (``crash_after_effect`` kills come from the faults, as in seeded
+    plans)."""
     stamp = approved_at.strftime("%Y-%m-%dT%H:%M:%SZ")
     tenant = TENANTS[index % len(TENANTS)]
     case_id = f"CASE-{index // len(TENANTS):05d}"
     crash_ops = [rule["operation"] for rule in faults if rule["fault"] == "crash_after_effect"]
     kills += tuple(KillPoint(KillSite.CRASH_AFTER_EFFECT, op) for op in crash_ops)
     case = _case(random.Random(index), index, tenant, case_id, stamp)  # noqa: S311
-    return CasePlan(index, tenant, case_id, case, faults, kills)
+    if saga == MULTI_WAREHOUSE:
+        case = _multi_warehouse_case(case, index)
+    return CasePlan(index, tenant, case_id, case, faults, kills, saga)
 
 
 def _plan(rng: random.Random, index: int, approved_at: str) -> CasePlan:
@@ -190,6 +208,17 @@ def _case(
             "items": [{"sku": sku, "quantity": quantity}],
         },
     }
+
+
+def _multi_warehouse_case(case: dict[str, Any], index: int) -> dict[str, Any]:
+    """The same case as several lines, each reserved in its own warehouse."""
+    lines = [
+        {"line_id": line, "sku": f"SKU-{index:05d}-{line}", "quantity": 1, "warehouse": house}
+        for line, house in zip(LINES, ("eu-west", "eu-central", "us"), strict=True)
+    ]
+    multi = {k: v for k, v in case.items() if k != "reserve"}
+    multi["lines"] = lines
+    return multi
 
 
 def _faults(rng: random.Random) -> tuple[dict[str, Any], ...]:

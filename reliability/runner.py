@@ -30,13 +30,13 @@ from reliability.plan import KillPoint, KillSite
 from reliability.workspace import Workspace
 from services import load_faults
 from stepsaga.backends.local import LocalBackend, default_handlers
+from stepsaga.case import OpenCase, load_case
 from stepsaga.engine import Handler
 from stepsaga.handlers.deps import HandlerDeps
 from stepsaga.ledger import Ledger, ReconOutcome, open_ledger
 from stepsaga.ledger.connect import open_store
 from stepsaga.reconciliation import resolve
 from stepsaga.workflow.saga import Saga
-from workflows.case import load_case
 from workflows.project import reference_project
 
 OPERATOR = "chaos-operator@example.com"
@@ -61,6 +61,8 @@ class Job:
     pending: tuple[KillPoint, ...] = ()
     item_id: str = ""
     decision: ReconOutcome = ReconOutcome.APPLIED
+    #: The saga a ``start`` runs (the project's default when empty).
+    saga: str = ""
 
 
 @dataclass(frozen=True)
@@ -153,10 +155,17 @@ def run_job(space: Workspace, job: Job) -> dict[str, Any]:
     )
     with backend:
         if job.command is Command.START:
-            case = load_case(space.case_file(job.case_index))
+            saga = backend.project.saga(job.saga or None)
+            case = load_case(space.case_file(job.case_index), saga.input_model or OpenCase)
             faults_path = space.faults_file(job.case_index)
             faults = load_faults(faults_path) if faults_path.exists() else None
-            view = backend.start(case, faults=faults, time_scale=0, on_event=switch.on_progress)
+            view = backend.start(
+                case,
+                saga=saga.name,
+                faults=faults,
+                time_scale=0,
+                on_event=switch.on_progress,
+            )
             return {"outcome": view.outcome.value}
         if job.command is Command.REDRIVE:
             view = backend.redrive(job.execution, time_scale=0, on_event=switch.on_progress)

@@ -15,7 +15,17 @@ from rich.table import Table
 
 from services.simulated import ServicesDb, Simulation
 from stepsaga import InvalidActionError, Money, SystemClock
-from stepsaga.cli import Backend, CliContext, cli_context, command_errors, print_json, stdout
+from stepsaga.cli import (
+    Backend,
+    CliContext,
+    JsonOption,
+    OutputOption,
+    cli_context,
+    command_errors,
+    print_json,
+    stdout,
+    wants_json,
+)
 from stepsaga.cli import usage_error as _usage_error
 
 app = typer.Typer(
@@ -42,10 +52,12 @@ def effects(
     ctx: typer.Context,
     case: Annotated[str | None, typer.Option("--case", help="Only this case id.")] = None,
     tenant: Annotated[str | None, typer.Option("--tenant", help="Only this tenant.")] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")] = False,
+    output: OutputOption = None,
+    as_json: JsonOption = False,
 ) -> None:
     """List the effects the simulated services applied, oldest first."""
     cli = cli_context(ctx)
+    as_json = wants_json(output, as_json)
     with command_errors():
         simulation = _simulation(cli, create=False)
         found = simulation.effects(tenant_id=tenant, case_id=case) if simulation else []

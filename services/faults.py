@@ -7,8 +7,9 @@
   {"service": "shipping", "operation": "create_shipment", "fault": "reject"}]}
 ```
 
-A rule matches a call by ``operation`` (of ``service``), and optionally ``case_id`` and
-``attempt`` — the 1-based number of the call for that (service, operation, tenant, case),
+A rule matches a call by ``operation`` (of ``service``), and optionally ``case_id``, ``item``
+(one item of a per-item step: the ``#<item>`` of the call's action key) and ``attempt`` —
+the 1-based number of the call for that (service, operation, tenant, case),
 counted by the simulated services themselves and persisted, so it survives restarts and
 redrives. ``times`` caps how often the rule fires per (tenant, case); omitted, it fires on
 every matching call. Which error each kind produces is decided in ``error_mapping``.
@@ -35,7 +36,7 @@ from pydantic import (
 )
 
 from services.values import Operation, Service
-from stepsaga import CaseId, InvalidInputError, read_json_file, validate_object
+from stepsaga import CaseId, InvalidInputError, Reference, read_json_file, validate_object
 
 MAX_FAULTS_FILE_BYTES = 64 * 1024
 MAX_RULES = 1000
@@ -75,6 +76,7 @@ class FaultRule(BaseModel):
     operation: Operation
     fault: FaultKind
     case_id: CaseId | None = None
+    item: Reference | None = None
     attempt: int | None = Field(default=None, ge=1, le=1_000_000, strict=True)
     times: int | None = Field(default=None, ge=1, le=1_000_000, strict=True)
     seconds: float | None = Field(default=None, validate_default=True)
@@ -114,10 +116,13 @@ class FaultRule(BaseModel):
             raise ValueError(f"must be more than 0 and at most {MAX_SLOW_SECONDS:g}")
         return float(value)
 
-    def matches(self, operation: Operation, case_id: str, attempt: int) -> bool:
+    def matches(
+        self, operation: Operation, case_id: str, attempt: int, action_key: str = ""
+    ) -> bool:
         return (
             self.operation is operation
             and (self.case_id is None or self.case_id == case_id)
+            and (self.item is None or self.item == item_of(action_key))
             and (self.attempt is None or self.attempt == attempt)
         )
 
@@ -176,12 +181,20 @@ def load_faults(path: Path) -> Faults:
     return parse_faults(read_json_file(path, what="faults file", max_bytes=MAX_FAULTS_FILE_BYTES))
 
 
+def item_of(action_key: str) -> str | None:
+    """The item of a per-item step's action key (``…:reserve_line#L2[:compensate:…]``)."""
+    if "#" not in action_key:
+        return None
+    return action_key.split("#", 1)[1].split(":", 1)[0]
+
+
 def select_rules(
     rules: Sequence[FaultRule],
     operation: Operation,
     case_id: str,
     attempt: int,
     fired: Mapping[str, int],
+    action_key: str = "",
 ) -> list[FaultRule]:
     """The rules that fire on this call: every matching ``slow`` rule (delays add up), then
     at most one other rule — the first matching one, in file order, with fires left.
@@ -190,7 +203,7 @@ def select_rules(
     chosen: list[FaultRule] = []
     outcome_chosen = False
     for rule in rules:
-        if not rule.matches(operation, case_id, attempt):
+        if not rule.matches(operation, case_id, attempt, action_key):
             continue
         if rule.times is not None and fired.get(rule.fingerprint, 0) >= rule.times:
             continue

@@ -3,7 +3,8 @@
 Case files, faults files, mock configs and handler events all fail the same way: one
 ``InvalidInputError`` whose message names the field and fits on one line, however hostile the
 input. A JSON file is read only if it is a regular file (a FIFO or a device would block or
-never end), and decoded strictly: a key repeated in one object, ``NaN``/``Infinity``, and
+never end) — or, given as ``-``, from standard input, with the same size bound — and
+decoded strictly: a key repeated in one object, ``NaN``/``Infinity``, and
 numbers that a Python ``int``/``float`` would not hold exactly are refused, because each of
 them silently changes what the file says (the last duplicate wins; ``19.99…9`` becomes 20).
 """
@@ -15,11 +16,12 @@ import math
 import os
 import re
 import stat
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, BinaryIO, TypeVar
 
 from pydantic import ValidationError
 
@@ -44,16 +46,73 @@ def describe_validation_error(exc: ValidationError, default: str = "input") -> t
     return field, f"{field}: {message}"
 
 
+#: The most problems one refusal lists (one line each); the rest are counted.
+MAX_PROBLEMS = 20
+
+
+def describe_validation_errors(
+    exc: ValidationError, data: object, default: str = "input"
+) -> list[tuple[str, str]]:
+    """``(field, one line)`` for every field with a problem, in the order pydantic found
+    them: one line per field (its first message), so a union's members, each refusing the
+    same value, read as the one field they are."""
+    found: dict[str, str] = {}
+    for error in exc.errors():
+        path = _input_path(error["loc"], data, error["type"], error.get("input"))
+        field = ".".join(_location_part(part) for part in path) or default
+        if field not in found:
+            message = " ".join(error["msg"].removeprefix("Value error, ").split())
+            found[field] = f"{field}: {message}"
+    return list(found.items())
+
+
+def _input_path(
+    loc: tuple[str | int, ...], data: object, kind: str, value: object
+) -> tuple[str | int, ...]:
+    """``loc`` cut where it stops naming places in the input. A union's members report
+    the same ``value`` under their tags (``amount.decimal``, ``amount.int``): a part that
+    is not in the input, under a node that is the very value refused, is such a tag. A
+    key missing from an object (``kind`` ``missing``) or refused on its own is a field."""
+    node = data
+    for depth, part in enumerate(loc):
+        if isinstance(node, dict) and isinstance(part, str):
+            if part in node:
+                node = node[part]
+                continue
+            if kind == "missing" or not _same(value, node):
+                node = None
+                continue
+        elif isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node):
+            node = node[part]
+            continue
+        elif not _same(value, node):
+            continue
+        return loc[:depth]
+    return loc
+
+
+def _same(value: object, node: object) -> bool:
+    try:
+        return value is node or bool(value == node)
+    except Exception:  # an exotic value's __eq__: treat it as another value
+        return False
+
+
 def validate_object(validate: Callable[[dict[str, Any]], T], data: object, what: str) -> T:
-    """Run a pydantic validator on decoded JSON that must be an object; any failure is one
-    ``InvalidInputError`` line naming the field (``what`` when it is the whole input)."""
+    """Run a pydantic validator on decoded JSON that must be an object. A failure is one
+    ``InvalidInputError`` naming every field with a problem: its message is one line (the
+    fields' lines joined with ``; ``), ``field`` is the first field, and ``problems`` holds
+    one line per field (at most :data:`MAX_PROBLEMS`), which the CLI prints one a line."""
     if not isinstance(data, dict):
         raise InvalidInputError(f"{what}: must be a JSON object", field=what)
     try:
         return validate(data)
     except ValidationError as exc:
-        field, line = describe_validation_error(exc, what)
-        raise InvalidInputError(line, field=field) from None
+        found = describe_validation_errors(exc, data, what)
+        lines = [line for _, line in found[:MAX_PROBLEMS]]
+        if len(found) > MAX_PROBLEMS:
+            lines.append(f"{what}: {len(found) - MAX_PROBLEMS} more problems not shown")
+        raise InvalidInputError("; ".join(lines), field=found[0][0], problems=lines) from None
 
 
 #: The longest number literal a JSON input may hold (longer ones are no amount, count or
@@ -68,13 +127,31 @@ _FILE_KINDS = (
 )
 
 
-def read_json_file(path: Path, *, what: str, max_bytes: int) -> object:
+#: The path that means standard input (as ``cat -``); a file named ``-`` is ``./-``.
+STDIN = "-"
+_STDIN_SHOWN = "<stdin>"
+
+
+def is_stdin(path: str | Path) -> bool:
+    return str(path) == STDIN
+
+
+def read_json_file(
+    path: Path, *, what: str, max_bytes: int, stdin: BinaryIO | None = None
+) -> object:
     """Read and decode a JSON file of at most ``max_bytes``; every failure is one line.
 
     The file must be a regular file: it is checked before opening and again on the open
-    descriptor (opened non-blocking, so a FIFO swapped in between cannot hang the read)."""
-    shown = _shown(path)
-    raw = _read_regular(path, shown, what, max_bytes)
+    descriptor (opened non-blocking, so a FIFO swapped in between cannot hang the read).
+    ``-`` reads standard input instead (``stdin``, default ``sys.stdin.buffer``) until
+    its end, refusing it as soon as it holds more than ``max_bytes``: whoever pipes it in
+    chose to, and the bound keeps an endless pipe from filling memory."""
+    if is_stdin(path):
+        shown = _STDIN_SHOWN
+        raw = _read_stream(stdin if stdin is not None else sys.stdin.buffer, shown, max_bytes)
+    else:
+        shown = _shown(path)
+        raw = _read_regular(path, shown, what, max_bytes)
     if not raw.strip():
         raise InvalidInputError(f"{shown}: empty file", field="path")
     try:
@@ -133,6 +210,24 @@ def _not_regular(mode: int, what: str) -> str | None:
         return f"is a directory, not a {what}"
     kind = next((name for test, name in _FILE_KINDS if test(mode)), "special file")
     return f"is a {kind}, not a regular file; give the {what} itself"
+
+
+def _read_stream(stream: BinaryIO, shown: str, max_bytes: int) -> bytes:
+    chunks: list[bytes] = []
+    size = 0
+    try:
+        while size <= max_bytes:
+            chunk = stream.read(min(65_536, max_bytes + 1 - size))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+    except (OSError, ValueError) as exc:  # closed, or not readable
+        reason = getattr(exc, "strerror", None) or type(exc).__name__
+        raise InvalidInputError(f"{shown}: cannot read ({reason})", field="path") from None
+    if size > max_bytes:
+        raise InvalidInputError(f"{shown}: larger than {max_bytes} bytes", field="path")
+    return b"".join(chunks)
 
 
 def _read_at_most(fd: int, shown: str, max_bytes: int) -> bytes:

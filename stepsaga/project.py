@@ -4,6 +4,7 @@
 
     [tool.stepsaga]
     dependencies = "services.deps:dependencies"   # a stepsaga.Dependencies object
+    default-saga = "subscription-upgrade"         # optional: the one --saga may leave out
 
     [tool.stepsaga.sagas]
     subscription-upgrade = "workflows.upgrade:saga"
@@ -36,7 +37,7 @@ from stepsaga.workflow.saga import Saga
 
 PYPROJECT = "pyproject.toml"
 ENV_PROJECT = "STEPSAGA_PROJECT"
-_KEYS = {"sagas", "dependencies", "commands"}
+_KEYS = {"sagas", "dependencies", "commands", "default-saga"}
 
 HOW_TO = (
     'add [tool.stepsaga.sagas] my-saga = "workflows.my_saga:saga" to its pyproject.toml '
@@ -52,6 +53,8 @@ class Project:
     saga_refs: Mapping[str, str]
     dependencies_ref: str | None = None
     commands: Mapping[str, str] = field(default_factory=dict)
+    #: The saga a command runs when it names none (needed once a project declares two).
+    default_saga: str | None = None
     _loaded: dict[str, Saga] = field(default_factory=dict, compare=False, repr=False)
     _dependencies: list[Any] = field(default_factory=list, compare=False, repr=False)
 
@@ -81,10 +84,13 @@ class Project:
         return cls._from_section(root.resolve(), section, str(path))
 
     @classmethod
-    def of(cls, *sagas: Saga, dependencies: Any = None) -> Project:
-        """A project made in Python (tests, scripts): these sagas, this ``Dependencies``."""
+    def of(cls, *sagas: Saga, dependencies: Any = None, default: str | None = None) -> Project:
+        """A project made in Python (tests, scripts): these sagas, this ``Dependencies``,
+        ``default`` the saga run when none is named."""
         project = cls(
-            root=None, saga_refs={saga.name: f"<in-process>:{saga.name}" for saga in sagas}
+            root=None,
+            saga_refs={saga.name: f"<in-process>:{saga.name}" for saga in sagas},
+            default_saga=default,
         )
         project._loaded.update({saga.name: saga for saga in sagas})
         project._dependencies.append(dependencies if dependencies is not None else NoDependencies())
@@ -114,7 +120,20 @@ class Project:
                 field="project",
             )
         commands = _refs(section.get("commands", {}), f"{where}: [tool.stepsaga.commands]")
-        return cls(root=root, saga_refs=sagas, dependencies_ref=dependencies, commands=commands)
+        default = section.get("default-saga")
+        if default is not None and default not in sagas:
+            raise InvalidInputError(
+                f"{where}: [tool.stepsaga] default-saga {default!r} is not one of "
+                f"[tool.stepsaga.sagas] ({', '.join(sagas)})",
+                field="project",
+            )
+        return cls(
+            root=root,
+            saga_refs=sagas,
+            dependencies_ref=dependencies,
+            commands=commands,
+            default_saga=default,
+        )
 
     # --- using it -----------------------------------------------------------------------
 
@@ -135,7 +154,10 @@ class Project:
         return name in self.saga_refs
 
     def saga(self, name: str | None = None) -> Saga:
-        """The saga ``name``; with one declared saga ``name`` may be left out."""
+        """The saga ``name``; with one declared saga, or a ``default-saga``, ``name`` may be
+        left out."""
+        if name is None and self.default_saga is not None:
+            name = self.default_saga
         if name is None:
             if len(self.saga_refs) != 1:
                 raise InvalidInputError(

@@ -24,6 +24,8 @@ from services import Effect, load_faults, open_simulation
 from stepsaga import Clock, InvalidInputError, Project, StateHome, SystemClock
 from stepsaga.backends import CaseOutcome, ExecutionView, LocalBackend, to_json
 from stepsaga.cli import (
+    JsonOption,
+    OutputOption,
     checked_time_scale,
     cli_context,
     command_errors,
@@ -34,6 +36,7 @@ from stepsaga.cli import (
     render_items,
     render_resolution,
     stdout,
+    wants_json,
 )
 from stepsaga.ledger import ReconOutcome
 from workflows.case import Case, load_case
@@ -147,10 +150,12 @@ def demo(
         Path | None,
         typer.Option("--examples", help="Folder of the example case and faults files."),
     ] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print a JSON summary.")] = False,
+    output: OutputOption = None,
+    as_json: JsonOption = False,
 ) -> None:
     """Run the example cases on the embedded backend and show what became of them."""
     cli = cli_context(ctx)
+    as_json = wants_json(output, as_json)
     with command_errors():
         project = cli.project()
         folder = examples or examples_dir(project)

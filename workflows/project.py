@@ -7,10 +7,17 @@ from typing import Any
 
 from services.dependencies import ReferenceDependencies
 from stepsaga import Project
+from workflows.multi_warehouse import saga as multi_warehouse
 from workflows.replacement_order import saga
 
 
 def reference_project(**options: Any) -> Project:
-    """The replacement-order saga over the simulated services; ``options`` are
-    ``ReferenceDependencies``' (``faults``, ``crash``, ``default_stock``)."""
-    return Project.of(saga, dependencies=ReferenceDependencies(**options))
+    """The replacement-order saga (the default) and the multi-warehouse one over the
+    simulated services; ``options`` are ``ReferenceDependencies``' (``faults``, ``crash``,
+    ``default_stock``)."""
+    return Project.of(
+        saga,
+        multi_warehouse,
+        dependencies=ReferenceDependencies(**options),
+        default=saga.name,
+    )

@@ -116,7 +116,7 @@ class FaultInjector:
             call_number = _count_call(conn, ctx, operation)
             rules = self._rules(conn, ctx)
             fired = _fired(conn, ctx, rules)
-            chosen = select_rules(rules, operation, ctx.case_id, call_number, fired)
+            chosen = select_rules(rules, operation, ctx.case_id, call_number, fired, ctx.action_key)
             for rule in chosen:
                 _record_fire(conn, ctx, rule)
         site = CrashSite(operation, ctx.tenant_id, ctx.case_id, ctx.action_key, call_number)

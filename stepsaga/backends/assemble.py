@@ -6,15 +6,22 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
 from stepsaga.backends.outcome import OutcomeFacts, derive_outcome
-from stepsaga.backends.views import ExecutionView, ReconItemView, StepKind, StepView
+from stepsaga.backends.views import (
+    ExecutionSummary,
+    ExecutionView,
+    ReconItemView,
+    StepKind,
+    StepView,
+)
 from stepsaga.errors import InvalidInputError
 from stepsaga.ledger import ReconItem, Record
-from stepsaga.workflow.saga import Saga
+from stepsaga.workflow.names import item_operation
+from stepsaga.workflow.saga import Saga, Step
 
 
 @dataclass(frozen=True)
@@ -24,13 +31,18 @@ class CaseIdentity:
     tenant_id: str
     case_id: str
     revision: int
+    #: The execution input itself (per-item steps read their items from it).
+    document: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
     def from_input(cls, execution_input: str | Mapping[str, Any]) -> CaseIdentity:
         data = json.loads(execution_input) if isinstance(execution_input, str) else execution_input
         try:
             return cls(
-                str(data["tenant_id"]), str(data["case_id"]), int(data["approval"]["revision"])
+                str(data["tenant_id"]),
+                str(data["case_id"]),
+                int(data["approval"]["revision"]),
+                data,
             )
         except (KeyError, TypeError, ValueError):
             raise InvalidInputError(
@@ -50,17 +62,32 @@ class PlannedAction:
     action_key: str
 
 
+def _operations(saga: Saga, step: Step, case: CaseIdentity) -> list[str]:
+    """The ledger operations of ``step`` for this case: one per item of a per-item step
+    (none if the input holds no valid item list), else the step's operation."""
+    each = saga.per_item(step.name)
+    if each is None:
+        return [step.op]
+    try:
+        return [item_operation(step.op, item) for item in each.item_ids(case.document)]
+    except InvalidInputError:
+        return []
+
+
 def planned_actions(saga: Saga, case: CaseIdentity) -> list[PlannedAction]:
-    """Every action the saga may take for this case: forward steps, then compensations."""
+    """Every action the saga may take for this case: forward steps (each item of a
+    per-item step), then compensations."""
     actions: list[PlannedAction] = []
-    for step in saga.steps:
+    for step in saga.all_steps:
         if step.has_effect:
-            actions.append(PlannedAction(step.name, StepKind.STEP, step.op, case.key(step.op)))
-    for step in saga.steps:
+            for op in _operations(saga, step, case):
+                actions.append(PlannedAction(step.name, StepKind.STEP, op, case.key(op)))
+    for step in saga.all_steps:
         comp = step.compensation
         if comp is not None:
-            key = f"{case.key(step.op)}:compensate:{comp.operation}"
-            actions.append(PlannedAction(comp.name, StepKind.COMPENSATION, comp.operation, key))
+            for op in _operations(saga, step, case):
+                key = f"{case.key(op)}:compensate:{comp.operation}"
+                actions.append(PlannedAction(comp.name, StepKind.COMPENSATION, comp.operation, key))
     return actions
 
 
@@ -119,6 +146,42 @@ def execution_view(
         steps=step_views(saga, case, records),
         waiting_for=tuple(waiting_for),
         open_items=tuple(open_items),
+    )
+
+
+def listed_summary(
+    listed: Mapping[str, Any],
+    saga: str,
+    *,
+    waiting_for: Sequence[str] = (),
+    identity: CaseIdentity | None = None,
+) -> ExecutionSummary | None:
+    """A ``ListExecutions`` item as a listing row. Whose case: ``identity``, else read from
+    the item's ``input``; ``None`` when that is not a stepsaga case. ``error`` (when the
+    item carries it) and ``waiting`` (for a decision) feed the one outcome rule."""
+    if identity is None:
+        try:
+            identity = CaseIdentity.from_input(listed["input"])
+        except (InvalidInputError, KeyError, ValueError):
+            return None
+    facts = OutcomeFacts(
+        status=str(listed["status"]),
+        error=listed.get("error"),
+        waiting_for=tuple(waiting_for),
+    )
+    return ExecutionSummary(
+        execution_arn=listed["executionArn"],
+        state_machine_arn=listed["stateMachineArn"],
+        name=listed["name"],
+        status=str(listed["status"]),
+        start_date=_date(listed["startDate"]),
+        stop_date=_date(listed.get("stopDate")),
+        redrive_count=int(listed.get("redriveCount", 0)),
+        saga=saga,
+        tenant_id=identity.tenant_id,
+        case_id=identity.case_id,
+        revision=identity.revision,
+        outcome=derive_outcome(facts),
     )
 
 

@@ -27,11 +27,13 @@ Rules every backend keeps:
 
 from __future__ import annotations
 
+from datetime import datetime
 from types import TracebackType
 from typing import Any, Protocol
 
 from stepsaga.backends.progress import ProgressListener
 from stepsaga.backends.views import (
+    ExecutionPage,
     ExecutionView,
     ReconFilter,
     ReconItemView,
@@ -90,6 +92,25 @@ class SagaBackend(Protocol):
         """Redrive a FAILED/ABORTED/TIMED_OUT execution from the state it stopped in; any
         other status raises ``ExecutionNotRedrivable`` (an ``InvalidInputError``) with
         the reason."""
+        ...
+
+    def list_executions(
+        self,
+        *,
+        saga: str | None = None,
+        tenant: str | None = None,
+        status: str | None = None,
+        outcome: str | None = None,
+        since: str | datetime | None = None,
+        limit: int | None = None,
+        next_token: str | None = None,
+    ) -> ExecutionPage:
+        """Executions newest first, one page of at most ``limit`` (default 100, at most
+        1000): of the project's saga ``saga``, of ``tenant``, with execution ``status``
+        (``RUNNING``, ``SUCCEEDED``…) and case ``outcome`` (``completed``…), started at or
+        after ``since`` (ISO-8601, a date, or an age such as ``6h``; ``listing.py``).
+        ``next_token`` is the previous page's, with the same filters; anything else raises
+        ``InvalidInputError``. Reads only: a home without executions lists none."""
         ...
 
     def recon_list(

@@ -18,16 +18,26 @@ import json
 import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass
-from datetime import UTC
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from stepsaga.approval_time import check_approval_window
-from stepsaga.backends.assemble import CaseIdentity, execution_view, item_view, item_views
+from stepsaga.backends.assemble import (
+    CaseIdentity,
+    execution_view,
+    item_view,
+    item_views,
+    listed_summary,
+)
+from stepsaga.backends.listing import ExecutionQuery, PageToken, empty_page, first_since
 from stepsaga.backends.naming import execution_name
 from stepsaga.backends.progress import Progress, ProgressKind, ProgressListener, from_history_event
+from stepsaga.backends.references import Candidate, choose
 from stepsaga.backends.views import (
+    ExecutionPage,
+    ExecutionSummary,
     ExecutionView,
     ReconFilter,
     ReconItemView,
@@ -42,15 +52,20 @@ from stepsaga.engine import (
     EngineEvent,
     ExecutionAlreadyExists,
     ExecutionDoesNotExist,
+    ExecutionPageQuery,
     Handler,
     HistoryRecorded,
+    InvalidToken,
     LocalEngine,
     MockConfig,
     MockConfigError,
+    TaskDoesNotExist,
+    TaskTimedOut,
     check_time_scale,
     time_scale_from_env,
 )
 from stepsaga.engine import load as load_definition
+from stepsaga.engine.models import TokenStatus
 from stepsaga.errors import InvalidInputError, NotFoundError
 from stepsaga.home import StateHome
 from stepsaga.ledger import Ledger, LedgerPolicy, ReconOutcome, ReconStatus, Record, open_ledger
@@ -70,6 +85,10 @@ _ACCOUNT = "123456789012"
 def function_arn(saga: str, function: str) -> str:
     """The Lambda ARN a local definition names (the engine resolves it to the handler)."""
     return f"arn:aws:lambda:{_REGION}:{_ACCOUNT}:function:{saga}-{function}"
+
+
+def state_machine_arn(saga: str) -> str:
+    return f"arn:aws:states:{_REGION}:{_ACCOUNT}:stateMachine:{saga}"
 
 
 def execution_arn(saga: str, name: str) -> str:
@@ -178,6 +197,7 @@ class LocalBackend:
         supports = self._faults_support() if faults is not None else None
         name = execution_name(case.tenant_id, case.case_id, case.approval.revision)
         execution_input = case.execution_input()
+        chosen.check_input(execution_input)
         existing = self._existing(chosen.name, name)
         if existing is not None and json.loads(existing["input"]) != execution_input:
             raise ExecutionAlreadyExists(
@@ -221,6 +241,68 @@ class LocalBackend:
         saga = self._saga_of(reader.describe_execution(arn))
         with self._running(saga, scale, on_event, None) as engine:
             return self._view(engine, engine.redrive_execution(arn))
+
+    def list_executions(
+        self,
+        *,
+        saga: str | None = None,
+        tenant: str | None = None,
+        status: str | None = None,
+        outcome: str | None = None,
+        since: str | datetime | None = None,
+        limit: int | None = None,
+        next_token: str | None = None,
+    ) -> ExecutionPage:
+        query = ExecutionQuery.build(
+            now=self.clock.now(),
+            saga=saga,
+            tenant=tenant,
+            status=status,
+            outcome=outcome,
+            since=since,
+            limit=limit,
+        )
+        token = PageToken.decode(next_token, backend="local", query=query)
+        if query.saga is not None:
+            self.project.saga(query.saga)  # a saga the project does not declare: exit 2
+        if not self.home.executions_path.exists():
+            return empty_page()
+        reader = self._read_engine()
+        start = first_since(query, token)
+        page = ExecutionPageQuery(
+            limit=query.limit + 1,
+            state_machine_arn=state_machine_arn(query.saga) if query.saga is not None else None,
+            statuses=query.statuses(),
+            tenant=query.tenant,
+            since=start.timestamp() if start is not None else None,
+            after=token.after if token is not None else None,
+        )
+        waiting: dict[str, list[str]] = {}
+        for task in reader.list_waiting_tasks():
+            waiting.setdefault(task.execution_arn, []).append(task.state_name)
+        found: list[tuple[ExecutionSummary, tuple[float, str]]] = []
+        while len(found) <= query.limit:  # one more than asked: is there a next page?
+            rows = reader.page_executions(page)
+            for row, position in rows:
+                states = waiting.get(row["executionArn"], ())
+                summary = listed_summary(row, saga_of(row), waiting_for=states)
+                if summary is not None and query.outcome in (None, summary.outcome):
+                    found.append((summary, position))
+                    if len(found) > query.limit:
+                        break
+            if len(rows) < page.limit or len(found) > query.limit:
+                break
+            page = replace(page, after=rows[-1][1])
+        items = tuple(summary for summary, _ in found[: query.limit])
+        following = None
+        if len(found) > query.limit:
+            following = PageToken(
+                backend="local",
+                filters=query.filters,
+                since=start.timestamp() if start is not None else None,
+                after=found[query.limit - 1][1],
+            ).encode()
+        return ExecutionPage(items=items, next_token=following)
 
     def recon_list(
         self,
@@ -268,7 +350,14 @@ class LocalBackend:
         with self._running(saga, scale, on_event, None) as engine:
 
             def send(token: str, output: dict[str, Any]) -> object:
-                described = engine.send_task_success(token, output)
+                try:
+                    described = engine.send_task_success(token, output)
+                except TaskTimedOut:
+                    # Answered already: an identical resolve delivered the same decision.
+                    arn = _answered(engine, token)
+                    if arn is None:
+                        raise
+                    described = engine.describe_execution(arn)
                 resumed.append(described)
                 return described
 
@@ -276,8 +365,12 @@ class LocalBackend:
             token = resolution.item.task_token
             waiting = {task.task_token for task in engine.list_waiting_tasks()}
             if not resolution.resumed and token is not None and token in waiting:
-                # Decided before, but whoever decided died before resuming the case.
+                # Decided before (or by an identical resolve a moment ago) but not resumed
+                # yet: whoever decided may have died before resuming the case.
                 resume_waiting(ledger, item_id, send)
+            answered = _answered(engine, token) if token is not None and not resumed else None
+            if answered is not None:  # the case this decision let continue, as it stands
+                resumed.append(engine.describe_execution(answered))
             execution = self._view(engine, resumed[-1]) if resumed else None
         return ResolutionView(item=item_view(resolution.item), execution=execution)
 
@@ -467,44 +560,35 @@ class LocalBackend:
             return None
 
     def _resolve(self, reader: LocalEngine, ref: str, tenant: str | None) -> str:
-        """An execution ARN from an ARN, an execution name or a case id (see ``base.py``),
-        among the executions of every state machine in this home."""
+        """An execution ARN from an ARN, an execution name or a case id, among the
+        executions of every state machine in this home (``references.py`` decides)."""
         ref = ref.strip()
         if not ref:
             raise InvalidInputError("execution or case id: must not be empty", field="ref")
+        if ref.startswith("arn:"):
+            given = self._candidate(reader, ref)
+            if given is None or tenant not in (None, given.identity.tenant_id):
+                whose = f" of tenant {tenant}" if tenant else ""
+                raise NotFoundError(f"no execution {ref}{whose} in {self.home.root}", ref=ref)
+            return given.arn
         machines = [m["name"] for m in reader.list_state_machines()["stateMachines"]]
-        candidates = [ref] if ref.startswith("arn:") else [execution_arn(m, ref) for m in machines]
-        for direct in candidates:
-            try:
-                described = reader.describe_execution(direct)
-            except ExecutionDoesNotExist:
-                continue
-            owner = CaseIdentity.from_input(described["input"])
-            if tenant is None or owner.tenant_id == tenant:
-                return direct
-        return self._resolve_case(reader, ref, tenant)
+        found = (self._candidate(reader, execution_arn(m, ref)) for m in machines)
+        named = [candidate for candidate in found if candidate is not None]
+        of_case = [
+            candidate
+            for arn in reader.executions_of_case(ref)  # indexed: flat in the home's size
+            if (candidate := self._candidate(reader, arn)) is not None
+        ]
+        where = f"in {self.home.root}"
+        return choose(ref, tenant, named=named, of_case=of_case, where=where).arn
 
-    def _resolve_case(self, reader: LocalEngine, case_id: str, tenant: str | None) -> str:
-        found: list[tuple[CaseIdentity, str]] = []
-        for arn in reader.executions_of_case(case_id):  # indexed: flat in the home's size
-            try:
-                identity = CaseIdentity.from_input(reader.describe_execution(arn)["input"])
-            except InvalidInputError:
-                continue  # an input with a case_id that is not a stepsaga case
-            if identity.case_id == case_id and tenant in (None, identity.tenant_id):
-                found.append((identity, arn))
-        if not found:
-            whose = f" of tenant {tenant}" if tenant else ""
-            raise NotFoundError(
-                f"no execution or case {case_id!r}{whose} in {self.home.root}", ref=case_id
-            )
-        tenants = sorted({identity.tenant_id for identity, _ in found})
-        if len(tenants) > 1:
-            raise InvalidInputError(
-                f"case {case_id} exists for tenants {', '.join(tenants)}: pass --tenant",
-                field="tenant",
-            )
-        return max(found, key=lambda pair: pair[0].revision)[1]
+    @staticmethod
+    def _candidate(reader: LocalEngine, arn: str) -> Candidate | None:
+        try:
+            described = reader.describe_execution(arn)
+            return Candidate(arn, described["name"], CaseIdentity.from_input(described["input"]))
+        except (ExecutionDoesNotExist, InvalidInputError):
+            return None  # no such execution, or its input is not a stepsaga case
 
     # --- views -----------------------------------------------------------------------------
 
@@ -537,6 +621,16 @@ class _Running:
     mock_config: MockConfig | None
     engine: LocalEngine
     deps: HandlerDeps
+
+
+def _answered(engine: LocalEngine, token: str) -> str | None:
+    """The execution whose callback ``token`` was answered with a success (a decision
+    delivered), if it was; ``None`` if it still waits, timed out or is unknown here."""
+    try:
+        task = engine.describe_task(token)
+    except (TaskDoesNotExist, InvalidToken):
+        return None
+    return str(task["executionArn"]) if task["status"] == TokenStatus.SUCCEEDED else None
 
 
 def _check_input_model(saga: Saga, case: ApprovedCase) -> None:

@@ -27,3 +27,22 @@ def execution_name(tenant_id: str, case_id: str, revision: int) -> str:
     digest = hashlib.sha256(identity.encode()).hexdigest()[:_HASH_DIGITS]
     readable = _UNSAFE.sub("_", plain)[: MAX_NAME - _HASH_DIGITS - 1]
     return f"{readable}-{digest}"
+
+
+_PLAIN = re.compile(r"^(?P<tenant>[A-Za-z0-9_]+)-(?P<case>[A-Za-z0-9_-]+)-r(?P<revision>\d{1,9})$")
+
+
+def case_of_name(name: str) -> tuple[str, str, int] | None:
+    """``(tenant, case, revision)`` of a plain name (what :func:`execution_name` made it
+    from), so a listing need not read the execution's input; ``None`` for a hashed name
+    (or anything :func:`execution_name` would not have written)."""
+    match = _PLAIN.match(name)
+    if match is None:
+        return None
+    tenant, case, revision = match["tenant"], match["case"], int(match["revision"])
+    return (tenant, case, revision) if execution_name(tenant, case, revision) == name else None
+
+
+def tenant_prefix(tenant_id: str) -> str:
+    """What every execution name of ``tenant_id`` starts with (plain or hashed)."""
+    return (_UNSAFE.sub("_", tenant_id) + "-")[: MAX_NAME - _HASH_DIGITS - 1]

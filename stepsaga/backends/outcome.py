@@ -7,6 +7,7 @@ and call this rule, so ``status`` means the same thing on the embedded engine an
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from stepsaga.backends.views import CaseOutcome
@@ -47,3 +48,16 @@ def derive_outcome(facts: OutcomeFacts) -> CaseOutcome:
     if status == "FAILED" and facts.error == SAGA_COMPENSATION_FAILED:
         return CaseOutcome.COMPENSATION_FAILED
     return CaseOutcome.FAILED
+
+
+#: The execution statuses each outcome can come from: how a listing narrows ``--outcome``
+#: to an indexed ``status`` query before :func:`derive_outcome` decides each row (a test
+#: checks this table against the rule for every status and error).
+OUTCOME_STATUSES: Mapping[CaseOutcome, frozenset[str]] = {
+    CaseOutcome.COMPLETED: frozenset({"SUCCEEDED"}),
+    CaseOutcome.COMPENSATED: frozenset({"FAILED"}),
+    CaseOutcome.COMPENSATION_FAILED: frozenset({"FAILED"}),
+    CaseOutcome.AWAITING_RECONCILIATION: frozenset({"RUNNING"}),
+    CaseOutcome.RUNNING: frozenset({"RUNNING", "PENDING_REDRIVE"}),
+    CaseOutcome.FAILED: frozenset({"FAILED", "TIMED_OUT", "ABORTED"}),
+}

@@ -124,6 +124,35 @@ class ReconItemView(_View):
     resolved_at: datetime | None = None
 
 
+class ExecutionSummary(_View):
+    """One row of ``stepsaga list``: a ``ListExecutions`` item plus whose case it runs and
+    what became of it (no steps: a page stays one query, not one per action)."""
+
+    execution_arn: str = Field(alias="executionArn")
+    state_machine_arn: str = Field(alias="stateMachineArn")
+    name: str
+    status: str
+    start_date: datetime = Field(alias="startDate")
+    stop_date: datetime | None = Field(default=None, alias="stopDate")
+    redrive_count: int = Field(default=0, alias="redriveCount")
+    saga: str
+    tenant_id: str
+    case_id: str
+    revision: int
+    outcome: CaseOutcome
+
+
+class ExecutionPage(_View):
+    """``list_executions``: one page, newest first (as ``ListExecutions``).
+
+    ``next_token`` is opaque: pass it back with the same filters for the next page; ``None``
+    means there is none. A page may hold fewer than ``limit`` items and still have a next one
+    (AWS: filters ``ListExecutions`` cannot apply stop after a bounded number of pages)."""
+
+    items: tuple[ExecutionSummary, ...] = Field(alias="executions")
+    next_token: str | None = Field(default=None, alias="nextToken")
+
+
 class ResolutionView(_View):
     """``recon resolve`` output: the resolved item and, if a case waited on it, where that
     case went on to (its next waiting point or its end)."""

@@ -7,6 +7,8 @@ A project may add its own commands (``[tool.stepsaga.commands] name = "module:at
 - ``open_backend(cli)`` — the backend ``--backend`` chose, for the project's sagas;
 - ``command_errors()`` — our errors as one line and exit 2 (bad input) or 1;
   ``usage_error(msg)``; ``print_json(data)``; ``stdout`` (a rich console);
+- ``OutputOption`` + ``JsonOption`` and ``wants_json(output, as_json)`` — the one
+  ``--output json|table`` convention (``--json`` its alias);
 - ``live(console, title, enabled)`` — live progress of a running execution;
   ``checked_time_scale`` — the ``--time-scale`` option's check;
 - ``render_execution``, ``render_items``, ``render_resolution``, ``outcome_text`` — the
@@ -22,6 +24,7 @@ from stepsaga._lazy import lazy_getattr
 if TYPE_CHECKING:
     from stepsaga.cli.backend import command_errors, log_level, open_backend, print_json
     from stepsaga.cli.common import Backend, CliContext, cli_context, stdout, usage_error
+    from stepsaga.cli.output import JsonOption, OutputFormat, OutputOption, wants_json
     from stepsaga.cli.progress import live
     from stepsaga.cli.run import checked_time_scale
     from stepsaga.cli.tables import (
@@ -41,6 +44,10 @@ _WHERE = {
     "cli_context": "stepsaga.cli.common",
     "stdout": "stepsaga.cli.common",
     "usage_error": "stepsaga.cli.common",
+    "JsonOption": "stepsaga.cli.output",
+    "OutputFormat": "stepsaga.cli.output",
+    "OutputOption": "stepsaga.cli.output",
+    "wants_json": "stepsaga.cli.output",
     "live": "stepsaga.cli.progress",
     "checked_time_scale": "stepsaga.cli.run",
     "outcome_text": "stepsaga.cli.tables",
@@ -52,6 +59,9 @@ _WHERE = {
 __all__ = [
     "Backend",
     "CliContext",
+    "JsonOption",
+    "OutputFormat",
+    "OutputOption",
     "checked_time_scale",
     "cli_context",
     "command_errors",
@@ -65,6 +75,7 @@ __all__ = [
     "render_resolution",
     "stdout",
     "usage_error",
+    "wants_json",
 ]
 
 

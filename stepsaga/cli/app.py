@@ -12,13 +12,16 @@ from typing import Annotated
 import typer
 from typer._click.exceptions import ClickException, NoArgsIsHelpError
 
-from stepsaga.cli import asl, init, ledger, recon, run
-from stepsaga.cli.common import Backend, CliContext, exit_codes
+from stepsaga.cli import asl, executions, init, ledger, recon, run
+from stepsaga.cli.common import Backend, CliContext, exit_codes, refusal_lines
+from stepsaga.cli.help import bare_flags
 from stepsaga.deployment import ENV_STACK
 from stepsaga.errors import InvalidInputError
 from stepsaga.home import StateHome
 from stepsaga.project import ENV_PROJECT, Project
 from stepsaga.refs import load_ref
+
+bare_flags()
 
 app = typer.Typer(
     name="stepsaga",
@@ -90,6 +93,7 @@ app.command("graph")(asl.graph)
 app.command("history")(run.history)
 app.command("init")(init.init)
 app.add_typer(ledger.app, name="ledger")
+app.command("list")(executions.list_executions)
 app.add_typer(recon.app, name="recon")
 app.command("redrive")(run.redrive)
 app.command("start")(run.start)
@@ -173,7 +177,8 @@ def main() -> None:
         typer.echo(f"error: {' '.join(exc.format_message().split())}", err=True)
         code = exc.exit_code
     except InvalidInputError as exc:
-        typer.echo(f"error: {exc.message}", err=True)
+        for line in refusal_lines(exc):
+            typer.echo(f"error: {line}", err=True)
         code = 2
     except typer.Abort:
         typer.echo("aborted", err=True)

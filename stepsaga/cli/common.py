@@ -69,6 +69,22 @@ def usage_error(message: str) -> NoReturn:
     raise typer.Exit(EXIT_USAGE)
 
 
+def refusal_lines(exc: StepSagaError) -> list[str]:
+    """What a refusal prints: one line per problem (a file with three bad fields says all
+    three), else its one-line message."""
+    problems = exc.data.get("problems")
+    if isinstance(problems, list | tuple) and len(problems) > 1:
+        return [" ".join(str(line).split()) for line in problems]
+    return [exc.message]
+
+
+def refuse(exc: StepSagaError) -> NoReturn:
+    """Bad input: every problem on its own ``error:`` line on stderr, exit 2."""
+    for line in refusal_lines(exc):
+        typer.echo(f"error: {line}", err=True)
+    raise typer.Exit(EXIT_USAGE)
+
+
 def print_json(data: Any) -> None:
     sys.stdout.write(json.dumps(data, indent=2, sort_keys=False, default=str) + "\n")
 
@@ -87,7 +103,7 @@ def exit_codes() -> Iterator[None]:
     try:
         yield
     except (InvalidInputError, NotFoundError) as exc:
-        usage_error(exc.message)
+        refuse(exc)
     except StepSagaError as exc:
         typer.echo(f"error: {exc.error_name()}: {exc.message}", err=True)
         raise typer.Exit(EXIT_UNEXPECTED) from None

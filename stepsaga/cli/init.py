@@ -14,7 +14,7 @@ from stepsaga.clock import SystemClock
 def init(
     folder: Annotated[Path, typer.Argument(metavar="DIR", help="A new or empty folder.")],
 ) -> None:
-    """Make a new project: [tool.stepsaga], a sample saga, its handlers, fakes and tests."""
+    """Make a new project: \\[tool.stepsaga], a sample saga, its handlers, fakes and tests."""
     from stepsaga.scaffold import create_project
 
     with command_errors():

@@ -12,6 +12,7 @@ import typer
 from rich.table import Table
 
 from stepsaga.cli.common import Backend, cli_context, emit, exit_codes, stdout
+from stepsaga.cli.output import JsonOption, OutputOption, wants_json
 from stepsaga.errors import NotFoundError
 from stepsaga.ledger import Ledger, open_ledger, parse_url
 from stepsaga.ledger.connect import SqliteUrl
@@ -34,7 +35,6 @@ UrlOption = Annotated[
         show_default=False,
     ),
 ]
-JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")]
 
 
 def _open(ctx: typer.Context, url: str | None) -> Ledger | None:
@@ -63,9 +63,11 @@ def list_records(
     ] = None,
     limit: Annotated[int | None, typer.Option("--limit", min=1, help="At most N records.")] = None,
     url: UrlOption = None,
+    output: OutputOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """List action records, oldest first."""
+    as_json = wants_json(output, as_json)
     with exit_codes():
         ledger = _open(ctx, url)
         if ledger is None:
@@ -83,9 +85,11 @@ def show(
     ctx: typer.Context,
     key: Annotated[str, typer.Argument(help="The action key, e.g. acme:CASE-1:r1:refund.")],
     url: UrlOption = None,
+    output: OutputOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """Show one action record."""
+    as_json = wants_json(output, as_json)
     with exit_codes():
         ledger = _open(ctx, url)
         record = None
@@ -98,11 +102,17 @@ def show(
 
 
 @app.command("sweep")
-def sweep(ctx: typer.Context, url: UrlOption = None, as_json: JsonOption = False) -> None:
+def sweep(
+    ctx: typer.Context,
+    url: UrlOption = None,
+    output: OutputOption = None,
+    as_json: JsonOption = False,
+) -> None:
     """Turn IN_PROGRESS records whose lease expired past the grace period into UNKNOWN.
 
     Never refunds: an expired lease proves a lost worker, not a failed effect.
     """
+    as_json = wants_json(output, as_json)
     with exit_codes():
         ledger = _open(ctx, url)
         swept: list[dict[str, Any]] = []

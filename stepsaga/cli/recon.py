@@ -13,8 +13,9 @@ import typer
 from stepsaga.backends import ReconFilter, to_json
 from stepsaga.cli.backend import command_errors, open_backend, print_json
 from stepsaga.cli.common import cli_context, stdout
+from stepsaga.cli.output import JsonOption, OutputOption, wants_json
 from stepsaga.cli.progress import live
-from stepsaga.cli.run import JsonOption, TimeScaleOption
+from stepsaga.cli.run import TimeScaleOption
 from stepsaga.cli.tables import render_item, render_items, render_resolution
 from stepsaga.ledger import ReconOutcome
 from stepsaga.person import check_person
@@ -36,10 +37,12 @@ def list_items(
     limit: Annotated[
         int | None, typer.Option("--limit", min=1, help="At most this many (the oldest).")
     ] = None,
+    output: OutputOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """List reconciliation items, oldest first."""
     cli = cli_context(ctx)
+    as_json = wants_json(output, as_json)
     with command_errors(), open_backend(cli) as backend:
         items = backend.recon_list(status=status, tenant=tenant, case=case, limit=limit)
         if as_json:
@@ -52,10 +55,12 @@ def list_items(
 def show(
     ctx: typer.Context,
     item_id: Annotated[str, typer.Argument(metavar="ID", help="The item id.")],
+    output: OutputOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """Show one item with its evidence."""
     cli = cli_context(ctx)
+    as_json = wants_json(output, as_json)
     with command_errors(), open_backend(cli) as backend:
         item = backend.recon_show(item_id)
         if as_json:
@@ -90,10 +95,12 @@ def resolve(
     ],
     note: Annotated[str, typer.Option("--note", help="Why (kept on the item).")],
     time_scale: TimeScaleOption = None,
+    output: OutputOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """Decide an item; a case waiting on it continues."""
     cli = cli_context(ctx)
+    as_json = wants_json(output, as_json)
     with command_errors():
         by = check_person(by, "--by")
         with open_backend(cli) as backend, live(stdout, f"resolve {item_id}", not as_json) as on:

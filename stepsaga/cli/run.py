@@ -2,7 +2,8 @@
 
 Files are validated into values (case, faults, mock config) before the backend is even
 opened, so bad input writes nothing. ``--json`` prints the backend's view (``DescribeExecution``
-fields plus ``tenant_id``, ``case_id``, ``outcome``, ``steps``…) or ``{"events": [...]}``.
+fields plus ``tenant_id``, ``case_id``, ``outcome``, ``steps``…) or ``{"events": [...]}``
+(``--output json``; ``--json`` is its alias).
 """
 
 from __future__ import annotations
@@ -16,14 +17,15 @@ from stepsaga.backends import to_json
 from stepsaga.case import OpenCase, load_case
 from stepsaga.cli.backend import command_errors, open_backend, print_json
 from stepsaga.cli.common import cli_context, stdout, usage_error
+from stepsaga.cli.output import JsonOption, OutputOption, wants_json
 from stepsaga.cli.progress import live
 from stepsaga.cli.tables import render_execution, render_history
 from stepsaga.dependencies import SupportsFaults
 from stepsaga.engine import MockConfig
 from stepsaga.engine.engine import MAX_TIME_SCALE, TIME_SCALE_ENV, check_time_scale
 from stepsaga.errors import InvalidInputError
+from stepsaga.inputs import is_stdin
 
-JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")]
 TenantOption = Annotated[
     str | None,
     typer.Option("--tenant", help="The tenant, when a case id exists for several."),
@@ -64,27 +66,38 @@ def load_mock_config(path: Path) -> MockConfig:
 
 def start(
     ctx: typer.Context,
-    case_file: Annotated[Path, typer.Argument(metavar="CASE.json", help="The approved case.")],
+    case_file: Annotated[
+        Path, typer.Argument(metavar="CASE.json", help="The approved case (- reads stdin).")
+    ],
     saga_name: SagaOption = None,
     faults: Annotated[
         Path | None,
-        typer.Option("--faults", help="Faults file for the simulated services (local only)."),
+        typer.Option(
+            "--faults", help="Faults file for the simulated services (local only; - for stdin)."
+        ),
     ] = None,
     mock_config: Annotated[
         Path | None,
-        typer.Option("--mock-config", help="Step Functions Local MockConfigFile.json."),
+        typer.Option(
+            "--mock-config", help="Step Functions Local MockConfigFile.json (- for stdin)."
+        ),
     ] = None,
     test_case: Annotated[
         str | None, typer.Option("--test-case", help="Test case of the mock config.")
     ] = None,
     time_scale: TimeScaleOption = None,
+    output: OutputOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """Run an approved case as a saga (again: the same input returns the same execution)."""
     cli = cli_context(ctx)
+    as_json = wants_json(output, as_json)
     with command_errors():
         if (mock_config is None) != (test_case is None):
             usage_error("--mock-config and --test-case go together")
+        piped = [path for path in (case_file, faults, mock_config) if path and is_stdin(path)]
+        if len(piped) > 1:
+            usage_error("only one of CASE.json, --faults and --mock-config can be - (stdin)")
         project = cli.project()
         saga = project.saga(saga_name)
         case = load_case(case_file, saga.input_model or OpenCase)
@@ -121,10 +134,12 @@ def status(
         str, typer.Argument(metavar="CASE_ID|EXECUTION", help="A case id, execution name or ARN.")
     ],
     tenant: TenantOption = None,
+    output: OutputOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """Where a case stands: execution status, outcome, and each step in the ledger."""
     cli = cli_context(ctx)
+    as_json = wants_json(output, as_json)
     with command_errors(), open_backend(cli) as backend:
         view = backend.status(ref, tenant=tenant)
         if as_json:
@@ -143,10 +158,12 @@ def history(
         bool,
         typer.Option("--reverse", help="Newest first (GetExecutionHistory's reverseOrder)."),
     ] = False,
+    output: OutputOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """The execution's events, as GetExecutionHistory returns them."""
     cli = cli_context(ctx)
+    as_json = wants_json(output, as_json)
     with command_errors(), open_backend(cli) as backend:
         events = backend.history(ref, tenant=tenant)
         if reverse:
@@ -168,10 +185,12 @@ def redrive(
     ] = None,
     tenant: TenantOption = None,
     time_scale: TimeScaleOption = None,
+    output: OutputOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """Continue a failed, aborted or interrupted execution from the state it stopped in."""
     cli = cli_context(ctx)
+    as_json = wants_json(output, as_json)
     with command_errors():
         if (ref is None) == (case_id is None):
             usage_error("give either EXECUTION or --case CASE_ID")

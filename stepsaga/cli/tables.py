@@ -8,9 +8,11 @@ from datetime import UTC, datetime
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from stepsaga.backends import CaseOutcome, ExecutionView, ReconItemView, ResolutionView, StepKind
+from stepsaga.backends.views import ExecutionPage
 
 _OUTCOME_STYLE = {
     CaseOutcome.COMPLETED: "green",
@@ -51,6 +53,29 @@ def render_execution(console: Console, view: ExecutionView) -> None:
     console.print(table)
     for hint in _hints(view):
         console.print(f"[dim]{hint}[/]", highlight=False)
+
+
+def render_executions(console: Console, page: ExecutionPage, next_command: str | None) -> None:
+    """One row per execution (names never cut: they are what people copy), then the
+    command that prints the next page, if there is one."""
+    if not page.items:
+        console.print("no executions")
+    else:
+        table = Table("tenant", "case", "rev", "status", "outcome", "started (UTC)")
+        table.add_column("execution", overflow="fold")
+        for item in page.items:
+            table.add_row(
+                item.tenant_id,
+                item.case_id,
+                str(item.revision),
+                item.status,
+                outcome_text(item.outcome),
+                _when(item.start_date),
+                item.name,
+            )
+        console.print(table)
+    if next_command is not None:
+        console.print(f"[dim]next page: {escape(next_command)}[/]", highlight=False)
 
 
 def _hints(view: ExecutionView) -> list[str]:

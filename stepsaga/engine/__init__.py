@@ -51,6 +51,7 @@ from stepsaga.engine.models import (
     HistoryRecorded,
     WaitingTask,
 )
+from stepsaga.engine.store import ExecutionPageQuery
 
 __all__ = [
     "INTERRUPTED",
@@ -68,6 +69,7 @@ __all__ = [
     "ExecutionAlreadyExists",
     "ExecutionDoesNotExist",
     "ExecutionNotRedrivable",
+    "ExecutionPageQuery",
     "ExecutionStatus",
     "Handler",
     "HistoryRecorded",

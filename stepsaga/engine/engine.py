@@ -55,6 +55,7 @@ from stepsaga.engine.models import (
 from stepsaga.engine.runner import TOKEN_FORMAT, Run, Services, dumps, role_arn
 from stepsaga.engine.store import (
     DEFAULT_SYNCHRONOUS,
+    ExecutionPageQuery,
     ExecutionRow,
     Store,
     TokenRow,
@@ -124,6 +125,23 @@ def check_name(name: str, what: str = "execution") -> str:
             field="name",
         )
     return name
+
+
+def _listed(row: ExecutionRow) -> dict[str, Any]:
+    """A ``ListExecutions`` item."""
+    item: dict[str, Any] = {
+        "executionArn": row.arn,
+        "stateMachineArn": row.state_machine_arn,
+        "name": row.name,
+        "status": row.status,
+        "startDate": _dt(row.start_date),
+    }
+    if row.stop_date is not None and row.status != ExecutionStatus.RUNNING:
+        item["stopDate"] = _dt(row.stop_date)
+    item["redriveCount"] = row.redrive_count
+    if row.redrive_date is not None:
+        item["redriveDate"] = _dt(row.redrive_date)
+    return item
 
 
 def _dt(ts: float | None) -> datetime | None:
@@ -537,22 +555,25 @@ class LocalEngine:
         status_value = ExecutionStatus(status).value if status is not None else None
         self.recover_interrupted()
         rows = self.store.list_executions(state_machine_arn, status_value, max_results)
-        items = []
-        for row in rows:
-            item: dict[str, Any] = {
-                "executionArn": row.arn,
-                "stateMachineArn": row.state_machine_arn,
-                "name": row.name,
-                "status": row.status,
-                "startDate": _dt(row.start_date),
-            }
-            if row.stop_date is not None and row.status != ExecutionStatus.RUNNING:
-                item["stopDate"] = _dt(row.stop_date)
-            item["redriveCount"] = row.redrive_count
-            if row.redrive_date is not None:
-                item["redriveDate"] = _dt(row.redrive_date)
-            items.append(item)
-        return {"executions": items}
+        return {"executions": [_listed(row) for row in rows]}
+
+    def page_executions(
+        self, page: ExecutionPageQuery
+    ) -> list[tuple[dict[str, Any], tuple[float, str]]]:
+        """One keyset page of executions (newest first, through an index; see
+        :class:`ExecutionPageQuery`): each a ``ListExecutions`` item plus its ``input`` and
+        ``error`` (what a listing of cases reads), with its exact keyset position for the
+        next page's ``after``. Interrupted ones are reaped first, as ``describe_execution``
+        does, so they show as ``ABORTED``."""
+        self.recover_interrupted()
+        found = []
+        for row in self.store.page_executions(page):
+            item = _listed(row)
+            item["input"] = row.input
+            if row.error is not None:
+                item["error"] = row.error
+            found.append((item, (row.start_date, row.arn)))
+        return found
 
     def executions_of_case(self, case_id: str) -> list[str]:
         """ARNs of the executions whose input is a case with this ``case_id`` (any tenant,
@@ -705,6 +726,18 @@ class LocalEngine:
                 execution_arn=execution_arn, status=TokenStatus.WAITING.value
             )
         ]
+
+    def describe_task(self, task_token: str) -> dict[str, Any]:
+        """A callback task's token, whatever it became: ``executionArn``, ``stateName``,
+        ``status`` (``WAITING``, ``SUCCEEDED``…). Lets a caller whose callback arrived
+        second tell "answered already" from "timed out"."""
+        token = self._token(task_token)
+        return {
+            "taskToken": token.token,
+            "executionArn": token.execution_arn,
+            "stateName": token.state,
+            "status": token.status,
+        }
 
     def run_due_timers(self) -> list[str]:
         """Fail callback tasks whose ``TimeoutSeconds``/``HeartbeatSeconds`` passed (with

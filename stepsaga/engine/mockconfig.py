@@ -27,7 +27,7 @@ from typing import Any, overload
 
 from stepsaga.engine.errors import MockConfigError
 from stepsaga.errors import InvalidInputError
-from stepsaga.inputs import read_json_file
+from stepsaga.inputs import is_stdin, read_json_file
 
 #: The highest invocation number a mocked response may name: far more invocations than any
 #: execution makes, and a bound that keeps a hostile number an input error.
@@ -186,7 +186,7 @@ class MockConfig:
             data = read_json_file(Path(path), what="mock config", max_bytes=MAX_FILE_BYTES)
         except InvalidInputError as exc:
             raise MockConfigError(exc.message, field="mock_config") from None
-        return cls.from_dict(data, source=str(path))
+        return cls.from_dict(data, source="<stdin>" if is_stdin(path) else str(path))
 
     @classmethod
     def from_dict(cls, data: Any, *, source: str = "<mock config>") -> MockConfig:

@@ -13,11 +13,12 @@ Schema (timestamps are UNIX seconds, JSON columns are text):
 * ``definitions(digest PK, text)`` — content-addressed ASL, so an execution keeps the
   definition it started with when the state machine is updated;
 * ``state_machines(arn PK, name UNIQUE, digest, created, updated)``;
-* ``executions(arn PK, …)`` — indexed by the input's ``case_id`` too (``stepsaga status
-  CASE_ID`` without reading every row) — the ``DescribeExecution`` fields, the *cursor* (state the
-  execution is in or failed in, that state's input, entered time/event, retry counters), the
-  mock test case and its invocation counters, and the owner (engine id, pid, host, process
-  start, heartbeat) while a process drives it;
+* ``executions(arn PK, …)`` — indexed by start time, by state machine, by status, and by
+  the input's ``case_id`` and ``tenant_id`` too (``stepsaga status CASE_ID`` and
+  ``stepsaga list --tenant T`` without reading every row) — the ``DescribeExecution``
+  fields, the *cursor* (state the execution is in or failed in, that state's input,
+  entered time/event, retry counters), the mock test case and its invocation counters,
+  and the owner (engine id, pid, host, process start, heartbeat) while a process drives it;
 * ``history(execution_id, id, type, previous_id, timestamp, details)`` — the events, keyed
   by a small integer per execution (``execution_ids(id, arn)``) rather than the ARN repeated
   on every row, each ``details`` deflated against the event before it (``event_codec.py``):
@@ -45,9 +46,10 @@ from stepsaga.engine import event_codec
 from stepsaga.errors import InvalidInputError, StoreUnavailableError
 from stepsaga.sqlite_wal import enable_wal
 
-SCHEMA_VERSION = "2"
-#: Versions this code reads; older ones are converted when opened (``_upgrade``).
-_KNOWN_VERSIONS = ("1", "2")
+SCHEMA_VERSION = "3"
+#: Versions this code reads; older ones are converted when opened (``_upgrade``): schema 2
+#: gains the listing's indexes (start time, tenant), schema 1 its history table too.
+_KNOWN_VERSIONS = ("1", "2", "3")
 
 #: ``PRAGMA synchronous`` values the store accepts (``OFF`` would not survive a crash).
 SYNCHRONOUS_MODES = ("NORMAL", "FULL", "EXTRA")
@@ -97,6 +99,9 @@ CREATE TABLE IF NOT EXISTS executions (
 CREATE INDEX IF NOT EXISTS executions_by_machine ON executions (state_machine_arn, start_date);
 CREATE INDEX IF NOT EXISTS executions_by_status ON executions (status, start_date);
 CREATE INDEX IF NOT EXISTS executions_by_case ON executions (json_extract(input, '$.case_id'));
+CREATE INDEX IF NOT EXISTS executions_by_start ON executions (start_date);
+CREATE INDEX IF NOT EXISTS executions_by_tenant
+    ON executions (json_extract(input, '$.tenant_id'), start_date);
 CREATE TABLE IF NOT EXISTS execution_ids (id INTEGER PRIMARY KEY, arn TEXT NOT NULL UNIQUE);
 CREATE TABLE IF NOT EXISTS history (
     execution_id INTEGER NOT NULL,
@@ -219,6 +224,46 @@ class FrameRow:
 
 
 _FRAME_COLUMNS = "path, status, output, cursor_state, cursor_input, token"
+
+
+@dataclass(frozen=True)
+class ExecutionPageQuery:
+    """One page of executions: filters (``None``: any; ``statuses`` empty: none), the
+    keyset ``after`` = ``(start_date, arn)`` of the previous page's last row, and a size."""
+
+    limit: int
+    state_machine_arn: str | None = None
+    statuses: frozenset[str] | None = None
+    tenant: str | None = None
+    since: float | None = None
+    after: tuple[float, str] | None = None
+
+
+def _page_sql(page: ExecutionPageQuery) -> tuple[str, list[Any]]:
+    clauses: list[str] = []
+    args: list[Any] = []
+    if page.state_machine_arn is not None:
+        clauses.append("state_machine_arn = ?")
+        args.append(page.state_machine_arn)
+    if page.statuses is not None:
+        wanted = sorted(page.statuses)
+        clauses.append(f"status IN ({', '.join('?' for _ in wanted)})")
+        args.extend(wanted)
+    if page.tenant is not None:
+        clauses.append("json_extract(input, '$.tenant_id') = ?")  # the index's expression
+        args.append(page.tenant)
+    if page.since is not None:
+        clauses.append("start_date >= ?")
+        args.append(page.since)
+    if page.after is not None:
+        clauses.append("start_date <= ? AND (start_date < ? OR arn > ?)")
+        args.extend([page.after[0], page.after[0], page.after[1]])
+    where = f" WHERE {' AND '.join(clauses)}" if clauses else ""
+    sql = (
+        f"SELECT {', '.join(_EXECUTION_COLUMNS)} FROM executions{where} "
+        "ORDER BY start_date DESC, arn LIMIT ?"
+    )
+    return sql, [*args, int(page.limit)]
 
 
 class LostOwnershipError(RuntimeError):
@@ -383,6 +428,19 @@ class Store:
         if limit is not None:
             sql += f" LIMIT {int(limit)}"
         return [ExecutionRow(*row) for row in self._db.execute(sql, args).fetchall()]
+
+    def page_executions(self, page: ExecutionPageQuery) -> list[ExecutionRow]:
+        """Newest first (``start_date`` descending, then ``arn``), at most ``page.limit``
+        rows after the keyset ``page.after``: one indexed query, never a read of every row."""
+        if page.statuses is not None and not page.statuses:
+            return []
+        sql, args = _page_sql(page)
+        return [ExecutionRow(*row) for row in self._db.execute(sql, args).fetchall()]
+
+    def page_plan(self, page: ExecutionPageQuery) -> list[str]:
+        """``EXPLAIN QUERY PLAN`` of :meth:`page_executions` (tests check it uses an index)."""
+        sql, args = _page_sql(page)
+        return [str(row[3]) for row in self._db.execute(f"EXPLAIN QUERY PLAN {sql}", args)]
 
     def executions_of_case(self, case_id: str) -> list[str]:
         """ARNs of the executions whose input's ``case_id`` is ``case_id`` (the index's

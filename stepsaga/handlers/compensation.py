@@ -19,6 +19,7 @@ from stepsaga.handlers.identity import (
     action_of,
     check_action_fields,
     check_compensates,
+    check_item,
     check_original_key,
     check_saga,
     completed_original,
@@ -56,6 +57,7 @@ def compensation_handler(
         check_saga(parsed, saga)
         check_action_fields(parsed, compensate.name, compensate.operation, compensate.effect)
         check_compensates(parsed.compensates, step)
+        check_item(parsed, saga, step.name)
         original = action_of(
             parsed, step.op, step.effect, forward.consequential(parsed.params), forward.cost
         )

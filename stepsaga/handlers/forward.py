@@ -7,7 +7,7 @@ from typing import Any
 from stepsaga.handlers.deps import HandlerDeps
 from stepsaga.handlers.execute import run_action
 from stepsaga.handlers.guard import Handler, invocation
-from stepsaga.handlers.identity import action_of, check_action_fields, check_saga
+from stepsaga.handlers.identity import action_of, check_action_fields, check_item, check_saga
 from stepsaga.handlers.logs import InvocationLog
 from stepsaga.handlers.step_handler import StepHandler
 from stepsaga.workflow import Saga, Step
@@ -26,6 +26,7 @@ def forward_handler(
         log.bind_event(parsed)
         check_saga(parsed, saga)
         check_action_fields(parsed, step.name, step.op, step.effect)
+        check_item(parsed, saga, step.name)
         action = action_of(
             parsed,
             step.op,

@@ -21,6 +21,7 @@ from stepsaga.errors import InvalidInputError
 from stepsaga.ledger import Action, EffectClass, Intent, Ledger, Record, Status
 from stepsaga.workflow import Saga, Step
 from stepsaga.workflow.events import ActionRef
+from stepsaga.workflow.names import item_operation
 
 
 class CaseEvent(Protocol):
@@ -42,6 +43,8 @@ class CaseEvent(Protocol):
     def operation(self) -> str: ...
     @property
     def effect(self) -> EffectClass: ...
+    @property
+    def item(self) -> str | None: ...
 
 
 def refuse(field: str, message: str) -> InvalidInputError:
@@ -65,9 +68,19 @@ def check_action_fields(event: CaseEvent, step: str, operation: str, effect: Eff
         )
 
 
+def check_item(event: CaseEvent, saga: Saga, step: str) -> None:
+    """A per-item step's events name their item; no other step's do (an item would give
+    the action another key, a missing one would merge every item into one)."""
+    each = saga.per_item(step)
+    if each is not None and event.item is None:
+        raise refuse("item", f"{step} runs once per item of {each.items}; name the item")
+    if each is None and event.item is not None:
+        raise refuse("item", f"{step} is not a per-item step; it takes no item")
+
+
 def forward_step(saga: Saga, name: str) -> Step:
     """The saga's forward step ``name`` (an event naming another step is refused)."""
-    for step in saga.steps:
+    for step in saga.all_steps:
         if step.name == name and step.has_effect:
             return step
     raise refuse("step", f"{name} is not a side-effecting step of saga {saga.name}")
@@ -80,11 +93,12 @@ def action_of(
     params: Mapping[str, Any],
     cost: int | None = None,
 ) -> Action:
-    """The action this event's intent performs: key and digest from the intent only."""
+    """The action this event's intent performs: key and digest from the intent only (and,
+    for one item of a per-item step, the item: ``op#item``)."""
     return Action(
         tenant_id=event.tenant_id,
         intent=Intent(event.case_id, event.revision, event.approved_at),
-        operation=operation,
+        operation=item_operation(operation, event.item),
         effect=effect,
         params=params,
         cost=cost,

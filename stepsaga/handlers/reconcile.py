@@ -35,6 +35,7 @@ from stepsaga.handlers.identity import (
     action_of,
     check_action_fields,
     check_compensates,
+    check_item,
     check_original_key,
     check_saga,
     forward_step,
@@ -157,6 +158,7 @@ class _Reconciler:
         step, compensate = self._compensated(event.step)
         check_action_fields(event, compensate.name, compensate.operation, compensate.effect)
         check_compensates(event.compensates, step)
+        check_item(event, self.saga, step.name)
         forward = self._operation(step.op)
         operation = self._operation(compensate.operation)
         params = _params(step.params_type, event.params)
@@ -197,6 +199,7 @@ class _Reconciler:
     ) -> tuple[Step, StepHandler[Any, Any], BaseModel, Action]:
         step = forward_step(self.saga, event.step)
         check_action_fields(event, step.name, step.op, step.effect)
+        check_item(event, self.saga, step.name)
         operation = self._operation(step.op)
         params = _params(step.params_type, event.params)
         action = action_of(
@@ -326,7 +329,7 @@ class _Reconciler:
         return operation
 
     def _compensated(self, name: str) -> tuple[Step, Compensate]:
-        for step in self.saga.steps:
+        for step in self.saga.all_steps:
             if step.compensation is not None and step.compensation.name == name:
                 return step, step.compensation
         raise refuse("step", f"{name} is not a compensation of saga {self.saga.name}")

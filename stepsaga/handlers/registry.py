@@ -25,7 +25,7 @@ from stepsaga.workflow.saga import RECONCILER_FUNCTION
 def step_handlers_of(saga: Saga) -> dict[str, StepHandler[Any, Any]]:
     """Operation name → its ``StepHandler``, loaded from the saga's references."""
     catalog: dict[str, StepHandler[Any, Any]] = {}
-    for step in saga.steps:
+    for step in saga.all_steps:
         catalog[step.op] = load_step_handler(step.handler_ref)
         if step.compensation is not None:
             compensate = step.compensation
@@ -43,7 +43,7 @@ def build_handlers(
     saga's references name (tests, sagas defined in a script)."""
     catalog = dict(step_handlers) if step_handlers is not None else step_handlers_of(saga)
     handlers: dict[str, Handler] = {}
-    for step in saga.steps:
+    for step in saga.all_steps:
         handlers[step.name] = forward_handler(deps, saga, step, _need(catalog, saga, step.op))
         compensate = step.compensation
         if compensate is not None:

@@ -22,7 +22,8 @@ from stepsaga.ledger.canonical import canonical_params, digest_of
 _TENANT = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.@-]{0,63}$")
 _CASE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 _NAME = r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}"
-_OPERATION = re.compile(rf"^{_NAME}(:compensate:{_NAME})*$")
+#: ``op``, ``op#item`` (one item of a per-item step), each optionally ``:compensate:op``.
+_OPERATION = re.compile(rf"^{_NAME}(#{_NAME})?(:compensate:{_NAME})*$")
 _COMPENSATION = re.compile(rf"^{_NAME}$")
 
 #: The highest approved revision an intent (and so a case or a task event) may carry.

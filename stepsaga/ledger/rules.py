@@ -413,13 +413,27 @@ class Ledger:
         result: Mapping[str, Any] | None = None,
         reference: str | None = None,
     ) -> ReconItem:
-        """Decide an uncertain action, in one transaction with its record.
+        """:meth:`decide_item`'s item (whoever wrote it)."""
+        return self.decide_item(item_id, outcome, by, note, result, reference)[0]
+
+    def decide_item(
+        self,
+        item_id: str,
+        outcome: ReconOutcome | str,
+        by: str,
+        note: str,
+        result: Mapping[str, Any] | None = None,
+        reference: str | None = None,
+    ) -> tuple[ReconItem, bool]:
+        """Decide an uncertain action, in one transaction with its record; returns the
+        resolved item and whether this call wrote it (``False``: it was already resolved
+        the same way, perhaps a moment ago by an identical concurrent call).
 
         ``APPLIED`` → record COMPLETED with ``result`` (what replays return) and
         ``reference`` (the downstream id, e.g. the refund found by key; default: the one
         already recorded); ``NOT_APPLIED`` → record RELEASED (may be claimed again, with one
         more attempt if its lifetime attempt budget is spent) and the debit refunded.
-        Resolving again with the same outcome returns the resolved item.
+        Resolving again with the same outcome returns the resolved item, unwritten.
 
         An action that was never claimed (no record: its first claim was refused) can
         only be ``NOT_APPLIED``: nothing happened, no record changes, and the step may run
@@ -443,7 +457,7 @@ class Ledger:
             item = self._require_item(item_id)
             if item.status is ReconStatus.RESOLVED:
                 if item.outcome is decided:
-                    return item
+                    return item, False
                 raise IllegalTransitionError(
                     f"item {item_id} was already resolved as {item.outcome}", item_id=item_id
                 )
@@ -475,7 +489,7 @@ class Ledger:
                 budget_delta=delta,
             )
             if written is WriteResult.WRITTEN:
-                return resolved
+                return resolved, True
         raise StoreUnavailableError(f"item {item_id}: too much contention", item_id=item_id)
 
     # --- lifecycle -----------------------------------------------------------------------

@@ -7,8 +7,9 @@ key) and the budget debit refunded — the only refund an uncertain outcome ever
 an action that was never claimed (no record) ``not_applied`` changes no record and
 ``applied`` is refused. Then,
 if a case waits on the item (a task token is attached), it sends the ``OperatorDecision`` so
-the case continues. Resolving a resolved item the same way changes nothing; another way is
-refused.
+the case continues. Resolving a resolved item the same way changes nothing — also when an
+identical resolve ran at the same moment and won: the loser gets the same resolved item
+(``changed`` false) and resumes nothing itself; another way is refused.
 """
 
 from __future__ import annotations
@@ -100,7 +101,11 @@ def resolve(
             if result is not None
             else {"reconciled": {"item_id": item_id, "outcome": decided.value, "by": by}}
         )
-    resolved = ledger.resolve_item(item_id, decided, by, note, result=payload, reference=reference)
+    resolved, written = ledger.decide_item(
+        item_id, decided, by, note, result=payload, reference=reference
+    )
+    if not written:  # an identical resolve won the race: the same result, its to resume
+        return Resolution(item=resolved, changed=False, resumed=False)
     token = resolved.task_token
     if token is None or send_task_success is None:
         return Resolution(item=resolved, changed=True, resumed=False)

@@ -5,7 +5,7 @@ Install with ``pip install "stepsaga[testing]"``; the pytest plugin
 
 - :class:`MockConfigBuilder`, :class:`Return`, :class:`Throw` — write Step Functions Local
   ``MockConfigFile.json`` files in Python.
-- :func:`assert_path`, :func:`assert_retries`, :func:`assert_caught`,
+- :func:`assert_path`, :func:`assert_visits`, :func:`assert_retries`, :func:`assert_caught`,
   :func:`assert_outcome`, :class:`History` — assertions over any backend's history.
 - :class:`EngineBackend`, :class:`StepFunctionsBackend` — deploy and run a saga the same way
   on the embedded engine and on a Step Functions API; :func:`strict_handlers`.
@@ -54,6 +54,7 @@ if TYPE_CHECKING:
         assert_outcome,
         assert_path,
         assert_retries,
+        assert_visits,
     )
     from stepsaga.testing.ledger import LedgerTable, create_ledger_table
     from stepsaga.testing.localstack import LocalStack, LocalStackError, localstack_python
@@ -93,6 +94,7 @@ _MODULES = {
         "assert_outcome",
         "assert_path",
         "assert_retries",
+        "assert_visits",
     ),
     "ledger": ("LedgerTable", "create_ledger_table"),
     "localstack": ("LocalStack", "LocalStackError", "localstack_python"),
@@ -136,6 +138,7 @@ __all__ = [
     "assert_outcome",
     "assert_path",
     "assert_retries",
+    "assert_visits",
     "create_ledger_table",
     "docker_available",
     "lambda_arn",

@@ -5,6 +5,11 @@ how often a step was retried, which ``Catch`` fired) is the behaviour under test
 history is the one record every backend writes the same way — the embedded engine, Step
 Functions Local and AWS. Pass ``{"events": [...]}`` (or a :class:`History`) from any of them.
 
+``Parallel`` branches and ``Map`` iterations interleave their events; each event's
+``previousEventId`` says which thread of control it belongs to (a branch's or an
+iteration's first event points at ``ParallelStateStarted``/``MapIterationStarted``), so
+retries and caught errors are counted per thread, never across them.
+
 Failure messages print the whole path, one state visit per line, with retries, caught
 errors and the final outcome, so a failing scenario explains itself.
 """
@@ -12,11 +17,21 @@ errors and the final outcome, so a failing scenario explains itself.
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
+#: Events whose followers run in a thread of their own (a branch, an iteration).
+_FORKS = frozenset({"ParallelStateStarted", "MapIterationStarted"})
+_GROUP_STARTS = frozenset({"ParallelStateStarted", "MapStateStarted"})
+#: Events that end a Parallel/Map state: back in the thread that entered it.
+_GROUP_ENDS = frozenset(
+    f"{group}State{end}"
+    for group in ("Parallel", "Map")
+    for end in ("Succeeded", "Failed", "Aborted", "Exited")
+)
 _SCHEDULED = frozenset({"TaskScheduled", "LambdaFunctionScheduled", "ActivityScheduled"})
 _SUCCEEDED = frozenset({"TaskSucceeded", "LambdaFunctionSucceeded", "ActivitySucceeded"})
 _FAILED = frozenset(
@@ -72,6 +87,21 @@ class _Visit:
     caught: Caught | None
 
 
+@dataclass
+class _OpenVisit:
+    entered: int
+    state: str
+    attempts: int = 0
+    failure: tuple[str, str] | None = None
+    exited_with: tuple[str, str] | None = None
+
+    def close(self, next_state: str | None) -> tuple[int, _Visit]:
+        caught = None
+        if self.exited_with is not None:
+            caught = Caught(self.state, self.exited_with[0], self.exited_with[1], next_state)
+        return self.entered, _Visit(self.state, self.attempts, caught)
+
+
 @dataclass(frozen=True)
 class History:
     """The events of one execution, read into visits (state entered → state exited)."""
@@ -87,38 +117,56 @@ class History:
         return cls(tuple(sorted(events, key=lambda e: int(e["id"]))))
 
     @cached_property
-    def _visits(self) -> tuple[_Visit, ...]:
-        visits: list[_Visit] = []
-        state: str | None = None
-        attempts = 0
-        failure: tuple[str, str] | None = None
-        exited_with: tuple[str, str] | None = None
-
-        def close(next_state: str | None) -> None:
-            caught = None
-            if state is not None and exited_with is not None:
-                caught = Caught(state, exited_with[0], exited_with[1], next_state)
-            if state is not None:
-                visits.append(_Visit(state, attempts, caught))
-
+    def _lanes(self) -> dict[int, int]:
+        """Event id → the thread of control it belongs to (0: the top level)."""
+        lanes: dict[int, int] = {}
+        forks: set[int] = set()
+        open_groups: list[int] = []
         for event in self.events:
-            kind = str(event["type"])
+            kind, number = str(event["type"]), int(event["id"])
+            previous = int(event.get("previousEventId") or 0)
+            if kind in _GROUP_ENDS and open_groups:
+                lane = open_groups[-1]
+                if kind.endswith("Exited"):
+                    open_groups.pop()
+            elif previous in forks:
+                lane = number
+            else:
+                lane = lanes.get(previous, 0)
+            lanes[number] = lane
+            if kind in _GROUP_STARTS:
+                open_groups.append(lane)
+            if kind in _FORKS:
+                forks.add(number)
+        return lanes
+
+    @cached_property
+    def _visits(self) -> tuple[_Visit, ...]:
+        """Every state visit, in the order the states were entered."""
+        visits: list[tuple[int, _Visit]] = []
+        open_visits: dict[int, _OpenVisit] = {}
+        for event in self.events:
+            kind, lane = str(event["type"]), self._lanes[int(event["id"])]
+            current = open_visits.get(lane)
             if kind.endswith("StateEntered"):
                 name = str(_details(event).get("name", "?"))
-                close(name)
-                state, attempts, failure, exited_with = name, 0, None, None
+                if current is not None:
+                    visits.append(current.close(name))
+                open_visits[lane] = _OpenVisit(int(event["id"]), name)
+            elif current is None:
+                continue
             elif kind in _SCHEDULED:
-                attempts += 1
-                failure = None
+                current.attempts += 1
+                current.failure = None
             elif kind in _SUCCEEDED:
-                failure = None
+                current.failure = None
             elif kind in _FAILED:
                 details = _details(event)
-                failure = (str(details.get("error", "")), str(details.get("cause", "")))
+                current.failure = (str(details.get("error", "")), str(details.get("cause", "")))
             elif kind.endswith("StateExited"):
-                exited_with = failure
-        close(None)
-        return tuple(visits)
+                current.exited_with = current.failure
+        visits += [v.close(None) for v in open_visits.values()]
+        return tuple(visit for _, visit in sorted(visits, key=lambda pair: pair[0]))
 
     @property
     def path(self) -> tuple[str, ...]:
@@ -213,6 +261,18 @@ def assert_path(history: HistoryLike, expected: Sequence[str]) -> None:
         f"actual:   {' -> '.join(actual)}",
         h,
     )
+
+
+def assert_visits(history: HistoryLike, expected: Sequence[str]) -> None:
+    """The states entered were exactly ``expected``, in any order: for executions whose
+    ``Parallel`` branches and ``Map`` iterations interleave as they run."""
+    h = History.of(history)
+    actual, wanted = Counter(h.path), Counter(expected)
+    if actual == wanted:
+        return
+    missing = ", ".join(f"{n} x {s}" for s, n in sorted((wanted - actual).items())) or "-"
+    extra = ", ".join(f"{n} x {s}" for s, n in sorted((actual - wanted).items())) or "-"
+    raise _fail(f"visits differ: missing {missing}; not expected {extra}", h)
 
 
 def assert_retries(history: HistoryLike, state: str, expected: int) -> None:

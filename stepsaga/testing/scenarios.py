@@ -28,6 +28,7 @@ from stepsaga.testing.history import (
     assert_outcome,
     assert_path,
     assert_retries,
+    assert_visits,
 )
 from stepsaga.testing.mockconfig import MockConfigBuilder, Response, Return, Throw
 from stepsaga.workflow.events import ReconciliationOutcome, ReconciliationResult, StepResult
@@ -49,11 +50,17 @@ class Scenario:
     caught: Mapping[str, str] = field(default_factory=dict)
     #: The state machine (saga name) whose test case this is.
     state_machine: str = ""
+    #: ``False`` when branches or items run at once: ``path`` is then the states entered
+    #: in any order (each as often as listed).
+    ordered: bool = True
 
     def check(self, history: HistoryLike) -> None:
         """Assert the whole expected behaviour; the message shows the actual path."""
         h = History.of(history)
-        assert_path(h, self.path)
+        if self.ordered:
+            assert_path(h, self.path)
+        else:
+            assert_visits(h, self.path)
         assert_outcome(h, self.status, error=self.error)
         for state in dict.fromkeys(self.path):
             assert_retries(h, state, self.retries.get(state, 0))

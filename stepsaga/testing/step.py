@@ -11,6 +11,10 @@ Functions would send::
         assert env.run("ChargeCard", case).replayed    # a duplicate replays
         env.compensate("ProvisionSeat", case)          # undo a completed step
 
+A step of a parallel group runs the same way; a per-item step runs for one item
+(``env.run("ReserveLine", case, item=case.lines[0].model_dump())``; ``index=`` for a step
+that declares ``stable_index``), keyed ``…:<operation>#<item id>``.
+
 A handler's error is raised as the Lambda would report it (a ``StepSagaError`` whose class
 name is the error name); the ledger (``env.ledger``, ``env.record(step, case)``) shows what
 it recorded.
@@ -27,6 +31,7 @@ from typing import Any
 from stepsaga.backends.naming import execution_name
 from stepsaga.case import ApprovedCase
 from stepsaga.clock import Clock, SystemClock
+from stepsaga.engine.paths import parse
 from stepsaga.engine.payload import Env, compile_template
 from stepsaga.handlers.deps import HandlerDeps, local_deps
 from stepsaga.handlers.guard import Handler
@@ -36,8 +41,9 @@ from stepsaga.home import StateHome
 from stepsaga.ledger import Ledger, LedgerPolicy, Record
 from stepsaga.workflow import compile
 from stepsaga.workflow.events import StepResult
-from stepsaga.workflow.names import PREPARE
-from stepsaga.workflow.saga import Saga
+from stepsaga.workflow.names import PREPARE, item_operation
+from stepsaga.workflow.saga import Parallel, Saga
+from stepsaga.workflow.validate import nested_machines
 
 __all__ = ["StepEnvironment"]
 
@@ -78,31 +84,57 @@ class StepEnvironment:
 
     # --- running one step ----------------------------------------------------------------
 
-    def run(self, step: str, case: ApprovedCase, *, retry_count: int = 0) -> StepResult:
-        """Invoke the forward step ``step`` for ``case`` (``retry_count``: the state's
-        ``$$.State.RetryCount``, as on a retry)."""
+    def run(
+        self,
+        step: str,
+        case: ApprovedCase,
+        *,
+        item: Mapping[str, Any] | None = None,
+        index: int = 0,
+        retry_count: int = 0,
+    ) -> StepResult:
+        """Invoke the forward step ``step`` for ``case`` (a per-item step: for ``item``, at
+        ``index`` in its list; ``retry_count``: the state's ``$$.State.RetryCount``)."""
         self._forward(step)
-        return self._invoke(step, case, self._state(case), retry_count)
+        return self._invoke(step, case, self._state(case, step, item, index), retry_count)
 
-    def compensate(self, step: str, case: ApprovedCase, *, retry_count: int = 0) -> StepResult:
-        """Invoke ``step``'s compensation for ``case``, undoing the result the ledger
-        recorded for ``step`` (run it first)."""
+    def compensate(
+        self,
+        step: str,
+        case: ApprovedCase,
+        *,
+        item: Mapping[str, Any] | None = None,
+        index: int = 0,
+        retry_count: int = 0,
+    ) -> StepResult:
+        """Invoke ``step``'s compensation for ``case`` (and ``item``), undoing the result
+        the ledger recorded for ``step`` (run it first)."""
         compensation = self._forward(step).compensation
         if compensation is None:
             raise ValueError(f"step {step} of saga {self.saga.name} has no compensation")
-        record = self.record(step, case)
+        record = self.record(step, case, item=item, index=index)
         if record is None or record.result is None:
             raise ValueError(f"step {step} has no completed record for case {case.case_id}")
-        state = self._state(case)
-        state["results"][step] = StepResult(
+        state = self._state(case, step, item, index)
+        result = StepResult(
             action_key=record.key, status="COMPLETED", result=dict(record.result), replayed=False
         ).model_dump(mode="json")
+        # Where the compiled compensation reads the original result from, in its state.
+        original = self._task(compensation.name)["Parameters"]["Payload"]["original.$"]
+        state = parse(original).set(state, result)
         state["failure"] = {"Error": "BusinessRejectedError", "Cause": "a later step"}
         return self._invoke(compensation.name, case, state, retry_count)
 
-    def record(self, step: str, case: ApprovedCase) -> Record | None:
-        """The ledger's record of ``step``'s action for ``case``, if any."""
-        operation = self._forward(step).op
+    def record(
+        self,
+        step: str,
+        case: ApprovedCase,
+        *,
+        item: Mapping[str, Any] | None = None,
+        index: int = 0,
+    ) -> Record | None:
+        """The ledger's record of ``step``'s action for ``case`` (and ``item``), if any."""
+        operation = item_operation(self._forward(step).op, self._item_id(step, item, index))
         key = f"{case.tenant_id}:{case.case_id}:r{case.approval.revision}:{operation}"
         return self.ledger.get(key)
 
@@ -128,20 +160,55 @@ class StepEnvironment:
         try:
             return self.saga.step(step)
         except KeyError:
-            steps = ", ".join(s.name for s in self.saga.steps)
+            steps = ", ".join(s.name for s in self.saga.all_steps)
             raise ValueError(f"saga {self.saga.name} has no step {step!r} ({steps})") from None
 
-    def _state(self, case: ApprovedCase) -> dict[str, Any]:
-        """The state input after ``Prepare``: the case kept apart from the results."""
+    def _item_id(self, step: str, item: Mapping[str, Any] | None, index: int) -> str | None:
+        """The id of ``item`` for a per-item step (``None`` for any other step)."""
+        each = self.saga.per_item(step)
+        if each is None:
+            if item is not None:
+                raise ValueError(f"step {step} is not a per-item step; it takes no item")
+            return None
+        if item is None:
+            raise ValueError(f"step {step} runs once per item of {each.items}: pass item=")
+        if each.item_key is not None:
+            return each.item_ids(_at(each.items, [item]))[0]
+        return each.item_ids(_at(each.items, [*([{}] * index), item]))[index]
+
+    def _state(
+        self, case: ApprovedCase, step: str, item: Mapping[str, Any] | None, index: int
+    ) -> dict[str, Any]:
+        """The state ``step`` runs in: after ``Prepare`` (the case kept apart from the
+        results), in a parallel group's branch, or in one item's iteration."""
         prepare = self._definition["States"][PREPARE]["Parameters"]
         env = Env(case.execution_input(), {}, random.Random(0))  # noqa: S311 - no secrets
         state: dict[str, Any] = compile_template(prepare, "Parameters").evaluate(env)
+        key = self._item_id(step, item, index)
+        if key is not None:
+            state |= {"item": dict(item or {}), "key": key}
+        for element in self.saga.steps:
+            if isinstance(element, Parallel) and any(s.name == step for s in element.steps):
+                branches: list[dict[str, Any]] = [{"results": {}} for _ in element.branches]
+                state["groups"][element.name] = {"branches": branches, "failures": []}
         return state
+
+    def _task(self, name: str) -> Mapping[str, Any]:
+        """The Task state ``name``, wherever it sits (top level, branch, item processor)."""
+        machines: list[Mapping[str, Any]] = [self._definition]
+        while machines:
+            machine = machines.pop()
+            if name in machine["States"]:
+                found: Mapping[str, Any] = machine["States"][name]
+                return found
+            for state in machine["States"].values():
+                machines += nested_machines(state)
+        raise KeyError(name)
 
     def _invoke(
         self, state_name: str, case: ApprovedCase, state: dict[str, Any], retry_count: int
     ) -> StepResult:
-        parameters = self._definition["States"][state_name]["Parameters"]
+        parameters = self._task(state_name)["Parameters"]
         name = execution_name(case.tenant_id, case.case_id, case.approval.revision)
         context = {
             "Execution": {"Name": name},
@@ -150,3 +217,14 @@ class StepEnvironment:
         env = Env(state, context, random.Random(0))  # noqa: S311 - no secrets
         event = compile_template(parameters, "Parameters").evaluate(env)["Payload"]
         return StepResult.model_validate(self._handlers[state_name](event, _Context()))
+
+
+def _at(path: str, items: list[Any]) -> dict[str, Any]:
+    """``{"a": {"b": items}}`` for ``path`` ``a.b``: a case holding just this list."""
+    node: dict[str, Any] = {}
+    top = node
+    parts = path.split(".")
+    for part in parts[:-1]:
+        node = node.setdefault(part, {})
+    node[parts[-1]] = items
+    return top

@@ -1,9 +1,9 @@
 """Sagas written in Python, compiled to validated Amazon States Language.
 
-Define a ``Saga`` of ``Step``s (``saga.py``), compile it (``compile``), check it
-(``check_definition``), fill its function placeholders (``render``) and draw it
-(``stepsaga.workflow.graph``). Handlers validate their events with the models in
-``events.py``.
+Define a ``Saga`` of ``Step``s, ``Parallel`` groups and ``ForEach`` per-item steps
+(``saga.py``), compile it (``compile``), check it (``check_definition``), fill its
+function placeholders (``render``) and draw it (``stepsaga.workflow.graph``). Handlers
+validate their events with the models in ``events.py``.
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ if TYPE_CHECKING:
         RetryPolicy,
         SagaDefinitionError,
     )
-    from stepsaga.workflow.saga import Compensate, Escalate, Saga, Step
+    from stepsaga.workflow.saga import Compensate, Escalate, ForEach, Parallel, Saga, Step
     from stepsaga.workflow.substitutions import placeholders, render
 
 # Names load on first use: the CLI's read-only verbs never pay for what they do not run.
@@ -73,6 +73,8 @@ _WHERE = {
     "SagaDefinitionError": "stepsaga.workflow.retry",
     "Compensate": "stepsaga.workflow.saga",
     "Escalate": "stepsaga.workflow.saga",
+    "ForEach": "stepsaga.workflow.saga",
+    "Parallel": "stepsaga.workflow.saga",
     "Saga": "stepsaga.workflow.saga",
     "Step": "stepsaga.workflow.saga",
     "placeholders": "stepsaga.workflow.substitutions",
@@ -93,8 +95,10 @@ __all__ = [
     "Escalate",
     "EscalationEvent",
     "ExecutionInfo",
+    "ForEach",
     "JitterStrategy",
     "OperatorDecision",
+    "Parallel",
     "ReconcileEvent",
     "ReconciliationEvent",
     "ReconciliationOutcome",

@@ -1,26 +1,23 @@
 """Compile a ``Saga`` to Amazon States Language (JSONPath, Standard workflows).
 
-ASL feature budget — the embedded engine implements exactly these, so the compiler uses
-nothing else:
-
-* states: ``Task``, ``Pass``, ``Choice``, ``Succeed``, ``Fail`` (no Wait/Map/Parallel);
-* Task resources: ``arn:aws:states:::lambda:invoke`` and
-  ``arn:aws:states:::lambda:invoke.waitForTaskToken``, ``Parameters`` =
-  ``{"FunctionName": "${<Function>FunctionArn}", "Payload": {…}}``;
-* fields: ``Comment``, ``StartAt``, ``States``, ``Type``, ``Resource``, ``Parameters``,
-  ``ResultSelector``, ``ResultPath``, ``TimeoutSeconds``, ``Retry`` (``ErrorEquals``,
-  ``IntervalSeconds``, ``MaxAttempts``, ``BackoffRate``, ``MaxDelaySeconds``,
-  ``JitterStrategy``), ``Catch`` (``ErrorEquals``, ``ResultPath``, ``Next``), ``Next``,
-  ``Choices`` (``Variable`` + ``StringEquals``), ``Default``, ``Error``, ``Cause``;
-  never ``InputPath``/``OutputPath``, ``HeartbeatSeconds`` or ``QueryLanguage`` (JSONPath
-  is the default);
-* paths: plain reference paths only (``$``, ``$.a.b``, ``$.Payload.x``); context object:
-  ``$$.Execution.Name``, ``$$.State.Name``, ``$$.State.RetryCount``, ``$$.Task.Token``;
-* intrinsic functions: **none**.
+What it emits is what the embedded engine runs: ``compile`` loads every definition it
+produces into the engine (``stepsaga.workflow.validate.check_definition`` →
+``stepsaga.engine.load``), so it cannot emit anything the engine refuses —
+``stepsaga.engine.REFUSED`` is the one list of that. The compiler itself sticks to
+``Task`` (``lambda:invoke`` and ``lambda:invoke.waitForTaskToken`` with
+``{"FunctionName": "${<Function>FunctionArn}", "Payload": {…}}``), ``Pass``, ``Choice``,
+``Parallel``, inline ``Map``, ``Succeed`` and ``Fail``; reference paths, the ``[*]``
+wildcard in ``ResultSelector``, the context object (``$$.Execution.Name``,
+``$$.State.Name``, ``$$.State.RetryCount``, ``$$.Task.Token``, ``$$.Map.Item.Value``,
+``$$.Map.Item.Index``); no intrinsic functions, no ``QueryLanguage`` (JSONPath is the
+default), never ``OutputPath`` or ``HeartbeatSeconds``, and ``InputPath`` only where a
+group's first rejection becomes ``$.failure``.
 
 State layout. ``Prepare`` (a Pass) wraps the execution input so every path is unambiguous::
 
     {"case": <execution input>, "results": {}, "compensations": {}, "reconciliation": {}}
+
+(plus ``"groups": {}`` when the saga has a parallel group or a per-item step).
 
 * ``$.results.<Step>`` — each forward step's ``StepResult``;
 * ``$.failure`` — the ``{Error, Cause}`` a ``Catch`` caught on a forward step;
@@ -29,7 +26,11 @@ State layout. ``Prepare`` (a Pass) wraps the execution input so every path is un
 * ``$.reconciliation.<Step>`` — the ``ReconciliationResult``/decision for ``<Step>``
   (and ``$.reconciliation.<Compensation>`` when a compensation failed: then
   ``$.compensations.<Step>`` stays unset unless a later run of the compensation completes);
-* ``$.compensation_failure`` — the ``{Error, Cause}`` of a compensation that failed.
+* ``$.compensation_failure`` — the ``{Error, Cause}`` of a compensation that failed;
+* ``$.groups.<Group>`` — a parallel group's ``{"branches": [<branch state>…],
+  "failures": [<{Error, Cause}>…]}`` or a per-item step's ``{"items": [{item, key,
+  results, failure?}…], "failures": […]}``: a branch or an item keeps its results (and the
+  rejection that stopped it) to itself, and ``failures`` lists the rejections.
 
 Routes out of a forward step ``X`` (error names come from ``stepsaga.errors``):
 
@@ -64,11 +65,33 @@ Routes out of a forward step ``X`` (error names come from ``stepsaga.errors``):
   reconciliation leaves to a person (``stepsaga.reconciliation.automatic``). Escalations
   and reconciliation tasks are not caught: if the reconciler itself keeps failing, the
   execution fails there and can be redriven.
+
+Parallel groups and per-item steps. A group ``G`` (``Parallel``) is a ``Parallel`` state
+whose branches run their steps with exactly the routes above, except that a rejection
+ends the branch (``G Branch<i>Rejected``, a Pass keeping the failure) instead of
+unwinding: no branch ever fails another, so an uncertain step waits in reconciliation in
+its branch while the others finish and keep their proof. A per-item step ``X``
+(``ForEach``) is an inline ``Map`` over the case's list (``MaxConcurrency``), each
+iteration running ``X`` for one item (``params`` = the item, ``item`` = its declared key,
+so the action key is ``…:<op>#<item>``) and ending ``<X>ItemDone`` or ``<X>ItemRejected``.
+Then ``<G>Outcome`` (Choice: is ``$.groups.<G>.failures[0]`` present?) goes on, or
+``<G>Rejected`` copies the first rejection to ``$.failure`` and unwinds — from the group's
+own completed steps. On the way back a group member ``X`` is undone only if it completed:
+``Was<X>Applied`` (Choice, ``IsPresent`` on its result) guards its disposition, and a
+per-item step's items are undone by ``Undo<X>Items``, an inline ``Map`` over the recorded
+iterations (the same ``MaxConcurrency``) whose item that cannot be undone ends
+``<C>ItemFailed``; ``Undo<X>Outcome`` then fails the execution ``CompensationFailed`` if any
+did. Order of undoing: latest element first; in a group, last branch first and each
+branch's steps latest first; the items of a per-item step concurrently, as they ran.
+Transient errors exhausted inside a branch or an item fail the group, and so the
+execution, which a redrive resumes: only the unfinished branches and items run again.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
+from enum import StrEnum
 from typing import Any
 
 from stepsaga.errors import COMPENSATE, RECONCILE, SAGA_COMPENSATED, SAGA_COMPENSATION_FAILED
@@ -89,7 +112,16 @@ from stepsaga.workflow.events import (
 )
 from stepsaga.workflow.payloads import Path, selector, template
 from stepsaga.workflow.retry import DEFAULT_RETRY, RetryPolicy
-from stepsaga.workflow.saga import IDENTITY_PATHS, RECONCILER_FUNCTION, Compensate, Saga, Step
+from stepsaga.workflow.saga import (
+    IDENTITY_PATHS,
+    RECONCILER_FUNCTION,
+    Compensate,
+    Element,
+    ForEach,
+    Parallel,
+    Saga,
+    Step,
+)
 from stepsaga.workflow.validate import check_definition
 
 LAMBDA_INVOKE = names.LAMBDA_INVOKE
@@ -122,6 +154,70 @@ def reconciliation_path(state: str) -> str:
     return f"$.reconciliation.{state}"
 
 
+def groups_path(group: str) -> str:
+    return f"$.groups.{group}"
+
+
+#: ``ResultSelector`` of a group: every branch/iteration state, and the rejections among them.
+def _group_selector(key: str) -> dict[str, str]:
+    return {f"{key}.$": "$", "failures.$": "$[*].failure"}
+
+
+@dataclass(frozen=True)
+class _At:
+    """Where a step's task runs: at the top level or in a branch (params from the case),
+    or in a per-item ``Map`` iteration (params = ``$.item``, item id = ``$.key``)."""
+
+    per_item: bool = False
+
+
+TOP = _At()
+ITEM = _At(per_item=True)
+
+
+class _UndoKind(StrEnum):
+    STEP = "step"  # a top-level step: its disposition directly
+    MEMBER = "member"  # a parallel group's step: guarded by Was<X>Applied
+    ITEMS = "items"  # a per-item step's items: Undo<X>Items
+
+
+@dataclass(frozen=True)
+class _Undo:
+    """One thing the way back may undo, and where its result is."""
+
+    element: int
+    step: Step
+    kind: _UndoKind
+    group: str = ""
+    branch: int = 0
+    concurrency: int = 1
+
+    @property
+    def entry(self) -> str:
+        if self.kind is _UndoKind.MEMBER:
+            return names.was_applied(self.step.name)
+        if self.kind is _UndoKind.ITEMS:
+            return names.undo_items(self.step.name)
+        return _disposition_entry(self.step)
+
+    @property
+    def original(self) -> str:
+        """Where the step's ``StepResult`` is, in the state that undoes it."""
+        if self.kind is _UndoKind.MEMBER:
+            return f"{groups_path(self.group)}.branches[{self.branch}].results.{self.step.name}"
+        return results_path(self.step.name)
+
+
+def _disposition_entry(step: Step) -> str:
+    if step.compensation is not None:
+        return step.compensation.name
+    return names.escalate(step.name)
+
+
+def _has_disposition(step: Step) -> bool:
+    return step.compensation is not None or step.escalation is not None
+
+
 def compile(saga: Saga) -> dict[str, Any]:
     """The ASL definition of ``saga`` with ``${<Function>FunctionArn}`` placeholders.
 
@@ -138,34 +234,66 @@ compile_saga = compile
 class _Compiler:
     def __init__(self, saga: Saga) -> None:
         self.saga = saga
-        self.steps = list(saga.steps)
+        self.elements: list[Element] = list(saga.steps)
+        self.undos = self._undos()
+
+    def _undos(self) -> list[_Undo]:
+        """Everything the way back may undo, in the order it is undone (latest first).
+        A top-level step is undone only if something after it can be rejected; a group's
+        members always (the group itself can be rejected)."""
+        undos: list[_Undo] = []
+        last = len(self.elements) - 1
+        for k in reversed(range(len(self.elements))):
+            element = self.elements[k]
+            if isinstance(element, Step):
+                if k < last and _has_disposition(element):
+                    undos.append(_Undo(k, element, _UndoKind.STEP))
+            elif isinstance(element, Parallel):
+                for i in reversed(range(len(element.branches))):
+                    for step in reversed(element.branches[i]):
+                        if _has_disposition(step):
+                            undos.append(_Undo(k, step, _UndoKind.MEMBER, element.name, i))
+            elif _has_disposition(element.step):
+                undos.append(
+                    _Undo(
+                        k, element.step, _UndoKind.ITEMS, element.name, 0, element.max_concurrency
+                    )
+                )
+        return undos
 
     def definition(self) -> dict[str, Any]:
         states: dict[str, Any] = {names.PREPARE: self.prepare()}
-        for index, step in enumerate(self.steps):
-            states[step.name] = self.forward(index, step)
-            if step.has_effect:
-                states[names.reconcile(step.name)] = self.reconcile(step)
-                states[names.decision(step.name)] = self.decision(step)
-                states[names.await_decision(step.name)] = self.await_decision(step)
+        for k, element in enumerate(self.elements):
+            if isinstance(element, Step):
+                states |= self.step_states(
+                    element, TOP, next_state=self.next_forward(k), rejected=self.unwind_from(k)
+                )
+            else:
+                states[element.name] = (
+                    self.parallel(element)
+                    if isinstance(element, Parallel)
+                    else self.for_each(element)
+                )
+                states[names.group_outcome(element.name)] = self.group_outcome(k, element)
+                states[names.group_rejected(element.name)] = self.group_rejected(k, element)
         states[names.COMPLETED] = {"Type": "Succeed", "Comment": "Every step completed."}
-        # Dispositions of every step but the last (nothing runs after the last step).
-        for index in reversed(range(len(self.steps) - 1)):
-            step = self.steps[index]
-            if step.compensation is not None:
-                comp = step.compensation
-                states[comp.name] = self.compensation(index, step, comp)
-                states[names.record_failure(comp.name)] = self.record_failure(step, comp)
-                states[names.decision(comp.name)] = self.compensation_decision(index, comp)
-            elif step.escalation is not None:
-                states[names.escalate(step.name)] = self.escalation(index, step)
+        for position, undo in enumerate(self.undos):
+            after = self.after(position)
+            if undo.kind is _UndoKind.ITEMS:
+                states |= self.undo_items(undo, after)
+                continue
+            if undo.kind is _UndoKind.MEMBER:
+                states[undo.entry] = self.was_applied(undo.step, undo.original, after)
+            states |= self.disposition(
+                undo.step, TOP, undo.original, after, failed=names.COMPENSATION_FAILED
+            )
         states[names.COMPENSATED] = {
             "Type": "Fail",
             "Comment": "Business rejection: completed steps were compensated or escalated.",
             "Error": SAGA_COMPENSATED,
             "Cause": COMPENSATED_CAUSE,
         }
-        if any(step.compensation is not None for step in self.steps[:-1]):
+        if any(undo.step.compensation is not None for undo in self.undos):
             states[names.COMPENSATION_FAILED] = {
                 "Type": "Fail",
                 "Comment": "A compensation failed and waits in reconciliation.",
@@ -196,8 +324,15 @@ class _Compiler:
         )
 
     @staticmethod
-    def params(step: Step) -> Path | dict[str, Any]:
+    def params(step: Step, at: _At) -> Path | dict[str, Any]:
+        if at.per_item:
+            return Path("$.item")
         return Path(f"$.case.{step.params}") if step.params is not None else {}
+
+    @staticmethod
+    def item(at: _At) -> dict[str, Any]:
+        """The ``item`` field of a per-item step's events (left out elsewhere)."""
+        return {"item": Path("$.key")} if at.per_item else {}
 
     @staticmethod
     def action(step: Step) -> dict[str, Any]:
@@ -253,35 +388,56 @@ class _Compiler:
             next_state=next_state,
         )
 
-    def next_forward(self, index: int) -> str:
-        return self.steps[index + 1].name if index + 1 < len(self.steps) else names.COMPLETED
+    def next_forward(self, k: int) -> str:
+        return self.elements[k + 1].name if k + 1 < len(self.elements) else names.COMPLETED
 
-    def unwind_from(self, index: int) -> str:
-        """First state of the way back when step ``index`` is rejected: the disposition of
-        the nearest completed step before it, or ``Compensated`` if there is none."""
-        for earlier in reversed(self.steps[:index]):
-            if earlier.compensation is not None:
-                return earlier.compensation.name
-            if earlier.escalation is not None:
-                return names.escalate(earlier.name)
+    def unwind_from(self, k: int, *, inclusive: bool = False) -> str:
+        """First state of the way back when element ``k`` is rejected: the first undo of an
+        element before it (``inclusive``: of it or before it, for a group), or
+        ``Compensated`` if there is none."""
+        for undo in self.undos:
+            if undo.element < k or (inclusive and undo.element == k):
+                return undo.entry
         return names.COMPENSATED
 
-    # --- states ------------------------------------------------------------------------
+    def after(self, position: int) -> str:
+        """Where the way back goes once ``self.undos[position]`` is done."""
+        following = self.undos[position + 1 : position + 2]
+        return following[0].entry if following else names.COMPENSATED
+
+    # --- forward states ----------------------------------------------------------------
 
     def prepare(self) -> dict[str, Any]:
+        parameters: dict[str, Any] = {
+            "case.$": "$",
+            "results": {},
+            "compensations": {},
+            "reconciliation": {},
+        }
+        if any(not isinstance(e, Step) for e in self.elements):
+            parameters["groups"] = {}
         return {
             "Type": "Pass",
             "Comment": "Keep the case apart from the results, so every path is unambiguous.",
-            "Parameters": {"case.$": "$", "results": {}, "compensations": {}, "reconciliation": {}},
-            "Next": self.steps[0].name,
+            "Parameters": parameters,
+            "Next": self.elements[0].name,
         }
 
-    def forward(self, index: int, step: Step) -> dict[str, Any]:
+    def step_states(self, step: Step, at: _At, *, next_state: str, rejected: str) -> dict[str, Any]:
+        """A forward step and, if it has an effect, its reconciliation states."""
+        states = {step.name: self.forward(step, at, next_state, rejected)}
+        if step.has_effect:
+            states[names.reconcile(step.name)] = self.reconcile(step, at)
+            states[names.decision(step.name)] = self.decision(step)
+            states[names.await_decision(step.name)] = self.await_decision(step, at)
+        return states
+
+    def forward(self, step: Step, at: _At, next_state: str, rejected: str) -> dict[str, Any]:
         catch = [
             {
                 "ErrorEquals": error_names(COMPENSATE),
                 "ResultPath": FAILURE_PATH,
-                "Next": self.unwind_from(index),
+                "Next": rejected,
             }
         ]
         if step.has_effect:
@@ -297,8 +453,9 @@ class _Compiler:
             kind="step",
             **self.identity(),
             **self.action(step),
-            params=self.params(step),
+            params=self.params(step, at),
             execution=self.execution(),
+            **self.item(at),
         )
         return self.task(
             step.name,
@@ -309,18 +466,19 @@ class _Compiler:
             timeout=step.timeout_seconds,
             retry=step.retry,
             catch=catch,
-            next_state=self.next_forward(index),
+            next_state=next_state,
         )
 
-    def reconcile(self, step: Step) -> dict[str, Any]:
+    def reconcile(self, step: Step, at: _At) -> dict[str, Any]:
         payload = template(
             ReconcileEvent,
             kind="reconcile",
             **self.identity(),
             **self.action(step),
-            params=self.params(step),
+            params=self.params(step, at),
             failure=Path(FAILURE_PATH),
             execution=self.execution(),
+            **self.item(at),
         )
         return self.reconciler_task(
             payload,
@@ -353,17 +511,18 @@ class _Compiler:
             "Default": names.await_decision(step.name),
         }
 
-    def await_decision(self, step: Step) -> dict[str, Any]:
+    def await_decision(self, step: Step, at: _At) -> dict[str, Any]:
         payload = template(
             AwaitDecisionEvent,
             kind="await_decision",
             **self.identity(),
             **self.action(step),
-            params=self.params(step),
+            params=self.params(step, at),
             failure=Path(FAILURE_PATH),
             item_id=Path(f"{reconciliation_path(step.name)}.item_id"),
             task_token=Path("$$.Task.Token"),
             execution=self.execution(),
+            **self.item(at),
         )
         return self.task(
             RECONCILER_FUNCTION,
@@ -377,7 +536,203 @@ class _Compiler:
             wait_for_token=True,
         )
 
-    def compensation(self, index: int, step: Step, comp: Compensate) -> dict[str, Any]:
+    # --- parallel groups and per-item steps --------------------------------------------
+
+    def parallel(self, group: Parallel) -> dict[str, Any]:
+        branches = []
+        for i, branch in enumerate(group.branches):
+            done, rejected = names.branch_done(group.name, i), names.branch_rejected(group.name, i)
+            states: dict[str, Any] = {}
+            for j, step in enumerate(branch):
+                following = branch[j + 1].name if j + 1 < len(branch) else done
+                states |= self.step_states(step, TOP, next_state=following, rejected=rejected)
+            states[done] = {
+                "Type": "Pass",
+                "Comment": "The branch completed: keep its results.",
+                "Parameters": {"results.$": "$.results"},
+                "End": True,
+            }
+            states[rejected] = {
+                "Type": "Pass",
+                "Comment": "A step was rejected: end the branch, keep what completed and why.",
+                "Parameters": {"results.$": "$.results", "failure.$": FAILURE_PATH},
+                "End": True,
+            }
+            branches.append({"StartAt": branch[0].name, "States": states})
+        return {
+            "Type": "Parallel",
+            "Comment": f"{', '.join(s.name for s in group.steps)} at once; no branch fails "
+            "another.",
+            "Branches": branches,
+            "ResultSelector": _group_selector("branches"),
+            "ResultPath": groups_path(group.name),
+            "Next": names.group_outcome(group.name),
+        }
+
+    def for_each(self, each: ForEach) -> dict[str, Any]:
+        step = each.step
+        key = "$$.Map.Item.Index" if each.item_key is None else f"$$.Map.Item.Value.{each.item_key}"
+        states = self.step_states(
+            step,
+            ITEM,
+            next_state=names.item_done(step.name),
+            rejected=names.item_rejected(step.name),
+        )
+        kept = {"item.$": "$.item", "key.$": "$.key", "results.$": "$.results"}
+        states[names.item_done(step.name)] = {
+            "Type": "Pass",
+            "Comment": "The item completed: keep it, its key and its result.",
+            "Parameters": kept,
+            "End": True,
+        }
+        states[names.item_rejected(step.name)] = {
+            "Type": "Pass",
+            "Comment": "The item was rejected: keep it and why.",
+            "Parameters": {**kept, "failure.$": FAILURE_PATH},
+            "End": True,
+        }
+        return {
+            "Type": "Map",
+            "Comment": f"{step.name} once per item of {each.items}, keyed by "
+            + (each.item_key or "position (declared stable)"),
+            "ItemsPath": f"$.case.{each.items}",
+            "ItemSelector": {
+                "case.$": "$.case",
+                "item.$": "$$.Map.Item.Value",
+                "key.$": key,
+                "results": {},
+                "compensations": {},
+                "reconciliation": {},
+            },
+            "MaxConcurrency": each.max_concurrency,
+            "ItemProcessor": {
+                "ProcessorConfig": {"Mode": "INLINE"},
+                "StartAt": step.name,
+                "States": states,
+            },
+            "ResultSelector": _group_selector("items"),
+            "ResultPath": groups_path(each.name),
+            "Next": names.group_outcome(each.name),
+        }
+
+    def group_outcome(self, k: int, group: Parallel | ForEach) -> dict[str, Any]:
+        return {
+            "Type": "Choice",
+            "Comment": f"Was any part of {group.name} rejected?",
+            "Choices": [
+                {
+                    "Variable": f"{groups_path(group.name)}.failures[0]",
+                    "IsPresent": True,
+                    "Next": names.group_rejected(group.name),
+                }
+            ],
+            "Default": self.next_forward(k),
+        }
+
+    def group_rejected(self, k: int, group: Parallel | ForEach) -> dict[str, Any]:
+        # A reference path (InputPath), not a Parameters path: interpreters agree that an
+        # index in a reference path selects one node.
+        return {
+            "Type": "Pass",
+            "Comment": f"Unwind from {group.name}'s completed steps, with its first rejection.",
+            "InputPath": f"{groups_path(group.name)}.failures[0]",
+            "ResultPath": FAILURE_PATH,
+            "Next": self.unwind_from(k, inclusive=True),
+        }
+
+    def was_applied(self, step: Step, original: str, otherwise: str) -> dict[str, Any]:
+        return {
+            "Type": "Choice",
+            "Comment": f"Undo {step.name} only if it completed.",
+            "Choices": [
+                {"Variable": original, "IsPresent": True, "Next": _disposition_entry(step)}
+            ],
+            "Default": otherwise,
+        }
+
+    def undo_items(self, undo: _Undo, after: str) -> dict[str, Any]:
+        step = undo.step
+        done = names.item_undone(step.name)
+        states = {names.was_applied(step.name): self.was_applied(step, undo.original, done)}
+        failed = names.COMPENSATION_FAILED
+        if step.compensation is not None:
+            failed = names.item_not_undone(step.compensation.name)
+        states |= self.disposition(step, ITEM, undo.original, done, failed=failed)
+        states[done] = {
+            "Type": "Pass",
+            "Comment": "This item is undone (or had nothing to undo).",
+            "Parameters": {"compensations.$": "$.compensations"},
+            "End": True,
+        }
+        map_state: dict[str, Any] = {
+            "Type": "Map",
+            "Comment": f"Undo every item of {step.name} that completed.",
+            "ItemsPath": f"{groups_path(undo.group)}.items",
+            "ItemSelector": {
+                "case.$": "$.case",
+                "item.$": "$$.Map.Item.Value.item",
+                "key.$": "$$.Map.Item.Value.key",
+                "results.$": "$$.Map.Item.Value.results",
+                "failure.$": FAILURE_PATH,
+                "compensations": {},
+                "reconciliation": {},
+            },
+            "MaxConcurrency": undo.concurrency,
+            "ItemProcessor": {
+                "ProcessorConfig": {"Mode": "INLINE"},
+                "StartAt": names.was_applied(step.name),
+                "States": states,
+            },
+            "ResultSelector": {"items.$": "$", "failed.$": "$[*].failed"},
+            "ResultPath": compensations_path(step.name),
+            "Next": after,
+        }
+        out = {undo.entry: map_state}
+        if step.compensation is not None:
+            states[failed] = {
+                "Type": "Pass",
+                "Comment": "This item's compensation waits for a person.",
+                "Parameters": {
+                    "failed": True,
+                    "compensations.$": "$.compensations",
+                    "reconciliation.$": "$.reconciliation",
+                },
+                "End": True,
+            }
+            map_state["Next"] = names.undo_outcome(step.name)
+            out[names.undo_outcome(step.name)] = {
+                "Type": "Choice",
+                "Comment": "Did any item's compensation fail?",
+                "Choices": [
+                    {
+                        "Variable": f"{compensations_path(step.name)}.failed[0]",
+                        "IsPresent": True,
+                        "Next": names.COMPENSATION_FAILED,
+                    }
+                ],
+                "Default": after,
+            }
+        return out
+
+    # --- the way back ------------------------------------------------------------------
+
+    def disposition(
+        self, step: Step, at: _At, original: str, after: str, *, failed: str
+    ) -> dict[str, Any]:
+        """``step``'s compensation (with its failure route) or escalation, going on to
+        ``after``; a compensation nobody could decide goes to ``failed``."""
+        if step.compensation is not None:
+            comp = step.compensation
+            return {
+                comp.name: self.compensation(step, comp, at, original, after),
+                names.record_failure(comp.name): self.record_failure(step, comp, at, original),
+                names.decision(comp.name): self.compensation_decision(comp, after, failed),
+            }
+        return {names.escalate(step.name): self.escalation(step, at, original, after)}
+
+    def compensation(
+        self, step: Step, comp: Compensate, at: _At, original: str, after: str
+    ) -> dict[str, Any]:
         payload = template(
             CompensationEvent,
             kind="compensation",
@@ -386,10 +741,11 @@ class _Compiler:
             operation=comp.operation,
             effect=comp.effect,
             compensates=template(ActionRef, **self.action(step)),
-            params=self.params(step),
-            original=Path(results_path(step.name)),
+            params=self.params(step, at),
+            original=Path(original),
             failure=Path(FAILURE_PATH),
             execution=self.execution(),
+            **self.item(at),
         )
         catch = [
             {
@@ -407,10 +763,12 @@ class _Compiler:
             timeout=comp.timeout_seconds,
             retry=comp.retry,
             catch=catch,
-            next_state=self.unwind_from(index),
+            next_state=after,
         )
 
-    def record_failure(self, step: Step, comp: Compensate) -> dict[str, Any]:
+    def record_failure(
+        self, step: Step, comp: Compensate, at: _At, original: str
+    ) -> dict[str, Any]:
         payload = template(
             CompensationFailureEvent,
             kind="compensation_failed",
@@ -419,11 +777,12 @@ class _Compiler:
             operation=comp.operation,
             effect=comp.effect,
             compensates=template(ActionRef, **self.action(step)),
-            params=self.params(step),
-            original=Path(results_path(step.name)),
+            params=self.params(step, at),
+            original=Path(original),
             failure=Path(FAILURE_PATH),
             error=Path(COMPENSATION_FAILURE_PATH),
             execution=self.execution(),
+            **self.item(at),
         )
         return self.reconciler_task(
             payload,
@@ -433,7 +792,7 @@ class _Compiler:
             next_state=names.decision(comp.name),
         )
 
-    def compensation_decision(self, index: int, comp: Compensate) -> dict[str, Any]:
+    def compensation_decision(self, comp: Compensate, after: str, failed: str) -> dict[str, Any]:
         variable = f"{reconciliation_path(comp.name)}.outcome"
         return {
             "Type": "Choice",
@@ -446,7 +805,7 @@ class _Compiler:
                 {
                     "Variable": variable,
                     "StringEquals": ReconciliationOutcome.APPLIED.value,
-                    "Next": self.unwind_from(index),
+                    "Next": after,
                 },
                 {
                     "Variable": variable,
@@ -454,10 +813,10 @@ class _Compiler:
                     "Next": comp.name,
                 },
             ],
-            "Default": names.COMPENSATION_FAILED,
+            "Default": failed,
         }
 
-    def escalation(self, index: int, step: Step) -> dict[str, Any]:
+    def escalation(self, step: Step, at: _At, original: str, after: str) -> dict[str, Any]:
         assert step.escalation is not None
         payload = template(
             EscalationEvent,
@@ -465,15 +824,16 @@ class _Compiler:
             **self.identity(),
             **self.action(step),
             reason=step.escalation.reason,
-            params=self.params(step),
-            original=Path(results_path(step.name)),
+            params=self.params(step, at),
+            original=Path(original),
             failure=Path(FAILURE_PATH),
             execution=self.execution(),
+            **self.item(at),
         )
         return self.reconciler_task(
             payload,
             comment=f"{step.name} is not reversed automatically: record it for a person.",
             result_path=compensations_path(step.name),
             timeout=step.timeout_seconds,
-            next_state=self.unwind_from(index),
+            next_state=after,
         )

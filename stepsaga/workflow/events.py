@@ -16,7 +16,8 @@ Event kinds (``kind`` is the discriminator):
 case) at the path the step declares; parametrize the generic models with the params model,
 e.g. ``StepEvent[Charge]`` (the step's ``params_model``). ``execution`` identifies the
 *attempt* and is for logging only: an action key is built from tenant, case, revision and
-operation, never from it.
+operation, never from it. ``item`` is set only for a per-item step (``ForEach``): the item's
+declared key, which the action key carries (``…:<operation>#<item>``).
 
 Results, stored by ``ResultSelector``/``ResultPath`` in the state (see
 ``stepsaga.workflow.compiler``):
@@ -35,6 +36,7 @@ from typing import Annotated, Any, Generic, Literal, TypeVar
 
 from pydantic import (
     BaseModel,
+    BeforeValidator,
     ConfigDict,
     Field,
     StringConstraints,
@@ -51,6 +53,19 @@ P = TypeVar("P")
 
 StepName = Annotated[str, StringConstraints(pattern=r"^[A-Z][A-Za-z0-9]{0,47}$")]
 Operation = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9_]{0,47}$")]
+
+
+def _item_text(value: object) -> object:
+    """An item key may be a number in the case (a line number, a stable index)."""
+    return str(value) if isinstance(value, int) and not isinstance(value, bool) else value
+
+
+#: One item of a per-item step (``ForEach``): part of its action key (``op#item``).
+ItemId = Annotated[
+    str,
+    BeforeValidator(_item_text),
+    StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"),
+]
 
 
 class _Model(BaseModel):
@@ -164,6 +179,8 @@ class StepEvent(_CaseIdentity, Generic[P]):
     effect: EffectClass
     params: P
     execution: ExecutionInfo
+    #: The item of a per-item step (``ForEach``); ``None`` for every other step.
+    item: ItemId | None = None
 
 
 class CompensationEvent(_CaseIdentity, Generic[P]):
@@ -182,6 +199,8 @@ class CompensationEvent(_CaseIdentity, Generic[P]):
     original: StepResult
     failure: CaughtError
     execution: ExecutionInfo
+    #: The item of a per-item step (``ForEach``); ``None`` for every other step.
+    item: ItemId | None = None
 
 
 class ReconcileEvent(_CaseIdentity, Generic[P]):
@@ -196,6 +215,8 @@ class ReconcileEvent(_CaseIdentity, Generic[P]):
     params: P
     failure: CaughtError
     execution: ExecutionInfo
+    #: The item of a per-item step (``ForEach``); ``None`` for every other step.
+    item: ItemId | None = None
 
 
 class AwaitDecisionEvent(_CaseIdentity, Generic[P]):
@@ -211,6 +232,8 @@ class AwaitDecisionEvent(_CaseIdentity, Generic[P]):
     item_id: str | None
     task_token: str
     execution: ExecutionInfo
+    #: The item of a per-item step (``ForEach``); ``None`` for every other step.
+    item: ItemId | None = None
 
 
 class EscalationEvent(_CaseIdentity, Generic[P]):
@@ -227,6 +250,8 @@ class EscalationEvent(_CaseIdentity, Generic[P]):
     original: StepResult
     failure: CaughtError
     execution: ExecutionInfo
+    #: The item of a per-item step (``ForEach``); ``None`` for every other step.
+    item: ItemId | None = None
 
 
 class CompensationFailureEvent(_CaseIdentity, Generic[P]):
@@ -246,6 +271,8 @@ class CompensationFailureEvent(_CaseIdentity, Generic[P]):
     failure: CaughtError
     error: CaughtError
     execution: ExecutionInfo
+    #: The item of a per-item step (``ForEach``); ``None`` for every other step.
+    item: ItemId | None = None
 
 
 #: Every event the reconciliation handler receives, told apart by ``kind``.

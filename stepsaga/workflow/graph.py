@@ -6,6 +6,9 @@ compensation (compensations and escalations on the way back) and reconciliation
 (reconcile, await decision, record a failed compensation) — and each edge a kind drawn
 visibly differently: forward solid, compensation dotted/dashed, reconciliation thick.
 
+A ``Parallel`` or ``Map`` state draws its branches / item processor inside it (a Mermaid
+``subgraph``, a DOT cluster), entered by an edge labelled ``branch <n>`` / ``each item``.
+
 Highlighting a run: pass ``Visited`` (the states an execution entered and the transitions
 it took) to ``to_mermaid``/``to_dot``/``draw``; ``Visited.from_path`` builds one from the
 ordered list of entered states (e.g. from ``…StateEntered`` history events).
@@ -23,7 +26,7 @@ from typing import Any
 
 from stepsaga.errors import COMPENSATE, RECONCILE
 from stepsaga.errors import names as error_names
-from stepsaga.workflow.validate import transitions
+from stepsaga.workflow.validate import nested_machines, transitions
 
 
 class Role(StrEnum):
@@ -61,6 +64,8 @@ class Node:
     role: Role
     #: A short second line: effect class, ``waits for a person``, the Fail error …
     detail: str
+    #: The ``Parallel``/``Map`` state this state runs inside (``None``: the top level).
+    group: str | None = None
 
 
 @dataclass(frozen=True)
@@ -92,8 +97,28 @@ class Visited:
         return cls(frozenset(entered), frozenset(itertools.pairwise(entered)))
 
 
+def _all_states(
+    machine: Mapping[str, Any], group: str | None = None
+) -> Iterable[tuple[str, Mapping[str, Any], str | None]]:
+    """``(name, state, group)`` of every state, nested ones right after their group."""
+    for name, state in machine["States"].items():
+        yield name, state, group
+        for nested in nested_machines(state):
+            yield from _all_states(nested, name)
+
+
+def _entries(state: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """``(target, label)``: how a ``Parallel``/``Map`` state enters what it runs."""
+    machines = nested_machines(state)
+    if state.get("Type") == "Map":
+        return [(str(m["StartAt"]), "each item") for m in machines]
+    return [(str(m["StartAt"]), f"branch {i + 1}") for i, m in enumerate(machines)]
+
+
 def build_graph(definition: Mapping[str, Any], name: str = "state machine") -> StateGraph:
-    states: Mapping[str, Any] = definition["States"]
+    found = list(_all_states(definition))
+    states: Mapping[str, Any] = {n: s for n, s, _ in found}
+    groups = {n: g for n, _, g in found}
     roles = {n: _own_role(s) for n, s in states.items()}
     # A Choice belongs to the path that leads into it (e.g. a reconciliation decision).
     for state_name, state in states.items():
@@ -101,9 +126,15 @@ def build_graph(definition: Mapping[str, Any], name: str = "state machine") -> S
             sources = [s for s, st in states.items() if state_name in _targets(st)]
             if any(roles[s] is Role.RECONCILIATION for s in sources):
                 roles[state_name] = Role.RECONCILIATION
-    nodes = tuple(Node(n, s.get("Type", "?"), roles[n], _detail(s)) for n, s in states.items())
+    nodes = tuple(
+        Node(n, s.get("Type", "?"), roles[n], _detail(s), groups[n]) for n, s in states.items()
+    )
     edges: list[Edge] = []
     for source, state in states.items():
+        for target, label in _entries(state):
+            edges.append(
+                Edge(source, target, _edge_kind(roles[source], roles[target], "", []), label)
+            )
         for via, target, label, errors in _edges(state):
             kind = _edge_kind(roles[source], roles.get(target, Role.FORWARD), via, errors)
             edges.append(Edge(source, target, kind, label))
@@ -235,13 +266,30 @@ def _mermaid_node(node_id: str, node: Node) -> str:
     return f'{node_id}["{label}"]'
 
 
+def _mermaid_nodes(
+    graph: StateGraph, ids: Mapping[str, str], group: str | None, indent: str
+) -> list[str]:
+    """The nodes of ``group`` (a subgraph per Parallel/Map state, inside its parent's)."""
+    lines: list[str] = []
+    for node in graph.nodes:
+        if node.group != group:
+            continue
+        lines.append(f"{indent}{_mermaid_node(ids[node.name], node)}")
+        if any(n.group == node.name for n in graph.nodes):
+            title = _mermaid_text(f"{node.name} runs")
+            lines.append(f'{indent}subgraph {ids[node.name]}_runs ["{title}"]')
+            lines += _mermaid_nodes(graph, ids, node.name, indent + "    ")
+            lines.append(f"{indent}end")
+    return lines
+
+
 def to_mermaid(graph: StateGraph, visited: Visited | None = None) -> str:
     ids = _ids(graph)
     lines = [
         "flowchart TD",
         f"    %% {graph.name}: forward -->, compensation -.->, reconciliation ==>",
     ]
-    lines += [f"    {_mermaid_node(ids[n.name], n)}" for n in graph.nodes]
+    lines += _mermaid_nodes(graph, ids, None, "    ")
     for edge in graph.edges:
         plain, labelled = _MERMAID_ARROW[edge.kind]
         arrow = labelled.format(_mermaid_text(edge.label)) if edge.label else plain
@@ -294,7 +342,21 @@ def to_dot(graph: StateGraph, visited: Visited | None = None) -> str:
         '    edge [fontname="Helvetica", fontsize=10];',
         "    // forward: solid, compensation: dashed, reconciliation: bold",
     ]
+    parent = {n.name: n.group for n in graph.nodes}
+    opened: list[str] = []  # the clusters we are in, outermost first
     for node in graph.nodes:
+        chain: list[str] = []
+        group = node.group
+        while group is not None:
+            chain.insert(0, group)
+            group = parent.get(group)
+        while opened and opened != chain[: len(opened)]:
+            opened.pop()
+            lines.append("    }")
+        for group in chain[len(opened) :]:
+            opened.append(group)
+            lines.append(f"    subgraph {_dot_quote('cluster_' + group)} {{")
+            lines.append(f"    label={_dot_quote(group + ' runs')};")
         fill, stroke = _COLORS[node.role]
         shape = "oval" if node.role is Role.TERMINAL else "box"
         if node.type == "Choice":
@@ -308,6 +370,7 @@ def to_dot(graph: StateGraph, visited: Visited | None = None) -> str:
         if node.name in seen:
             attrs.append("penwidth=3")
         lines.append(f"    {_dot_quote(node.name)} [{', '.join(attrs)}];")
+    lines += ["    }"] * len(opened)
     for edge in graph.edges:
         hit = (edge.source, edge.target) in taken
         attrs = [

@@ -14,6 +14,9 @@ OPERATION = re.compile(r"^[a-z][a-z0-9_]{0,47}$")
 SAGA_NAME = re.compile(r"^[A-Za-z0-9_-]{1,80}$")
 HANDLER_REF = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*$")
 CASE_PATH = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$")
+FIELD_NAME = re.compile(r"^[A-Za-z_]\w{0,63}$")
+#: An item's identity in its action key (the ledger's name rule).
+ITEM_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 
 #: ASL limit on state names.
 MAX_STATE_NAME = 80
@@ -45,6 +48,59 @@ def escalate(step: str) -> str:
 
 def record_failure(compensation: str) -> str:
     return f"Record{compensation}Failure"
+
+
+def item_operation(operation: str, item: str | None) -> str:
+    """The ledger operation of one item of a per-item step: ``create_shipment#L1``
+    (``#`` never appears in an operation, so the item cannot be confused with it)."""
+    return operation if item is None else f"{operation}#{item}"
+
+
+# --- parallel groups and per-item steps (stepsaga.workflow.compiler) ---------------------
+
+
+def group_outcome(group: str) -> str:
+    return f"{group}Outcome"
+
+
+def group_rejected(group: str) -> str:
+    return f"{group}Rejected"
+
+
+def branch_done(group: str, index: int) -> str:
+    return f"{group}Branch{index + 1}Done"
+
+
+def branch_rejected(group: str, index: int) -> str:
+    return f"{group}Branch{index + 1}Rejected"
+
+
+def item_done(step: str) -> str:
+    return f"{step}ItemDone"
+
+
+def item_rejected(step: str) -> str:
+    return f"{step}ItemRejected"
+
+
+def was_applied(step: str) -> str:
+    return f"Was{step}Applied"
+
+
+def undo_items(step: str) -> str:
+    return f"Undo{step}Items"
+
+
+def undo_outcome(step: str) -> str:
+    return f"Undo{step}Outcome"
+
+
+def item_undone(step: str) -> str:
+    return f"{step}ItemUndone"
+
+
+def item_not_undone(compensation: str) -> str:
+    return f"{compensation}ItemFailed"
 
 
 def substitution_key(function: str) -> str:

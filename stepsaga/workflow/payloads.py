@@ -27,11 +27,13 @@ class Path:
 
 
 def template(model: type[BaseModel], **fields: Any) -> dict[str, Any]:
-    """The payload template for ``model``: every model field, nothing else."""
+    """The payload template for ``model``: every required model field, nothing else (a
+    field with a default may be left out: the handler then sees its default)."""
     expected = set(model.model_fields)
+    required = {n for n, f in model.model_fields.items() if f.is_required()}
     given = set(fields)
-    if given != expected:
-        missing = ", ".join(sorted(expected - given)) or "-"
+    if not required <= given <= expected:
+        missing = ", ".join(sorted(required - given)) or "-"
         extra = ", ".join(sorted(given - expected)) or "-"
         raise TypeError(
             f"payload template for {model.__name__} differs from the model "
@@ -39,6 +41,8 @@ def template(model: type[BaseModel], **fields: Any) -> dict[str, Any]:
         )
     out: dict[str, Any] = {}
     for name in model.model_fields:  # the model's order, for stable output
+        if name not in fields:
+            continue
         value = fields[name]
         if isinstance(value, Path):
             out[f"{name}.$"] = value.path

@@ -1,10 +1,12 @@
 """The saga DSL: frozen values validated when the saga is defined, not at synth or deploy.
 
-A ``Saga`` is an ordered list of ``Step``s. Each side-effecting step names its operation
-(part of the action key) and its effect class (undeclared = ``physical``), and says what
-happens to its effect when a *later* step is rejected: ``Compensate(...)`` runs an
-idempotent undo task, ``Escalate(reason)`` records a reconciliation item instead (for
-effects that must not be reversed automatically, like refunds).
+A ``Saga`` is an ordered list of ``Step``s, ``Parallel`` groups (steps that run at once) and
+``ForEach`` per-item steps (one step per element of a list in the case). Each
+side-effecting step names its operation (part of the action key) and its effect class
+(undeclared = ``physical``), and says what happens to its effect when a *later* step is
+rejected: ``Compensate(...)`` runs an idempotent undo task, ``Escalate(reason)`` records a
+reconciliation item instead (for effects that must not be reversed automatically, like
+refunds).
 
 Function registry: every Task names a logical function (``ReserveStock``) and the
 ``StepHandler`` that implements it as a ``module:attr`` reference (default
@@ -18,13 +20,14 @@ and never imported here (compiling a saga costs no client library).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, get_args, get_origin
 
 from pydantic import BaseModel, ConfigDict
 
 from stepsaga.case import ApprovedCase
+from stepsaga.errors import InvalidInputError
 from stepsaga.workflow import names
 from stepsaga.workflow.effects import UNDECLARED, EffectClass, has_effect
 from stepsaga.workflow.retry import DEFAULT_RETRY, RetryPolicy, SagaDefinitionError
@@ -253,6 +256,147 @@ class Step:
         return self.on_later_failure if isinstance(self.on_later_failure, Escalate) else None
 
 
+#: AWS runs at most 40 iterations of an inline Map at once.
+MAX_ITEM_CONCURRENCY = 40
+
+
+def _steps_of(value: object, where: str) -> tuple[Step, ...]:
+    if isinstance(value, Step) or not isinstance(value, Sequence):
+        raise SagaDefinitionError(f"{where}: must be a list of Step values")
+    steps = tuple(value)
+    if not steps or not all(isinstance(s, Step) for s in steps):
+        raise SagaDefinitionError(f"{where}: must be a non-empty list of Step values")
+    return steps
+
+
+@dataclass(frozen=True)
+class Parallel:
+    """Steps that run at once: each branch is a list of steps run in order, and the
+    branches run concurrently (an ASL ``Parallel`` state).
+
+    A rejection in one branch does not cancel the others: every branch runs to its end
+    (an uncertain step waits in reconciliation inside its branch), then, if any branch was
+    rejected, the completed steps of every branch and the steps before the group are
+    undone, each once, latest first (branch by branch, last branch first).
+    """
+
+    name: str
+    branches: Sequence[Sequence[Step]]
+
+    def __post_init__(self) -> None:
+        where = f"parallel group {self.name!r}"
+        _state_name(self.name, where)
+        if isinstance(self.branches, Step) or not isinstance(self.branches, Sequence):
+            raise SagaDefinitionError(f"{where}: branches must be a list of lists of steps")
+        branches = tuple(
+            _steps_of(b, f"{where}: branch {i + 1}") for i, b in enumerate(self.branches)
+        )
+        if len(branches) < 2:
+            raise SagaDefinitionError(f"{where}: needs at least two branches")
+        object.__setattr__(self, "branches", branches)
+
+    @property
+    def steps(self) -> tuple[Step, ...]:
+        """Every step of every branch, branch by branch."""
+        return tuple(step for branch in self.branches for step in branch)
+
+
+@dataclass(frozen=True)
+class ForEach:
+    """One ``step`` per element of the list at ``items`` in the case (an inline ASL
+    ``Map``), at most ``max_concurrency`` at once.
+
+    Each item's action key is ``…:<operation>#<item id>``, the item id being the value of
+    the item's ``item_key`` field — never its position, which changes when the list does,
+    unless ``stable_index=True`` declares the list's order fixed. The step's params are the
+    item itself. Completed items are undone one by one when a later step (or another item)
+    is rejected; an uncertain item waits in reconciliation while the others go on.
+    """
+
+    name: str
+    #: Dotted path in the case of a JSON array (``"shipment.lines"``).
+    items: str
+    step: Step
+    #: The field of each item whose value identifies it (``"line_id"``).
+    item_key: str | None = None
+    #: Identify items by position: only when the list's order can never change.
+    stable_index: bool = False
+    max_concurrency: int = 1
+
+    def __post_init__(self) -> None:
+        where = f"per-item step {self.name!r}"
+        _state_name(self.name, where)
+        if not isinstance(self.items, str) or not names.CASE_PATH.match(self.items):
+            raise SagaDefinitionError(
+                f"{where}: items must be a dotted path in the case like 'shipment.lines', "
+                f"got {self.items!r}"
+            )
+        if not isinstance(self.step, Step):
+            raise SagaDefinitionError(f"{where}: step must be a Step, got {self.step!r}")
+        if self.step.params is not None:
+            raise SagaDefinitionError(
+                f"{where}: step {self.step.name!r} takes the item as its params; leave params unset"
+            )
+        if self.item_key is not None and (
+            not isinstance(self.item_key, str) or not names.FIELD_NAME.match(self.item_key)
+        ):
+            raise SagaDefinitionError(
+                f"{where}: item_key must be a field name of the items, got {self.item_key!r}"
+            )
+        if (self.item_key is None) == (self.stable_index is not True):
+            raise SagaDefinitionError(
+                f"{where}: declare how an item is identified in its action key: "
+                "item_key='<field>' or, only if the list's order never changes, "
+                "stable_index=True"
+            )
+        c = self.max_concurrency
+        if isinstance(c, bool) or not isinstance(c, int) or not 1 <= c <= MAX_ITEM_CONCURRENCY:
+            raise SagaDefinitionError(
+                f"{where}: max_concurrency must be between 1 and {MAX_ITEM_CONCURRENCY}, got {c!r}"
+            )
+
+    @property
+    def steps(self) -> tuple[Step, ...]:
+        return (self.step,)
+
+    def item_ids(self, case: Mapping[str, Any]) -> tuple[str, ...]:
+        """The item ids of ``case`` (the execution input), in list order; a list that is
+        missing, an item without its key, a bad or repeated id is ``InvalidInputError``."""
+        node: Any = case
+        for part in self.items.split("."):
+            node = node.get(part) if isinstance(node, Mapping) else None
+        if not isinstance(node, list):
+            raise InvalidInputError(f"{self.items}: must be a list", field=self.items)
+        ids: list[str] = []
+        for index, item in enumerate(node):
+            where = f"{self.items}[{index}]"
+            if self.item_key is None:
+                value: Any = index
+            elif isinstance(item, Mapping) and self.item_key in item:
+                value = item[self.item_key]
+            else:
+                raise InvalidInputError(f"{where}: needs {self.item_key}", field=where)
+            text = str(value) if isinstance(value, int) and not isinstance(value, bool) else value
+            if not isinstance(text, str) or not names.ITEM_ID.match(text):
+                raise InvalidInputError(
+                    f"{where}.{self.item_key}: must be 1-64 letters, digits, '.', '_' or '-' "
+                    "starting with a letter or digit",
+                    field=f"{where}.{self.item_key}",
+                )
+            if text in ids:
+                raise InvalidInputError(
+                    f"{where}.{self.item_key}: {text!r} appears twice (each item needs its "
+                    "own action key)",
+                    field=f"{where}.{self.item_key}",
+                )
+            ids.append(text)
+        return tuple(ids)
+
+
+#: What a saga is a sequence of.
+Element = Step | Parallel | ForEach
+
+
 @dataclass(frozen=True)
 class Saga:
     """An ordered saga; validated as a whole when constructed.
@@ -264,7 +408,8 @@ class Saga:
 
     #: The state machine's name on both backends (AWS name rules).
     name: str
-    steps: Sequence[Step]
+    #: In order; a ``Parallel`` or ``ForEach`` is one element (its steps run at once).
+    steps: Sequence[Element]
     #: The execution input's model: an ``ApprovedCase`` subclass (``stepsaga start``
     #: validates case files with it). ``None`` accepts any case with the identity fields.
     input_model: type[ApprovedCase] | None = None
@@ -284,8 +429,10 @@ class Saga:
         if not steps:
             raise SagaDefinitionError(f"{where}: needs at least one step")
         for step in steps:
-            if not isinstance(step, Step):
-                raise SagaDefinitionError(f"{where}: steps must be Step values, got {step!r}")
+            if not isinstance(step, Step | Parallel | ForEach):
+                raise SagaDefinitionError(
+                    f"{where}: steps must be Step, Parallel or ForEach values, got {step!r}"
+                )
         if self.input_model is not None and not (
             isinstance(self.input_model, type) and issubclass(self.input_model, ApprovedCase)
         ):
@@ -306,15 +453,37 @@ class Saga:
             self._check_paths(where, self.input_model)
             object.__setattr__(self, "steps", self._with_params_models(self.input_model))
 
+    @property
+    def all_steps(self) -> tuple[Step, ...]:
+        """Every step, those in parallel groups and per-item steps included, in order."""
+        out: list[Step] = []
+        for element in self.steps:
+            out += [element] if isinstance(element, Step) else list(element.steps)
+        return tuple(out)
+
+    def check_input(self, execution_input: Mapping[str, Any]) -> None:
+        """Refuse, before anything starts, an input whose per-item lists cannot key every
+        item (missing list or key, bad or repeated id: ``InvalidInputError``)."""
+        for element in self.steps:
+            if isinstance(element, ForEach):
+                element.item_ids(execution_input)
+
+    def per_item(self, step: str) -> ForEach | None:
+        """The ``ForEach`` that runs step ``step`` once per item, if any."""
+        for element in self.steps:
+            if isinstance(element, ForEach) and element.step.name == step:
+                return element
+        return None
+
     # --- the function registry ---------------------------------------------------------
 
     @property
     def functions(self) -> dict[str, str]:
         """Logical function name → handler reference (``module:attr``), in first-use order."""
         functions: dict[str, str] = {}
-        for step in self.steps:
+        for step in self.all_steps:
             functions[step.name] = step.handler_ref
-        for step in self.steps:
+        for step in self.all_steps:
             if step.compensation is not None:
                 functions[step.compensation.name] = step.compensation.handler_ref
         if self.uses_reconciler:
@@ -323,7 +492,7 @@ class Saga:
 
     @property
     def uses_reconciler(self) -> bool:
-        return any(step.has_effect for step in self.steps)
+        return any(step.has_effect for step in self.all_steps)
 
     def definition_substitutions(self, arn_for: Callable[[str], str]) -> dict[str, str]:
         """``DefinitionSubstitutions`` for the compiled ASL: ``<Function>FunctionArn`` →
@@ -331,7 +500,7 @@ class Saga:
         return {names.substitution_key(f): arn_for(f) for f in self.functions}
 
     def step(self, name: str) -> Step:
-        for step in self.steps:
+        for step in self.all_steps:
             if step.name == name:
                 return step
         raise KeyError(name)
@@ -340,7 +509,7 @@ class Saga:
 
     def _check_operations(self, where: str) -> None:
         owners: dict[str, str] = {}
-        for step in self.steps:
+        for step in self.all_steps:
             ops = [(step.op, step.name)]
             if step.compensation is not None:
                 ops.append((step.compensation.operation, step.compensation.name))
@@ -355,7 +524,9 @@ class Saga:
     def state_names(self) -> list[str]:
         """Every state the compiled machine may contain (unchecked for reachability)."""
         states = [names.PREPARE]
-        for step in self.steps:
+        for element in self.steps:
+            states += self._group_state_names(element)
+        for step in self.all_steps:
             states.append(step.name)
             if step.has_effect:
                 states += [
@@ -371,6 +542,29 @@ class Saga:
         states += [names.COMPLETED, names.COMPENSATED, names.COMPENSATION_FAILED]
         return states
 
+    @staticmethod
+    def _group_state_names(element: Element) -> list[str]:
+        if isinstance(element, Parallel):
+            states = [element.name, names.group_outcome(element.name)]
+            states.append(names.group_rejected(element.name))
+            for i in range(len(element.branches)):
+                states += [names.branch_done(element.name, i)]
+                states += [names.branch_rejected(element.name, i)]
+            states += [names.was_applied(s.name) for s in element.steps if s.has_effect]
+            return states
+        if isinstance(element, ForEach):
+            step = element.step.name
+            states = [element.name, names.group_outcome(element.name)]
+            states += [names.group_rejected(element.name)]
+            states += [names.item_done(step), names.item_rejected(step)]
+            if element.step.has_effect:
+                states += [names.was_applied(step), names.undo_items(step)]
+                states += [names.undo_outcome(step), names.item_undone(step)]
+            if element.step.compensation is not None:
+                states.append(names.item_not_undone(element.step.compensation.name))
+            return states
+        return []
+
     def _check_state_names(self, where: str) -> None:
         seen: set[str] = set()
         for state in self.state_names():
@@ -385,8 +579,8 @@ class Saga:
             seen.add(state)
 
     def _check_functions(self, where: str) -> None:
-        owners = [s.name for s in self.steps] + [
-            s.compensation.name for s in self.steps if s.compensation is not None
+        owners = [s.name for s in self.all_steps] + [
+            s.compensation.name for s in self.all_steps if s.compensation is not None
         ]
         if RECONCILER_FUNCTION in owners:
             raise SagaDefinitionError(
@@ -394,16 +588,30 @@ class Saga:
                 "rename the step or compensation"
             )
 
-    def _with_params_models(self, model: type[BaseModel]) -> tuple[Step, ...]:
+    def _with_params_models(self, model: type[BaseModel]) -> tuple[Element, ...]:
         """Steps whose ``params_model`` is left out get the input model's type at their
-        ``params`` path: a step's params are declared once, in the input model."""
-        steps = []
-        for step in self.steps:
-            target = _model_at(model, step.params) if step.params is not None else None
+        ``params`` path (a per-item step: its list's item type): a step's params are
+        declared once, in the input model."""
+
+        def typed(step: Step, target: type[BaseModel] | None) -> Step:
             if step.params_model is None and target is not None:
-                step = replace(step, params_model=target)
-            steps.append(step)
-        return tuple(steps)
+                return replace(step, params_model=target)
+            return step
+
+        def at_params(step: Step) -> Step:
+            return typed(step, _model_at(model, step.params) if step.params else None)
+
+        elements: list[Element] = []
+        for element in self.steps:
+            if isinstance(element, Step):
+                elements.append(at_params(element))
+            elif isinstance(element, Parallel):
+                branches = [[at_params(s) for s in b] for b in element.branches]
+                elements.append(replace(element, branches=branches))
+            else:
+                item = _item_model_at(model, element.items)
+                elements.append(replace(element, step=typed(element.step, item)))
+        return tuple(elements)
 
     def _check_paths(self, where: str, model: type[BaseModel]) -> None:
         for field, path in IDENTITY_PATHS.items():
@@ -413,7 +621,10 @@ class Saga:
                     f"{where}: the input model must provide {path!r} (the events' {field}): "
                     f"{problem}"
                 )
-        for step in self.steps:
+        for element in self.steps:
+            if isinstance(element, ForEach):
+                self._check_items(element, model)
+        for step in self.all_steps:
             if step.params is None:
                 continue
             problem = _resolve(model, step.params)
@@ -429,6 +640,29 @@ class Saga:
                     f"step {step.name!r}: params {step.params!r} is a {target.__name__} in the "
                     f"input model, not a {step.params_model.__name__}"
                 )
+
+    @staticmethod
+    def _check_items(element: ForEach, model: type[BaseModel]) -> None:
+        where = f"per-item step {element.name!r}: items {element.items!r}"
+        problem = _resolve(model, element.items)
+        if problem:
+            raise SagaDefinitionError(f"{where}: {problem}")
+        item = _item_model_at(model, element.items)
+        if item is None:
+            raise SagaDefinitionError(f"{where} must be a list of pydantic models")
+        if element.item_key is not None:
+            field = item.model_fields.get(element.item_key)
+            if field is None or not field.is_required():
+                raise SagaDefinitionError(
+                    f"{where}: {item.__name__} needs a required field {element.item_key!r} "
+                    "(the item key)"
+                )
+        step = element.step
+        if step.params_model is not None and step.params_model is not item:
+            raise SagaDefinitionError(
+                f"step {step.name!r}: its items are {item.__name__} in the input model, not "
+                f"{step.params_model.__name__}"
+            )
 
 
 def _field_type(model: type[BaseModel], name: str) -> Any:
@@ -456,4 +690,19 @@ def _model_at(model: type[BaseModel], path: str) -> type[BaseModel] | None:
         current = _field_type(current, part)
     if isinstance(current, type) and issubclass(current, BaseModel):
         return current
+    return None
+
+
+def _item_model_at(model: type[BaseModel], path: str) -> type[BaseModel] | None:
+    """The element model of the list (``list[X]``, ``tuple[X, ...]``) at ``path``."""
+    current: Any = model
+    for part in path.split("."):
+        if not (isinstance(current, type) and issubclass(current, BaseModel)):
+            return None
+        current = _field_type(current, part)
+    if get_origin(current) not in (list, tuple):
+        return None
+    args = [a for a in get_args(current) if a is not Ellipsis]
+    if len(args) == 1 and isinstance(args[0], type) and issubclass(args[0], BaseModel):
+        return args[0]
     return None

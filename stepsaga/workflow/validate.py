@@ -1,11 +1,14 @@
-"""The graph check every compiled definition passes (and any hand-written one can).
+"""The check every compiled definition passes (and any hand-written one can).
 
-It finds what would otherwise show up only when a state runs: a ``Next``/``Default``/
-``Catch`` target that does not exist, a state nothing reaches, a state from which no
-terminal state can be reached, ``States.ALL`` that is not alone and last, a retrier
-without ``MaxAttempts`` (or unbounded, uncapped, or naming an error the contract says is
-never retried), a resource or state type outside the engine's feature budget, an
-intrinsic function, a task-token wait without a token or a timeout.
+What the embedded engine implements is the engine's to say: the definition must load
+(``stepsaga.engine.load``, which refuses what ``stepsaga.engine.REFUSED`` lists and checks
+fields, paths, targets and reachability), so nothing here repeats that list. On top, the
+team's rules, in the top-level machine and in every ``Parallel`` branch and ``Map`` item
+processor: every state can reach a terminal state, ``States.ALL`` is alone and last, a
+retrier states ``MaxAttempts`` (bounded, capped, never naming an error the contract says
+is never retried), a task-token wait passes the token and has a timeout, and no
+intrinsic function is used (the compiler emits none; an engine-supported one would still
+be a function the reference interpreters disagree on).
 """
 
 from __future__ import annotations
@@ -14,28 +17,11 @@ from collections import deque
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from stepsaga.workflow.names import LAMBDA_INVOKE, LAMBDA_INVOKE_WAIT_FOR_TASK_TOKEN
+from stepsaga.engine.definition import LAMBDA_INVOKE_WAIT, load
+from stepsaga.engine.errors import InvalidDefinition
 from stepsaga.workflow.retry import MAX_ATTEMPTS, NEVER_RETRIED
 
-RESOURCES = (LAMBDA_INVOKE, LAMBDA_INVOKE_WAIT_FOR_TASK_TOKEN)
 TERMINAL_TYPES = ("Succeed", "Fail")
-_COMMON = {"Type", "Comment"}
-_IO = {"InputPath", "OutputPath"}
-_FLOW = {"Next", "End"}
-#: Fields the embedded engine implements, per state type.
-FIELDS: dict[str, set[str]] = {
-    "Task": _COMMON
-    | _IO
-    | _FLOW
-    | {"Resource", "Parameters", "ResultSelector", "ResultPath"}
-    | {"TimeoutSeconds", "HeartbeatSeconds", "Retry", "Catch"},
-    "Pass": _COMMON | _IO | _FLOW | {"Parameters", "Result", "ResultPath"},
-    "Choice": _COMMON | _IO | {"Choices", "Default"},
-    "Wait": _COMMON | _IO | _FLOW | {"Seconds", "SecondsPath", "Timestamp", "TimestampPath"},
-    "Succeed": _COMMON | _IO,
-    "Fail": _COMMON | {"Error", "Cause"},
-}
-TOP_LEVEL = {"Comment", "StartAt", "States", "TimeoutSeconds", "Version"}
 
 
 class DefinitionError(ValueError):
@@ -75,39 +61,41 @@ def is_terminal(state: Mapping[str, Any]) -> bool:
 def definition_problems(definition: Mapping[str, Any]) -> list[str]:
     if not isinstance(definition, Mapping):
         return ["definition: must be a JSON object"]
-    problems = [f"definition: unknown field {f!r}" for f in definition if f not in TOP_LEVEL]
-    states = definition.get("States")
-    if not isinstance(states, Mapping) or not states:
-        return [*problems, "definition: States must be a non-empty object"]
-    start = definition.get("StartAt")
-    if start not in states:
-        problems.append(f"definition: StartAt {start!r} is not a state")
+    try:
+        load(definition)
+    except InvalidDefinition as exc:
+        return [f"the embedded engine refuses it: {exc}"]
+    return _machine_problems(definition)
+
+
+def nested_machines(state: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """The machines a ``Parallel`` (its branches) or ``Map`` (its item processor) runs."""
+    if state.get("Type") == "Parallel":
+        return [b for b in state.get("Branches") or [] if isinstance(b, Mapping)]
+    if state.get("Type") == "Map":
+        processor = state.get("ItemProcessor") or state.get("Iterator")
+        return [processor] if isinstance(processor, Mapping) else []
+    return []
+
+
+def _machine_problems(machine: Mapping[str, Any]) -> list[str]:
+    states: Mapping[str, Any] = machine["States"]
+    problems: list[str] = []
     for name, state in states.items():
-        if not isinstance(state, Mapping):
-            problems.append(f"{name}: must be an object")
-            continue
-        problems += [f"{name}: {p}" for p in _state_problems(state, states)]
-    if isinstance(start, str) and start in states:
-        problems += _graph_problems(start, states)
+        problems += [f"{name}: {p}" for p in _state_problems(state)]
+        for nested in nested_machines(state):
+            problems += _machine_problems(nested)
+    problems += _graph_problems(str(machine["StartAt"]), states)
     return problems
 
 
-def _state_problems(state: Mapping[str, Any], states: Mapping[str, Any]) -> list[str]:
-    kind = state.get("Type")
-    if kind not in FIELDS:
-        return [f"Type {kind!r} is not supported (one of {', '.join(FIELDS)})"]
-    problems = [f"field {f!r} is not allowed in a {kind}" for f in state if f not in FIELDS[kind]]
-    for _, target in transitions(state):
-        if target not in states:
-            problems.append(f"transition to {target!r}, which is not a state")
-    if kind in ("Task", "Pass", "Wait"):
-        has_next, has_end = "Next" in state, state.get("End") is True
-        if has_next == has_end:
-            problems.append("needs exactly one of Next or End")
-    if kind == "Choice" and not state.get("Choices"):
-        problems.append("a Choice needs at least one rule in Choices")
-    if kind == "Task":
+def _state_problems(state: Mapping[str, Any]) -> list[str]:
+    problems: list[str] = []
+    if state.get("Type") == "Task":
         problems += _task_problems(state)
+    elif state.get("Type") in ("Parallel", "Map"):
+        problems += _error_list_problems("Retry", state.get("Retry"))
+        problems += _error_list_problems("Catch", state.get("Catch"))
     problems += _intrinsic_problems(state)
     return problems
 
@@ -115,9 +103,7 @@ def _state_problems(state: Mapping[str, Any], states: Mapping[str, Any]) -> list
 def _task_problems(state: Mapping[str, Any]) -> list[str]:
     problems: list[str] = []
     resource = state.get("Resource")
-    if resource not in RESOURCES:
-        problems.append(f"Resource {resource!r} is not supported (one of {', '.join(RESOURCES)})")
-    if resource == LAMBDA_INVOKE_WAIT_FOR_TASK_TOKEN:
+    if resource == LAMBDA_INVOKE_WAIT:
         if "$$.Task.Token" not in _values(state.get("Parameters")):
             problems.append("waits for a task token but does not pass $$.Task.Token")
         if "TimeoutSeconds" not in state:
@@ -184,7 +170,7 @@ def _intrinsic_problems(state: Mapping[str, Any]) -> list[str]:
             for item in value:
                 visit(item)
 
-    for field in ("Parameters", "ResultSelector"):
+    for field in ("Parameters", "ResultSelector", "ItemSelector"):
         visit(state.get(field))
     return problems
 

@@ -14,7 +14,10 @@ import pytest
 
 from reliability import ChaosConfig, ChaosReport, KillPoint, KillSite, run_chaos
 from reliability.harness import approval_time
-from reliability.plan import CasePlan, scenario
+from reliability.plan import MULTI_WAREHOUSE, CasePlan, scenario
+from reliability.workspace import Workspace
+from stepsaga.backends.local import LocalBackend
+from workflows.project import reference_project
 
 pytestmark = pytest.mark.slow
 
@@ -202,3 +205,70 @@ def test_swept_compensations_are_reconciled_automatically(tmp_path: Path) -> Non
     for index, name in enumerate(names):
         assert report.case_outcomes[index] == "compensated", name
     assert report.compensations_reconciled == {"applied": 1, "not_applied": 1}
+
+
+#: Crashes inside the multi-warehouse saga's per-item step (an inline ``Map``, two lines at
+#: a time) and inside its per-item undo: a redrive re-runs only the unfinished iterations.
+#: They strike line L3, which starts only once L1 or L2 has finished.
+MAP_CRASHES: dict[str, tuple[tuple[dict[str, object], ...], tuple[KillPoint, ...], str]] = {
+    "killed after line L3's reservation, before the ledger heard": (
+        (fault("reserve", "crash_after_effect", item="L3", times=1),),
+        (),
+        "completed",
+    ),
+    "killed after claiming line L3": (
+        (),
+        (KillPoint(KillSite.AFTER_CLAIM, "reserve_line#L3"),),
+        "completed",
+    ),
+    "killed after the ledger recorded line L3": (
+        (),
+        (KillPoint(KillSite.AFTER_RECORD, "reserve_line#L3"),),
+        "completed",
+    ),
+    "killed after line L3's release, before the ledger heard": (
+        (*SHIPMENT_REJECTED, fault("release", "crash_after_effect", item="L3", times=1)),
+        (),
+        "compensated",
+    ),
+}
+
+
+def _iterations(events: list[dict[str, object]], kind: str) -> list[tuple[str, int]]:
+    """(Map state, index) of every ``MapIteration<kind>`` event, in order."""
+    found = []
+    for event in events:
+        if event["type"] == f"MapIteration{kind}":
+            details = event[f"mapIteration{kind}EventDetails"]
+            assert isinstance(details, dict)
+            found.append((str(details["name"]), int(details["index"])))
+    return found
+
+
+def test_a_redrive_after_a_crash_inside_a_map_reruns_only_the_unfinished_items(
+    tmp_path: Path,
+) -> None:
+    names = sorted(MAP_CRASHES)
+    approved = approval_time()
+    plans = [
+        scenario(index, approved, *MAP_CRASHES[name][:2], saga=MULTI_WAREHOUSE)
+        for index, name in enumerate(names)
+    ]
+
+    report = run_chaos(ChaosConfig(cases=len(plans)), tmp_path, plans=plans)
+
+    assert_clean(report)  # 0 duplicate effects (one per action key), every invariant
+    with LocalBackend(Workspace(tmp_path).home, reference_project()) as backend:
+        for index, name in enumerate(names):
+            assert report.case_outcomes[index] == MAP_CRASHES[name][2], name
+            plan = plans[index]
+            events = backend.history(plan.case_id, tenant=plan.tenant_id)["events"]
+            redriven = [i for i, e in enumerate(events) if e["type"] == "ExecutionRedriven"]
+            assert redriven, f"{name}: never redriven"
+            before, after = events[: redriven[0]], events[redriven[0] :]
+            finished = set(_iterations(before, "Succeeded"))
+            rerun = set(_iterations(after, "Started"))
+            assert finished, f"{name}: no iteration had finished before the crash"
+            assert rerun, f"{name}: the redrive ran no iteration again"
+            assert not finished & rerun, f"{name}: finished iterations ran again"
+    assert report.kills_injected >= len(plans)

@@ -782,3 +782,53 @@ def test_oversized_numbers_are_refused(
     before = row_counts(home)
     result = cli(home, "start", str(path), "--json")
     _assert_refused_and_unchanged(home, before, result.code, result.out, result.err, None)
+
+
+# --- "-" (stdin) and the listing's flags ------------------------------------------------------
+
+
+@HOSTILE_SETTINGS
+@given(bad=bad_case_files())
+def test_a_bad_case_on_stdin_is_refused_as_the_same_file_is(
+    busy_home: tuple[StateHome, Path], bad: tuple[str, bytes, str | None]
+) -> None:
+    home, root = busy_home
+    kind, raw, says = bad
+    note(kind)
+    path = root / "bad-stdin.json"
+    path.write_bytes(raw)
+    before = row_counts(home)
+    from_file = cli(home, "start", str(path))
+    from_stdin = cli(home, "start", "-", stdin=raw)
+    _assert_refused_and_unchanged(
+        home, before, from_stdin.code, from_stdin.out, from_stdin.err, says
+    )
+    assert from_stdin.err == from_file.err.replace(str(path), "<stdin>")
+
+
+FLAG_TEXT = st.one_of(
+    st.text(max_size=60),
+    st.sampled_from(["", " ", "\n", "\x00", "6h", "1e9d", "9" * 400 + "w", "2026-02-30", "-1s"]),
+)
+
+
+@HOSTILE_SETTINGS
+@given(
+    flag=st.sampled_from(
+        ["--since", "--tenant", "--status", "--outcome", "--next-token", "--saga"]
+    ),
+    value=FLAG_TEXT,
+    limit=st.one_of(st.none(), st.integers(-(10**30), 10**30)),
+)
+def test_list_flags_are_answered_or_refused_in_one_line(
+    busy_home: tuple[StateHome, Path], flag: str, value: str, limit: int | None
+) -> None:
+    home, _ = busy_home
+    before = row_counts(home)
+    args = ["list", f"{flag}={value}", "--json"] + ([] if limit is None else [f"--limit={limit}"])
+    result = cli(home, *args)
+    if result.code == 0:
+        assert set(result.json()) == {"executions", "nextToken"}
+    else:
+        assert_one_line_refusal(result.code, result.out, result.err, None)
+    assert row_counts(home) == before

@@ -32,10 +32,13 @@ class Result:
         return json.loads(self.out)
 
 
-def cli(home: StateHome, *args: str, env: dict[str, str] | None = None) -> Result:
-    """``stepsaga --home HOME ARGS`` in-process, time scale 0 unless ``env`` says otherwise."""
+def cli(
+    home: StateHome, *args: str, env: dict[str, str] | None = None, stdin: bytes | None = None
+) -> Result:
+    """``stepsaga --home HOME ARGS`` in-process, time scale 0 unless ``env`` says otherwise;
+    ``stdin`` is what ``-`` reads."""
     environment = {"STEPSAGA_TIME_SCALE": "0", **(env or {})}
-    result = runner.invoke(app, ["--home", str(home.root), *args], env=environment)
+    result = runner.invoke(app, ["--home", str(home.root), *args], env=environment, input=stdin)
     if result.exception is not None and not isinstance(result.exception, SystemExit):
         raise result.exception
     return Result(result.exit_code, result.stdout, result.stderr)

@@ -192,8 +192,12 @@ def test_redrive_through_the_cli(aws: FakeAws, monkeypatch: pytest.MonkeyPatch) 
             {"tenant_id": "acme", "case_id": "CASE-1001", "approval": {"revision": 1}}
         ),
     }
+    # A name is looked up as a case id too (no other case may look the same): one listing.
+    listed = {"executions": [{**described, "status": "FAILED"}]}
+    listed["executions"][0].pop("input")
     with Stubber(sfn) as stub:
         stub.add_response("describe_execution", {**described, "status": "FAILED"})
+        stub.add_response("list_executions", listed)
         stub.add_response("redrive_execution", {"redriveDate": "2026-11-29T12:01:00Z"})
         stub.add_response(
             "describe_execution", {**described, "status": "RUNNING", "redriveCount": 1}
@@ -202,6 +206,7 @@ def test_redrive_through_the_cli(aws: FakeAws, monkeypatch: pytest.MonkeyPatch) 
         assert result.code == 0, result.err
         assert (result.json()["redriveCount"], result.json()["outcome"]) == (1, "running")
         stub.add_response("describe_execution", {**described, "status": "SUCCEEDED"})
+        stub.add_response("list_executions", listed)
         stub.add_response("get_execution_history", {"events": []})  # for the live display
         stub.add_client_error(
             "redrive_execution", "ExecutionNotRedrivable", "Execution is SUCCEEDED"

@@ -61,6 +61,21 @@ class Stubbed:
         }
         self.stub.add_response("describe_execution", response, {"executionArn": self.arn})
 
+    def located(self, status: str, **fields: Any) -> None:
+        """Finding ``NAME``: its ``DescribeExecution``, then one ``ListExecutions`` pass (a
+        name is looked up as a case id too: no other case may look the same)."""
+        self.describe(status, **fields)
+        listed = {"executionArn": self.arn, "name": NAME, "status": status}
+        self.stub.add_response(
+            "list_executions",
+            {
+                "executions": [
+                    {**listed, "stateMachineArn": self.aws.state_machine_arn, "startDate": STARTED}
+                ]
+            },
+            {"stateMachineArn": self.aws.state_machine_arn, "maxResults": 1000},
+        )
+
     def history(self, *types: str) -> None:
         events = [
             {"id": i, "previousEventId": i - 1, "timestamp": STARTED, "type": kind}
@@ -88,7 +103,7 @@ def stubbed() -> Iterator[Stubbed]:
 
 
 def test_redrive_sends_a_token_fixed_by_execution_and_redrive_count(stubbed: Stubbed) -> None:
-    stubbed.describe("FAILED", error="TransientError", redriveStatus="REDRIVABLE")
+    stubbed.located("FAILED", error="TransientError", redriveStatus="REDRIVABLE")
     token = redrive_token(stubbed.arn, 0)
     stubbed.stub.add_response(
         "redrive_execution",
@@ -104,7 +119,7 @@ def test_redrive_sends_a_token_fixed_by_execution_and_redrive_count(stubbed: Stu
 
 
 def test_a_non_redrivable_execution_is_refused_with_the_service_reason(stubbed: Stubbed) -> None:
-    stubbed.describe("SUCCEEDED", stopDate=STARTED, redriveStatus="NOT_REDRIVABLE")
+    stubbed.located("SUCCEEDED", stopDate=STARTED, redriveStatus="NOT_REDRIVABLE")
     stubbed.stub.add_client_error(
         "redrive_execution",
         service_error_code="ExecutionNotRedrivable",
@@ -121,7 +136,7 @@ def test_a_non_redrivable_execution_is_refused_with_the_service_reason(stubbed: 
 
 
 def test_redrive_reports_only_what_happens_after_it(stubbed: Stubbed) -> None:
-    stubbed.describe("FAILED", error="TransientError")
+    stubbed.located("FAILED", error="TransientError")
     stubbed.history("ExecutionStarted", "TaskStateEntered", "ExecutionFailed")
     stubbed.stub.add_response("redrive_execution", {"redriveDate": STARTED})
     stubbed.describe("RUNNING", redriveCount=1)

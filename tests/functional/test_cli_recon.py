@@ -131,7 +131,11 @@ def test_resolving_applied_continues_the_case(home: StateHome, tmp_path: Path) -
         "--json",
     )
     assert same.code == 0
-    assert same.json()["execution"] is None  # nothing changed, nothing resumed
+    # Idempotent: the same item (the first decision's by and note) and the case it let
+    # continue, as it stands; nothing written, nothing resumed again.
+    assert same.json()["item"] == data["item"]
+    assert same.json()["execution"]["status"] == "SUCCEEDED"
+    assert effects(home) == {"reserve": 1, "refund": 1, "create_shipment": 1}
     other = cli(
         home,
         "recon",

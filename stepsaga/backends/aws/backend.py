@@ -7,6 +7,8 @@ ledger for steps and reconciliation items.
 * ``status``: ``DescribeExecution`` + a ``GetItem`` per planned action + the tenant's
   OPEN items (the ``open-items-by-tenant`` index).
 * ``history``: every ``GetExecutionHistory`` page, oldest first.
+* ``list_executions``: ``ListExecutions`` pages, the other filters applied here
+  (``listing.py``).
 * ``redrive``: ``RedriveExecution`` with a client token derived from the execution and its
   ``redriveCount``, so a repeated call cannot redrive twice; AWS's refusal
   (``ExecutionNotRedrivable``) is passed on with its reason.
@@ -30,7 +32,8 @@ import hashlib
 import json
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from datetime import datetime
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
@@ -39,20 +42,25 @@ from stepsaga.backends.assemble import (
     execution_view,
     item_view,
     item_views,
+    listed_summary,
     planned_actions,
 )
 from stepsaga.backends.aws.clients import Clients, SessionClients
 from stepsaga.backends.aws.errors import aws_call
 from stepsaga.backends.aws.history import ProgressFeed, all_events, last_event_id
+from stepsaga.backends.aws.listing import list_page
 from stepsaga.backends.aws.locate import Described, describe, describe_or_none, locate
 from stepsaga.backends.aws.settings import (
     DEFAULT_POLL_SECONDS,
     DEFAULT_WAIT_SECONDS,
     AwsSettings,
 )
-from stepsaga.backends.naming import execution_name
+from stepsaga.backends.listing import ExecutionQuery, PageToken, first_since
+from stepsaga.backends.naming import case_of_name, execution_name, tenant_prefix
 from stepsaga.backends.progress import ProgressListener
 from stepsaga.backends.views import (
+    ExecutionPage,
+    ExecutionSummary,
     ExecutionView,
     ReconFilter,
     ReconItemView,
@@ -177,6 +185,7 @@ class AwsBackend:
         settings, sfn = self.settings, self._sfn()
         name = execution_name(case.tenant_id, case.case_id, case.approval.revision)
         wanted = case.execution_input()
+        self.saga.check_input(wanted)
         arn = settings.execution_arn(name)
         try:
             with aws_call("states:StartExecution"):
@@ -232,6 +241,75 @@ class AwsBackend:
                 execution_arn=arn,
             ) from exc
         return self._follow(describe(sfn, arn), on_event, seen=seen)
+
+    def list_executions(
+        self,
+        *,
+        saga: str | None = None,
+        tenant: str | None = None,
+        status: str | None = None,
+        outcome: str | None = None,
+        since: str | datetime | None = None,
+        limit: int | None = None,
+        next_token: str | None = None,
+    ) -> ExecutionPage:
+        """``ListExecutions`` of this stack's state machine (``listing.py``)."""
+        query = ExecutionQuery.build(
+            now=self.clock.now(),
+            saga=saga,
+            tenant=tenant,
+            status=status,
+            outcome=outcome,
+            since=since,
+            limit=limit,
+        )
+        token = PageToken.decode(next_token, backend="aws", query=query)
+        if query.saga is not None and query.saga != self.saga.name:
+            raise InvalidInputError(
+                f"--saga {query.saga}: this stack runs saga {self.saga.name}", field="saga"
+            )
+        sfn = self._sfn()
+        open_items: dict[str, list[ReconItem]] = {}
+
+        def summarize(listed: Mapping[str, Any]) -> ExecutionSummary | None:
+            name, wanted = str(listed["name"]), query.tenant
+            plain = case_of_name(name)
+            if wanted is not None and not name.startswith(tenant_prefix(wanted)):
+                return None
+            identity = CaseIdentity(*plain) if plain is not None else None
+            error = None
+            if identity is None or listed["status"] == "FAILED":
+                described = describe_or_none(sfn, listed["executionArn"])
+                if described is None:
+                    return None
+                try:
+                    identity = CaseIdentity.from_input(described["input"])
+                except InvalidInputError:
+                    return None
+                error = described.get("error")
+            if wanted is not None and identity.tenant_id != wanted:
+                return None
+            waiting: tuple[str, ...] = ()
+            if listed["status"] == "RUNNING":
+                if identity.tenant_id not in open_items:
+                    items = self.ledger.list_items(
+                        tenant=identity.tenant_id, status=ReconStatus.OPEN
+                    )
+                    open_items[identity.tenant_id] = items
+                prefix = identity.key("")
+                mine = [
+                    i for i in open_items[identity.tenant_id] if i.record_key.startswith(prefix)
+                ]
+                waiting = _waiting_for({"status": "RUNNING"}, mine)
+            return listed_summary(
+                {**listed, "error": error},
+                self.saga.name,
+                waiting_for=waiting,
+                identity=identity,
+            )
+
+        since_date = first_since(query, token)
+        return list_page(sfn, self.settings.state_machine_arn, query, token, since_date, summarize)
 
     def recon_list(
         self,

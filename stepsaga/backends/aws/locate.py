@@ -1,7 +1,9 @@
 """Which execution a ``ref`` means on AWS: an execution ARN, an execution name, or a case id.
 
 * An **ARN** must belong to the configured state machine (no redriving someone else's).
-* A **name** is tried as an execution of the state machine (one ``DescribeExecution``).
+* A **name** is tried as an execution of the state machine (one ``DescribeExecution``),
+  and as a case id too: a name that is also another execution's case id is refused,
+  listing both (``references.py``), never silently chosen.
 * A **case id**: one ``ListExecutions`` pass over the state machine (all statuses, 1000 a
   page), keeping the names that can belong to the case — plain names contain
   ``-<case>-r``; hashed names contain it too unless their readable part was cut (80
@@ -19,6 +21,7 @@ from stepsaga.backends.assemble import CaseIdentity
 from stepsaga.backends.aws.errors import aws_call
 from stepsaga.backends.aws.settings import AwsSettings
 from stepsaga.backends.naming import MAX_NAME
+from stepsaga.backends.references import Candidate, choose
 from stepsaga.engine.errors import ExecutionDoesNotExist
 from stepsaga.errors import InvalidInputError, NotFoundError
 
@@ -57,40 +60,35 @@ def locate(sfn: SFNClient, settings: AwsSettings, ref: str, tenant: str | None) 
             raise InvalidInputError(
                 f"{ref} is not an execution of {settings.state_machine_arn}", field="ref"
             )
-        direct: str | None = ref
-    else:
-        direct = settings.execution_arn(ref) if _NAME.match(ref) else None
-    described = describe_or_none(sfn, direct) if direct is not None else None
-    if described is not None:
-        owner = CaseIdentity.from_input(described["input"])
-        if tenant is None or owner.tenant_id == tenant:
-            return described
-    if ref.startswith("arn:"):
-        raise NotFoundError(f"no execution {ref}{_of(tenant)}", ref=ref)
-    return _by_case(sfn, settings, ref, tenant)
+        described = describe_or_none(sfn, ref)
+        identity = _identity(described)
+        if described is None or identity is None or tenant not in (None, identity.tenant_id):
+            raise NotFoundError(f"no execution {ref}{_of(tenant)}", ref=ref)
+        return described
+    seen: dict[str, Described] = {}
 
-
-def _by_case(sfn: SFNClient, settings: AwsSettings, case_id: str, tenant: str | None) -> Described:
-    found: list[tuple[CaseIdentity, Described]] = []
-    for arn in _candidates(sfn, settings, case_id):
+    def candidate(arn: str) -> Candidate | None:
         described = describe_or_none(sfn, arn)
-        if described is None:
-            continue
-        identity = CaseIdentity.from_input(described["input"])
-        if identity.case_id == case_id and tenant in (None, identity.tenant_id):
-            found.append((identity, described))
-    if not found:
-        raise NotFoundError(
-            f"no execution or case {case_id!r}{_of(tenant)} on {settings.state_machine_arn}",
-            ref=case_id,
-        )
-    tenants = sorted({identity.tenant_id for identity, _ in found})
-    if len(tenants) > 1:
-        raise InvalidInputError(
-            f"case {case_id} exists for tenants {', '.join(tenants)}: pass --tenant",
-            field="tenant",
-        )
-    return max(found, key=lambda pair: pair[0].revision)[1]
+        identity = _identity(described)
+        if described is None or identity is None:
+            return None
+        seen[arn] = described
+        return Candidate(arn, str(described["name"]), identity)
+
+    direct = candidate(settings.execution_arn(ref)) if _NAME.match(ref) else None
+    of_case = [c for arn in _candidates(sfn, settings, ref) if (c := candidate(arn)) is not None]
+    where = f"on {settings.state_machine_arn}"
+    chosen = choose(ref, tenant, named=[direct] if direct else [], of_case=of_case, where=where)
+    return seen[chosen.arn]
+
+
+def _identity(described: Described | None) -> CaseIdentity | None:
+    if described is None:
+        return None
+    try:
+        return CaseIdentity.from_input(described["input"])
+    except InvalidInputError:
+        return None  # not a stepsaga case
 
 
 def _candidates(sfn: SFNClient, settings: AwsSettings, case_id: str) -> list[str]:

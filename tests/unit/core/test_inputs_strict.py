@@ -7,14 +7,18 @@ A repeated key, a special file, ``NaN`` and numbers Python would not hold exactl
 from __future__ import annotations
 
 import contextlib
+import io
 import json
 import os
 import socket
+import tempfile
 import threading
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from services import load_faults
 from stepsaga.engine import MockConfig, MockConfigError
@@ -208,3 +212,40 @@ def test_a_file_below_a_file_is_no_such_file(tmp_path: Path) -> None:
     (tmp_path / "f").write_text("{}")
     with pytest.raises(InvalidInputError, match="no such file"):
         read(tmp_path / "f" / "case.json")
+
+
+# --- "-": stdin under the file rules ---------------------------------------------------------
+
+
+def _outcome(read_it: Callable[[], object], shown: str) -> tuple[str, object]:
+    try:
+        return "value", read_it()
+    except InvalidInputError as exc:
+        return "refused", exc.message.replace(shown, "NAME", 1)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    raw=st.one_of(
+        st.binary(max_size=300),
+        st.recursive(
+            st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=10),
+            lambda inner: (
+                st.lists(inner, max_size=3)
+                | st.dictionaries(st.text(max_size=5), inner, max_size=3)
+            ),
+            max_leaves=10,
+        ).map(lambda value: json.dumps(value).encode()),
+        st.sampled_from([b'{"a": 1, "a": 2}', b'{"x": [{"k": 1, "k": 1}]}', b"1e400", b"-"]),
+    )
+)
+def test_stdin_reads_exactly_as_a_file_does(raw: bytes) -> None:
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "in.json"
+        path.write_bytes(raw)
+        from_file = _outcome(lambda: read_json_file(path, what="x", max_bytes=200), str(path))
+    from_stdin = _outcome(
+        lambda: read_json_file(Path("-"), what="x", max_bytes=200, stdin=io.BytesIO(raw)),
+        "<stdin>",
+    )
+    assert from_stdin == from_file

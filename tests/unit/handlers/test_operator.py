@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 import pytest
@@ -13,7 +14,7 @@ from stepsaga.errors import (
     OutcomeUnknownError,
     TransientError,
 )
-from stepsaga.ledger import ReconOutcome, ReconStatus, Status
+from stepsaga.ledger import ReconOutcome, ReconStatus, Status, open_ledger
 from stepsaga.reconciliation import parse_outcome, resolve, resume_waiting
 from stepsaga.workflow.events import OperatorDecision
 from tests.unit.handlers.conftest import WorldFactory
@@ -179,3 +180,37 @@ def test_bad_input(make: WorldFactory) -> None:
     with pytest.raises(IllegalTransitionError):
         resume_waiting(world.ledger, item_id, Sent())  # not resolved yet
     assert parse_outcome("Not-Applied") is ReconOutcome.NOT_APPLIED
+
+
+def test_identical_resolutions_racing_in_threads_resume_the_case_once(
+    make: WorldFactory,
+) -> None:
+    """Each thread its own ledger connection, released together: one writes and resumes,
+    the other gets the same item with ``changed`` false and sends nothing."""
+    world, item_id = waiting_shipment(make)
+    sent = Sent()
+    start = threading.Barrier(2)
+    results: list[Any] = []
+    errors: list[BaseException] = []
+
+    def run() -> None:
+        with open_ledger(world.home.ledger_url, clock=world.clock) as ledger:
+            start.wait()
+            try:
+                results.append(
+                    resolve(
+                        ledger, item_id, "applied", "ops@acme.example", "n", send_task_success=sent
+                    )
+                )
+            except BaseException as exc:
+                errors.append(exc)
+
+    threads = [threading.Thread(target=run) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert errors == []
+    assert sorted(r.changed for r in results) == [False, True]
+    assert results[0].item.outcome is results[1].item.outcome is ReconOutcome.APPLIED
+    assert len(sent.calls) == 1

@@ -204,3 +204,50 @@ def test_a_failure_listing_names_the_failed_state_its_error_and_cause() -> None:
     listing = History.of(REJECTED).describe()
     assert listing.splitlines()[-1] == "     failed in Compensated: Saga.Compensated: rejected"
     assert "failed" not in History.of(events(*task("Wait"), ("ExecutionSucceeded", {}))).describe()
+
+
+def test_interleaved_map_iterations_are_read_one_thread_at_a_time() -> None:
+    """Two iterations run at once: a retry and a catch in one never count in the other."""
+
+    def ev(i: int, prev: int, kind: str, **details: Any) -> dict[str, Any]:
+        event: dict[str, Any] = {"id": i, "previousEventId": prev, "type": kind}
+        if kind.endswith(("StateEntered", "StateExited")):
+            key = "stateEnteredEventDetails" if "Entered" in kind else "stateExitedEventDetails"
+            event[key] = details
+        elif details:
+            event[kind[0].lower() + kind[1:] + "EventDetails"] = details
+        return event
+
+    history = [
+        ev(1, 0, "ExecutionStarted"),
+        ev(2, 1, "MapStateEntered", name="Items"),
+        ev(3, 2, "MapStateStarted"),
+        ev(4, 3, "MapIterationStarted", name="Items", index=0),
+        ev(5, 4, "TaskStateEntered", name="Do"),
+        ev(6, 5, "TaskScheduled"),
+        ev(7, 3, "MapIterationStarted", name="Items", index=1),
+        ev(8, 7, "TaskStateEntered", name="Do"),
+        ev(9, 8, "TaskScheduled"),
+        ev(10, 9, "TaskFailed", error="OutcomeUnknownError", cause="?"),
+        ev(11, 10, "TaskStateExited", name="Do"),
+        ev(12, 11, "TaskStateEntered", name="ReconcileDo"),
+        ev(13, 6, "TaskFailed", error="TransientError", cause="429"),
+        ev(14, 13, "TaskScheduled"),
+        ev(15, 12, "TaskScheduled"),
+        ev(16, 15, "TaskSucceeded"),
+        ev(17, 16, "TaskStateExited", name="ReconcileDo"),
+        ev(18, 14, "TaskSucceeded"),
+        ev(19, 18, "TaskStateExited", name="Do"),
+        ev(20, 19, "MapIterationSucceeded", name="Items", index=0),
+        ev(21, 17, "MapIterationSucceeded", name="Items", index=1),
+        ev(22, 21, "MapStateSucceeded"),
+        ev(23, 22, "MapStateExited", name="Items"),
+        ev(24, 23, "SucceedStateEntered", name="Done"),
+        ev(25, 24, "ExecutionSucceeded", output="{}"),
+    ]
+    h = History.of(history)
+
+    assert h.path == ("Items", "Do", "Do", "ReconcileDo", "Done")
+    assert h.retries("Do") == 1
+    assert h.retries("ReconcileDo") == 0
+    assert h.caught() == (Caught("Do", "OutcomeUnknownError", "?", "ReconcileDo"),)

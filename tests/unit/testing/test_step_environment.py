@@ -17,8 +17,10 @@ from stepsaga import (
     Compensate,
     EffectClass,
     Escalate,
+    ForEach,
     Outcome,
     OutcomeUnknownError,
+    Parallel,
     Saga,
     Step,
     StepHandler,
@@ -173,3 +175,70 @@ def test_misuse_is_named(env: StepEnvironment) -> None:
             env.compensate("ProvisionSeat", CASE)
         with pytest.raises(ValueError, match="has no compensation"):
             env.compensate("Notify", CASE)
+
+
+class Team(BaseModel):
+    member: str
+    seats: int
+
+
+class Teams(ApprovedCase):
+    seats: Seats
+    teams: list[Team]
+
+
+grouped = Saga(
+    "team-upgrade",
+    input_model=Teams,
+    steps=[
+        Parallel(
+            "Both",
+            [
+                [saga.step("ProvisionSeat")],
+                [
+                    Step(
+                        "Notify",
+                        operation="notify",
+                        effect=EffectClass.BLIND_WRITE,
+                        on_later_failure=Escalate("notified"),
+                    )
+                ],
+            ],
+        ),
+        ForEach(
+            "EachTeam",
+            items="teams",
+            item_key="member",
+            step=Step(
+                "ProvisionTeam",
+                operation="provision_team",
+                effect=EffectClass.KEYED_WRITE,
+                on_later_failure=Compensate("DeprovisionTeam", operation="deprovision_team"),
+            ),
+        ),
+    ],
+)
+TEAMS = Teams.model_validate(
+    {**CASE.model_dump(mode="json"), "teams": [{"member": "ann", "seats": 2}]}
+)
+
+
+def test_group_members_and_items_run_alone_too(tmp_path: Path) -> None:
+    handlers = {**HANDLERS, "provision_team": Provision(), "deprovision_team": Deprovision()}
+    clock = ManualClock(datetime(2026, 11, 29, 12, 0, tzinfo=UTC))
+    with StepEnvironment(
+        grouped, FakeSeats(), home=tmp_path, clock=clock, step_handlers=handlers
+    ) as env:
+        member = env.run("ProvisionSeat", TEAMS)
+        env.compensate("ProvisionSeat", TEAMS)
+        team = TEAMS.teams[0].model_dump()
+        item = env.run("ProvisionTeam", TEAMS, item=team)
+        undone = env.compensate("ProvisionTeam", TEAMS, item=team)
+        with pytest.raises(ValueError, match="runs once per item of teams: pass item="):
+            env.run("ProvisionTeam", TEAMS)
+        with pytest.raises(ValueError, match="not a per-item step"):
+            env.run("ProvisionSeat", TEAMS, item=team)
+    assert member.action_key == "initech:UP-7:r1:provision_seat"
+    assert item.action_key == "initech:UP-7:r1:provision_team#ann"
+    assert undone.action_key == "initech:UP-7:r1:provision_team#ann:compensate:deprovision_team"
+    assert env.deps.clients.removed == [member.action_key, item.action_key]

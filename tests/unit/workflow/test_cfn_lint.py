@@ -48,3 +48,11 @@ def test_the_check_is_live(saga: Saga, definition: dict[str, Any]) -> None:
     broken = copy.deepcopy(definition)
     broken["States"]["ReserveStock"]["Unexpected"] = True
     assert "E3601" in {m.rule.id for m in lint(saga, broken)}
+
+
+def test_parallel_groups_and_per_item_steps_pass_cfn_lint() -> None:
+    from stepsaga.workflow import compile
+    from workflows.multi_warehouse import saga as multi_warehouse
+
+    matches = lint(multi_warehouse, compile(multi_warehouse))
+    assert [f"{m.rule.id} {m.message}" for m in matches] == []

@@ -102,3 +102,25 @@ def test_any_definition_can_be_drawn_even_with_awkward_names() -> None:
     assert "#quot;" in mermaid
     dot = draw(definition, GraphFormat.dot)
     assert '"say \\"hi\\""' in dot
+
+
+def test_branches_and_items_are_drawn_inside_their_state() -> None:
+    from stepsaga.workflow import compile
+    from workflows.multi_warehouse import saga
+
+    graph = build_graph(compile(saga))
+    group = {node.name: node.group for node in graph.nodes}
+    assert group["ReserveLine"] == "ReserveLines"
+    assert group["CreateShipment"] == "RefundAndShip"
+    assert group["ReleaseLine"] == "UndoReserveLineItems"
+    assert group["ReserveLines"] is None
+    labels = {(e.source, e.target): e.label for e in graph.edges}
+    assert labels["ReserveLines", "ReserveLine"] == "each item"
+    assert labels["RefundAndShip", "RefundPayment"] == "branch 1"
+    assert labels["RefundAndShip", "CreateShipment"] == "branch 2"
+
+    mermaid = to_mermaid(graph)
+    assert mermaid.count("subgraph ") == mermaid.count("\n    end\n") == 3
+    dot = to_dot(graph)
+    assert dot.count("subgraph ") == 3
+    assert dot.count("{") == dot.count("}")

@@ -142,7 +142,7 @@ def test_step_validation_messages(build: Any, message: str) -> None:
     [
         (lambda: Saga("replacement order", [write()]), "name must be 1-80 letters"),
         (lambda: Saga("s", []), "needs at least one step"),
-        (lambda: Saga("s", ["ReserveStock"]), "steps must be Step values"),  # type: ignore[list-item]
+        (lambda: Saga("s", ["ReserveStock"]), "steps must be Step, Parallel or ForEach values"),  # type: ignore[list-item]
         (lambda: Saga("s", [write(), write()]), "operation 'reserve_stock' is used by"),
         (
             lambda: Saga(

@@ -1,4 +1,5 @@
-"""The graph check finds each kind of broken definition (and passes the compiled ones)."""
+"""The check finds each kind of broken definition (and passes the compiled ones): what the
+engine refuses comes from the engine itself, the team's rules from the check."""
 
 from __future__ import annotations
 
@@ -34,30 +35,37 @@ def _set(path: list[str], value: Any) -> Mutation:
 
 
 _DELETE = object()
+#: How a problem the engine's loader found is reported.
+ENGINE = "the embedded engine refuses it: "
 RS = ["States", "ReserveStock"]
 
 
 @pytest.mark.parametrize(
     ("mutate", "problem"),
     [
-        (_set(["StartAt"], "Nowhere"), "definition: StartAt 'Nowhere' is not a state"),
-        (_set(["QueryLanguage"], "JSONata"), "definition: unknown field 'QueryLanguage'"),
-        (_set(["States"], {}), "definition: States must be a non-empty object"),
+        (
+            _set(["StartAt"], "Nowhere"),
+            ENGINE + "definition, field 'StartAt': StartAt names 'Nowhere'",
+        ),
+        (
+            _set(["States"], {}),
+            ENGINE + "definition, field 'States': States must be a non-empty object",
+        ),
         (
             _set([*RS, "Next"], "Nowhere"),
-            "ReserveStock: transition to 'Nowhere', which is not a state",
+            ENGINE + "state 'ReserveStock', field 'Next': 'Nowhere' is not a state",
         ),
         (
             _set(["States", "ReserveStockDecision", "Default"], "Gone"),
-            "ReserveStockDecision: transition to 'Gone', which is not a state",
+            ENGINE + "state 'ReserveStockDecision', field 'Default': 'Gone' is not a state",
         ),
         (
             _set([*RS, "Catch", "0", "Next"], "Gone"),
-            "ReserveStock: transition to 'Gone', which is not a state",
+            ENGINE + "state 'ReserveStock', field 'Catch[0].Next': 'Gone' is not a state",
         ),
         (
             _set(["States", "Orphan"], {"Type": "Succeed"}),
-            "Orphan: unreachable from Prepare",
+            ENGINE + "state 'Orphan': not reachable from StartAt 'Prepare'",
         ),
         (
             _set(["States", "Completed"], {"Type": "Pass", "Next": "Completed"}),
@@ -65,11 +73,13 @@ RS = ["States", "ReserveStock"]
         ),
         (
             _set([*RS, "Catch", "0", "ErrorEquals"], ["States.ALL", "BusinessRejectedError"]),
-            "ReserveStock: Catch[0]: States.ALL must be alone in ErrorEquals",
+            ENGINE + "state 'ReserveStock', field 'Catch[0].ErrorEquals': States.ALL must appear "
+            "alone",
         ),
         (
             _set([*RS, "Catch", "0", "ErrorEquals"], ["States.ALL"]),
-            "ReserveStock: Catch[0]: States.ALL must be in the last Catch entry",
+            ENGINE + "state 'ReserveStock', field 'Catch[0].ErrorEquals': States.ALL must appear "
+            "alone and in the last entry",
         ),
         (
             _set([*RS, "Retry", "0", "MaxAttempts"], _DELETE),
@@ -89,18 +99,17 @@ RS = ["States", "ReserveStock"]
         ),
         (
             _set([*RS, "Retry", "1", "ErrorEquals"], []),
-            "ReserveStock: Retry[1] needs a non-empty ErrorEquals",
+            ENGINE + "state 'ReserveStock', field 'Retry[1].ErrorEquals'",
         ),
         (
             _set([*RS, "Resource"], "arn:aws:states:::dynamodb:putItem"),
-            "ReserveStock: Resource 'arn:aws:states:::dynamodb:putItem' is not supported",
+            ENGINE + "state 'ReserveStock', field 'Resource': Resource "
+            "'arn:aws:states:::dynamodb:putItem' is not supported",
         ),
-        (_set([*RS, "Type"], "Map"), "ReserveStock: Type 'Map' is not supported"),
         (
-            _set([*RS, "Arguments"], {}),
-            "ReserveStock: field 'Arguments' is not allowed in a Task",
+            _set([*RS, "End"], True),
+            ENGINE + "state 'ReserveStock', field 'Next': a state has either Next or End",
         ),
-        (_set([*RS, "End"], True), "ReserveStock: needs exactly one of Next or End"),
         (
             _set([*RS, "Parameters", "Payload", "kind.$"], "States.Format('{}', $.x)"),
             "ReserveStock: uses intrinsic function States.Format in 'kind.$'",
@@ -118,7 +127,7 @@ RS = ["States", "ReserveStock"]
         ),
         (
             _set(["States", "ReserveStockDecision", "Choices"], []),
-            "ReserveStockDecision: a Choice needs at least one rule in Choices",
+            ENGINE + "state 'ReserveStockDecision', field 'Choices': Choices must be a non-empty",
         ),
     ],
 )
@@ -134,3 +143,21 @@ def test_each_problem_is_found(definition: dict[str, Any], mutate: Mutation, pro
 
 def test_not_an_object() -> None:
     assert definition_problems([]) == ["definition: must be a JSON object"]  # type: ignore[arg-type]
+
+
+def test_the_rules_hold_inside_branches_and_item_processors() -> None:
+    from stepsaga.workflow import compile
+    from workflows.multi_warehouse import saga
+
+    broken = compile(saga)
+    processor = broken["States"]["ReserveLines"]["ItemProcessor"]["States"]
+    del processor["ReserveLine"]["Retry"][1]["MaxDelaySeconds"]
+    branch = broken["States"]["RefundAndShip"]["Branches"][1]["States"]
+    del branch["AwaitDecisionCreateShipment"]["TimeoutSeconds"]
+
+    problems = definition_problems(broken)
+
+    assert "ReserveLine: Retry[1] retries 2 times without MaxDelaySeconds" in problems
+    assert any(
+        p.startswith("AwaitDecisionCreateShipment: waits for a task token") for p in problems
+    )
