@@ -78,6 +78,11 @@ def pytest_configure(config: pytest.Config) -> None:
     )
     config.addinivalue_line(
         "markers",
+        "deviates(**reasons): where a backend (moto, localstack, stepfunctions-local) "
+        "deviates from AWS's documentation: a strict xfail there, with the reason",
+    )
+    config.addinivalue_line(
+        "markers",
         "localstack: runs on LocalStack (skipped with the reason when it will not start; "
         "failed under CI=true)",
     )
@@ -286,6 +291,15 @@ def stepfunctions_backend(stepfunctions_client: SFNClient) -> StepFunctionsBacke
     return StepFunctionsBackend(stepfunctions_client)
 
 
+def expect_deviation(request: pytest.FixtureRequest, backend: str) -> None:
+    """A strict xfail (``AssertionError``) for ``backend`` where the test's ``deviates``
+    marker gives it a reason: the backend deviates from AWS's documentation there."""
+    marker = request.node.get_closest_marker("deviates")
+    reason = marker.kwargs.get(backend) if marker is not None else None
+    if reason:
+        request.applymarker(pytest.mark.xfail(strict=True, raises=AssertionError, reason=reason))
+
+
 #: ``saga_backend``'s parameters: id → the fixture that provides it.
 SAGA_BACKENDS = {
     "engine": "engine_backend",
@@ -305,7 +319,9 @@ SAGA_BACKENDS = {
 )
 def saga_backend(request: pytest.FixtureRequest) -> Backend:
     """Each test using it runs on the embedded engine, moto, LocalStack and Step Functions
-    Local (``request.param`` names the one)."""
+    Local (``request.param`` names the one). ``@pytest.mark.deviates(localstack="…")`` on
+    the test or on one of its parameters makes that backend's run a strict xfail."""
+    expect_deviation(request, request.param)
     backend: Backend = request.getfixturevalue(SAGA_BACKENDS[request.param])
     return backend
 

@@ -1,9 +1,10 @@
 """The reference interpreters the engine is compared with: moto (one backend per module:
 ``mock_aws`` and its IAM/Lambda setup once) and LocalStack (the session's server).
 
-``reference`` runs a test on each. ``@deviates(moto=reason, localstack=reason)`` marks where
-one deviates from AWS's documentation: that run is a strict xfail with the documented
-behaviour as its reason; the other runs as usual.
+``reference`` runs a test on each. ``@deviates(moto=reason, localstack=reason)`` (the
+plugin's ``deviates`` marker, checked for names) marks where one deviates from AWS's
+documentation: that run is a strict xfail with the documented behaviour as its reason; the
+other runs as usual.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import Any, TypeVar
 import pytest
 
 from stepsaga.testing.localstack import LocalStack
+from stepsaga.testing.pytest_plugin import expect_deviation
 from tests.conformance.engine.harness import LocalStackReference, Moto, Reference, moto_backend
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -40,10 +42,7 @@ def moto() -> Iterator[Moto]:
     ]
 )
 def reference(request: pytest.FixtureRequest) -> Reference:
-    marker = request.node.get_closest_marker("deviates")
-    reason = marker.kwargs.get(request.param) if marker else None
-    if reason:
-        request.applymarker(pytest.mark.xfail(strict=True, raises=AssertionError, reason=reason))
+    expect_deviation(request, request.param)
     if request.param == "moto":
         found: Moto = request.getfixturevalue("moto")
         return found

@@ -28,6 +28,7 @@ from tests.conformance.engine.harness import (
     compiled,
     run_engine,
 )
+from tests.deviations import LOCALSTACK_SINGLE_MATCH
 from workflows.replacement_order import saga
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
@@ -364,3 +365,20 @@ def test_choice_on_a_missing_variable(reference: Reference, tmp_path: Path) -> N
 )
 def test_raw_integration_result(reference: Reference, tmp_path: Path) -> None:
     both(reference, tmp_path, flow(ResultPath="$.raw"), ECHO, INPUT)
+
+
+@deviates(localstack=LOCALSTACK_SINGLE_MATCH)
+def test_a_wildcard_with_one_match_yields_an_array(reference: Reference, tmp_path: Path) -> None:
+    definition = {
+        "StartAt": "Pick",
+        "States": {
+            "Pick": {
+                "Type": "Pass",
+                "Parameters": {"failures.$": "$.branches[*].failure", "all.$": "$.branches[*].n"},
+                "End": True,
+            }
+        },
+    }
+    payload = {"branches": [{"n": 1}, {"n": 2, "failure": {"Error": "Rejected"}}]}
+    trace = both(reference, tmp_path, definition, {}, payload)
+    assert trace.output == {"failures": [{"Error": "Rejected"}], "all": [1, 2]}
