@@ -72,7 +72,16 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
 
 
+#: The ini option ``stepsaga_localstack``'s values.
+LOCALSTACK_MODES = ("optional", "required-on-ci")
+
+
 def pytest_configure(config: pytest.Config) -> None:
+    mode = config.getini("stepsaga_localstack")
+    if mode not in LOCALSTACK_MODES:
+        raise pytest.UsageError(
+            f"ini option stepsaga_localstack: {mode!r} is not one of {', '.join(LOCALSTACK_MODES)}"
+        )
     config.addinivalue_line(
         "markers", "docker: needs a Docker daemon (skipped, with the reason, when none answers)"
     )

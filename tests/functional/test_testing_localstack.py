@@ -108,6 +108,15 @@ def test_a_project_that_does_not_require_it_skips_under_ci_too(tmp_path: Path) -
     assert "1 skipped" in result.stdout
 
 
+def test_a_misspelt_mode_is_a_usage_error_naming_the_option(tmp_path: Path) -> None:
+    result = run_project(tmp_path, ci=False, ini="stepsaga_localstack = required")
+    assert result.returncode == 4, result.stdout + result.stderr
+    assert (
+        "ini option stepsaga_localstack: 'required' is not one of optional, required-on-ci"
+        in result.stderr
+    )
+
+
 def _cases(outcome: Return | Throw) -> MockConfigBuilder:
     return MockConfigBuilder().test_case("one-task", "Case", {"Work": (outcome,)})
 
