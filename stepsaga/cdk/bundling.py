@@ -69,7 +69,9 @@ PLATFORM: Final = "manylinux2014_aarch64"
 
 #: Parts of stepsaga that never run in Lambda (their dependencies, typer/rich/testcontainers/
 #: moto/aws-cdk-lib, are not installed there), relative to the package folder.
-FRAMEWORK_EXCLUDED: Final = ("cli", "testing", "scaffold", "cdk", "__main__.py")
+#: Parts of stepsaga no saga Lambda runs (the MCP adapter serves agents, over stdio or HTTP,
+#: and needs the ``mcp`` extra, which the asset does not carry).
+FRAMEWORK_EXCLUDED: Final = ("cli", "testing", "scaffold", "cdk", "__main__.py", "agents/mcp.py")
 _IGNORED: Final = frozenset({"__pycache__", ".mypy_cache", ".pytest_cache"})
 
 #: Runtime dependencies of stepsaga that the asset leaves out, and why.

@@ -1,4 +1,4 @@
-"""The embedded Step Functions engine: ASL (JSONPath) on SQLite with AWS semantics.
+"""The embedded Step Functions engine: ASL (JSONPath or JSONata) on SQLite with AWS semantics.
 
 Public API: :class:`LocalEngine` (boto3-flavoured), :class:`MockConfig` (Step Functions Local
 mock files), the progress notices for ``on_event``, the error classes, and :data:`REFUSED` /

@@ -13,10 +13,13 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
-from stepsaga.engine.errors import runtime_error
+from stepsaga.engine import jsonata_eval
+from stepsaga.engine.errors import StatesError, describe, runtime_error
 from stepsaga.engine.paths import Path, PathNotFoundError, PathSyntaxError, parse
+from stepsaga.engine.payload import Env, document
 
-Predicate = Callable[[Any, Any], bool]
+#: ``env -> matched``: ``env.input`` is the effective input (JSONPath) or raw input (JSONata).
+Predicate = Callable[[Env], bool]
 
 
 class ChoiceRuleError(ValueError):
@@ -48,7 +51,7 @@ def compile_rule(rule: Any, field: str, *, top_level: bool) -> Predicate:
     """Compile one rule; top-level rules carry ``Next`` (checked by the loader)."""
     if not isinstance(rule, dict):
         raise ChoiceRuleError(field, "a choice rule must be an object")
-    allowed = {"Comment"} | ({"Next"} if top_level else set())
+    allowed = {"Comment"} | ({"Next", "Assign"} if top_level else set())
     keys = set(rule) - allowed
     boolean = keys & {"And", "Or", "Not"}
     if boolean:
@@ -79,13 +82,13 @@ def compile_rule(rule: Any, field: str, *, top_level: bool) -> Predicate:
 def _compile_boolean(name: str, value: Any, field: str) -> Predicate:
     if name == "Not":
         inner = compile_rule(value, field, top_level=False)
-        return lambda data, context: not inner(data, context)
+        return lambda env: not inner(env)
     if not isinstance(value, list) or not value:
         raise ChoiceRuleError(field, f"{name} needs a non-empty array of rules")
     rules = [compile_rule(r, f"{field}[{i}]", top_level=False) for i, r in enumerate(value)]
     if name == "And":
-        return lambda data, context: all(r(data, context) for r in rules)
-    return lambda data, context: any(r(data, context) for r in rules)
+        return lambda env: all(r(env) for r in rules)
+    return lambda env: any(r(env) for r in rules)
 
 
 def _compile_comparison(variable: Path, op: str, expected: Any, field: str) -> Predicate:
@@ -100,15 +103,15 @@ def _compile_comparison(variable: Path, op: str, expected: Any, field: str) -> P
             raise ChoiceRuleError(field, str(exc)) from None
         test = _value_test(op[: -len("Path")], field)
 
-        def compare_path(data: Any, context: Any) -> bool:
-            return test(_read(variable, data, context), _read(other, data, context))
+        def compare_path(env: Env) -> bool:
+            return test(_read(variable, env), _read(other, env))
 
         return compare_path
     _check_literal(op, expected, field)
     test = _value_test(op, field)
     if op.startswith("Timestamp"):
         expected = _timestamp(expected)
-    return lambda data, context: test(_read(variable, data, context), expected)
+    return lambda env: test(_read(variable, env), expected)
 
 
 def _check_literal(op: str, expected: Any, field: str) -> None:
@@ -180,11 +183,14 @@ def _wildcard(pattern: str) -> re.Pattern[str]:
 
 
 def _type_test(variable: Path, op: str, expected: bool) -> Predicate:
-    def test(data: Any, context: Any) -> bool:
-        document = context if variable.context else data
+    def test(env: Env) -> bool:
         if op == "IsPresent":
-            return variable.exists(document) is expected
-        value = _read(variable, data, context)
+            try:
+                source = document(variable, env.input, env.context, env.variables)
+            except StatesError:  # an undefined variable is not present
+                return not expected
+            return variable.exists(source) is expected
+        value = _read(variable, env)
         if op == "IsNull":
             result = value is None
         elif op == "IsNumeric":
@@ -200,9 +206,9 @@ def _type_test(variable: Path, op: str, expected: bool) -> Predicate:
     return test
 
 
-def _read(path: Path, data: Any, context: Any) -> Any:
+def _read(path: Path, env: Env) -> Any:
     try:
-        return path.get(context if path.context else data)
+        return path.get(document(path, env.input, env.context, env.variables))
     except PathNotFoundError:
         raise runtime_error(
             f"Invalid path '{path.text}': The choice state's condition path references an "
@@ -229,3 +235,21 @@ def _timestamp(value: Any) -> datetime | None:
 
 def parse_timestamp(value: Any) -> datetime | None:
     return _timestamp(value)
+
+
+def compile_condition(text: Any, field: str) -> Predicate:
+    """A JSONata ``Condition``: an expression that must evaluate to true or false."""
+    if not jsonata_eval.is_expression(text):
+        raise ChoiceRuleError(field, "a Condition is a JSONata expression '{% … %}'")
+    try:
+        expression = jsonata_eval.compile_expression(text, field)
+    except jsonata_eval.JsonataSyntaxError as exc:
+        raise ChoiceRuleError(field, str(exc)) from None
+
+    def test(env: Env) -> bool:
+        value = expression.evaluate(env)
+        if not isinstance(value, bool):
+            raise expression.error(f"returned {describe(value)}, not a boolean")
+        return value
+
+    return test

@@ -23,12 +23,24 @@ from enum import StrEnum
 from types import MappingProxyType
 from typing import Any
 
-from stepsaga.engine import intrinsics
-from stepsaga.engine.choice import ChoiceRuleError, Predicate, compile_rule, parse_timestamp
+from stepsaga.engine import intrinsics, jsonata_eval
+from stepsaga.engine.choice import (
+    ChoiceRuleError,
+    Predicate,
+    compile_condition,
+    compile_rule,
+    parse_timestamp,
+)
 from stepsaga.engine.errors import STATES_ALL, InvalidDefinition
+from stepsaga.engine.jsonata_eval import Expression
+from stepsaga.engine.jsonata_eval import Template as JTemplate
 from stepsaga.engine.paths import Path, PathSyntaxError, parse
 from stepsaga.engine.payload import Template, TemplateError, compile_template
 from stepsaga.engine.retry import Catcher, JitterStrategy, Retrier
+from stepsaga.engine.variables import Assign, AssignError, compile_assign
+
+#: A payload template in either query language (both have ``evaluate(env)``).
+AnyTemplate = Template | JTemplate
 
 LAMBDA_INVOKE = "arn:aws:states:::lambda:invoke"
 LAMBDA_INVOKE_WAIT = "arn:aws:states:::lambda:invoke.waitForTaskToken"
@@ -59,8 +71,6 @@ class Refusal:
 
 #: Everything the embedded engine refuses when a definition loads: the single list.
 REFUSED: tuple[Refusal, ...] = (
-    Refusal("JSONata (QueryLanguage: JSONata, Arguments, Output)", ("Arguments", "Output")),
-    Refusal("variables (Assign)", ("Assign",)),
     Refusal("cross-account Credentials", ("Credentials",)),
     Refusal("execution-level TimeoutSeconds", ()),
     Refusal(
@@ -83,35 +93,88 @@ REFUSED: tuple[Refusal, ...] = (
             "Label",
         ),
     ),
-    Refusal("JSONPath filters, slices, unions, recursive descent and negative indexes"),
-    Refusal("the context object ($$) in InputPath and OutputPath"),
+    Refusal(
+        "JSONPath filters, slices, unions and recursive descent in reference paths "
+        "(InputPath, OutputPath, ResultPath, ItemsPath, Choice Variable, …Path fields); "
+        "Parameters, ResultSelector and Assign values take them"
+    ),
+    Refusal("the context object ($$) and variables in InputPath, OutputPath and ResultPath"),
     Refusal(
         f"intrinsic functions other than {', '.join(intrinsics.SUPPORTED)}",
+    ),
+    Refusal(
+        "JSONata: a JSONPath state inside a JSONata machine; the JSONPath fields (InputPath, "
+        "Parameters, ResultSelector, ResultPath, OutputPath, …Path) in a JSONata state and "
+        "Arguments/Output in a JSONPath one; JSONata's $eval (Step Functions has $parse)"
     ),
 )
 
 
+class QueryLanguage(StrEnum):
+    JSONPATH = "JSONPath"
+    JSONATA = "JSONata"
+
+
 _COMMON = {"Type", "Comment", "QueryLanguage"}
+#: The fields of a JSONPath state, per type.
 _FIELDS: dict[StateType, set[str]] = {
     StateType.TASK: _COMMON
     | {"Next", "End", "Resource", "Parameters", "ResultSelector", "ResultPath", "InputPath"}
     | {"OutputPath", "Retry", "Catch", "TimeoutSeconds", "TimeoutSecondsPath"}
-    | {"HeartbeatSeconds", "HeartbeatSecondsPath"},
+    | {"HeartbeatSeconds", "HeartbeatSecondsPath", "Assign"},
     StateType.PASS: _COMMON
-    | {"Next", "End", "Result", "ResultPath", "Parameters", "InputPath", "OutputPath"},
-    StateType.CHOICE: _COMMON | {"Choices", "Default", "InputPath", "OutputPath"},
+    | {"Next", "End", "Result", "ResultPath", "Parameters", "InputPath", "OutputPath"}
+    | {"Assign"},
+    StateType.CHOICE: _COMMON | {"Choices", "Default", "InputPath", "OutputPath", "Assign"},
     StateType.WAIT: _COMMON
     | {"Next", "End", "Seconds", "SecondsPath", "Timestamp", "TimestampPath", "InputPath"}
-    | {"OutputPath"},
+    | {"OutputPath", "Assign"},
     StateType.SUCCEED: _COMMON | {"InputPath", "OutputPath"},
     StateType.FAIL: _COMMON | {"Error", "ErrorPath", "Cause", "CausePath"},
     StateType.PARALLEL: _COMMON
     | {"Next", "End", "Branches", "Parameters", "ResultSelector", "ResultPath", "InputPath"}
-    | {"OutputPath", "Retry", "Catch"},
+    | {"OutputPath", "Retry", "Catch", "Assign"},
     StateType.MAP: _COMMON
     | {"Next", "End", "ItemProcessor", "Iterator", "ItemsPath", "ItemSelector", "Parameters"}
     | {"MaxConcurrency", "MaxConcurrencyPath", "ResultSelector", "ResultPath", "InputPath"}
-    | {"OutputPath", "Retry", "Catch"},
+    | {"OutputPath", "Retry", "Catch", "Assign"},
+}
+#: The fields of a JSONata state, per type (AWS: "Arguments and Output replace the five
+#: JSONPath fields"; no ``…Path`` field; ``Items`` replaces ``ItemsPath``).
+_JSONATA_FIELDS: dict[StateType, set[str]] = {
+    StateType.TASK: _COMMON
+    | {"Next", "End", "Resource", "Arguments", "Output", "Assign", "Retry", "Catch"}
+    | {"TimeoutSeconds", "HeartbeatSeconds"},
+    StateType.PASS: _COMMON | {"Next", "End", "Output", "Assign"},
+    StateType.CHOICE: _COMMON | {"Choices", "Default", "Output", "Assign"},
+    StateType.WAIT: _COMMON | {"Next", "End", "Seconds", "Timestamp", "Output", "Assign"},
+    StateType.SUCCEED: _COMMON | {"Output"},
+    StateType.FAIL: _COMMON | {"Error", "Cause"},
+    StateType.PARALLEL: _COMMON
+    | {"Next", "End", "Branches", "Arguments", "Output", "Assign", "Retry", "Catch"},
+    StateType.MAP: _COMMON
+    | {"Next", "End", "ItemProcessor", "Items", "ItemSelector", "MaxConcurrency", "Output"}
+    | {"Assign", "Retry", "Catch"},
+}
+_LANGUAGE_FIELDS = {
+    QueryLanguage.JSONPATH: ("Arguments", "Output", "Items"),
+    QueryLanguage.JSONATA: (
+        "InputPath",
+        "Parameters",
+        "ResultSelector",
+        "ResultPath",
+        "OutputPath",
+        "Result",
+        "ItemsPath",
+        "Iterator",
+        "SecondsPath",
+        "TimestampPath",
+        "TimeoutSecondsPath",
+        "HeartbeatSecondsPath",
+        "MaxConcurrencyPath",
+        "ErrorPath",
+        "CausePath",
+    ),
 }
 _LAMBDA_PARAMETERS = {
     "FunctionName",
@@ -122,9 +185,10 @@ _LAMBDA_PARAMETERS = {
     "LogType",
 }
 _TOP_LEVEL = {"StartAt", "States", "Comment", "Version", "QueryLanguage"}
-#: The fields the engine implements, per state type (the complement of :data:`REFUSED`).
+#: The fields the engine implements, per state type, in either query language (the
+#: complement of :data:`REFUSED`).
 STATE_FIELDS: Mapping[str, frozenset[str]] = MappingProxyType(
-    {kind.value: frozenset(fields) for kind, fields in _FIELDS.items()}
+    {kind.value: frozenset(fields | _JSONATA_FIELDS[kind]) for kind, fields in _FIELDS.items()}
 )
 _BRANCH = {"StartAt", "States", "Comment"}
 _PROCESSOR = _BRANCH | {"ProcessorConfig"}
@@ -146,7 +210,7 @@ class TaskState:
     io: IO
     next: str | None
     waits_for_token: bool
-    parameters: Template
+    parameters: AnyTemplate  # Parameters, or JSONata Arguments
     function_name: str | None  # when static: lets the engine check the registry up front
     result_selector: Template | None
     result_path: Path | None
@@ -156,6 +220,11 @@ class TaskState:
     timeout_path: Path | None
     heartbeat_seconds: int | None
     heartbeat_path: Path | None
+    assign: Assign | None = None
+    output: JTemplate | None = None  # JSONata Output (None: the state's default output)
+    jsonata: bool = False
+    timeout_expr: Expression | None = None  # JSONata TimeoutSeconds "{% … %}"
+    heartbeat_expr: Expression | None = None
     type: StateType = StateType.TASK
 
     @property
@@ -172,6 +241,9 @@ class PassState:
     result: Any
     parameters: Template | None
     result_path: Path | None
+    assign: Assign | None = None
+    output: JTemplate | None = None  # JSONata Output (None: the state's default output)
+    jsonata: bool = False
     type: StateType = StateType.PASS
 
 
@@ -181,6 +253,11 @@ class ChoiceState:
     io: IO
     choices: tuple[tuple[Predicate, str], ...]
     default: str | None
+    assign: Assign | None = None
+    output: JTemplate | None = None  # JSONata Output (None: the state's default output)
+    jsonata: bool = False
+    #: per choice rule: its own Assign and (JSONata) Output, used when that rule matches
+    rule_effects: tuple[tuple[Assign | None, JTemplate | None], ...] = ()
     type: StateType = StateType.CHOICE
 
 
@@ -193,6 +270,11 @@ class WaitState:
     seconds_path: Path | None
     timestamp: datetime | None
     timestamp_path: Path | None
+    assign: Assign | None = None
+    output: JTemplate | None = None  # JSONata Output (None: the state's default output)
+    jsonata: bool = False
+    seconds_expr: Expression | None = None
+    timestamp_expr: Expression | None = None
     type: StateType = StateType.WAIT
 
 
@@ -200,6 +282,8 @@ class WaitState:
 class SucceedState:
     name: str
     io: IO
+    output: JTemplate | None = None
+    jsonata: bool = False
     type: StateType = StateType.SUCCEED
 
 
@@ -207,9 +291,9 @@ class SucceedState:
 class FailState:
     name: str
     error: str | None
-    error_path: Path | intrinsics.Call | None
+    error_path: Path | intrinsics.Call | Expression | None
     cause: str | None
-    cause_path: Path | intrinsics.Call | None
+    cause_path: Path | intrinsics.Call | Expression | None
     type: StateType = StateType.FAIL
 
 
@@ -236,11 +320,14 @@ class ParallelState:
     io: IO
     next: str | None
     branches: tuple[Machine, ...]
-    parameters: Template | None
+    parameters: AnyTemplate | None  # Parameters, or JSONata Arguments
     result_selector: Template | None
     result_path: Path | None
     retriers: tuple[Retrier, ...]
     catchers: tuple[Catcher, ...]
+    assign: Assign | None = None
+    output: JTemplate | None = None  # JSONata Output (None: the state's default output)
+    jsonata: bool = False
     type: StateType = StateType.PARALLEL
 
 
@@ -254,13 +341,18 @@ class MapState:
     next: str | None
     processor: Machine
     items_path: Path
-    item_selector: Template | None
+    item_selector: AnyTemplate | None
     max_concurrency: int
     max_concurrency_path: Path | None
     result_selector: Template | None
     result_path: Path | None
     retriers: tuple[Retrier, ...]
     catchers: tuple[Catcher, ...]
+    assign: Assign | None = None
+    output: JTemplate | None = None  # JSONata Output (None: the state's default output)
+    jsonata: bool = False
+    items: JTemplate | None = None  # JSONata Items (None: the state's input)
+    max_concurrency_expr: Expression | None = None
     type: StateType = StateType.MAP
 
 
@@ -322,8 +414,8 @@ def load(definition: Mapping[str, Any] | str) -> Definition:
     if not isinstance(data, Mapping):
         raise InvalidDefinition("a definition is a JSON object")
     _refuse_unknown(data, _TOP_LEVEL, None, {"TimeoutSeconds": "execution-level TimeoutSeconds"})
-    _check_query_language(data, None)
-    machine = _load_machine(data, None, "", _Scope())
+    language = _query_language(data, None, QueryLanguage.JSONPATH)
+    machine = _load_machine(data, None, "", _Scope(language=language))
     text = canonical_json(data)
     return Definition(
         start_at=machine.start_at,
@@ -338,6 +430,7 @@ class _Scope:
     """What loading a nested machine needs to know about where it sits."""
 
     seen: set[str] = dataclasses.field(default_factory=set)  # names so far, in all machines
+    language: QueryLanguage = QueryLanguage.JSONPATH  # the top level's: each state's default
 
 
 def _load_machine(
@@ -392,8 +485,23 @@ def _load_state(name: str, raw: Any, scope: _Scope) -> State:
             state=name,
             field="Type",
         ) from None
+    language = _query_language(raw, name, scope.language)
+    if language is QueryLanguage.JSONATA:
+        _refuse_other_language(raw, name, language)
+        _refuse_unknown(raw, _JSONATA_FIELDS[state_type], name)
+        return _load_jsonata_state(name, state_type, raw, scope)
+    _refuse_other_language(raw, name, language)
     _refuse_unknown(raw, _FIELDS[state_type], name)
-    _check_query_language(raw, name)
+    state = _load_jsonpath_state(name, state_type, raw, scope)
+    if "Assign" in raw:
+        assign = _assign(name, raw["Assign"], "Assign", jsonata=False)
+        state = dataclasses.replace(state, assign=assign)  # type: ignore[arg-type]
+    return state
+
+
+def _load_jsonpath_state(
+    name: str, state_type: StateType, raw: Mapping[str, Any], scope: _Scope
+) -> State:
     if state_type is StateType.TASK:
         return _load_task(name, raw)
     if state_type is StateType.PARALLEL:
@@ -440,14 +548,43 @@ def _refuse_unknown(
         raise InvalidDefinition(what, state=state, field=field)
 
 
-def _check_query_language(raw: Mapping[str, Any], state: str | None) -> None:
-    language = raw.get("QueryLanguage", "JSONPath")
-    if language != "JSONPath":
+def _query_language(
+    raw: Mapping[str, Any], state: str | None, default: QueryLanguage
+) -> QueryLanguage:
+    """The state's (or the top level's) query language; AWS lets a JSONPath machine hold
+    JSONata states, not the other way round."""
+    value = raw.get("QueryLanguage", default.value)
+    try:
+        language = QueryLanguage(value)
+    except ValueError:
         raise InvalidDefinition(
-            f"QueryLanguage {language!r} is not supported (only JSONPath)",
+            f"QueryLanguage {value!r} is JSONPath or JSONata", state=state, field="QueryLanguage"
+        ) from None
+    if default is QueryLanguage.JSONATA and language is QueryLanguage.JSONPATH:
+        raise InvalidDefinition(
+            "a state of a JSONata state machine cannot use JSONPath",
             state=state,
             field="QueryLanguage",
         )
+    return language
+
+
+def _refuse_other_language(raw: Mapping[str, Any], name: str, language: QueryLanguage) -> None:
+    for field in _LANGUAGE_FIELDS[language]:
+        if field in raw:
+            other = "JSONata" if language is QueryLanguage.JSONPATH else "JSONPath"
+            raise InvalidDefinition(
+                f"{field} is a {other} field; this state's QueryLanguage is {language.value}",
+                state=name,
+                field=field,
+            )
+
+
+def _assign(name: str, raw: Any, field: str, *, jsonata: bool) -> Assign:
+    try:
+        return compile_assign(raw, field, jsonata=jsonata)
+    except AssignError as exc:
+        raise InvalidDefinition(str(exc), state=name, field=exc.field) from None
 
 
 def _next(name: str, raw: Mapping[str, Any]) -> str | None:
@@ -465,7 +602,9 @@ def _next(name: str, raw: Mapping[str, Any]) -> str | None:
     return None
 
 
-def _path(name: str, field: str, value: Any, *, context: bool = False) -> Path:
+def _path(
+    name: str, field: str, value: Any, *, context: bool = False, variables: bool = True
+) -> Path:
     try:
         path = parse(value)
     except (PathSyntaxError, TypeError) as exc:
@@ -474,15 +613,20 @@ def _path(name: str, field: str, value: Any, *, context: bool = False) -> Path:
         raise InvalidDefinition(
             "this field cannot read the context object ($$)", state=name, field=field
         )
+    if path.variable is not None and not variables:
+        raise InvalidDefinition(
+            f"this field cannot read a variable (${path.variable})", state=name, field=field
+        )
     return path
 
 
 def _optional_path(name: str, raw: Mapping[str, Any], field: str) -> Path | None:
-    """A path field: absent means ``$``, JSON ``null`` is returned as ``None``."""
+    """``InputPath``/``OutputPath``/``ResultPath``: absent means ``$``, JSON ``null`` is
+    returned as ``None``; they address the state's own data, never ``$$`` or a variable."""
     if field not in raw:
         return parse("$")
     value = raw[field]
-    return None if value is None else _path(name, field, value)
+    return None if value is None else _path(name, field, value, variables=False)
 
 
 def _io(name: str, raw: Mapping[str, Any]) -> IO:
@@ -659,25 +803,35 @@ def _retriers(name: str, raw: Any) -> tuple[Retrier, ...]:
     return tuple(retriers)
 
 
-def _catchers(name: str, raw: Any) -> tuple[Catcher, ...]:
+def _catchers(name: str, raw: Any, *, jsonata: bool = False) -> tuple[Catcher, ...]:
     if not isinstance(raw, list):
         raise InvalidDefinition("Catch must be an array", state=name, field="Catch")
+    allowed = {"ErrorEquals", "Next", "Comment", "Assign"}
+    allowed |= {"Output"} if jsonata else {"ResultPath"}
     catchers = []
     for i, entry in enumerate(raw):
         field = f"Catch[{i}]"
         if not isinstance(entry, Mapping):
             raise InvalidDefinition("a catcher is an object", state=name, field=field)
         for key in entry:
-            if key not in {"ErrorEquals", "Next", "ResultPath", "Comment"}:
+            if key not in allowed:
                 raise InvalidDefinition(
                     "unknown or unsupported field", state=name, field=f"{field}.{key}"
                 )
         if not isinstance(entry.get("Next"), str):
             raise InvalidDefinition("a catcher needs Next", state=name, field=f"{field}.Next")
-        result_path = _optional_path(name, entry, "ResultPath")
+        result_path = parse("$") if jsonata else _optional_path(name, entry, "ResultPath")
         catchers.append(
             Catcher(
-                _error_equals(name, field, entry, i == len(raw) - 1), entry["Next"], result_path
+                _error_equals(name, field, entry, i == len(raw) - 1),
+                entry["Next"],
+                result_path,
+                assign=_assign(name, entry["Assign"], f"{field}.Assign", jsonata=jsonata)
+                if "Assign" in entry
+                else None,
+                output=_jsonata_template(name, entry, "Output", f"{field}.Output")
+                if jsonata
+                else None,
             )
         )
     return tuple(catchers)
@@ -686,7 +840,9 @@ def _catchers(name: str, raw: Any) -> tuple[Catcher, ...]:
 # --- Parallel and Map --------------------------------------------------------------------
 
 
-def _load_parallel(name: str, raw: Mapping[str, Any], scope: _Scope) -> ParallelState:
+def _load_parallel(
+    name: str, raw: Mapping[str, Any], scope: _Scope, *, jsonata: bool = False
+) -> ParallelState:
     branches_raw = raw.get("Branches")
     if not isinstance(branches_raw, list) or not branches_raw:
         raise InvalidDefinition(
@@ -700,11 +856,13 @@ def _load_parallel(name: str, raw: Mapping[str, Any], scope: _Scope) -> Parallel
         io=_io(name, raw),
         next=_next(name, raw),
         branches=tuple(branches),
-        parameters=_template(name, raw, "Parameters"),
+        parameters=_jsonata_template(name, raw, "Arguments")
+        if jsonata
+        else _template(name, raw, "Parameters"),
         result_selector=_template(name, raw, "ResultSelector"),
         result_path=_optional_path(name, raw, "ResultPath"),
         retriers=_retriers(name, raw.get("Retry", [])),
-        catchers=_catchers(name, raw.get("Catch", [])),
+        catchers=_catchers(name, raw.get("Catch", []), jsonata=jsonata),
     )
 
 
@@ -795,24 +953,56 @@ def _load_map(name: str, raw: Mapping[str, Any], scope: _Scope) -> MapState:
 # --- Choice, Wait, Fail ------------------------------------------------------------------
 
 
-def _load_choice(name: str, raw: Mapping[str, Any]) -> ChoiceState:
+def _load_choice(name: str, raw: Mapping[str, Any], *, jsonata: bool = False) -> ChoiceState:
     choices_raw = raw.get("Choices")
     if not isinstance(choices_raw, list) or not choices_raw:
         raise InvalidDefinition("Choices must be a non-empty array", state=name, field="Choices")
     choices = []
+    effects: list[tuple[Assign | None, JTemplate | None]] = []
     for i, rule in enumerate(choices_raw):
         field = f"Choices[{i}]"
         try:
-            predicate = compile_rule(rule, field, top_level=True)
+            predicate = (
+                _jsonata_rule(rule, field) if jsonata else compile_rule(rule, field, top_level=True)
+            )
         except ChoiceRuleError as exc:
             raise InvalidDefinition(str(exc), state=name, field=exc.field) from None
         if not isinstance(rule.get("Next"), str):
             raise InvalidDefinition("a choice rule needs Next", state=name, field=f"{field}.Next")
         choices.append((predicate, str(rule["Next"])))
+        effects.append(
+            (
+                _assign(name, rule["Assign"], f"{field}.Assign", jsonata=jsonata)
+                if "Assign" in rule
+                else None,
+                _jsonata_template(name, rule, "Output", f"{field}.Output") if jsonata else None,
+            )
+        )
     default = raw.get("Default")
     if default is not None and not isinstance(default, str):
         raise InvalidDefinition("Default must name a state", state=name, field="Default")
-    return ChoiceState(name=name, io=_io(name, raw), choices=tuple(choices), default=default)
+    return ChoiceState(
+        name=name,
+        io=_io(name, raw),
+        choices=tuple(choices),
+        default=default,
+        rule_effects=tuple(effects),
+    )
+
+
+def _jsonata_rule(rule: Any, field: str) -> Predicate:
+    if not isinstance(rule, Mapping):
+        raise ChoiceRuleError(field, "a choice rule must be an object")
+    for key in rule:
+        if key not in {"Condition", "Next", "Assign", "Output", "Comment"}:
+            raise ChoiceRuleError(
+                f"{field}.{key}",
+                "unknown or unsupported field (a JSONata choice rule has Condition, Next, "
+                "Assign, Output)",
+            )
+    if "Condition" not in rule:
+        raise ChoiceRuleError(f"{field}.Condition", "a JSONata choice rule needs Condition")
+    return compile_condition(rule["Condition"], f"{field}.Condition")
 
 
 def _load_wait(name: str, raw: Mapping[str, Any]) -> WaitState:
@@ -908,3 +1098,206 @@ def _check_transitions(start_at: str, states: Mapping[str, State]) -> None:
     unreachable = [name for name in states if name not in seen]
     if unreachable:
         raise InvalidDefinition(f"not reachable from StartAt {start_at!r}", state=unreachable[0])
+
+
+# --- JSONata states ----------------------------------------------------------------------
+
+
+def _load_jsonata_state(
+    name: str, state_type: StateType, raw: Mapping[str, Any], scope: _Scope
+) -> State:
+    """A state whose QueryLanguage is JSONata: ``Arguments``/``Output``/``Assign`` and
+    ``{% … %}`` values instead of the JSONPath fields (which the caller has refused)."""
+    output = _jsonata_template(name, raw, "Output")
+    assign = _assign(name, raw["Assign"], "Assign", jsonata=True) if "Assign" in raw else None
+    common: dict[str, Any] = {"assign": assign, "output": output, "jsonata": True}
+    io = _io(name, {})
+    if state_type is StateType.TASK:
+        return dataclasses.replace(_load_jsonata_task(name, raw), **common)
+    if state_type is StateType.PASS:
+        return PassState(
+            name=name,
+            io=io,
+            next=_next(name, raw),
+            has_result=False,
+            result=None,
+            parameters=None,
+            result_path=parse("$"),
+            **common,
+        )
+    if state_type is StateType.CHOICE:
+        return dataclasses.replace(_load_choice(name, raw, jsonata=True), **common)
+    if state_type is StateType.WAIT:
+        return dataclasses.replace(_load_jsonata_wait(name, raw), **common)
+    if state_type is StateType.SUCCEED:
+        return SucceedState(name=name, io=io, output=output, jsonata=True)
+    if state_type is StateType.FAIL:
+        return _load_jsonata_fail(name, raw)
+    if state_type is StateType.PARALLEL:
+        return dataclasses.replace(_load_parallel(name, raw, scope, jsonata=True), **common)
+    return dataclasses.replace(_load_jsonata_map(name, raw, scope), **common)
+
+
+def _jsonata_template(
+    name: str, raw: Mapping[str, Any], key: str, field: str | None = None
+) -> JTemplate | None:
+    if key not in raw:
+        return None
+    try:
+        return jsonata_eval.compile_template(raw[key], field or key)
+    except jsonata_eval.TemplateError as exc:
+        raise InvalidDefinition(str(exc), state=name, field=exc.field) from None
+
+
+def _number_or_expression(
+    name: str, raw: Mapping[str, Any], field: str, *, minimum: int = 1
+) -> tuple[int | None, Expression | None]:
+    """A field that takes an integer or a ``{% … %}`` expression (evaluated at run time)."""
+    value = raw.get(field)
+    if jsonata_eval.is_expression(value):
+        try:
+            return None, jsonata_eval.compile_expression(value, field)
+        except jsonata_eval.JsonataSyntaxError as exc:
+            raise InvalidDefinition(str(exc), state=name, field=field) from None
+    return _positive_int(name, raw, field, minimum=minimum), None
+
+
+def _load_jsonata_task(name: str, raw: Mapping[str, Any]) -> TaskState:
+    resource = raw.get("Resource")
+    if resource not in (LAMBDA_INVOKE, LAMBDA_INVOKE_WAIT):
+        raise InvalidDefinition(
+            f"Resource {resource!r} is not supported by the embedded engine "
+            f"(supported: {LAMBDA_INVOKE}, {LAMBDA_INVOKE_WAIT})",
+            state=name,
+            field="Resource",
+        )
+    arguments = raw.get("Arguments")
+    if isinstance(arguments, Mapping):
+        for key in arguments:
+            if key not in _LAMBDA_PARAMETERS:
+                raise InvalidDefinition(
+                    f"lambda:invoke argument {key!r} is not supported",
+                    state=name,
+                    field=f"Arguments.{key}",
+                )
+        if "FunctionName" not in arguments:
+            raise InvalidDefinition(
+                "lambda:invoke needs FunctionName", state=name, field="Arguments.FunctionName"
+            )
+        if arguments.get("InvocationType", "RequestResponse") != "RequestResponse":
+            raise InvalidDefinition(
+                "only InvocationType RequestResponse is supported",
+                state=name,
+                field="Arguments.InvocationType",
+            )
+    elif not jsonata_eval.is_expression(arguments):
+        raise InvalidDefinition(
+            "lambda:invoke needs Arguments with FunctionName", state=name, field="Arguments"
+        )
+    template = _jsonata_template(name, raw, "Arguments")
+    assert template is not None
+    static_name = arguments.get("FunctionName") if isinstance(arguments, Mapping) else None
+    timeout, timeout_expr = _number_or_expression(name, raw, "TimeoutSeconds")
+    heartbeat, heartbeat_expr = _number_or_expression(name, raw, "HeartbeatSeconds")
+    if timeout is not None and heartbeat is not None and heartbeat >= timeout:
+        raise InvalidDefinition(
+            "HeartbeatSeconds must be smaller than TimeoutSeconds",
+            state=name,
+            field="HeartbeatSeconds",
+        )
+    return TaskState(
+        name=name,
+        io=_io(name, {}),
+        next=_next(name, raw),
+        waits_for_token=resource == LAMBDA_INVOKE_WAIT,
+        parameters=template,
+        function_name=static_name
+        if isinstance(static_name, str) and not jsonata_eval.is_expression(static_name)
+        else None,
+        result_selector=None,
+        result_path=parse("$"),
+        retriers=_retriers(name, raw.get("Retry", [])),
+        catchers=_catchers(name, raw.get("Catch", []), jsonata=True),
+        timeout_seconds=timeout,
+        timeout_path=None,
+        heartbeat_seconds=heartbeat,
+        heartbeat_path=None,
+        timeout_expr=timeout_expr,
+        heartbeat_expr=heartbeat_expr,
+    )
+
+
+def _load_jsonata_wait(name: str, raw: Mapping[str, Any]) -> WaitState:
+    given = [f for f in ("Seconds", "Timestamp") if f in raw]
+    if len(given) != 1:
+        raise InvalidDefinition(
+            "a JSONata Wait state needs exactly one of Seconds or Timestamp",
+            state=name,
+            field=given[1] if len(given) > 1 else "Seconds",
+        )
+    seconds, seconds_expr = _number_or_expression(name, raw, "Seconds", minimum=0)
+    timestamp, timestamp_expr = None, None
+    if "Timestamp" in raw:
+        value = raw["Timestamp"]
+        if jsonata_eval.is_expression(value):
+            try:
+                timestamp_expr = jsonata_eval.compile_expression(value, "Timestamp")
+            except jsonata_eval.JsonataSyntaxError as exc:
+                raise InvalidDefinition(str(exc), state=name, field="Timestamp") from None
+        else:
+            timestamp = parse_timestamp(value)
+            if timestamp is None:
+                raise InvalidDefinition(
+                    "Timestamp must be an RFC 3339 timestamp", state=name, field="Timestamp"
+                )
+    return WaitState(
+        name=name,
+        io=_io(name, {}),
+        next=_next(name, raw),
+        seconds=seconds,
+        seconds_path=None,
+        timestamp=timestamp,
+        timestamp_path=None,
+        seconds_expr=seconds_expr,
+        timestamp_expr=timestamp_expr,
+    )
+
+
+def _load_jsonata_fail(name: str, raw: Mapping[str, Any]) -> FailState:
+    def text_or_expression(field: str) -> tuple[str | None, Expression | None]:
+        if field not in raw:
+            return None, None
+        value = raw[field]
+        if not isinstance(value, str):
+            raise InvalidDefinition("must be a string", state=name, field=field)
+        if not jsonata_eval.is_expression(value):
+            return value, None
+        try:
+            return None, jsonata_eval.compile_expression(value, field)
+        except jsonata_eval.JsonataSyntaxError as exc:
+            raise InvalidDefinition(str(exc), state=name, field=field) from None
+
+    error, error_expr = text_or_expression("Error")
+    cause, cause_expr = text_or_expression("Cause")
+    return FailState(
+        name=name, error=error, error_path=error_expr, cause=cause, cause_path=cause_expr
+    )
+
+
+def _load_jsonata_map(name: str, raw: Mapping[str, Any], scope: _Scope) -> MapState:
+    plain = {k: v for k, v in raw.items() if k not in ("Items", "ItemSelector", "MaxConcurrency")}
+    state = _load_map(name, {**plain, "Catch": []}, scope)
+    items = _jsonata_template(name, raw, "Items")
+    if items is not None and items.static and not isinstance(raw["Items"], list):
+        raise InvalidDefinition(
+            "Items is a JSON array or a JSONata expression", state=name, field="Items"
+        )
+    limit, limit_expr = _number_or_expression(name, raw, "MaxConcurrency", minimum=0)
+    return dataclasses.replace(
+        state,
+        items=items,
+        item_selector=_jsonata_template(name, raw, "ItemSelector"),
+        max_concurrency=limit or 0,
+        max_concurrency_expr=limit_expr,
+        catchers=_catchers(name, raw.get("Catch", []), jsonata=True),
+    )

@@ -92,6 +92,7 @@ STATES_HEARTBEAT_TIMEOUT = "States.HeartbeatTimeout"
 STATES_RUNTIME = "States.Runtime"
 STATES_RESULT_PATH_MATCH_FAILURE = "States.ResultPathMatchFailure"
 STATES_NO_CHOICE_MATCHED = "States.NoChoiceMatched"
+STATES_QUERY_EVALUATION_ERROR = "States.QueryEvaluationError"
 #: Our own name for an execution whose process died or was interrupted mid-run.
 INTERRUPTED = "Stepsaga.Interrupted"
 
@@ -108,6 +109,16 @@ class StatesError(Exception):
         self.error = error
         self.cause = cause
         self.terminal = terminal
+
+
+class QueryEvaluationError(StatesError):
+    """``States.QueryEvaluationError``: a JSONata expression failed or gave the wrong type;
+    ``location`` is the field (``Output``, ``Arguments.Payload.x``…). ``Retry``/``Catch``
+    handle it, unlike ``States.Runtime``."""
+
+    def __init__(self, cause: str, location: str) -> None:
+        super().__init__(STATES_QUERY_EVALUATION_ERROR, cause)
+        self.location = location
 
 
 def runtime_error(cause: str) -> StatesError:

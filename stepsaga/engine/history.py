@@ -64,6 +64,7 @@ class EventType(StrEnum):
     MAP_ITERATION_SUCCEEDED = "MapIterationSucceeded"
     MAP_ITERATION_FAILED = "MapIterationFailed"
     MAP_ITERATION_ABORTED = "MapIterationAborted"
+    EVALUATION_FAILED = "EvaluationFailed"  # a JSONata expression failed (QueryEvaluationError)
 
 
 #: Events the ``HistoryEvent`` API defines without a ``…EventDetails`` member.

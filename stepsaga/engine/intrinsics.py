@@ -12,6 +12,7 @@ import binascii
 import hashlib
 import json
 import random
+import re
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -321,8 +322,37 @@ def _array_range(call: Call, values: list[Any], env: Resolver) -> list[int]:
     return out
 
 
+def _array_partition(call: Call, values: list[Any], env: Resolver) -> list[list[Any]]:
+    items, size = _need_list(values[0]), _need_int(values[1])
+    if size < 1:
+        raise _ArgError("the chunk size must be at least 1")
+    return [items[i : i + size] for i in range(0, len(items), size)]
+
+
 def _math_add(call: Call, values: list[Any], env: Resolver) -> int:
     return _need_int(values[0]) + _need_int(values[1])
+
+
+def _math_random(call: Call, values: list[Any], env: Resolver) -> int:
+    """An integer from start (inclusive) to end (exclusive); a seed makes it repeatable."""
+    start, end = _need_int(values[0]), _need_int(values[1])
+    if start >= end:
+        raise _ArgError("the start must be smaller than the end")
+    seeded = len(values) == 3  # a seed asks for a repeatable number, not a secret one
+    source = random.Random(_need_int(values[2])) if seeded else env.rng  # noqa: S311
+    return source.randrange(start, end)
+
+
+def _string_split(call: Call, values: list[Any], env: Resolver) -> list[str]:
+    """Split on any of the delimiter's characters; empty pieces are dropped (AWS's example
+    ``States.StringSplit('This.is+a,test=string', '.+,=')`` gives five words)."""
+    text, delimiters = values
+    if not isinstance(text, str) or not isinstance(delimiters, str):
+        raise _ArgError("both arguments must be strings")
+    if not delimiters:
+        return [text] if text else []
+    pieces = re.split("[" + re.escape(delimiters) + "]", text)
+    return [piece for piece in pieces if piece]
 
 
 def _uuid(call: Call, values: list[Any], env: Resolver) -> str:
@@ -386,7 +416,10 @@ _FUNCTIONS: dict[str, _Function] = {
     "States.ArrayContains": _Function(2, 2, _array_contains),
     "States.ArrayUnique": _Function(1, 1, _array_unique),
     "States.ArrayRange": _Function(3, 3, _array_range),
+    "States.ArrayPartition": _Function(2, 2, _array_partition),
     "States.MathAdd": _Function(2, 2, _math_add),
+    "States.MathRandom": _Function(2, 3, _math_random),
+    "States.StringSplit": _Function(2, 2, _string_split),
     "States.UUID": _Function(0, 0, _uuid),
     "States.Hash": _Function(2, 2, _hash),
     "States.Base64Encode": _Function(1, 1, _base64_encode),

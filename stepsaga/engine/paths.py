@@ -1,15 +1,18 @@
-"""JSONPath as ASL uses it: reference paths and the small JSONPath subset of ``.$`` fields.
+"""JSONPath as ASL uses it: reference paths, the JSONPath of ``.$`` fields, variables.
 
-Why our own: ASL needs only names, quoted names, array indexes and the ``*`` wildcard; a
-small compiled evaluator is exact about which node is meant, fast on the hot path, and lets
-the loader refuse what it does not implement (filters, recursive descent, slices) naming
-the field instead of guessing.
+Why our own for the common case: names, quoted names, array indexes and the ``*`` wildcard
+are all a reference path can hold; a small compiled evaluator is exact about which node is
+meant, fast on the hot path, and can *set* a node (``ResultPath``). Everything else a
+``.$`` field may hold (filters ``[?(@.p > 1)]``, slices ``[1:3]``, unions ``[0,2]``,
+recursive descent ``..``) is handed to the maintained ``jsonpath-ng`` (its ``ext`` dialect,
+close to the Jayway JsonPath AWS runs); such a path yields the list of matches, as on AWS.
 
 * A **reference path** (``InputPath``, ``OutputPath``, ``ResultPath``, Choice ``Variable``,
   ``…Path`` fields) identifies one node: ``$``, ``$.a.b``, ``$['a b']``, ``$.items[0]``.
-* A **JSONPath** (``Parameters``/``ResultSelector`` values of ``.$`` keys) may also use
-  ``*``; a path with a wildcard yields the list of matches, as AWS does.
-* ``$$`` starts a path into the context object instead of the input.
+* A **JSONPath** (``Parameters``/``ResultSelector``/``Assign`` values of ``.$`` keys) may
+  also use ``*`` and the ``jsonpath-ng`` syntax; it yields the list of matches.
+* ``$$`` starts a path into the context object, ``$name`` one into the variable ``name``
+  (``Assign``), instead of the input.
 """
 
 from __future__ import annotations
@@ -21,7 +24,9 @@ from functools import lru_cache
 from typing import Any
 
 _NAME = re.compile(r"[^.\[\]\s'\"()?@,:]+")
-_INDEX = re.compile(r"\[(\d+)\]")
+_INDEX = re.compile(r"\[(-?\d+)\]")
+#: A variable's name, as AWS allows it: a letter or ``_``, then letters, digits, ``_``.
+VARIABLE_NAME = re.compile(r"[^\W\d]\w*")
 _QUOTED = re.compile(r"""\[(?:'((?:[^'\\]|\\.)*)'|"((?:[^"\\]|\\.)*)")\]""")
 
 
@@ -48,9 +53,13 @@ class Path:
     steps: tuple[Step, ...]
     context: bool
     definite: bool  # no wildcard: exactly one node
+    variable: str | None = None  # ``$name…``: a path into that variable's value
+    query: Any = None  # a compiled jsonpath-ng expression, for the syntax ``steps`` lack
 
     def get(self, document: Any) -> Any:
         """The node (or, for a path with a wildcard, the list of matches)."""
+        if self.query is not None:
+            return [match.value for match in self.query.find(document)]
         if self.definite:
             node = document
             for step in self.steps:
@@ -97,7 +106,7 @@ def _try_step(node: Any, step: Step) -> Any:
         if isinstance(node, Mapping) and step.key in node:
             return node[step.key]
         return _MISSING
-    if isinstance(node, list) and 0 <= step.index < len(node):
+    if isinstance(node, list) and -len(node) <= step.index < len(node):
         return node[step.index]
     return _MISSING
 
@@ -123,7 +132,7 @@ def _set(node: Any, steps: tuple[Step, ...], value: Any, text: str) -> Any:
         else:
             copy[step.key] = value
         return copy
-    if not isinstance(node, list) or not 0 <= step.index < len(node):
+    if not isinstance(node, list) or not -len(node) <= step.index < len(node):
         raise PathNotFoundError(text)
     items = list(node)
     items[step.index] = _set(items[step.index], rest, value, text) if rest else value
@@ -137,11 +146,41 @@ def parse(text: str, *, reference: bool = True) -> Path:
         raise PathSyntaxError(f"{text!r} is not a JSONPath (it must start with '$')")
     context = text.startswith("$$")
     pos = 2 if context else 1
+    variable = None
+    if not context:
+        named = VARIABLE_NAME.match(text, 1)
+        if named is not None:
+            variable, pos = named.group(0), named.end()
+    try:
+        steps = _steps(text, pos, reference)
+    except PathSyntaxError:
+        if reference:
+            raise
+        return _extended(text, pos, context, variable)
+    definite = all(step.kind != "wild" for step in steps)
+    return Path(text, tuple(steps), context, definite, variable)
+
+
+def _extended(text: str, pos: int, context: bool, variable: str | None) -> Path:
+    """A path beyond the reference syntax, compiled by jsonpath-ng (root renamed ``$``)."""
+    from jsonpath_ng.exceptions import JSONPathError
+    from jsonpath_ng.ext.parser import parse as parse_extended
+
+    try:
+        query = parse_extended("$" + text[pos:])
+    except (JSONPathError, ValueError) as exc:
+        raise PathSyntaxError(f"{text!r}: not a JSONPath ({exc})") from None
+    return Path(text, (), context, False, variable, query)
+
+
+def _steps(text: str, pos: int, reference: bool) -> list[Step]:
     steps: list[Step] = []
     while pos < len(text):
         rest = text[pos:]
         if rest.startswith(".."):
-            raise PathSyntaxError(f"{text!r}: recursive descent '..' is not supported")
+            raise PathSyntaxError(
+                f"{text!r}: recursive descent '..' is not allowed in a reference path"
+            )
         if rest.startswith(".*") or rest.startswith("[*]"):
             if reference:
                 raise PathSyntaxError(f"{text!r}: a reference path cannot use the wildcard '*'")
@@ -167,8 +206,7 @@ def parse(text: str, *, reference: bool = True) -> Path:
             pos = match.end()
             continue
         raise PathSyntaxError(
-            f"{text!r}: unsupported syntax at {rest!r} (filters, slices, unions and "
-            "negative indexes are not implemented)"
+            f"{text!r}: {rest!r} is not allowed in a reference path (filters, slices and "
+            "unions select several nodes)"
         )
-    definite = all(step.kind != "wild" for step in steps)
-    return Path(text=text, steps=tuple(steps), context=context, definite=definite)
+    return steps

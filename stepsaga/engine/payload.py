@@ -7,7 +7,8 @@ is. A template with nothing dynamic is returned as the same (never mutated) obje
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import dataclasses
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,16 +25,46 @@ class TemplateError(ValueError):
         self.field = field
 
 
+_ABSENT: Any = object()
+
+
 @dataclass(frozen=True)
 class Env(intrinsics.Resolver):
-    """The documents a template reads: the state's effective input and the context object."""
+    """What a template reads: the input (a JSONPath ``$``; JSONata's ``$states.input``), the
+    context object, the variables in scope, and for JSONata ``$states.result`` /
+    ``$states.errorOutput`` when the state has them."""
 
     input: Any
     context: Any
     rng: Any
+    variables: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+    result: Any = _ABSENT
+    error_output: Any = _ABSENT
 
     def resolve(self, path: Path) -> Any:
-        return path.get(self.context if path.context else self.input)
+        return path.get(document(path, self.input, self.context, self.variables))
+
+    def states(self) -> dict[str, Any]:
+        """JSONata's ``$states``."""
+        states = {"input": self.input, "context": self.context}
+        if self.result is not _ABSENT:
+            states["result"] = self.result
+        if self.error_output is not _ABSENT:
+            states["errorOutput"] = self.error_output
+        return states
+
+
+def document(path: Path, data: Any, context: Any, variables: Mapping[str, Any]) -> Any:
+    """The document ``path`` starts from: the context object, a variable, or ``data``."""
+    if path.context:
+        return context
+    if path.variable is not None:
+        if path.variable not in variables:
+            raise runtime_error(
+                f"The variable '${path.variable}' in the path '{path.text}' is not defined"
+            )
+        return variables[path.variable]
+    return data
 
 
 Evaluator = Callable[[Env], Any]
@@ -107,10 +138,10 @@ def _path_reader(path: Path, key: str) -> Evaluator:
         try:
             return env.resolve(path)
         except PathNotFoundError:
-            document = env.context if path.context else env.input
+            source = document(path, env.input, env.context, env.variables)
             raise runtime_error(
                 f"The JSONPath '{path.text}' specified for the field '{key}' could not be "
-                f"found in the input '{describe(document)}'"
+                f"found in the input '{describe(source)}'"
             ) from None
 
     return read

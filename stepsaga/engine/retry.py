@@ -68,6 +68,8 @@ class Catcher:
     error_equals: tuple[str, ...]
     next: str
     result_path: object  # a compiled Path, or None for "discard the error"
+    assign: object = None  # a compiled Assign (variables), or None
+    output: object = None  # JSONata: a compiled Output template, or None for errorOutput
 
 
 @dataclass(frozen=True)

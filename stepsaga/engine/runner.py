@@ -7,6 +7,9 @@ owner's heartbeat) *before* every handler invocation and every sleep, and when t
 ends or starts waiting for a callback. Every commit is conditional on still owning the
 execution, so two processes never drive it at once.
 
+Workflow variables (``Assign``) live in each frame's :class:`~stepsaga.engine.variables.Scope`
+and are committed with its cursor, so a redrive or a callback continues with them.
+
 ``Parallel`` branches and ``Map`` iterations run on threads, each a :class:`_Frame` with a
 cursor of its own (persisted in the ``frames`` table at every commit, so a redrive re-runs
 only the branches and iterations that did not succeed, each from the state it stopped in).
@@ -55,12 +58,14 @@ from stepsaga.engine.errors import (
     STATES_NO_CHOICE_MATCHED,
     STATES_RESULT_PATH_MATCH_FAILURE,
     STATES_TIMEOUT,
+    QueryEvaluationError,
     StatesError,
     describe,
     runtime_error,
 )
 from stepsaga.engine.history import EventType
 from stepsaga.engine.intrinsics import Call
+from stepsaga.engine.jsonata_eval import Expression
 from stepsaga.engine.liveness import Owner
 from stepsaga.engine.mockconfig import MockTestCase
 from stepsaga.engine.models import (
@@ -73,9 +78,10 @@ from stepsaga.engine.models import (
     TokenStatus,
 )
 from stepsaga.engine.paths import Path, PathNotFoundError
-from stepsaga.engine.payload import Env
+from stepsaga.engine.payload import Env, document
 from stepsaga.engine.retry import decide, error_matches
 from stepsaga.engine.store import ExecutionRow, FrameRow, LostOwnershipError, Store, TokenRow
+from stepsaga.engine.variables import Assign, Scope, assigned_details
 
 TOKEN_PREFIX = "sst1"  # noqa: S105 (a format marker, not a secret)
 TOKEN_FORMAT = re.compile(rf"^{TOKEN_PREFIX}\.[0-9a-f]{{48}}$")
@@ -198,12 +204,22 @@ class _Frame:
         self.inside = False  # entered and not exited: an abort reports <Type>StateAborted
         self.retry_counts: list[int] = []
         self.token: str | None = None  # the callback its task waits for
+        self.scope = Scope.top()  # the variables it sees (Assign)
+        self.assigned: Scope | None = None  # its scope once the next state is entered
 
     def cancelled(self) -> bool:
         return any(cancel.is_set() for cancel in self.cancels)
 
     def row(self, status: str, output: str | None = None) -> FrameRow:
-        return FrameRow(self.path, status, output, self.state, self.input_json, self.token)
+        return FrameRow(
+            self.path,
+            status,
+            output,
+            self.state,
+            self.input_json,
+            self.token,
+            self.scope.own_json(),
+        )
 
 
 def iso(ts: float) -> str:
@@ -241,6 +257,7 @@ class Run:
         root.event = row.cursor_event or 0
         root.retry_counts = json.loads(row.retry_counts) if row.retry_counts else []
         root.inside = row.cursor_state is not None
+        root.scope = Scope.top(json.loads(row.variables) if row.variables else None)
         self.root = root
         self.redrive_count = row.redrive_count
         self.redrive_date = row.redrive_date
@@ -378,6 +395,8 @@ class Run:
         data_json = dumps(data)
         with self.lock:
             f.state, f.input, f.input_json = state.name, data, data_json
+            if f.assigned is not None:  # the previous state's Assign, with this cursor
+                f.scope, f.assigned = f.assigned, None
             f.entered = self._now()
             f.inside = False
             f.retry_counts = [0] * len(getattr(state, "retriers", ()))
@@ -411,28 +430,64 @@ class Run:
             if isinstance(state, MapState):
                 return self._run_map(f, state, mode)
             if isinstance(state, SucceedState):
-                output = self._output(state.io, self._input(state.io, f.input))
+                if state.output is not None:
+                    output = state.output.evaluate(self._env(f, f.input))
+                else:
+                    output = self._output(state.io, self._input(state.io, f.input))
                 self._exit(f, state, output)
                 return _Succeeded(output)
             return self._run_fail(f, state)
         except StatesError as exc:  # terminal errors of states without Retry/Catch
+            if isinstance(exc, QueryEvaluationError):
+                return _Failed(exc.error, self._decorated(f, exc).cause)
             return _Failed(exc.error, self._runtime_cause(f, exc), terminal=exc.terminal)
 
-    def _exit(self, f: _Frame, state: State, output: Any) -> None:
+    def _exit(
+        self, f: _Frame, state: State, output: Any, assigned: dict[str, Any] | None = None
+    ) -> None:
+        """``…StateExited``. The variables ``Assign`` computed take effect with the next
+        state's cursor (:meth:`_enter`), so a commit in between never stores them with the
+        cursor of the state that assigned them (a redrive would assign them twice)."""
+        details = history.state_exited(state.name, dumps(output))
+        if assigned:
+            scope = f.scope.assigned(assigned)  # refuses an enclosing scope's variable
+            details.update(assigned_details(assigned))
         with self.lock:
-            self._emit(
-                f, history.exited_type(state.type), history.state_exited(state.name, dumps(output))
-            )
+            self._emit(f, history.exited_type(state.type), details)
             f.inside = False
+            if assigned:
+                f.assigned = scope
 
     def _after(
         self,
         f: _Frame,
         state: TaskState | PassState | WaitState | ParallelState | MapState,
         output: Any,
+        assigned: dict[str, Any] | None = None,
     ) -> Transition:
-        self._exit(f, state, output)
+        self._exit(f, state, output, assigned)
         return _Next(state.next, output) if state.next is not None else _Succeeded(output)
+
+    def _env(
+        self,
+        f: _Frame,
+        data: Any,
+        *,
+        token: str | None = None,
+        item: tuple[int, Any] | None = None,
+        **states: Any,
+    ) -> Env:
+        """What a template, Assign or Condition of ``f``'s state reads; ``states`` are
+        JSONata's ``result``/``error_output``."""
+        return Env(data, self._context(f, token, item), self.s.rng, f.scope.visible(), **states)
+
+    @staticmethod
+    def _assigned(assign: Assign | None, env: Env) -> dict[str, Any] | None:
+        return None if assign is None else assign.evaluate(env)
+
+    def _assign_from(self, assign: Assign | None, f: _Frame, data: Any) -> dict[str, Any] | None:
+        """JSONPath ``Assign`` with ``data`` as ``$`` (the context is built only if needed)."""
+        return None if assign is None else assign.evaluate(self._env(f, data))
 
     # --- input and output processing ----------------------------------------------------
 
@@ -466,6 +521,11 @@ class Run:
                 f"'{describe(data)}'"
             ) from None
 
+    def _read_in(self, f: _Frame, path: Path, data: Any, field: str) -> Any:
+        """``_read`` from the document ``path`` names: ``data``, ``$$`` or a variable."""
+        source = document(path, data, self._context(f) if path.context else None, f.scope.visible())
+        return self._read(path, source, field)
+
     def _result_path(self, path: Path | None, data: Any, result: Any) -> Any:
         if path is None:
             return data
@@ -478,7 +538,9 @@ class Run:
             ) from None
 
     def _runtime_cause(self, f: _Frame, exc: StatesError) -> str:
-        if not exc.terminal or isinstance(exc, _BranchError):
+        if isinstance(exc, _BranchError):
+            return exc.cause
+        if not exc.terminal and not isinstance(exc, QueryEvaluationError):
             return exc.cause
         return (
             f"An error occurred while executing the state '{f.state}' "
@@ -489,37 +551,63 @@ class Run:
 
     def _run_pass(self, f: _Frame, state: PassState) -> Transition:
         data = f.input
+        if state.jsonata:
+            env = self._env(f, data)
+            output = data if state.output is None else state.output.evaluate(env)
+            return self._after(f, state, output, self._assigned(state.assign, env))
         effective = self._input(state.io, data)
         if state.parameters is not None:
-            result = state.parameters.evaluate(Env(effective, self._context(f), self.s.rng))
+            result = state.parameters.evaluate(self._env(f, effective))
         elif state.has_result:
             result = state.result
         else:
             result = effective
+        assigned = self._assign_from(state.assign, f, result)
         return self._after(
-            f, state, self._output(state.io, self._result_path(state.result_path, data, result))
+            f,
+            state,
+            self._output(state.io, self._result_path(state.result_path, data, result)),
+            assigned,
         )
 
     def _run_choice(self, f: _Frame, state: ChoiceState) -> Transition:
+        """The first matching rule's ``Next`` (with that rule's ``Assign``/``Output``), else
+        ``Default`` with the state's own ``Assign``/``Output``."""
         effective = self._input(state.io, f.input)
-        context = self._context(f)
-        target = next(
-            (nxt for predicate, nxt in state.choices if predicate(effective, context)),
-            state.default,
-        )
+        env = self._env(f, effective)
+        matched = next((i for i, (test, _) in enumerate(state.choices) if test(env)), None)
+        if matched is None:
+            target, assign, template = state.default, state.assign, state.output
+        else:
+            target = state.choices[matched][1]
+            assign, template = state.rule_effects[matched] if state.rule_effects else (None, None)
         if target is None:
             return _Failed(STATES_NO_CHOICE_MATCHED, f"No Matches! (state '{state.name}')")
-        output = self._output(state.io, effective)
-        self._exit(f, state, output)
+        if state.jsonata:
+            output = effective if template is None else template.evaluate(env)
+        else:
+            output = self._output(state.io, effective)
+        self._exit(f, state, output, self._assigned(assign, env))
         return _Next(target, output)
 
     def _run_wait(self, f: _Frame, state: WaitState) -> Transition:
         effective = self._input(state.io, f.input)
+        env = self._env(f, effective)
         seconds: float
-        if state.seconds is not None:
+        if state.seconds_expr is not None:
+            seconds = _whole(state.seconds_expr, env, minimum=0)
+        elif state.timestamp_expr is not None:
+            from stepsaga.engine.choice import parse_timestamp
+
+            value = state.timestamp_expr.evaluate(env)
+            moment = parse_timestamp(value)
+            if moment is None:
+                raise state.timestamp_expr.error(f"returned {describe(value)}, not a timestamp")
+            seconds = max(0.0, moment.timestamp() - self._now())
+        elif state.seconds is not None:
             seconds = state.seconds
         elif state.seconds_path is not None:
-            value = self._read(state.seconds_path, effective, "SecondsPath")
+            value = self._read_in(f, state.seconds_path, effective, "SecondsPath")
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:
                 raise runtime_error(
                     f"The SecondsPath '{state.seconds_path.text}' must point to a non-negative "
@@ -531,7 +619,7 @@ class Run:
 
             when = state.timestamp
             if state.timestamp_path is not None:
-                raw = self._read(state.timestamp_path, effective, "TimestampPath")
+                raw = self._read_in(f, state.timestamp_path, effective, "TimestampPath")
                 when = parse_timestamp(raw)
                 if when is None:
                     raise runtime_error(
@@ -541,17 +629,22 @@ class Run:
             assert when is not None
             seconds = max(0.0, when.timestamp() - self._now())
         self._pause(f, state.name, DelayKind.WAIT, f.event, 0, None, float(seconds))
-        return self._after(f, state, self._output(state.io, effective))
+        if state.jsonata:
+            output = effective if state.output is None else state.output.evaluate(env)
+        else:
+            output = self._output(state.io, effective)
+        return self._after(f, state, output, self._assigned(state.assign, env))
 
     def _run_fail(self, f: _Frame, state: FailState) -> Transition:
-        def text(value: str | None, source: Path | Call | None, field: str) -> str | None:
+        def text(
+            value: str | None, source: Path | Call | Expression | None, field: str
+        ) -> str | None:
             if source is None:
                 return value
-            if isinstance(source, Call):
-                result = source.evaluate(Env(f.input, self._context(f), self.s.rng))
+            if isinstance(source, Call | Expression):
+                result = source.evaluate(self._env(f, f.input))
             else:
-                document = self._context(f) if source.context else f.input
-                result = self._read(source, document, field)
+                result = self._read_in(f, source, f.input, field)
             if not isinstance(result, str):
                 raise runtime_error(f"The {field} must resolve to a string, got {describe(result)}")
             return result
@@ -575,7 +668,12 @@ class Run:
         outcome = first
         while True:
             if outcome is None:
-                made = attempt()
+                try:
+                    made = attempt()
+                except StatesError as exc:  # e.g. a JSONata Arguments: Retry/Catch apply
+                    if exc.terminal:
+                        raise
+                    made = _Outcome(error=self._decorated(f, exc))
                 if made is None:
                     return _WAITING
                 outcome = made
@@ -583,7 +681,7 @@ class Run:
                 try:
                     return self._succeeded(f, state, data, outcome.result)
                 except StatesError as exc:
-                    outcome = _Outcome(error=exc)
+                    outcome = _Outcome(error=self._decorated(f, exc))
             error = outcome.error
             assert error is not None
             outcome = None
@@ -603,13 +701,37 @@ class Run:
                 continue
             return self._catch(f, state, data, error)
 
+    def _decorated(self, f: _Frame, exc: StatesError) -> StatesError:
+        """A JSONata evaluation error: ``EvaluationFailed`` in the history, and a cause that
+        names the state, as AWS writes both; other errors are returned as they are."""
+        if not isinstance(exc, QueryEvaluationError):
+            return exc
+        cause = self._runtime_cause(f, exc)
+        self._emit(
+            f,
+            EventType.EVALUATION_FAILED,
+            {"error": exc.error, "cause": cause, "location": exc.location, "state": f.state},
+        )
+        return StatesError(exc.error, cause)
+
     def _succeeded(
         self, f: _Frame, state: TaskState | ParallelState | MapState, data: Any, result: Any
     ) -> Transition:
+        """JSONata: ``Output`` and ``Assign`` read ``$states.result``. JSONPath: ``Assign``
+        reads the raw result as ``$`` (before ``ResultSelector``, as LocalStack's
+        interpreter does), then ``ResultSelector`` → ``ResultPath`` → ``OutputPath``."""
+        if state.jsonata:
+            env = self._env(f, data, result=result)
+            output = result if state.output is None else state.output.evaluate(env)
+            return self._after(f, state, output, self._assigned(state.assign, env))
+        assigned = self._assign_from(state.assign, f, result)
         if state.result_selector is not None:
-            result = state.result_selector.evaluate(Env(result, self._context(f), self.s.rng))
+            result = state.result_selector.evaluate(self._env(f, result))
         return self._after(
-            f, state, self._output(state.io, self._result_path(state.result_path, data, result))
+            f,
+            state,
+            self._output(state.io, self._result_path(state.result_path, data, result)),
+            assigned,
         )
 
     def _catch(
@@ -620,11 +742,22 @@ class Run:
                 error_output = {"Error": error.error, "Cause": error.cause}
                 path = catcher.result_path
                 assert path is None or isinstance(path, Path)
+                assign = catcher.assign
+                assert assign is None or isinstance(assign, Assign)
                 try:
-                    output = self._result_path(path, data, error_output)
+                    if state.jsonata:
+                        env = self._env(f, data, error_output=error_output)
+                        output = error_output
+                        if catcher.output is not None:
+                            output = catcher.output.evaluate(env)  # type: ignore[attr-defined]
+                        assigned = self._assigned(assign, env)
+                    else:
+                        assigned = self._assign_from(assign, f, error_output)
+                        output = self._result_path(path, data, error_output)
+                    self._exit(f, state, output, assigned)
                 except StatesError as exc:
-                    return _Failed(exc.error, exc.cause)
-                self._exit(f, state, output)
+                    exc = self._decorated(f, exc)
+                    return _Failed(exc.error, self._runtime_cause(f, exc), terminal=exc.terminal)
                 return _Next(catcher.next, output)
         return _Failed(error.error, error.cause)
 
@@ -635,7 +768,7 @@ class Run:
             nonlocal mode
             effective = self._input(state.io, f.input)
             if state.parameters is not None:
-                effective = state.parameters.evaluate(Env(effective, self._context(f), self.s.rng))
+                effective = state.parameters.evaluate(self._env(f, effective))
             jobs = [(branch, effective) for branch in state.branches]
             first, mode = mode, _Mode.FRESH  # a Retry runs every branch again
             return self._fan_out(f, state, jobs, len(jobs), first)
@@ -646,16 +779,28 @@ class Run:
         def attempt() -> _Outcome | None:
             nonlocal mode
             effective = self._input(state.io, f.input)
-            source = self._context(f) if state.items_path.context else effective
-            items = self._read(state.items_path, source, "ItemsPath")
-            if not isinstance(items, list):
-                raise runtime_error(
-                    f"The ItemsPath '{state.items_path.text}' must point to a JSON array, "
-                    f"got {describe(items)}"
-                )
+            env = self._env(f, effective)
+            if state.jsonata:
+                items = effective if state.items is None else state.items.evaluate(env)
+                if not isinstance(items, list):
+                    raise QueryEvaluationError(
+                        f"The field 'Items' must evaluate to a JSON array, got {describe(items)}",
+                        "Items",
+                    )
+            else:
+                items = self._read_in(f, state.items_path, effective, "ItemsPath")
+                if not isinstance(items, list):
+                    raise runtime_error(
+                        f"The ItemsPath '{state.items_path.text}' must point to a JSON array, "
+                        f"got {describe(items)}"
+                    )
             limit = state.max_concurrency
+            if state.max_concurrency_expr is not None:
+                limit = _whole(state.max_concurrency_expr, env, minimum=0)
             if state.max_concurrency_path is not None:
-                value = self._read(state.max_concurrency_path, effective, "MaxConcurrencyPath")
+                value = self._read_in(
+                    f, state.max_concurrency_path, effective, "MaxConcurrencyPath"
+                )
                 if isinstance(value, bool) or not isinstance(value, int) or value < 0:
                     raise runtime_error(
                         f"The MaxConcurrencyPath '{state.max_concurrency_path.text}' must point "
@@ -668,9 +813,7 @@ class Run:
                     state.processor,
                     item
                     if selector is None
-                    else selector.evaluate(
-                        Env(effective, self._context(f, item=(index, item)), self.s.rng)
-                    ),
+                    else selector.evaluate(self._env(f, effective, item=(index, item))),
                 )
                 for index, item in enumerate(items)
             ]
@@ -728,6 +871,9 @@ class Run:
                 last_event=started,
                 cancels=(*f.cancels, cancel),
                 iteration=(state.name, index) if is_map else None,
+            )
+            child.scope = f.scope.inner(
+                json.loads(row.variables) if row and row.variables else None
             )
             if row is None or row.cursor_state is None:
                 todo.append((index, child, _Next(machine.start_at, data), _Mode.FRESH))
@@ -884,11 +1030,11 @@ class Run:
         return self._retrying(f, state, lambda: self._attempt(f, state, f.input), resumed)
 
     def _seconds(
-        self, fixed: int | None, path: Path | None, effective: Any, field: str
+        self, f: _Frame, fixed: int | None, path: Path | None, effective: Any, field: str
     ) -> int | None:
         if path is None:
             return fixed
-        value = self._read(path, effective, field)
+        value = self._read_in(f, path, effective, field)
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise runtime_error(
                 f"The {field} '{path.text}' must point to a positive integer, got {describe(value)}"
@@ -901,13 +1047,22 @@ class Run:
             raise _CancelledError
         effective = self._input(state.io, data)
         timeout = self._seconds(
-            state.timeout_seconds, state.timeout_path, effective, "TimeoutSecondsPath"
+            f, state.timeout_seconds, state.timeout_path, effective, "TimeoutSecondsPath"
         )
         heartbeat = self._seconds(
-            state.heartbeat_seconds, state.heartbeat_path, effective, "HeartbeatSecondsPath"
+            f, state.heartbeat_seconds, state.heartbeat_path, effective, "HeartbeatSecondsPath"
         )
+        if state.timeout_expr is not None:
+            timeout = _whole(state.timeout_expr, self._env(f, effective), minimum=1)
+        if state.heartbeat_expr is not None:
+            heartbeat = _whole(state.heartbeat_expr, self._env(f, effective), minimum=1)
         token = self._new_token() if state.waits_for_token else None
-        parameters = state.parameters.evaluate(Env(effective, self._context(f, token), self.s.rng))
+        parameters = state.parameters.evaluate(self._env(f, effective, token=token))
+        if not isinstance(parameters, dict):
+            raise QueryEvaluationError(
+                f"The field 'Arguments' must evaluate to a JSON object, got {describe(parameters)}",
+                "Arguments",
+            )
         parameters_json = dumps(parameters)
         function_name = parameters.get("FunctionName")
         if not isinstance(function_name, str):
@@ -1253,6 +1408,7 @@ class Run:
             "cursor_entered": root.entered,
             "cursor_event": root.event,
             "retry_counts": dumps(root.retry_counts),
+            "variables": root.scope.own_json(),
             "mock_counts": dumps(self.mock_counts) if self.mock_counts else None,
             "heartbeat": now,
         }
@@ -1305,6 +1461,14 @@ class Run:
         None,
         None,
     )
+
+
+def _whole(expression: Expression, env: Env, *, minimum: int) -> int:
+    """A JSONata field that must give a whole number (``Seconds``, ``TimeoutSeconds``…)."""
+    value = expression.evaluate(env)
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise expression.error(f"returned {describe(value)}, not an integer >= {minimum}")
+    return value
 
 
 def role_arn(account: str) -> str:

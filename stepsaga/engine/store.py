@@ -18,7 +18,8 @@ Schema (timestamps are UNIX seconds, JSON columns are text):
   ``stepsaga list --tenant T`` without reading every row) — the ``DescribeExecution``
   fields, the *cursor* (state the execution is in or failed in, that state's input,
   entered time/event, retry counters), the mock test case and its invocation counters,
-  and the owner (engine id, pid, host, process start, heartbeat) while a process drives it;
+  the owner (engine id, pid, host, process start, heartbeat) while a process drives it,
+  and the top level's workflow variables (``Assign``);
 * ``history(execution_id, id, type, previous_id, timestamp, details)`` — the events, keyed
   by a small integer per execution (``execution_ids(id, arn)``) rather than the ARN repeated
   on every row, each ``details`` deflated against the event before it (``event_codec.py``):
@@ -27,7 +28,8 @@ Schema (timestamps are UNIX seconds, JSON columns are text):
 * ``delays(execution_arn, event_id, kind, state, attempt, error, seconds, slept, timestamp)``
   — retry and Wait delays chosen;
 * ``task_tokens(token PK, execution_arn, state, status, output/error/cause, deadlines…)``;
-* ``frames(execution_arn, path, status, output, cursor_state, cursor_input, token)`` — one
+* ``frames(execution_arn, path, status, output, cursor_state, cursor_input, token,
+  variables)`` — one
   row per ``Parallel`` branch or ``Map`` iteration of the state's latest run: a succeeded one
   keeps its output, any other its cursor (and the callback token it waits for), so a redrive
   re-runs only what did not succeed and a callback continues the branch that waits for it.
@@ -46,10 +48,11 @@ from stepsaga.engine import event_codec
 from stepsaga.errors import InvalidInputError, StoreUnavailableError
 from stepsaga.sqlite_wal import enable_wal
 
-SCHEMA_VERSION = "3"
-#: Versions this code reads; older ones are converted when opened (``_upgrade``): schema 2
-#: gains the listing's indexes (start time, tenant), schema 1 its history table too.
-_KNOWN_VERSIONS = ("1", "2", "3")
+SCHEMA_VERSION = "4"
+#: Versions this code reads; older ones are converted when opened (``_upgrade``): schema 3
+#: gains the variables columns, schema 2 the listing's indexes (start time, tenant) too,
+#: schema 1 its history table as well.
+_KNOWN_VERSIONS = ("1", "2", "3", "4")
 
 #: ``PRAGMA synchronous`` values the store accepts (``OFF`` would not survive a crash).
 SYNCHRONOUS_MODES = ("NORMAL", "FULL", "EXTRA")
@@ -94,7 +97,8 @@ CREATE TABLE IF NOT EXISTS executions (
     heartbeat REAL,
     abort_requested INTEGER NOT NULL DEFAULT 0,
     abort_error TEXT,
-    abort_cause TEXT
+    abort_cause TEXT,
+    variables TEXT
 );
 CREATE INDEX IF NOT EXISTS executions_by_machine ON executions (state_machine_arn, start_date);
 CREATE INDEX IF NOT EXISTS executions_by_status ON executions (status, start_date);
@@ -147,6 +151,7 @@ CREATE TABLE IF NOT EXISTS frames (
     cursor_state TEXT,
     cursor_input TEXT,
     token TEXT,
+    variables TEXT,
     PRIMARY KEY (execution_arn, path)
 ) WITHOUT ROWID;
 """
@@ -183,6 +188,7 @@ class ExecutionRow:
     abort_requested: int
     abort_error: str | None
     abort_cause: str | None
+    variables: str | None = None  # the top level's workflow variables (Assign), JSON
 
 
 _EXECUTION_COLUMNS = [f.name for f in fields(ExecutionRow)]
@@ -221,9 +227,12 @@ class FrameRow:
     cursor_state: str | None
     cursor_input: str | None
     token: str | None = None
+    variables: str | None = None  # the branch's or iteration's own variables, JSON
 
 
-_FRAME_COLUMNS = "path, status, output, cursor_state, cursor_input, token"
+_FRAME_COLUMNS = "path, status, output, cursor_state, cursor_input, token, variables"
+#: Columns schema 4 added (workflow variables): added to older stores when they open.
+_ADDED_COLUMNS = (("executions", "variables", "TEXT"), ("frames", "variables", "TEXT"))
 
 
 @dataclass(frozen=True)
@@ -342,6 +351,10 @@ class Store:
                 "e.details FROM events e JOIN execution_ids i ON i.arn = e.execution_arn"
             )
             self._db.execute("DROP TABLE events")
+        for table, column, kind in _ADDED_COLUMNS:  # schemas 1 to 3: no variables yet
+            present = {row[1] for row in self._db.execute(f"PRAGMA table_info({table})")}
+            if column not in present:
+                self._db.execute(f"ALTER TABLE {table} ADD COLUMN {column} {kind}")
         self._db.execute(
             "INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", (SCHEMA_VERSION,)
         )
@@ -571,9 +584,19 @@ class Store:
 
     def put_frames(self, arn: str, rows: Iterable[FrameRow]) -> None:
         self._db.executemany(
-            "INSERT OR REPLACE INTO frames VALUES (?, ?, ?, ?, ?, ?, ?)",
+            f"INSERT OR REPLACE INTO frames (execution_arn, {_FRAME_COLUMNS}) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
             [
-                (arn, r.path, r.status, r.output, r.cursor_state, r.cursor_input, r.token)
+                (
+                    arn,
+                    r.path,
+                    r.status,
+                    r.output,
+                    r.cursor_state,
+                    r.cursor_input,
+                    r.token,
+                    r.variables,
+                )
                 for r in rows
             ],
         )

@@ -33,6 +33,7 @@ if TYPE_CHECKING:
         parse_event,
         parse_reconciliation_event,
     )
+    from stepsaga.workflow.names import QueryLanguage
     from stepsaga.workflow.retry import (
         DEFAULT_RETRY,
         LAMBDA_SERVICE_RETRY,
@@ -65,6 +66,7 @@ _WHERE = {
     "StepResult": "stepsaga.workflow.events",
     "parse_event": "stepsaga.workflow.events",
     "parse_reconciliation_event": "stepsaga.workflow.events",
+    "QueryLanguage": "stepsaga.workflow.names",
     "DEFAULT_RETRY": "stepsaga.workflow.retry",
     "LAMBDA_SERVICE_RETRY": "stepsaga.workflow.retry",
     "TRANSIENT_RETRY": "stepsaga.workflow.retry",
@@ -99,6 +101,7 @@ __all__ = [
     "JitterStrategy",
     "OperatorDecision",
     "Parallel",
+    "QueryLanguage",
     "ReconcileEvent",
     "ReconciliationEvent",
     "ReconciliationOutcome",

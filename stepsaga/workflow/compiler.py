@@ -1,4 +1,4 @@
-"""Compile a ``Saga`` to Amazon States Language (JSONPath, Standard workflows).
+"""Compile a ``Saga`` to Amazon States Language (JSONPath or JSONata, Standard workflows).
 
 What it emits is what the embedded engine runs: ``compile`` loads every definition it
 produces into the engine (``stepsaga.workflow.validate.check_definition`` →
@@ -9,9 +9,11 @@ produces into the engine (``stepsaga.workflow.validate.check_definition`` →
 ``Parallel``, inline ``Map``, ``Succeed`` and ``Fail``; reference paths, the ``[*]``
 wildcard in ``ResultSelector``, the context object (``$$.Execution.Name``,
 ``$$.State.Name``, ``$$.State.RetryCount``, ``$$.Task.Token``, ``$$.Map.Item.Value``,
-``$$.Map.Item.Index``); no intrinsic functions, no ``QueryLanguage`` (JSONPath is the
-default), never ``OutputPath`` or ``HeartbeatSeconds``, and ``InputPath`` only where a
-group's first rejection becomes ``$.failure``.
+``$$.Map.Item.Index``); no intrinsic functions, never ``OutputPath`` or
+``HeartbeatSeconds``, and ``InputPath`` only where a group's first rejection becomes
+``$.failure``. ``QueryLanguage`` only when ``Saga.query_language`` is JSONata: the JSONPath
+machine is then translated field for field (``stepsaga.workflow.jsonata``), same states
+and routes, and loaded into the engine as well.
 
 State layout. ``Prepare`` (a Pass) wraps the execution input so every path is unambiguous::
 
@@ -94,6 +96,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
+from stepsaga.engine.definition import load
+from stepsaga.engine.errors import InvalidDefinition
 from stepsaga.errors import COMPENSATE, RECONCILE, SAGA_COMPENSATED, SAGA_COMPENSATION_FAILED
 from stepsaga.errors import names as error_names
 from stepsaga.workflow import names
@@ -110,6 +114,8 @@ from stepsaga.workflow.events import (
     StepEvent,
     StepResult,
 )
+from stepsaga.workflow.jsonata import to_jsonata
+from stepsaga.workflow.names import QueryLanguage
 from stepsaga.workflow.payloads import Path, selector, template
 from stepsaga.workflow.retry import DEFAULT_RETRY, RetryPolicy
 from stepsaga.workflow.saga import (
@@ -122,7 +128,7 @@ from stepsaga.workflow.saga import (
     Saga,
     Step,
 )
-from stepsaga.workflow.validate import check_definition
+from stepsaga.workflow.validate import DefinitionError, check_definition
 
 LAMBDA_INVOKE = names.LAMBDA_INVOKE
 LAMBDA_INVOKE_WAIT_FOR_TASK_TOKEN = names.LAMBDA_INVOKE_WAIT_FOR_TASK_TOKEN
@@ -225,6 +231,13 @@ def compile(saga: Saga) -> dict[str, Any]:
     """
     definition = _Compiler(saga).definition()
     check_definition(definition)
+    if saga.query_language is QueryLanguage.JSONATA:
+        translated = to_jsonata(definition)
+        try:
+            load(translated)  # the same graph, checked above; the engine must run it too
+        except InvalidDefinition as exc:
+            raise DefinitionError([f"the embedded engine refuses the JSONata: {exc}"]) from None
+        return translated
     return definition
 
 

@@ -145,10 +145,15 @@ def _targets(state: Mapping[str, Any]) -> list[str]:
     return [target for _, target in transitions(state)]
 
 
+def _payload(state: Mapping[str, Any]) -> Any:
+    """A Task's ``Payload`` template, in JSONPath (``Parameters``) or JSONata (``Arguments``)."""
+    return (state.get("Parameters") or state.get("Arguments") or {}).get("Payload")
+
+
 def _own_role(state: Mapping[str, Any]) -> Role:
     if state.get("Type") in ("Succeed", "Fail"):
         return Role.TERMINAL
-    payload = (state.get("Parameters") or {}).get("Payload")
+    payload = _payload(state)
     if isinstance(payload, Mapping):
         return _ROLE_OF_KIND.get(str(payload.get("kind")), Role.FORWARD)
     return Role.FORWARD
@@ -163,7 +168,7 @@ def _detail(state: Mapping[str, Any]) -> str:
     if kind == "Task":
         if str(state.get("Resource", "")).endswith(".waitForTaskToken"):
             return "waits for a person"
-        payload = (state.get("Parameters") or {}).get("Payload")
+        payload = _payload(state)
         if isinstance(payload, Mapping):
             if payload.get("kind") in ("step", "compensation") and "effect" in payload:
                 return str(payload["effect"])
@@ -196,10 +201,16 @@ def _edges(state: Mapping[str, Any]) -> Iterable[tuple[str, str, str, list[str]]
 
 
 def _rule_label(rule: Mapping[str, Any]) -> str:
+    if "Condition" in rule:  # JSONata: the compared literal, as StringEquals shows it
+        literal = _COMPARED.search(str(rule["Condition"]))
+        return literal.group(1) if literal else "condition"
     for key, value in rule.items():
         if key not in ("Variable", "Next"):
             return str(value) if key == "StringEquals" else f"{key} {json.dumps(value)}"
     return "rule"
+
+
+_COMPARED = re.compile(r"= '([^']*)' %}$")
 
 
 def _edge_kind(source: Role, target: Role, via: str, errors: list[str]) -> EdgeKind:

@@ -8,6 +8,7 @@ State names are PascalCase ASCII so they also make CloudFormation-safe substitut
 from __future__ import annotations
 
 import re
+from enum import StrEnum
 
 STATE_NAME = re.compile(r"^[A-Z][A-Za-z0-9]{0,47}$")
 OPERATION = re.compile(r"^[a-z][a-z0-9_]{0,47}$")
@@ -23,6 +24,14 @@ MAX_STATE_NAME = 80
 
 LAMBDA_INVOKE = "arn:aws:states:::lambda:invoke"
 LAMBDA_INVOKE_WAIT_FOR_TASK_TOKEN = "arn:aws:states:::lambda:invoke.waitForTaskToken"  # noqa: S105
+
+
+class QueryLanguage(StrEnum):
+    """The query language a saga compiles to (``Saga.query_language``)."""
+
+    JSONPATH = "JSONPath"
+    JSONATA = "JSONata"
+
 
 PREPARE = "Prepare"
 COMPLETED = "Completed"

@@ -417,6 +417,9 @@ class Saga:
     #: (it can then be redriven, which waits again).
     decision_timeout_seconds: int = DEFAULT_DECISION_TIMEOUT
     comment: str = ""
+    #: ``"JSONPath"`` (the default) or ``"JSONata"``: the query language of the compiled ASL
+    #: (same states, routes and data either way; ``stepsaga.workflow.jsonata``).
+    query_language: names.QueryLanguage | str = names.QueryLanguage.JSONPATH
 
     def __post_init__(self) -> None:
         where = f"saga {self.name!r}"
@@ -446,6 +449,13 @@ class Saga:
                 f"{where}: decision_timeout_seconds must be between 1 and "
                 f"{MAX_DECISION_TIMEOUT}, got {d!r}"
             )
+        try:
+            language = names.QueryLanguage(self.query_language)
+        except ValueError:
+            raise SagaDefinitionError(
+                f"{where}: query_language must be JSONPath or JSONata, got {self.query_language!r}"
+            ) from None
+        object.__setattr__(self, "query_language", language)
         self._check_operations(where)
         self._check_state_names(where)
         self._check_functions(where)

@@ -1,11 +1,13 @@
 from __future__ import annotations
 
+import random
 from typing import Any
 
 import pytest
 
 from stepsaga.engine.choice import ChoiceRuleError, compile_rule
 from stepsaga.engine.errors import StatesError
+from stepsaga.engine.payload import Env
 
 DATA = {
     "s": "b",
@@ -19,7 +21,7 @@ DATA = {
 
 
 def check(rule: dict[str, Any], data: Any = DATA) -> bool:
-    return compile_rule(rule, "Choices[0]", top_level=False)(data, {})
+    return compile_rule(rule, "Choices[0]", top_level=False)(Env(data, {}, random.Random(0)))
 
 
 @pytest.mark.parametrize(
@@ -79,7 +81,7 @@ def test_context_variables() -> None:
     rule = compile_rule(
         {"Variable": "$$.Execution.Name", "StringEquals": "e"}, "c", top_level=False
     )
-    assert rule({}, {"Execution": {"Name": "e"}})
+    assert rule(Env({}, {"Execution": {"Name": "e"}}, random.Random(0)))
 
 
 @pytest.mark.parametrize(

@@ -28,9 +28,26 @@ def test_a_valid_definition_loads_and_has_a_stable_digest() -> None:
     [
         ({"Type": "Map", "End": True}, "ItemProcessor", "ItemProcessor or the legacy Iterator"),
         ({"Type": "Parallel", "Branches": [], "End": True}, "Branches", "non-empty"),
-        ({"Type": "Pass", "End": True, "Assign": {"x": 1}}, "Assign", "variables"),
-        ({"Type": "Pass", "End": True, "Output": "{% 1 %}"}, "Output", "JSONata"),
-        ({"Type": "Pass", "End": True, "QueryLanguage": "JSONata"}, "QueryLanguage", "JSONPath"),
+        ({"Type": "Pass", "End": True, "Assign": {"1x": 1}}, "Assign.1x", "variable name"),
+        ({"Type": "Pass", "End": True, "Assign": {"states": 1}}, "Assign.states", "reserved"),
+        ({"Type": "Pass", "End": True, "Output": "{% 1 %}"}, "Output", "JSONata field"),
+        (
+            {"Type": "Pass", "End": True, "QueryLanguage": "JSONata", "Result": 1},
+            "Result",
+            "JSONPath field",
+        ),
+        ({"Type": "Pass", "End": True, "QueryLanguage": "XPath"}, "QueryLanguage", "JSONata"),
+        (
+            {"Type": "Pass", "End": True, "QueryLanguage": "JSONata", "Output": "{% 1 + %}"},
+            "Output",
+            "not a JSONata expression",
+        ),
+        (
+            {"Type": "Pass", "End": True, "QueryLanguage": "JSONata", "Output": "{% $eval('1') %}"},
+            "Output",
+            "$parse",
+        ),
+        (task("f", InputPath="$x.a"), "InputPath", "variable"),
         ({"Type": "Pass", "End": True, "Whatever": 1}, "Whatever", "unknown"),
         (task("f", Resource="arn:aws:states:::sqs:sendMessage"), "Resource", "not supported"),
         (task("f", Resource="arn:aws:lambda:us-east-1:1:function:f"), "Resource", "not supported"),
@@ -42,9 +59,9 @@ def test_a_valid_definition_loads_and_has_a_stable_digest() -> None:
             "RequestResponse",
         ),
         (
-            task("f", Parameters={"FunctionName": "f", "Payload": {"x.$": "$..a"}}),
+            task("f", Parameters={"FunctionName": "f", "Payload": {"x.$": "$.a[?(@.b >"}}),
             "Parameters.Payload.x.$",
-            "recursive",
+            "not a JSONPath",
         ),
         (
             task("f", Parameters={"FunctionName": "f", "Payload": {"x.$": "States.Nope()"}}),

@@ -122,3 +122,22 @@ def test_a_store_from_a_newer_stepsaga_is_refused_untouched(tmp_path: Path) -> N
     raw.close()
     with pytest.raises(InvalidInputError, match="schema 99 is newer"):
         Store(path)
+
+
+def test_a_schema_3_store_gains_the_variables_columns_when_opened(tmp_path: Path) -> None:
+    path = tmp_path / "e.sqlite3"
+    Store(path).close()
+    raw = sqlite3.connect(path)  # make it what schema 3 wrote: no variables columns
+    raw.execute("ALTER TABLE executions DROP COLUMN variables")
+    raw.execute("ALTER TABLE frames DROP COLUMN variables")
+    raw.execute("UPDATE meta SET value = '3' WHERE key = 'schema_version'")
+    raw.commit()
+    raw.close()
+
+    Store(path).close()
+    check = sqlite3.connect(path)
+    for table in ("executions", "frames"):
+        columns = {row[1] for row in check.execute(f"PRAGMA table_info({table})")}
+        assert "variables" in columns
+    (version,) = check.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+    assert version == SCHEMA_VERSION == "4"

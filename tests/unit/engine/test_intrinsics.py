@@ -70,7 +70,8 @@ def test_missing_path_argument_is_a_runtime_error() -> None:
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        ("States.MathRandom(1, 2)", "not supported"),
+        ("States.MathSubtract(1, 2)", "not supported"),
+        ("States.MathRandom(1)", "takes 2 to 3"),
         ("States.ArrayLength()", "takes 1"),
         ("States.Format('x'", "expected"),
         ("States.Format('unterminated)", "unterminated"),
@@ -79,3 +80,43 @@ def test_missing_path_argument_is_a_runtime_error() -> None:
 def test_bad_calls_are_refused_when_parsed(text: str, message: str) -> None:
     with pytest.raises(ValueError, match=message):
         parse_call(text)
+
+
+def test_array_partition_chunks_with_a_shorter_last_one() -> None:
+    # AWS's example: [1..9] in chunks of 4 → [[1,2,3,4],[5,6,7,8],[9]].
+    assert run("States.ArrayPartition(States.ArrayRange(1, 9, 1), 4)") == [
+        [1, 2, 3, 4],
+        [5, 6, 7, 8],
+        [9],
+    ]
+    assert run("States.ArrayPartition($.l, 5)", {"l": []}) == []
+    with pytest.raises(StatesError, match="at least 1"):
+        run("States.ArrayPartition($.l, 0)", {"l": [1]})
+
+
+def test_math_random_is_within_start_inclusive_end_exclusive_and_a_seed_repeats() -> None:
+    values = {run("States.MathRandom(1, 4)") for _ in range(50)}
+    assert values <= {1, 2, 3}
+    seeded = [run("States.MathRandom(1, 999, 42)") for _ in range(3)]
+    assert len(set(seeded)) == 1
+    with pytest.raises(StatesError, match="smaller"):
+        run("States.MathRandom(5, 5)")
+
+
+def test_string_split_splits_on_each_delimiter_character() -> None:
+    # AWS's example: States.StringSplit('This.is+a,test=string', '.+,=').
+    assert run("States.StringSplit('This.is+a,test=string', '.+,=')") == [
+        "This",
+        "is",
+        "a",
+        "test",
+        "string",
+    ]
+    assert run("States.StringSplit($.s, ',')", {"s": "1,2,3,4,5"}) == ["1", "2", "3", "4", "5"]
+    with pytest.raises(StatesError, match="strings"):
+        run("States.StringSplit($.n, ',')", {"n": 5})
+
+
+def test_intrinsic_arguments_read_variables() -> None:
+    env = Env({}, {}, random.Random(1), {"order": {"lines": [1, 2]}})
+    assert parse_call("States.ArrayLength($order.lines)").evaluate(env) == 2

@@ -38,10 +38,56 @@ def test_wildcards_are_only_for_payload_paths() -> None:
     assert parse("$.a.*", reference=False).get(DOC) == [DOC["a"]["b"]]
 
 
-@pytest.mark.parametrize("text", ["a.b", "$..a", "$.a[?(@.x)]", "$.a[0:2]", "$.a[-1]"])
-def test_unsupported_syntax_is_refused(text: str) -> None:
+@pytest.mark.parametrize("text", ["a.b", "$.a[?(@.x >", "$.a b"])
+def test_what_is_not_a_jsonpath_is_refused(text: str) -> None:
     with pytest.raises(PathSyntaxError):
         parse(text, reference=False)
+
+
+@pytest.mark.parametrize("text", ["$..a", "$.list[?(@.n > 1)]", "$.list[0:2]", "$.list[0,1]"])
+def test_reference_paths_refuse_what_selects_several_nodes(text: str) -> None:
+    with pytest.raises(PathSyntaxError, match="reference path"):
+        parse(text)
+
+
+ITEMS: dict[str, Any] = {
+    "items": [{"sku": "A", "qty": 1}, {"sku": "B", "qty": 5}, {"sku": "C", "qty": 9}]
+}
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # AWS's documented examples run on Jayway JsonPath: filters, slices, unions, '..'
+        ("$.items[?(@.qty > 2)].sku", ["B", "C"]),
+        ("$.items[?(@.sku == 'A')]", [{"sku": "A", "qty": 1}]),
+        ("$.items[1:]", ITEMS["items"][1:]),
+        ("$.items[:2].sku", ["A", "B"]),
+        ("$.items[-1:].sku", ["C"]),
+        ("$.items[0,2].qty", [1, 9]),
+        ("$..sku", ["A", "B", "C"]),
+        ("$.items[?(@.qty > 100)]", []),
+    ],
+)
+def test_payload_paths_take_filters_slices_unions_and_descent(text: str, expected: Any) -> None:
+    assert parse(text, reference=False).get(ITEMS) == expected
+
+
+def test_a_negative_index_reads_from_the_end() -> None:
+    assert parse("$.items[-1].sku").get(ITEMS) == "C"
+    with pytest.raises(PathNotFoundError):
+        parse("$.items[-4]").get(ITEMS)
+
+
+def test_variable_paths_name_the_variable_and_address_inside_it() -> None:
+    path = parse("$order.lines[0]")
+    assert (path.variable, path.context) == ("order", False)
+    assert path.get({"lines": ["x"]}) == "x"
+    assert parse("$_x").variable == "_x"
+    assert parse("$.x").variable is None
+    extended = parse("$order.lines[?(@ == 'x')]", reference=False)
+    assert extended.variable == "order"
+    assert extended.get({"lines": ["x", "y"]}) == ["x"]
 
 
 def test_context_paths() -> None:
