@@ -92,6 +92,10 @@ def pytest_configure(config: pytest.Config) -> None:
     )
     config.addinivalue_line(
         "markers",
+        "unsupported(**reasons): a backend cannot run this case here (an xfail, not run)",
+    )
+    config.addinivalue_line(
+        "markers",
         "localstack: runs on LocalStack (skipped with the reason when it will not start; "
         "failed under CI=true)",
     )
@@ -302,11 +306,17 @@ def stepfunctions_backend(stepfunctions_client: SFNClient) -> StepFunctionsBacke
 
 def expect_deviation(request: pytest.FixtureRequest, backend: str) -> None:
     """A strict xfail (``AssertionError``) for ``backend`` where the test's ``deviates``
-    marker gives it a reason: the backend deviates from AWS's documentation there."""
-    marker = request.node.get_closest_marker("deviates")
-    reason = marker.kwargs.get(backend) if marker is not None else None
+    marker gives it a reason: the backend deviates from AWS's documentation there. Where the
+    ``unsupported`` marker gives one, the backend cannot run the case here at all: an xfail
+    that is not run (LocalStack would try to download Java for JSONata)."""
+    deviates = request.node.get_closest_marker("deviates")
+    reason = deviates.kwargs.get(backend) if deviates is not None else None
     if reason:
         request.applymarker(pytest.mark.xfail(strict=True, raises=AssertionError, reason=reason))
+    unsupported = request.node.get_closest_marker("unsupported")
+    reason = unsupported.kwargs.get(backend) if unsupported is not None else None
+    if reason:
+        request.applymarker(pytest.mark.xfail(run=False, reason=reason))
 
 
 #: ``saga_backend``'s parameters: id → the fixture that provides it.

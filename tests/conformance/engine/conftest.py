@@ -29,6 +29,14 @@ def deviates(**reasons: str) -> Callable[[F], F]:
     return mark
 
 
+def unsupported(**reasons: str) -> Callable[[F], F]:
+    """Where a reference cannot run the case here at all (not run): its reason."""
+    unknown = set(reasons) - {"moto", "localstack"}
+    assert not unknown, f"no reference named {unknown}"
+    mark: Callable[[F], F] = pytest.mark.unsupported(**reasons)
+    return mark
+
+
 @pytest.fixture(scope="module")
 def moto() -> Iterator[Moto]:
     with moto_backend() as backend:
