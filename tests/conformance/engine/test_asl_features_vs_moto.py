@@ -81,7 +81,7 @@ def test_math_random_with_a_seed_stays_in_range(reference: Reference, tmp_path: 
         "$.lines[:2].sku",
         pytest.param(
             "$.lines[0,2].price",
-            marks=deviates(
+            marks=pytest.mark.deviates(
                 localstack="LocalStack's JSONPath parser refuses an index union ([0,2]: "
                 "JsonPathParserError, States.Runtime); AWS documents that paths follow JsonPath "
                 "syntax, which has unions (the engine and moto give [5, 2])"
