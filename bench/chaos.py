@@ -5,6 +5,7 @@ operator would, every invariant checked from the services' effects table and the
     .venv/bin/python bench/chaos.py --cases 200 --seed 7
     .venv/bin/python bench/chaos.py --seed 7 --only 137  # reproduce one case of a run
     .venv/bin/python bench/chaos.py --json               # the counts as JSON
+    .venv/bin/python bench/chaos.py --revise 1           # then every settled case as revision 2
 
 Prints the seed, cases run, kills injected (by site), recoveries, outcomes by kind,
 effects, duplicates found (must be 0) and every invariant violation with the case plan that
@@ -36,10 +37,20 @@ def main() -> int:
     parser.add_argument("--parallel", type=int, default=defaults.parallel, help="children")
     parser.add_argument("--only", type=int, nargs="*", default=[], help="case indexes to run")
     parser.add_argument("--keep", type=Path, help="run in this (empty) folder and keep it")
+    parser.add_argument(
+        "--revise",
+        type=float,
+        default=0.0,
+        help="share of settled cases re-approved as revision 2 (0 to 1; default 0)",
+    )
     parser.add_argument("--json", action="store_true", help="print the counts as JSON")
     args = parser.parse_args()
     config = ChaosConfig(
-        cases=args.cases, seed=args.seed, parallel=args.parallel, only=tuple(args.only)
+        cases=args.cases,
+        seed=args.seed,
+        parallel=args.parallel,
+        only=tuple(args.only),
+        revise=args.revise,
     )
 
     def say(line: str) -> None:

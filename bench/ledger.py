@@ -10,7 +10,7 @@
    counted from the statement trace). Writes per replay are counted: goal 0.
 2. DynamoDB calls per action on moto, counted with botocore event hooks. Goals: first
    call <= 2 writes, replay <= 1 read and no write, budgeted claim exactly 1
-   TransactWriteItems.
+   TransactWriteItems, a costed claim of a tenant without a budget 1 PutItem and none.
 3. Scale: claim throughput and peak traced memory (tracemalloc) with 1M records in the
    SQLite ledger vs 10k. Goal: within 1.5x.
 """
@@ -51,9 +51,10 @@ def action(
     cost: int | None = None,
     operation: str = "refund_payment",
     approved_at: datetime = INTENT_AT,
+    tenant: str = "acme",
 ) -> Action:
     return Action(
-        tenant_id="acme",
+        tenant_id=tenant,
         intent=Intent(f"CASE-{n}", 1, approved_at),
         operation=operation,
         effect=EffectClass.KEYED_WRITE,
@@ -260,6 +261,9 @@ def dynamodb_calls(n: int) -> None:
         for i in range(n):
             ledger.claim(action(i, cost=1, operation="budgeted"))
         budgeted = counter.take()
+        for i in range(n):  # globex has no budget
+            ledger.claim(action(i, cost=1, operation="unbudgeted", tenant="globex"))
+        unbudgeted = counter.take()
 
     first_writes = per_action(first, n, WRITES)
     replay_reads, replay_writes = per_action(replay, n, READS), per_action(replay, n, WRITES)
@@ -279,6 +283,11 @@ def dynamodb_calls(n: int) -> None:
     print(
         f"  budgeted claim {show(budgeted, n):42s} TransactWriteItems {transacts:.2f}  "
         f"goal exactly 1  ({'met' if ok else 'MISSED'})"
+    )
+    ok = unbudgeted["TransactWriteItems"] == 0 and per_action(unbudgeted, n, WRITES) == 1
+    print(
+        f"  no budget    {show(unbudgeted, n):44s} writes {per_action(unbudgeted, n, WRITES):.2f}"
+        f"  goal 1 PutItem, no transaction  ({'met' if ok else 'MISSED'})"
     )
 
 

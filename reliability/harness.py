@@ -36,7 +36,15 @@ from reliability.invariants import (
     duplicates,
 )
 from reliability.kills import read_lines
-from reliability.plan import TENANTS, CasePlan, KillPoint, KillSite, make_plans
+from reliability.plan import (
+    REPLACEMENT_ORDER,
+    TENANTS,
+    CasePlan,
+    KillPoint,
+    KillSite,
+    make_plans,
+    revised,
+)
 from reliability.runner import Command, Job, JobResult, run_jobs
 from reliability.workspace import Workspace
 from services import open_simulation
@@ -52,6 +60,7 @@ from stepsaga.backends.views import (
 from stepsaga.errors import NotFoundError
 from stepsaga.ledger import LedgerPolicy, ReconOutcome, open_ledger
 from stepsaga.reconciliation import AUTO_RESOLVER
+from stepsaga.reconciliation.reasons import Reason
 from workflows.project import reference_project
 
 SETTLED = (CaseOutcome.COMPLETED, CaseOutcome.COMPENSATED, CaseOutcome.COMPENSATION_FAILED)
@@ -71,6 +80,11 @@ class ChaosConfig:
     """How often a recovery round starts with ``ledger sweep``."""
     only: tuple[int, ...] = ()
     """Run only these case indexes (to reproduce one); empty: all."""
+    revise: float = 0.0
+    """The "new revision after completion/compensation" plan: this share of the cases that
+    settled completed or compensated is re-approved as revision 2 (half of them with the
+    refund's amount changed) and run again under the kills still pending; a revision
+    conflict is decided from the services' table (the earlier effect exists: applied)."""
 
 
 @dataclass
@@ -99,6 +113,8 @@ class ChaosReport:
     """Fault rules planned, by kind."""
     open_items: int = 0
     duplicates: int = 0
+    revised: int = 0
+    """Cases re-approved as revision 2."""
     violations: list[Violation] = field(default_factory=list)
     seconds: float = 0.0
 
@@ -128,6 +144,7 @@ class ChaosReport:
             f"compensations failed because of: {_counts(self.compensation_failures)}",
             f"failed releases reconciled automatically: {_counts(self.compensations_reconciled)}",
             f"effects: {_counts(self.effects)}",
+            f"revised (revision 2 after completion/compensation): {self.revised}",
             f"duplicates found: {self.duplicates}",
             f"invariant violations: {len(self.violations)}",
         ]
@@ -148,6 +165,7 @@ class ChaosReport:
             "compensation_failures": dict(self.compensation_failures),
             "compensations_reconciled": dict(self.compensations_reconciled),
             "effects": dict(self.effects),
+            "revised": self.revised,
             "duplicates": self.duplicates,
             "violations": [str(v) for v in self.violations],
             "seconds": round(self.seconds, 1),
@@ -180,6 +198,9 @@ def run_chaos(
     run = _Run(config, space, plans, report, say)
     run.start_all()
     run.recover()
+    if config.revise:
+        run.revise()
+        run.recover()
     run.check()
     report.seconds = time.monotonic() - started
     return report
@@ -207,6 +228,8 @@ class _Run:
         """Kill ids that struck, by case index (from the dying processes' notes)."""
         policy = LedgerPolicy()
         self.wait_out = policy.lease_seconds + policy.sweep_grace_seconds + 1
+        self.revisions: dict[int, int] = {}
+        """The newest revision started, by case index (absent: 1)."""
 
     def start_all(self) -> None:
         jobs = [self._job(Command.START, plan) for plan in self.plans]
@@ -229,6 +252,25 @@ class _Run:
             jobs = self._recovery_jobs(unsettled, views)
             self._run(jobs)
             self.say(f"round {round_number}: {len(unsettled)} unsettled, {len(jobs)} commands")
+
+    def revise(self) -> None:
+        """Re-approve a share of the settled cases as revision 2 and start them."""
+        views = self._views(self.plans)
+        chosen = [
+            plan
+            for plan in self.plans
+            if _outcome(views.get(plan.index)) in (CaseOutcome.COMPLETED, CaseOutcome.COMPENSATED)
+            and plan.saga == REPLACEMENT_ORDER
+            and self.rng.random() < self.config.revise
+        ]
+        approved = approval_time()
+        for plan in chosen:
+            case = revised(plan, approved, change_refund=self.rng.random() < 0.5)
+            self.space.case_file(plan.index, 2).write_text(json.dumps(case, indent=1))
+            self.revisions[plan.index] = 2
+        self.report.revised = len(chosen)
+        self._run([self._job(Command.START, plan) for plan in chosen])
+        self.say(f"revised {len(chosen)} settled cases as revision 2")
 
     def check(self) -> None:
         """Read the outside truth and the ledger; count; check every invariant."""
@@ -301,7 +343,7 @@ class _Run:
                     decision = ReconOutcome(item.outcome)
                 else:
                     effects = simulation.effects(tenant_id=plan.tenant_id, case_id=plan.case_id)
-                    decision = _truth(item.action_key, effects)
+                    decision = _truth(item, effects)
                 self.report.resolves += 1
                 jobs.append(self._job(Command.RESOLVE, plan, item_id=item.id, decision=decision))
         return jobs
@@ -328,6 +370,7 @@ class _Run:
             item_id=item_id,
             decision=decision,
             saga=plan.saga if plan else "",
+            revision=self.revisions.get(plan.index, 1) if plan else 1,
         )
 
     def _pending(self, plan: CasePlan) -> tuple[KillPoint, ...]:
@@ -368,7 +411,8 @@ class _Run:
         with self._backend() as backend:
             for plan in plans:
                 with suppress(NotFoundError):  # never started: the operator starts it again
-                    views[plan.index] = backend.status(_name(plan), tenant=plan.tenant_id)
+                    name = _name(plan, self.revisions.get(plan.index, 1))
+                    views[plan.index] = backend.status(name, tenant=plan.tenant_id)
         return views
 
 
@@ -384,8 +428,8 @@ def _write_inputs(space: Workspace, plans: Iterable[CasePlan]) -> None:
             space.faults_file(plan.index).write_text(json.dumps({"faults": list(plan.faults)}))
 
 
-def _name(plan: CasePlan) -> str:
-    return execution_name(plan.tenant_id, plan.case_id, 1)
+def _name(plan: CasePlan, revision: int = 1) -> str:
+    return execution_name(plan.tenant_id, plan.case_id, revision)
 
 
 def _outcome(view: ExecutionView | None) -> CaseOutcome | None:
@@ -404,10 +448,17 @@ def _waited_on(view: ExecutionView, items: Iterable[ReconItemView]) -> ReconItem
     return mine[-1] if mine else None
 
 
-def _truth(action_key: str, effects: Iterable[Effect]) -> ReconOutcome:
-    """The operator's finding: the effect is in the services' own table, or it is not."""
-    if any(effect.action_key == action_key for effect in effects):
+def _truth(item: ReconItemView, effects: Iterable[Effect]) -> ReconOutcome:
+    """The operator's finding: the effect is in the services' own table, or it is not. A
+    revision conflict asks about the same operation under an earlier revision: when that
+    effect exists, it stands for the new revision (applied); else the step runs."""
+    keys = {effect.action_key for effect in effects}
+    if item.action_key in keys:
         return ReconOutcome.APPLIED
+    if item.reason.startswith(Reason.REVISION_CONFLICT.value):
+        operation = item.action_key.split(":", 3)[3]
+        if any(key.split(":", 3)[3] == operation for key in keys):
+            return ReconOutcome.APPLIED
     return ReconOutcome.NOT_APPLIED
 
 

@@ -8,8 +8,10 @@ the execution's as ``status`` derives it.
 Per case (tenant + case id):
 
 * **no duplicates** — at most one effect per action key (one reservation per line of a
-  multi-warehouse case, one release per reservation, one refund, one shipment);
-* **completed** ⇒ exactly one reservation (per line), refund and shipment, and no release;
+  multi-warehouse case, one release per reservation, one refund, one shipment), and across
+  a case's revisions one refund and one shipment, and no more live reservations (reserved,
+  not released) than one revision makes;
+* **completed** ⇒ exactly one live reservation (per line), one refund and one shipment;
 * **compensated** ⇒ no shipment (replacement order: shipping comes last), every
   reservation released exactly once, and no
   item about the release left open (a release reconciled automatically was decided);
@@ -36,6 +38,7 @@ from reliability.plan import REPLACEMENT_ORDER, CasePlan
 from services.simulated import Effect
 from stepsaga.backends.views import CaseOutcome
 from stepsaga.ledger import ReconItem, ReconStatus, Record, Status
+from stepsaga.ledger.revisions import ADOPTED_FROM, SUPERSEDES
 
 #: The ledger operation (last part of the record's operation) → the effect it applies.
 EFFECT_OF = {
@@ -103,11 +106,13 @@ def check_case(truth: CaseTruth) -> list[Violation]:
         if number > 1:
             item = key.partition("#")[2].split(":", 1)[0]  # one line of a per-item step
             found.append(f"duplicate: {number} x {operation}" + (f" of {item}" if item else ""))
+    found += [f"duplicate: {text}" for text in _across_revisions(truth)]
+    live = counts["reserve"] - counts["release"]
     if outcome is CaseOutcome.COMPLETED:
-        reserve = truth.plan.reservations
-        want = {"reserve": reserve, "refund": 1, "create_shipment": 1, "release": 0}
-        for operation, number in want.items():
-            if counts[operation] != number:
+        if live != truth.plan.reservations:
+            found.append(f"completed with {live} live reservation(s)")
+        for operation in ("refund", "create_shipment"):
+            if counts[operation] != 1:
                 found.append(f"completed with {counts[operation]} x {operation}")
     elif outcome is CaseOutcome.COMPENSATED:
         # Shipping is the last step of the replacement order; the multi-warehouse saga
@@ -127,7 +132,7 @@ def check_case(truth: CaseTruth) -> list[Violation]:
     else:
         found.append(f"not settled: outcome {outcome.value if outcome else 'no execution'}")
     undone = (CaseOutcome.COMPENSATED, CaseOutcome.COMPENSATION_FAILED)
-    if counts["release"] and outcome not in undone:
+    if counts["release"] and outcome not in undone and not _revised(truth):
         found.append(f"released although {outcome.value if outcome else 'never run'}")
     found += _ledger_vs_world(truth)
     found += _isolation(truth)
@@ -143,7 +148,8 @@ def _ledger_vs_world(truth: CaseTruth) -> list[str]:
             found.append(f"ledger: {record.key} left IN_PROGRESS")
         if record.status is Status.UNKNOWN and record.key not in open_keys:
             found.append(f"ledger: {record.key} UNKNOWN with no open item")
-        if record.status is Status.COMPLETED and record.key not in effect_keys:
+        applied_under = {record.key, *_earlier_keys(record)}  # adopted: the earlier key
+        if record.status is Status.COMPLETED and not applied_under & effect_keys:
             found.append(f"ledger: {record.key} COMPLETED but its effect never happened")
         if record.status in (Status.RELEASED, Status.FAILED) and record.key in effect_keys:
             found.append(f"ledger: {record.key} {record.status.value} but its effect happened")
@@ -151,6 +157,32 @@ def _ledger_vs_world(truth: CaseTruth) -> list[str]:
     for key in sorted(effect_keys - recorded):
         found.append(f"ledger: an effect under {key} has no record")
     return found
+
+
+def _across_revisions(truth: CaseTruth) -> list[str]:
+    """What a later revision must never add: a second refund or shipment (under its own
+    key), or reservations beyond one revision's while the earlier ones stand."""
+    found = []
+    for operation in ("refund", "create_shipment"):
+        keys = {e.action_key for e in truth.effects if str(e.operation) == operation}
+        if len(keys) > 1:
+            found.append(f"{len(keys)} x {operation} under {len(keys)} revisions' keys")
+    live = truth.counts["reserve"] - truth.counts["release"]
+    if live > truth.plan.reservations or live < 0:
+        found.append(
+            f"{truth.counts['reserve']} reservations and {truth.counts['release']} releases"
+        )
+    return found
+
+
+def _earlier_keys(record: Record) -> tuple[str, ...]:
+    """The earlier revision's key a record adopted or was decided against (revisions.py)."""
+    terms = record.terms or {}
+    return tuple(str(terms[name]) for name in (ADOPTED_FROM, SUPERSEDES) if name in terms)
+
+
+def _revised(truth: CaseTruth) -> bool:
+    return any(record.revision > 1 for record in truth.records)
 
 
 def _isolation(truth: CaseTruth) -> list[str]:
@@ -211,8 +243,17 @@ def check_all(
 
 
 def duplicates(truths: Iterable[CaseTruth]) -> int:
-    """Effects beyond the first, per action key: the number that must be 0."""
-    return sum(max(0, n - 1) for truth in truths for n in truth.per_key.values())
+    """Effects one too many, the number that must be 0: beyond the first per action key,
+    plus a later revision's second refund or shipment and its extra live reservations."""
+    total = 0
+    for truth in truths:
+        total += sum(max(0, n - 1) for n in truth.per_key.values())
+        for operation in ("refund", "create_shipment"):
+            keys = {e.action_key for e in truth.effects if str(e.operation) == operation}
+            total += max(0, len(keys) - 1)
+        live = truth.counts["reserve"] - truth.counts["release"]
+        total += max(0, live - truth.plan.reservations)
+    return total
 
 
 def _name(text: str) -> str:

@@ -272,3 +272,17 @@ def _kills(rng: random.Random, compensates: bool) -> tuple[KillPoint, ...]:
             kill = KillPoint(site, rng.choice(LEDGER_OPERATIONS))
         kills.setdefault(kill.id, kill)
     return tuple(kills.values())
+
+
+def revised(plan: CasePlan, approved_at: datetime, *, change_refund: bool) -> dict[str, Any]:
+    """The plan's case re-approved as revision 2 (the "new revision after completion or
+    compensation" plan): the same terms, or the refund's amount changed."""
+    case: dict[str, Any] = json.loads(json.dumps(plan.case))
+    case["approval"] = {
+        **case["approval"],
+        "revision": 2,
+        "approved_at": approved_at.strftime("%Y-%m-%dT%H:%M:%SZ"),
+    }
+    if change_refund:
+        case["refund"]["amount"] = 99  # whole units: valid in every currency drawn
+    return case

@@ -63,6 +63,8 @@ class Job:
     decision: ReconOutcome = ReconOutcome.APPLIED
     #: The saga a ``start`` runs (the project's default when empty).
     saga: str = ""
+    revision: int = 1
+    """``start``: which approved revision of the case (its own case file)."""
 
 
 @dataclass(frozen=True)
@@ -156,7 +158,8 @@ def run_job(space: Workspace, job: Job) -> dict[str, Any]:
     with backend:
         if job.command is Command.START:
             saga = backend.project.saga(job.saga or None)
-            case = load_case(space.case_file(job.case_index), saga.input_model or OpenCase)
+            case_file = space.case_file(job.case_index, job.revision)
+            case = load_case(case_file, saga.input_model or OpenCase)
             faults_path = space.faults_file(job.case_index)
             faults = load_faults(faults_path) if faults_path.exists() else None
             view = backend.start(

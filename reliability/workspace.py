@@ -26,8 +26,9 @@ class Workspace:
         """One JSON line per kill, written (and fsync'd) by the process about to die."""
         return self.root / "kills.jsonl"
 
-    def case_file(self, index: int) -> Path:
-        return self.root / "cases" / f"{index:05d}.json"
+    def case_file(self, index: int, revision: int = 1) -> Path:
+        suffix = "" if revision == 1 else f"-r{revision}"
+        return self.root / "cases" / f"{index:05d}{suffix}.json"
 
     def faults_file(self, index: int) -> Path:
         return self.root / "faults" / f"{index:05d}.json"

@@ -15,10 +15,13 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol, TypeVar, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
 
 from stepsaga.clock import Clock
 from stepsaga.home import StateHome
+
+if TYPE_CHECKING:
+    from stepsaga.secrets import Secrets
 
 D_co = TypeVar("D_co", covariant=True)
 
@@ -45,10 +48,18 @@ class LocalContext:
 @dataclass(frozen=True)
 class AwsContext:
     """Inside a Lambda function: configuration comes from ``environ`` (the function's
-    environment, as the CDK construct set it)."""
+    environment, as the CDK construct set it); credentials from ``secrets``
+    (``ctx.secrets.get("BILLING_TOKEN_ARN")``, ``stepsaga.secrets``)."""
 
     clock: Clock
     environ: Mapping[str, str]
+
+    @property
+    def secrets(self) -> Secrets:
+        """The secrets this function may read (names only; values fetched on ``get``)."""
+        from stepsaga.secrets import Secrets
+
+        return Secrets.from_environ(self.environ)
 
 
 class Dependencies(Protocol[D_co]):

@@ -11,8 +11,15 @@ from typing import Final
 
 # --- CloudFormation output keys of the stack (``OutputKey`` in DescribeStacks) ----------
 OUTPUT_STATE_MACHINE_ARN: Final = "StateMachineArn"
+#: The ``live`` alias of the state machine's published versions (the ingress starts there).
+OUTPUT_STATE_MACHINE_ALIAS_ARN: Final = "StateMachineAliasArn"
 OUTPUT_LEDGER_TABLE_NAME: Final = "LedgerTableName"
 OUTPUT_RECONCILIATION_TOPIC_ARN: Final = "ReconciliationTopicArn"
+#: The managed policy an operator's role attaches to run the CLI against this stack.
+OUTPUT_OPERATOR_POLICY_ARN: Final = "OperatorPolicyArn"
+#: The ingress queue approved cases are sent to, and its dead-letter queue.
+OUTPUT_INGRESS_QUEUE_URL: Final = "IngressQueueUrl"
+OUTPUT_INGRESS_DEAD_LETTER_QUEUE_URL: Final = "IngressDeadLetterQueueUrl"
 
 #: The stage deployed when none is given (``-c stage=…``).
 DEFAULT_STAGE: Final = "dev"

@@ -73,6 +73,16 @@ class InvalidActionError(InvalidInputError):
     currency's minor unit)."""
 
 
+class EventMismatchError(InvalidInputError):
+    """A handler's event does not fit its event model: the state machine that sent it and
+    the deployed handler disagree (a release changed one of them). Nothing was written.
+
+    Deliberately in neither ``COMPENSATE`` nor ``RETRYABLE``: no ``Catch`` matches it, so the
+    step fails, the execution fails there and is redriven once both agree again. A
+    deployment mismatch must never compensate a live case.
+    """
+
+
 class ActionConflictError(StepSagaError):
     """The action key was reused with different consequential parameters. Nothing changed.
 
@@ -159,6 +169,8 @@ COMPENSATE: tuple[type[StepSagaError], ...] = (
 #: Error names of ``Fail`` states the compiled machines end in.
 SAGA_COMPENSATED = "Saga.Compensated"
 SAGA_COMPENSATION_FAILED = "Saga.CompensationFailed"
+#: The error an execution an operator stopped (``stepsaga stop``) ends ABORTED with.
+EXECUTION_STOPPED = "Stepsaga.Stopped"
 
 
 def names(errors: tuple[type[StepSagaError], ...]) -> list[str]:

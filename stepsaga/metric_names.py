@@ -32,6 +32,11 @@ DUPLICATE_REPLAYED: Final = "DuplicateReplayed"
 ACTION_CONFLICT: Final = "ActionConflict"
 #: A tenant budget (or an action's attempt budget) could not cover an action.
 BUDGET_EXHAUSTED: Final = "BudgetExhausted"
+#: A handler raised a non-retryable ``stepsaga`` error on purpose (a refusal, a conflict,
+#: an unknown outcome): Lambda counts it in ``Errors``, but the state machine routes it
+#: (``Catch``) to compensation or reconciliation. The technical Lambda-errors alarm
+#: subtracts it, so only faults (bugs, timeouts, crashes, exhausted transients) remain.
+ROUTED_ERROR: Final = "RoutedError"
 #: DynamoDB cancelled a ledger transaction because another one touched the same items
 #: (``TransactionConflict``); raised as a retryable ``StoreUnavailableError``.
 TRANSACTION_CONFLICT: Final = "TransactionConflict"
@@ -45,6 +50,7 @@ ALL: Final = (
     DUPLICATE_REPLAYED,
     ACTION_CONFLICT,
     BUDGET_EXHAUSTED,
+    ROUTED_ERROR,
     TRANSACTION_CONFLICT,
     RECONCILIATION_OVERDUE,
 )

@@ -52,3 +52,21 @@ def check_person(value: object, field: str) -> str:
     except ValidationError as exc:
         _, line = describe_validation_error(exc, field)
         raise InvalidInputError(line, field=field) from None
+
+
+#: The longest note an operator's decision or stop keeps (it is stored and shown whole).
+MAX_NOTE = 1000
+
+
+def check_note(value: object, field: str = "--note") -> str:
+    """An operator's note (``stop --note``): 1 to 1000 printable characters, stripped."""
+    text = value.strip() if isinstance(value, str) else ""
+    if not text:
+        raise InvalidInputError(f"{field}: must not be empty", field=field)
+    if len(text) > MAX_NOTE:
+        raise InvalidInputError(f"{field}: at most {MAX_NOTE} characters", field=field)
+    try:
+        _printable(text)
+    except ValueError as exc:
+        raise InvalidInputError(f"{field}: {exc}", field=field) from None
+    return text

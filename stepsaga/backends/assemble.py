@@ -12,6 +12,7 @@ from typing import Any
 
 from stepsaga.backends.outcome import OutcomeFacts, derive_outcome
 from stepsaga.backends.views import (
+    CaseOutcome,
     ExecutionSummary,
     ExecutionView,
     ReconItemView,
@@ -126,6 +127,10 @@ def execution_view(
         error=described.get("error"),
         waiting_for=tuple(waiting_for),
     )
+    outcome = derive_outcome(facts)
+    redrive_status = described.get("redriveStatus")
+    if outcome in (CaseOutcome.STOPPED, CaseOutcome.COMPENSATED):
+        redrive_status = "NOT_REDRIVABLE"  # our rule (lifecycle.redrive_refusal), not AWS's
     return ExecutionView(
         execution_arn=described["executionArn"],
         state_machine_arn=described["stateMachineArn"],
@@ -137,12 +142,12 @@ def execution_view(
         cause=described.get("cause"),
         redrive_count=int(described.get("redriveCount", 0)),
         redrive_date=_date(described.get("redriveDate")),
-        redrive_status=described.get("redriveStatus"),
+        redrive_status=redrive_status,
         saga=saga.name,
         tenant_id=case.tenant_id,
         case_id=case.case_id,
         revision=case.revision,
-        outcome=derive_outcome(facts),
+        outcome=outcome,
         steps=step_views(saga, case, records),
         waiting_for=tuple(waiting_for),
         open_items=tuple(open_items),

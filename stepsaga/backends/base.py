@@ -21,6 +21,8 @@ Rules every backend keeps:
   id; a case id under several tenants needs ``tenant`` (else ``InvalidInputError`` listing
   them); several revisions of one case resolve to the newest.
 * **The case outcome** comes from :func:`~stepsaga.backends.outcome.derive_outcome` only.
+* **Revisions and stops** (``lifecycle.py``): a revision starts only when every earlier
+  one is closed; stopped, compensated and superseded executions are never redriven.
 * Flags a backend cannot honour (``faults`` and ``mock_config`` on AWS) raise
   ``InvalidInputError`` naming the flag, before anything is written.
 """
@@ -113,6 +115,15 @@ class SagaBackend(Protocol):
         ``InvalidInputError``. Reads only: a home without executions lists none."""
         ...
 
+    def stop(self, ref: str, *, tenant: str | None = None, by: str, note: str) -> ExecutionView:
+        """Stop a running execution (``StopExecution`` with ``Stepsaga.Stopped`` and a cause
+        naming ``by`` and ``note``) and settle the ledger (``lifecycle.settle_stopped``):
+        its in-flight claims become reconciliation items, its waits are closed, the case
+        outcome is ``stopped``, and it can never be redriven. Stopping a stopped execution
+        settles the ledger again and changes nothing else; one that ended otherwise raises
+        ``InvalidInputError``."""
+        ...
+
     def recon_list(
         self,
         *,
@@ -133,7 +144,7 @@ class SagaBackend(Protocol):
         self,
         item_id: str,
         outcome: ReconOutcome,
-        by: str,
+        by: str | None,
         note: str,
         *,
         time_scale: float | None = None,
@@ -141,7 +152,10 @@ class SagaBackend(Protocol):
     ) -> ResolutionView:
         """Record the operator's finding (ledger record and item in one transaction) and,
         if an execution waits on the item, let it continue (``SendTaskSuccess`` with an
-        ``OperatorDecision``) to its next waiting point or its end."""
+        ``OperatorDecision``) to its next waiting point or its end.
+
+        ``by`` is who decided: required locally; on AWS it is ignored and the caller's IAM
+        identity is recorded instead (with an audit record)."""
         ...
 
     def close(self) -> None: ...

@@ -31,6 +31,15 @@ from stepsaga.backends.assemble import (
     item_views,
     listed_summary,
 )
+from stepsaga.backends.lifecycle import (
+    MOVING,
+    Sibling,
+    redrive_refusal,
+    settle_stopped,
+    start_refusal,
+    stop_cause,
+    stopped,
+)
 from stepsaga.backends.listing import ExecutionQuery, PageToken, empty_page, first_since
 from stepsaga.backends.naming import execution_name
 from stepsaga.backends.progress import Progress, ProgressKind, ProgressListener, from_history_event
@@ -52,6 +61,7 @@ from stepsaga.engine import (
     EngineEvent,
     ExecutionAlreadyExists,
     ExecutionDoesNotExist,
+    ExecutionNotRedrivable,
     ExecutionPageQuery,
     Handler,
     HistoryRecorded,
@@ -66,9 +76,10 @@ from stepsaga.engine import (
 )
 from stepsaga.engine import load as load_definition
 from stepsaga.engine.models import TokenStatus
-from stepsaga.errors import InvalidInputError, NotFoundError
+from stepsaga.errors import EXECUTION_STOPPED, InvalidInputError, NotFoundError, TransientError
 from stepsaga.home import StateHome
 from stepsaga.ledger import Ledger, LedgerPolicy, ReconOutcome, ReconStatus, Record, open_ledger
+from stepsaga.person import check_note, check_person
 from stepsaga.project import Project
 from stepsaga.workflow.saga import Saga
 
@@ -203,11 +214,18 @@ class LocalBackend:
             raise ExecutionAlreadyExists(
                 f"execution {name} already exists ({existing['status']}) for case "
                 f"{case.case_id} revision {case.approval.revision} with a different input; "
-                "approve a new revision to change it",
+                f"to change the case, approve revision {case.approval.revision + 1} (it "
+                "starts once this one is closed, adopts what this one applied unchanged and "
+                "sends every changed effect to a person)",
                 field="input",
                 execution_arn=existing["executionArn"],
             )
         check_approval_window(case.approval.approved_at, self.clock.now(), LedgerPolicy().retention)
+        if existing is None:
+            identity = CaseIdentity(case.tenant_id, case.case_id, case.approval.revision)
+            refusal = start_refusal(identity, self._siblings(identity))
+            if refusal is not None:
+                raise InvalidInputError(refusal, field="approval.revision")
         # From here on, writing is allowed: every input was checked.
         if existing is None and supports is not None:
             supports.attach_faults(self._context(scale), case.tenant_id, case.case_id, faults)
@@ -238,7 +256,16 @@ class LocalBackend:
         scale = self._scale(time_scale)
         reader = self._read_engine()
         arn = self._resolve(reader, ref, tenant)
-        saga = self._saga_of(reader.describe_execution(arn))
+        described = reader.describe_execution(arn)
+        saga = self._saga_of(described)
+        identity = CaseIdentity.from_input(described["input"])
+        refusal = redrive_refusal(described, lambda: self._siblings(identity))
+        if refusal is not None:
+            raise ExecutionNotRedrivable(
+                f"execution {described['name']} ({described['status']}) cannot be redriven: "
+                f"{refusal}",
+                field="execution_arn",
+            )
         with self._running(saga, scale, on_event, None) as engine:
             return self._view(engine, engine.redrive_execution(arn))
 
@@ -304,6 +331,30 @@ class LocalBackend:
             ).encode()
         return ExecutionPage(items=items, next_token=following)
 
+    def stop(self, ref: str, *, tenant: str | None = None, by: str, note: str) -> ExecutionView:
+        by, note = check_person(by, "--by"), check_note(note)
+        reader = self._read_engine()
+        arn = self._resolve(reader, ref, tenant)
+        described = reader.describe_execution(arn)
+        saga = self._saga_of(described)
+        if not stopped(described):
+            if described["status"] not in MOVING:
+                raise InvalidInputError(
+                    f"execution {described['name']} is {described['status']}, not running: "
+                    "there is nothing to stop",
+                    field="ref",
+                )
+            described = reader.stop_execution(arn, EXECUTION_STOPPED, stop_cause(by, note))
+            if not stopped(described):
+                raise TransientError(
+                    f"execution {described['name']} is being run by another process: it stops "
+                    "at its next step; run the same stop again then to settle its ledger",
+                    execution_arn=arn,
+                )
+        identity = CaseIdentity.from_input(described["input"])
+        settle_stopped(self._open_ledger(), saga, identity, by, note)
+        return self._view(reader, reader.describe_execution(arn))
+
     def recon_list(
         self,
         *,
@@ -330,7 +381,7 @@ class LocalBackend:
         self,
         item_id: str,
         outcome: ReconOutcome,
-        by: str,
+        by: str | None,
         note: str,
         *,
         time_scale: float | None = None,
@@ -338,6 +389,10 @@ class LocalBackend:
     ) -> ResolutionView:
         from stepsaga.reconciliation import resolve, resume_waiting
 
+        if by is None:
+            raise InvalidInputError(
+                "--by: who decided is required on the local backend", field="--by"
+            )
         scale = self._scale(time_scale)
         if self._existing_ledger() is None:
             raise NotFoundError(f"no reconciliation item {item_id!r}", item_id=item_id)
@@ -558,6 +613,22 @@ class LocalBackend:
             return self._read_engine().describe_execution(execution_arn(saga, name))
         except ExecutionDoesNotExist:
             return None
+
+    def _siblings(self, case: CaseIdentity) -> list[Sibling]:
+        """The executions of this tenant's case, every revision (indexed by case id)."""
+        if not self.home.executions_path.exists():
+            return []
+        reader = self._read_engine()
+        found: list[Sibling] = []
+        for arn in reader.executions_of_case(case.case_id):
+            try:
+                sibling = Sibling.of(reader.describe_execution(arn))
+            except InvalidInputError:
+                continue  # an input with a case_id that is not a stepsaga case
+            mine = (sibling.identity.tenant_id, sibling.identity.case_id)
+            if mine == (case.tenant_id, case.case_id):
+                found.append(sibling)
+        return found
 
     def _resolve(self, reader: LocalEngine, ref: str, tenant: str | None) -> str:
         """An execution ARN from an ARN, an execution name or a case id, among the

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from stepsaga.backends.views import CaseOutcome
-from stepsaga.errors import SAGA_COMPENSATED, SAGA_COMPENSATION_FAILED
+from stepsaga.errors import EXECUTION_STOPPED, SAGA_COMPENSATED, SAGA_COMPENSATION_FAILED
 
 
 @dataclass(frozen=True)
@@ -33,7 +33,8 @@ def derive_outcome(facts: OutcomeFacts) -> CaseOutcome:
     escalated refund may still be open: the case itself is settled), with
     ``Saga.CompensationFailed`` → compensation_failed. ``RUNNING`` while waiting for a
     callback (only operators' decisions are callbacks in our sagas) →
-    awaiting_reconciliation, otherwise running. Every other stop (retries exhausted,
+    awaiting_reconciliation, otherwise running. ``ABORTED`` with ``Stepsaga.Stopped`` (an
+    operator's ``stepsaga stop``) → stopped. Every other stop (retries exhausted,
     interrupted, timed out, aborted) → failed: redrive it.
     """
     status = facts.status.upper()
@@ -43,6 +44,8 @@ def derive_outcome(facts: OutcomeFacts) -> CaseOutcome:
         return CaseOutcome.AWAITING_RECONCILIATION if facts.waiting_for else CaseOutcome.RUNNING
     if status == "PENDING_REDRIVE":
         return CaseOutcome.RUNNING
+    if status == "ABORTED" and facts.error == EXECUTION_STOPPED:
+        return CaseOutcome.STOPPED
     if status == "FAILED" and facts.error == SAGA_COMPENSATED:
         return CaseOutcome.COMPENSATED
     if status == "FAILED" and facts.error == SAGA_COMPENSATION_FAILED:
@@ -59,5 +62,6 @@ OUTCOME_STATUSES: Mapping[CaseOutcome, frozenset[str]] = {
     CaseOutcome.COMPENSATION_FAILED: frozenset({"FAILED"}),
     CaseOutcome.AWAITING_RECONCILIATION: frozenset({"RUNNING"}),
     CaseOutcome.RUNNING: frozenset({"RUNNING", "PENDING_REDRIVE"}),
+    CaseOutcome.STOPPED: frozenset({"ABORTED"}),
     CaseOutcome.FAILED: frozenset({"FAILED", "TIMED_OUT", "ABORTED"}),
 }

@@ -31,6 +31,8 @@ class CaseOutcome(StrEnum):
     """The execution waits for a person to resolve a reconciliation item."""
     COMPENSATION_FAILED = "compensation_failed"
     """An undo failed after its retries; it waits in reconciliation."""
+    STOPPED = "stopped"
+    """An operator stopped the execution (``stepsaga stop``): closed, never redriven."""
     FAILED = "failed"
     """The execution stopped (retries exhausted, interrupted, timed out): redrive it."""
     RUNNING = "running"

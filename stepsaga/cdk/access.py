@@ -22,9 +22,11 @@ from stepsaga.workflow.saga import RECONCILER_FUNCTION, RECONCILER_HANDLER
 
 __all__ = [
     "LEDGER_WRITER",
+    "OPERATOR",
     "OVERDUE_CHECK",
     "RECONCILER",
     "FunctionAccess",
+    "OperatorAccess",
     "access_for",
 ]
 
@@ -64,15 +66,16 @@ class FunctionAccess:
             raise ValueError("index_actions: only Query and Scan read an index")
 
 
-#: Claim, complete/fail/release (conditional writes) and the budget debit transaction.
+#: Claim, complete/fail/release (conditional writes), the budget debit transaction and the
+#: read of the tenant's budget shards before it (a ``Query`` of one ``BUDGET#`` partition).
 LEDGER_WRITER: Final = FunctionAccess(
-    table_actions=(GET_ITEM, PUT_ITEM, UPDATE_ITEM, CONDITION_CHECK_ITEM),
+    table_actions=(GET_ITEM, PUT_ITEM, UPDATE_ITEM, CONDITION_CHECK_ITEM, QUERY),
 )
 
 #: Writes reconciliation items and ledger outcomes (one transaction), notifies the topic,
-#: and resumes a waiting case when automatic reconciliation decides.
+#: and resumes a waiting case when automatic reconciliation decides (it reads budgets too).
 RECONCILER: Final = FunctionAccess(
-    table_actions=(GET_ITEM, PUT_ITEM, UPDATE_ITEM, CONDITION_CHECK_ITEM),
+    table_actions=(GET_ITEM, PUT_ITEM, UPDATE_ITEM, CONDITION_CHECK_ITEM, QUERY),
     publish_reconciliation=True,
     send_task_success=True,
 )
@@ -91,3 +94,38 @@ def access_for(functions: Mapping[str, str]) -> Mapping[str, FunctionAccess]:
         else LEDGER_WRITER
         for name, ref in functions.items()
     }
+
+
+@dataclass(frozen=True)
+class OperatorAccess:
+    """What a person running ``stepsaga --backend aws --stack …`` calls, per resource.
+
+    ``sts:GetCallerIdentity`` (who resolves an item) needs no permission. Starting cases is
+    the ingress's job and is not here: grant ``states:StartExecution`` on the state
+    machine separately to operators who start cases by hand.
+    """
+
+    #: ``DescribeStacks`` on this stack (the CLI reads its outputs).
+    stack_actions: tuple[str, ...]
+    #: On the state machine: find a case's executions, resume a waiting one.
+    state_machine_actions: tuple[str, ...]
+    #: On its executions: status, history, redrive, stop.
+    execution_actions: tuple[str, ...]
+    #: On the ledger table (recon list/show/resolve with its audit record, ledger list).
+    table_actions: tuple[str, ...]
+    #: On the table's indexes.
+    index_actions: tuple[str, ...]
+
+
+OPERATOR: Final = OperatorAccess(
+    stack_actions=("cloudformation:DescribeStacks",),
+    state_machine_actions=("states:ListExecutions", "states:SendTaskSuccess"),
+    execution_actions=(
+        "states:DescribeExecution",
+        "states:GetExecutionHistory",
+        "states:RedriveExecution",
+        "states:StopExecution",
+    ),
+    table_actions=(GET_ITEM, PUT_ITEM, UPDATE_ITEM, CONDITION_CHECK_ITEM, QUERY, SCAN),
+    index_actions=(QUERY,),
+)

@@ -3,6 +3,7 @@ kind needs (``stepsaga.cdk.access``) and the app's own settings (``FunctionSetti
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 
 from aws_cdk import ArnFormat, Duration, RemovalPolicy, Stack
@@ -23,6 +24,10 @@ from stepsaga.cdk.settings import (
     DEFAULT_MEMORY_MB,
     FunctionSettings,
 )
+from stepsaga.secrets import ENV_SECRET_SOURCES, SecretStore
+
+#: The alias the state machine invokes (and the state machine's own alias).
+LIVE_ALIAS = "live"
 
 
 @dataclass(frozen=True)
@@ -110,14 +115,26 @@ class SagaFunction(Construct):
                 **shared.environment.variables(),
                 **settings.environment,
                 **{name: secret.secret_arn for name, secret in settings.secrets.items()},
+                **{name: p.parameter_name for name, p in settings.parameters.items()},
+                **_secret_sources(settings),
                 **(extra_environment or {}),
             },
             reserved_concurrent_executions=shared.reserved_concurrency,
+        )
+        # Every deploy that changes code or configuration publishes a version; the alias
+        # moves to it, and the state machine calls the alias, never $LATEST: what runs is
+        # always a published, complete release, and a fix reaches cases waiting on it (a
+        # redrive calls the alias again). Old versions are not kept: each is a copy of the
+        # asset, and rolling back is deploying the previous release.
+        self.alias = lambda_.Alias(
+            self, "Live", alias_name=LIVE_ALIAS, version=self.function.current_version
         )
         self.log_group.grant_write(self.role)
         self._grant(access, shared)
         for secret in settings.secrets.values():
             secret.grant_read(self.function)
+        for parameter in settings.parameters.values():
+            parameter.grant_read(self.function)
         if settings.grant is not None:
             settings.grant(self.function)
         NagSuppressions.add_resource_suppressions(
@@ -178,6 +195,15 @@ class SagaFunction(Construct):
                     resources=[shared.state_machine_arn],
                 )
             )
+
+
+def _secret_sources(settings: FunctionSettings) -> dict[str, str]:
+    """``STEPSAGA_SECRET_SOURCES``: which store each secret variable names (none: unset)."""
+    sources = {name: SecretStore.SECRETS_MANAGER.value for name in settings.secrets}
+    sources.update({name: SecretStore.SSM.value for name in settings.parameters})
+    if not sources:
+        return {}
+    return {ENV_SECRET_SOURCES: json.dumps(sources, sort_keys=True, separators=(",", ":"))}
 
 
 def state_machine_arn(scope: Construct, name: str) -> str:

@@ -20,6 +20,7 @@ from stepsaga.deployment import DEFAULT_STAGE
 if TYPE_CHECKING:
     from aws_cdk import aws_lambda as lambda_
     from aws_cdk import aws_secretsmanager as secretsmanager
+    from aws_cdk import aws_ssm as ssm
 
 __all__ = [
     "PRODUCTION_STAGES",
@@ -39,7 +40,12 @@ LOG_RETENTION_DAYS: Final = (1, 3, 5, 7, 14, 30, 60, 90, 180, 365, 731, 1827, 36
 _STAGE: Final = re.compile(r"^[a-z][a-z0-9-]{0,19}$")
 _ENV_NAME: Final = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 #: Set by the construct on every function; an app may not override them.
-_RESERVED_PREFIXES: Final = ("STEPSAGA_SAGA", "STEPSAGA_FUNCTION", "STEPSAGA_DEPENDENCIES")
+_RESERVED_PREFIXES: Final = (
+    "STEPSAGA_SAGA",
+    "STEPSAGA_FUNCTION",
+    "STEPSAGA_DEPENDENCIES",
+    "STEPSAGA_SECRET_SOURCES",
+)
 
 
 class DeploymentError(ValueError):
@@ -69,6 +75,8 @@ class StageSettings:
     #: Age at which an OPEN reconciliation item raises the overdue alarm.
     overdue_reconciliation_hours: int = 24
     bundling: BundlingMode = BundlingMode.PIP
+    #: The SQS ingress of approved cases and its starter (``stepsaga.cdk.ingress``).
+    ingress: bool = True
 
     def __post_init__(self) -> None:
         if not _STAGE.match(self.stage):
@@ -114,6 +122,10 @@ class FunctionSettings:
     * ``environment`` — variables the app's handlers and ``Dependencies.aws`` read.
     * ``secrets`` — variable name → Secrets Manager secret: the variable holds the secret's
       ARN and the function may read that secret (``grant_read``), nothing else.
+    * ``parameters`` — variable name → SSM parameter (a ``SecureString`` for credentials):
+      the variable holds the parameter's name, and the function may read that parameter.
+      Both are read in ``Dependencies.aws(ctx)`` with ``ctx.secrets.get(variable)``
+      (``stepsaga.secrets``); no value is ever put in the environment.
     * ``grant`` — grants on the app's own resources.
     * ``timeout_seconds`` / ``memory_mb`` — unset: the defaults (30 s, 512 MB).
 
@@ -123,19 +135,21 @@ class FunctionSettings:
 
     environment: Mapping[str, str] = field(default_factory=dict)
     secrets: Mapping[str, secretsmanager.ISecret] = field(default_factory=dict)
+    parameters: Mapping[str, ssm.IParameter] = field(default_factory=dict)
     grant: Grant | None = None
     timeout_seconds: int | None = None
     memory_mb: int | None = None
 
     def __post_init__(self) -> None:
-        for name in (*self.environment, *self.secrets):
+        for name in (*self.environment, *self.secrets, *self.parameters):
             if not _ENV_NAME.match(name):
                 raise DeploymentError(f"environment variable {name!r}: not a valid name")
             if name.startswith(_RESERVED_PREFIXES):
                 raise DeploymentError(f"environment variable {name}: set by the construct")
-        both = sorted(set(self.environment) & set(self.secrets))
+        named = [*self.environment, *self.secrets, *self.parameters]
+        both = sorted({n for n in named if named.count(n) > 1})
         if both:
-            raise DeploymentError(f"{', '.join(both)}: both a variable and a secret")
+            raise DeploymentError(f"{', '.join(both)}: named twice (variable, secret, parameter)")
         if self.timeout_seconds is not None and not 1 <= self.timeout_seconds <= 900:
             raise DeploymentError("timeout_seconds: between 1 and 900 (Lambda's limit)")
         if self.memory_mb is not None and not 128 <= self.memory_mb <= 10240:
@@ -152,6 +166,7 @@ class FunctionSettings:
         return FunctionSettings(
             environment={**defaults.environment, **self.environment},
             secrets={**defaults.secrets, **self.secrets},
+            parameters={**defaults.parameters, **self.parameters},
             grant=grant_all if grants else None,
             timeout_seconds=self.timeout_seconds or defaults.timeout_seconds,
             memory_mb=self.memory_mb or defaults.memory_mb,

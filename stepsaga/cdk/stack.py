@@ -25,7 +25,7 @@ from constructs import Construct
 
 from stepsaga import deployment
 from stepsaga.cdk.access import OVERDUE_CHECK, FunctionAccess, access_for
-from stepsaga.cdk.alarms import SagaAlarms
+from stepsaga.cdk.alarms import SagaAlarms, alarm_name_prefix
 from stepsaga.cdk.bundling import AssetLayout, lambda_code
 from stepsaga.cdk.encryption import StackKey
 from stepsaga.cdk.function import (
@@ -34,7 +34,9 @@ from stepsaga.cdk.function import (
     SharedResources,
     state_machine_arn,
 )
+from stepsaga.cdk.ingress import SagaIngress
 from stepsaga.cdk.ledger_table import LedgerTable
+from stepsaga.cdk.operators import OperatorPolicy
 from stepsaga.cdk.saga_deployment import SagaDeployment
 from stepsaga.cdk.settings import (
     DeploymentError,
@@ -63,7 +65,9 @@ class SagaResources(Construct):
 
     Attributes: ``key``, ``ledger`` (``.table``), ``topic``, ``functions`` (logical name →
     ``lambda_.Function``), ``access`` (logical name → ``FunctionAccess``),
-    ``state_machine``, ``overdue_check``, ``alarms``.
+    ``aliases`` (logical name → the ``live`` alias the machine invokes), ``state_machine``,
+    ``state_machine_alias_arn``, ``overdue_check``, ``ingress`` (None when ``settings.ingress`` is
+    off), ``operators`` (the operators' managed policy), ``alarms``.
     """
 
     def __init__(
@@ -93,7 +97,12 @@ class SagaResources(Construct):
         retention = _RETENTION[settings.log_retention_days]
         self.key = StackKey(self, "Encryption", removal_policy=removal).key
         self.ledger = LedgerTable(self, "Ledger", protected=protected)
-        self.topic = ReconciliationTopic(self, "Reconciliation", key=self.key).topic
+        self.topic = ReconciliationTopic(
+            self,
+            "Reconciliation",
+            key=self.key,
+            alarm_name_prefix=alarm_name_prefix(settings.stage, saga.name),
+        ).topic
         machine_name = deployment.state_machine_name(saga.name, settings.stage)
 
         shared = SharedResources(
@@ -114,11 +123,12 @@ class SagaResources(Construct):
         )
         self.access: Mapping[str, FunctionAccess] = access_for(saga.functions)
         self.functions: dict[str, lambda_.Function] = {}
+        self.aliases: dict[str, lambda_.Alias] = {}
         for name, ref in saga.functions.items():
             entry = {deployment.ENV_SAGA: saga.saga_ref, deployment.ENV_FUNCTION: name}
             if saga.dependencies_ref:
                 entry[deployment.ENV_DEPENDENCIES] = saga.dependencies_ref
-            self.functions[name] = SagaFunction(
+            made = SagaFunction(
                 self,
                 name,
                 handler=deployment.LAMBDA_HANDLER,
@@ -127,18 +137,23 @@ class SagaResources(Construct):
                 description=f"{saga.name} {name}: {ref}",
                 extra_environment=entry,
                 settings=functions.get(name, FunctionSettings()).over(defaults),
-            ).function
+            )
+            self.functions[name] = made.function
+            self.aliases[name] = made.alias
 
-        self.state_machine: sfn.StateMachine = SagaStateMachine(
+        machine = SagaStateMachine(
             self,
             "Saga",
             name=machine_name,
             saga=saga,
             functions=self.functions,
+            aliases=self.aliases,
             key=self.key,
             log_retention=retention,
             log_removal_policy=removal,
-        ).state_machine
+        )
+        self.state_machine: sfn.StateMachine = machine.state_machine
+        self.state_machine_alias_arn: str = machine.alias_arn
 
         self.overdue_check = SagaFunction(
             self,
@@ -159,13 +174,37 @@ class SagaResources(Construct):
             targets=[targets.LambdaFunction(self.overdue_check, retry_attempts=0)],
         )
 
+        self.ingress: SagaIngress | None = None
+        if settings.ingress:
+            self.ingress = SagaIngress(
+                self,
+                "Ingress",
+                saga=saga,
+                state_machine_name=machine_name,
+                start_arn=machine.alias_arn,
+                shared=replace(shared, reserved_concurrency=None),
+            )
+
+        self.operators = OperatorPolicy(
+            self, "Operators", state_machine_name=machine_name, ledger=self.ledger
+        ).policy
+
         self.alarms = SagaAlarms(
             self,
             "Alarms",
             saga=saga.name,
             stage=settings.stage,
+            definition=saga.definition,
             state_machine=self.state_machine,
+            state_machine_logs=machine.log_group,
+            functions=[
+                *self.functions.values(),
+                self.overdue_check,
+                *([self.ingress.starter] if self.ingress else []),
+            ],
+            table=self.ledger.table,
             topic=self.topic,
+            dead_letters=self.ingress.dead_letters if self.ingress else None,
             overdue_check_period=OVERDUE_CHECK_RATE,
         )
 
@@ -252,6 +291,12 @@ class SagaStack(Stack):
         )
         CfnOutput(
             self,
+            deployment.OUTPUT_STATE_MACHINE_ALIAS_ARN,
+            value=self.resources.state_machine_alias_arn,
+            description="The state machine's live alias: start cases here to pin their version",
+        )
+        CfnOutput(
+            self,
             deployment.OUTPUT_LEDGER_TABLE_NAME,
             value=self.resources.ledger.table.table_name,
             description="DynamoDB ledger table (records, reconciliation items, budgets)",
@@ -262,6 +307,25 @@ class SagaStack(Stack):
             value=self.resources.topic.topic_arn,
             description="SNS topic for reconciliation items and alarms",
         )
+        CfnOutput(
+            self,
+            deployment.OUTPUT_OPERATOR_POLICY_ARN,
+            value=self.resources.operators.managed_policy_arn,
+            description="Managed policy for operators (stepsaga --backend aws --stack ...)",
+        )
+        if self.resources.ingress is not None:
+            CfnOutput(
+                self,
+                deployment.OUTPUT_INGRESS_QUEUE_URL,
+                value=self.resources.ingress.queue.queue_url,
+                description="SQS queue of approved cases (docs/operating-aws.md: the shape)",
+            )
+            CfnOutput(
+                self,
+                deployment.OUTPUT_INGRESS_DEAD_LETTER_QUEUE_URL,
+                value=self.resources.ingress.dead_letters.queue_url,
+                description="Cases the starter refused (invalid, conflicting) or kept failing on",
+            )
         if nag:
             Aspects.of(self).add(AwsSolutionsChecks(verbose=True))
 

@@ -1,4 +1,5 @@
-"""The saga's Standard state machine, from the compiled ASL (never string-joined)."""
+"""The saga's Standard state machine, from the compiled ASL (never string-joined), with a
+published version per release and a ``live`` alias."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from aws_cdk import aws_stepfunctions as sfn
 from cdk_nag import NagSuppressions
 from constructs import Construct
 
+from stepsaga.cdk.function import LIVE_ALIAS
 from stepsaga.cdk.saga_deployment import SagaDeployment
 
 
@@ -27,6 +29,7 @@ class SagaStateMachine(Construct):
         name: str,
         saga: SagaDeployment,
         functions: Mapping[str, lambda_.IFunction],
+        aliases: Mapping[str, lambda_.IFunction] | None = None,
         key: kms.IKey,
         log_retention: logs.RetentionDays,
         log_removal_policy: RemovalPolicy,
@@ -49,8 +52,9 @@ class SagaStateMachine(Construct):
             state_machine_type=sfn.StateMachineType.STANDARD,
             # One plain JSON string; CloudFormation substitutes ${…FunctionArn}.
             definition_body=sfn.DefinitionBody.from_string(saga.definition_json()),
+            # Tasks invoke each function's ``live`` alias (a published version), not $LATEST.
             definition_substitutions=saga.definition_substitutions(
-                lambda function_name: functions[function_name].function_arn
+                lambda function_name: (aliases or functions)[function_name].function_arn
             ),
             logs=sfn.LogOptions(
                 destination=self.log_group,
@@ -64,6 +68,29 @@ class SagaStateMachine(Construct):
         for function in functions.values():
             # lambda:InvokeFunction on the function's ARN and its versions (ARN:*), only.
             function.grant_invoke(self.state_machine)
+
+        # Each definition change publishes a version (retained: an execution keeps the
+        # version it started on, and can be redriven on it); ``live`` points at the newest.
+        self.version = sfn.CfnStateMachineVersion(
+            self,
+            "Version",
+            state_machine_arn=self.state_machine.state_machine_arn,
+            state_machine_revision_id=self.state_machine.state_machine_revision_id,
+            description=f"{name}: published by the stack",
+        )
+        self.version.apply_removal_policy(RemovalPolicy.RETAIN)
+        self.alias = sfn.CfnStateMachineAlias(
+            self,
+            "Live",
+            name=LIVE_ALIAS,
+            description=f"{name}: the version new cases start on",
+            routing_configuration=[
+                sfn.CfnStateMachineAlias.RoutingConfigurationVersionProperty(
+                    state_machine_version_arn=self.version.attr_arn, weight=100
+                )
+            ],
+        )
+        self.alias_arn: str = self.alias.attr_arn
 
         NagSuppressions.add_resource_suppressions(
             self.state_machine.role,

@@ -12,7 +12,7 @@ import typer
 
 from stepsaga.backends import ReconFilter, to_json
 from stepsaga.cli.backend import command_errors, open_backend, print_json
-from stepsaga.cli.common import cli_context, stdout
+from stepsaga.cli.common import Backend, cli_context, stdout
 from stepsaga.cli.output import JsonOption, OutputOption, wants_json
 from stepsaga.cli.progress import live
 from stepsaga.cli.run import TimeScaleOption
@@ -90,10 +90,17 @@ def resolve(
             help="applied: the effect happened; not-applied: it did not.",
         ),
     ],
-    by: Annotated[
-        str, typer.Option("--by", help="Who decided, 3 to 254 characters (kept on the item).")
-    ],
     note: Annotated[str, typer.Option("--note", help="Why (kept on the item).")],
+    by: Annotated[
+        str | None,
+        typer.Option(
+            "--by",
+            help=(
+                "Who decided, 3 to 254 characters (kept on the item). Required locally; "
+                "ignored on AWS, where your IAM identity is recorded."
+            ),
+        ),
+    ] = None,
     time_scale: TimeScaleOption = None,
     output: OutputOption = None,
     as_json: JsonOption = False,
@@ -102,7 +109,14 @@ def resolve(
     cli = cli_context(ctx)
     as_json = wants_json(output, as_json)
     with command_errors():
-        by = check_person(by, "--by")
+        if by is not None:
+            by = check_person(by, "--by")
+            if cli.backend is Backend.aws:
+                typer.echo(
+                    "note: --by is ignored on AWS; resolved_by is your IAM identity "
+                    "(sts:GetCallerIdentity)",
+                    err=True,
+                )
         with open_backend(cli) as backend, live(stdout, f"resolve {item_id}", not as_json) as on:
             resolution = backend.recon_resolve(
                 item_id, outcome, by, note, time_scale=time_scale, on_event=on

@@ -19,6 +19,7 @@ _OUTCOME_STYLE = {
     CaseOutcome.COMPENSATED: "yellow",
     CaseOutcome.AWAITING_RECONCILIATION: "magenta",
     CaseOutcome.COMPENSATION_FAILED: "red",
+    CaseOutcome.STOPPED: "yellow",
     CaseOutcome.FAILED: "red",
     CaseOutcome.RUNNING: "cyan",
 }

@@ -10,6 +10,8 @@ Compensations cost nothing from the tenant budget: undoing must never be refused
 
 from __future__ import annotations
 
+import re
+from dataclasses import replace
 from typing import Any
 
 from stepsaga.handlers.deps import HandlerDeps
@@ -26,9 +28,13 @@ from stepsaga.handlers.identity import (
 )
 from stepsaga.handlers.logs import InvocationLog
 from stepsaga.handlers.step_handler import StepHandler
-from stepsaga.ledger import Action
+from stepsaga.ledger import Action, Record
+from stepsaga.ledger.revisions import ADOPTED_FROM
 from stepsaga.workflow import Compensate, Saga, Step
 from stepsaga.workflow.events import CompensationEvent, parse_event
+
+#: The revision in an action key ``{tenant}:{case}:r{revision}:{operation}``.
+_REVISION = re.compile(r"^[^:]+:[^:]+:r(?P<revision>\d+):")
 
 
 def compensation_action(original: Action, compensate: Compensate) -> Action:
@@ -38,6 +44,19 @@ def compensation_action(original: Action, compensate: Compensate) -> Action:
         effect=compensate.effect,
         params={"undoes": original.key, "original_digest": original.digest},
     )
+
+
+def applied_by(original: Action, record: Record) -> Action:
+    """The action whose key went downstream for ``original``'s effect: an effect a later
+    revision adopted was applied under the earlier revision's key, so that is the one to
+    undo (``Call.original``); the compensation keeps its own key."""
+    adopted = (record.terms or {}).get(ADOPTED_FROM)
+    if not isinstance(adopted, str):
+        return original
+    match = _REVISION.match(adopted)
+    if match is None:
+        return original
+    return replace(original, intent=replace(original.intent, revision=int(match["revision"])))
 
 
 def compensation_handler(
@@ -52,7 +71,7 @@ def compensation_handler(
 
     def body(event: Any, log: InvocationLog) -> dict[str, Any]:
         log.bind(step=compensate.name)
-        parsed = parse_event(model, event)
+        parsed = parse_event(model, event, params_checked=saga.input_model is not None)
         log.bind_event(parsed)
         check_saga(parsed, saga)
         check_action_fields(parsed, compensate.name, compensate.operation, compensate.effect)
@@ -62,8 +81,9 @@ def compensation_handler(
             parsed, step.op, step.effect, forward.consequential(parsed.params), forward.cost
         )
         check_original_key(parsed.original.action_key, original)
-        completed_original(deps.ledger, original)
+        record = completed_original(deps.ledger, original)
         action = compensation_action(original, compensate)
-        return run_action(deps, operation, action, parsed.params, log, original=original)
+        undone = applied_by(original, record)
+        return run_action(deps, operation, action, parsed.params, log, original=undone)
 
     return invocation(deps, compensate.name, body)

@@ -54,14 +54,17 @@ def run_action(
     log: InvocationLog,
     *,
     original: Action | None = None,
+    undo: str | None = None,
 ) -> dict[str, Any]:
-    """Perform ``action`` at most once and return its ``StepResult`` (as JSON)."""
+    """Perform ``action`` at most once and return its ``StepResult`` (as JSON). ``undo``
+    names the step's compensation (a later revision asks whether an earlier effect was
+    undone)."""
     log.bind(action_key=action.key)
     if action.effect is EffectClass.READ:
         outcome = _read(deps, operation, _call(action, params, 1, original), log)
         return _result(action, dict(outcome.result), replayed=False)
     try:
-        granted = deps.ledger.claim(action)
+        granted = deps.ledger.claim(action, undo=undo)
     except ActionInProgressError:
         log.bind(decision=Decision.IN_PROGRESS.value)
         raise

@@ -22,7 +22,7 @@ def forward_handler(
 
     def body(event: Any, log: InvocationLog) -> dict[str, Any]:
         log.bind(step=step.name)
-        parsed = parse_event(model, event)
+        parsed = parse_event(model, event, params_checked=saga.input_model is not None)
         log.bind_event(parsed)
         check_saga(parsed, saga)
         check_action_fields(parsed, step.name, step.op, step.effect)
@@ -34,6 +34,7 @@ def forward_handler(
             operation.consequential(parsed.params),
             operation.cost,
         )
-        return run_action(deps, operation, action, parsed.params, log)
+        undo = step.compensation.operation if step.compensation is not None else None
+        return run_action(deps, operation, action, parsed.params, log, undo=undo)
 
     return invocation(deps, step.name, body)

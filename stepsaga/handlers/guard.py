@@ -7,7 +7,8 @@ at the step and is redriven after a fix. That is safe because the ledger, not th
 decides what happened: a later attempt replays, looks first or goes to reconciliation.
 (Errors inside a downstream call are settled by the ledger's ``ERROR_TABLE``, in ``execute.py``.)
 
-The wrapper also counts the metric an error stands for, logs the outcome with its
+The wrapper also counts the metric an error stands for (and ``RoutedError`` for every
+error a ``Catch`` routes, so the Lambda-errors alarm sees only faults), logs the outcome with its
 correlation fields and flushes metrics at the end of every invocation.
 """
 
@@ -16,13 +17,25 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from stepsaga.errors import InvalidInputError, StepSagaError, TransientError
+from stepsaga import metric_names
+from stepsaga.errors import (
+    COMPENSATE,
+    RECONCILE,
+    InvalidInputError,
+    StepSagaError,
+    TransientError,
+    names,
+)
 from stepsaga.handlers.decision import Decision
 from stepsaga.handlers.deps import HandlerDeps
 from stepsaga.handlers.logs import InvocationLog
 from stepsaga.handlers.metrics import metric_for
 
 Handler = Callable[[Any, Any], dict[str, Any]]
+
+#: Error names a ``Catch`` routes to compensation or reconciliation (the same lists the ASL
+#: compiler uses); anything else escaping a handler is a fault.
+_ROUTED = frozenset(names(COMPENSATE) + names(RECONCILE))
 Body = Callable[[Any, InvocationLog], dict[str, Any]]
 
 
@@ -62,6 +75,9 @@ def _failed(deps: HandlerDeps, log: InvocationLog, error: StepSagaError) -> None
     name = metric_for(error)
     if name is not None:
         _count(deps, log, name)
+    if error.error_name() in _ROUTED:
+        # An outcome the state machine routes, not a fault: the alarms tell them apart.
+        _count(deps, log, metric_names.ROUTED_ERROR)
     log.warning(
         "failed",
         error=error.error_name(),

@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any, Protocol
 
-from stepsaga.errors import InvalidInputError
+from stepsaga.errors import EventMismatchError, InvalidInputError
 from stepsaga.ledger import Action, EffectClass, Intent, Ledger, Record, Status
 from stepsaga.workflow import Saga, Step
 from stepsaga.workflow.events import ActionRef
@@ -48,7 +48,9 @@ class CaseEvent(Protocol):
 
 
 def refuse(field: str, message: str) -> InvalidInputError:
-    return InvalidInputError(f"{field}: {message}", field=field)
+    """An event that names another saga, step or action than this handler's: the state
+    machine and the handlers disagree (``EventMismatchError``, never compensated)."""
+    return EventMismatchError(f"{field}: {message}", field=field)
 
 
 def check_saga(event: CaseEvent, saga: Saga) -> None:

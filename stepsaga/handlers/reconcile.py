@@ -27,8 +27,8 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from stepsaga import metric_names
-from stepsaga.errors import InvalidInputError, StepSagaError
-from stepsaga.handlers.compensation import compensation_action
+from stepsaga.errors import EventMismatchError, InvalidInputError, StepSagaError
+from stepsaga.handlers.compensation import applied_by, compensation_action
 from stepsaga.handlers.deps import HandlerDeps
 from stepsaga.handlers.guard import Handler, count, invocation
 from stepsaga.handlers.identity import (
@@ -166,7 +166,8 @@ class _Reconciler:
             event, step.op, step.effect, forward.consequential(params), forward.cost
         )
         check_original_key(event.original.action_key, original)
-        if self.deps.ledger.get(original.key) is None:
+        original_record = self.deps.ledger.get(original.key)
+        if original_record is None:
             raise refuse("original.action_key", f"the ledger has no action {original.key}")
         compensation = compensation_action(original, compensate)
         log.bind(action_key=compensation.key)
@@ -176,7 +177,9 @@ class _Reconciler:
             step=compensate.name,
             reason=Reason.from_error(event.error.error),
             failure=failure_of(event.error),
-            look=self._looker(operation, params, compensation, original),
+            look=self._looker(
+                operation, params, compensation, applied_by(original, original_record)
+            ),
             send_task_success=self.deps.send_task_success,
             topic=compensation_failed_reason(compensate.operation),
             context={"failure": failure_of(event.failure)},
@@ -356,7 +359,7 @@ def _parse(event: Any) -> Parsed:
     kind = event.get("kind") if isinstance(event, dict) else None
     model = EVENTS.get(kind) if isinstance(kind, str) else None
     if model is None:
-        raise InvalidInputError(f"kind: must be one of {', '.join(EVENTS)}", field="kind")
+        raise EventMismatchError(f"kind: must be one of {', '.join(EVENTS)}", field="kind")
     parsed = parse_event(model, event)
     assert isinstance(parsed, Parsed)
     return parsed

@@ -20,6 +20,7 @@ invocation.
 
 from __future__ import annotations
 
+import os
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
@@ -28,6 +29,7 @@ from pydantic import AliasChoices, Field, ValidationError, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from stepsaga import metric_names
+from stepsaga.aws_region import region_from
 from stepsaga.clock import Clock, SystemClock
 from stepsaga.errors import InvalidInputError
 from stepsaga.handlers.deps import HandlerDeps
@@ -153,7 +155,9 @@ def _notifier(settings: HandlerSettings) -> Notifier:
         return NullNotifier()
     import boto3  # deferred: local runs never pay for boto3's import
 
-    return SnsNotifier(boto3.client("sns"), settings.reconciliation_topic_arn)
+    return SnsNotifier(
+        boto3.client("sns", region_name=region_from(os.environ)), settings.reconciliation_topic_arn
+    )
 
 
 def _callbacks(settings: HandlerSettings) -> TaskSuccessSender | None:
@@ -161,4 +165,4 @@ def _callbacks(settings: HandlerSettings) -> TaskSuccessSender | None:
         return None
     import boto3
 
-    return sfn_task_success(boto3.client("stepfunctions"))
+    return sfn_task_success(boto3.client("stepfunctions", region_name=region_from(os.environ)))

@@ -23,6 +23,7 @@ import re
 from dataclasses import dataclass
 from urllib.parse import parse_qs, urlsplit
 
+from stepsaga.aws_region import region_from, valid_region
 from stepsaga.clock import Clock
 from stepsaga.errors import InvalidInputError
 from stepsaga.ledger.policy import LedgerPolicy
@@ -32,8 +33,6 @@ from stepsaga.ledger.sqlite import SYNCHRONOUS_MODES, SqliteStore
 from stepsaga.ledger.store import LedgerStore
 
 _TABLE = re.compile(r"^[A-Za-z0-9_.-]{3,255}$")
-#: botocore's rule for a region name (``eu-west-1``; ``local`` for DynamoDB Local).
-_REGION = re.compile(r"^[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?$")
 _HOST = re.compile(r"^[A-Za-z0-9.:-]+$")  # a name, IPv4 or IPv6 (``hostname`` drops [])
 #: An hour: a ledger write that waits longer for a lock is better refused.
 MAX_BUSY_TIMEOUT_MS = 3_600_000
@@ -111,23 +110,17 @@ def open_store(url: str, *, homes: HomeRegions | None = None) -> LedgerStore:
 
 
 def _default_region() -> str:
-    """The region boto3 would use, read as the CDK CLI reads it (``$AWS_REGION`` first,
+    """The region as the CDK CLI reads it (``stepsaga.aws_region``: ``$AWS_REGION`` first,
     which boto3's session ignores); none is one line, not boto3's traceback."""
     import boto3
 
-    for name in ("AWS_REGION", "AWS_DEFAULT_REGION"):
-        value = os.environ.get(name, "").strip()
-        if value:
-            if not _REGION.match(value):
-                raise InvalidInputError(f"${name} {_shown(value)} is not a region name", field=name)
-            return value
-    region = boto3.session.Session().region_name
+    region = region_from(os.environ, boto3.session.Session().region_name)
     if not region:
         raise InvalidInputError(
             "ledger url: no AWS region (add ?region=eu-west-1 to the url or set $AWS_REGION)",
             field="url",
         )
-    return str(region)
+    return region
 
 
 def _shown(text: str) -> str:
@@ -197,7 +190,7 @@ def _dynamodb(url: str, netloc: str, path: str, query: dict[str, str]) -> Dynamo
             field="url",
         )
     region = query.get("region")
-    if region is not None and not _REGION.match(region):
+    if region is not None and not valid_region(region):
         raise InvalidInputError(
             f"ledger url {url}: region {_shown(region)} is not a region name such as eu-west-1",
             field="url",

@@ -7,7 +7,11 @@ failed. Reads are strongly consistent. Client errors are wrapped with ``raise �
 
 Item layout (``pk`` / ``sk``):
 - action record ``ACTION#{key}`` / ``ACTION``; TTL ``expires_at`` in epoch seconds;
-- tenant budget ``BUDGET#{tenant}`` / ``BUDGET`` with a numeric ``remaining``;
+- tenant budget: shards ``BUDGET#{tenant}`` / ``SHARD#{i:03d}``, each with a numeric
+  ``remaining`` (the budget is their sum; an item ``BUDGET#{tenant}`` / ``BUDGET`` from before
+  shards counts as one more). A debit reads them (one strongly consistent ``Query``: a
+  tenant without a budget learns it there and pays no transaction), then updates one shard
+  in the claim's transaction; the record's ``budget_shard`` names it for the refund;
 - recon item ``RECON#{item_id}`` / ``RECON``; ``gsi1pk`` = ``TENANT#{tenant}`` and
   ``gsi1sk`` = ``{created_at}#{item_id}`` only while OPEN (the sparse index);
 - extra items (``stepsaga.ledger.writes``: session cursors and the like) under the caller's
@@ -16,8 +20,11 @@ Item layout (``pk`` / ``sk``):
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+import random
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -32,6 +39,7 @@ from stepsaga.ledger.codec import (
     parse_time,
     time_text,
 )
+from stepsaga.ledger.contention import CONFLICT_RETRY, ConflictRetry
 from stepsaga.ledger.models import (
     EffectClass,
     ReconItem,
@@ -40,11 +48,14 @@ from stepsaga.ledger.models import (
     Record,
     Status,
 )
+from stepsaga.ledger.shards import candidates, gathering, split
 from stepsaga.ledger.store import Expect, ItemWrite, WriteOutcome, WriteResult
 from stepsaga.ledger.table import (
     ACTION_PREFIX,
     ACTION_SORT,
     BUDGET_PREFIX,
+    BUDGET_SHARD_PREFIX,
+    BUDGET_SHARDS,
     BUDGET_SORT,
     OPEN_ITEMS_INDEX,
     OPEN_ITEMS_PARTITION_KEY,
@@ -75,14 +86,42 @@ _UNAVAILABLE = {
     "LimitExceededException",
 }
 _PASS_THROUGH = {"ConditionalCheckFailedException", "TransactionCanceledException"}
+_CONFLICT = "TransactionConflict"
+#: Shards one ``set_budget`` may write (its transaction also deletes the old ones: ≤ 100).
+MAX_BUDGET_SHARDS = 32
+
+
+class _ConflictError(Exception):
+    """A concurrent transaction touched one of our items: nothing was written."""
 
 
 class DynamoDBStore:
     """``LedgerStore`` over one DynamoDB table, through a boto3 client."""
 
-    def __init__(self, table: str, client: DynamoDBClient) -> None:
+    def __init__(
+        self,
+        table: str,
+        client: DynamoDBClient,
+        *,
+        budget_shards: int = BUDGET_SHARDS,
+        conflict_retry: ConflictRetry = CONFLICT_RETRY,
+        rng: random.Random | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        """``budget_shards``: how many items ``set_budget`` splits a budget over (1 is the
+        single hot item of before); ``rng`` chooses shards and jitter; ``sleep`` waits."""
+        if isinstance(budget_shards, bool) or not isinstance(budget_shards, int):
+            raise InvalidInputError("budget_shards must be an integer", field="budget_shards")
+        if not 1 <= budget_shards <= MAX_BUDGET_SHARDS:
+            raise InvalidInputError(
+                f"budget_shards must be between 1 and {MAX_BUDGET_SHARDS}", field="budget_shards"
+            )
         self.table = table
         self.client = client
+        self.budget_shards = budget_shards
+        self._retry = conflict_retry
+        self._rng = rng or random.Random()  # noqa: S311 (shard choice and jitter, not secrets)
+        self._sleep = sleep
 
     def close(self) -> None:
         self.client.close()
@@ -115,6 +154,8 @@ class DynamoDBStore:
         extra: Sequence[ExtraWrite] = (),
     ) -> WriteOutcome:
         put = {"TableName": self.table, "Item": _record_item(record), **_record_condition(expect)}
+        if budget_delta < 0:
+            return self._put_debiting(record, put, -budget_delta, extra)
         if not budget_delta and not extra:
             try:
                 with self._aws():
@@ -126,24 +167,70 @@ class DynamoDBStore:
         transaction: list[Item] = [
             {"Put": {**put, "ReturnValuesOnConditionCheckFailure": "ALL_OLD"}}
         ]
-        if budget_delta:
-            transaction.append({"Update": self._budget_update(record.tenant_id, budget_delta)})
+        if budget_delta:  # a refund, to the shard debited
+            transaction.append({"Update": self._refund(record.tenant_id, budget_delta, record)})
         first_extra = len(transaction)
         transaction += [self._extra_operation(write) for write in extra]
         reasons = self._transact(transaction)
         if reasons is None:
             return WriteOutcome(WriteResult.WRITTEN)
         if _failed(reasons, 0):
-            old = reasons[0].get("Item")
-            return WriteOutcome(WriteResult.STALE, current=_record(old) if old else None)
-        if budget_delta and _failed(reasons, 1):
-            budget = reasons[1].get("Item")
-            if budget and "remaining" in budget:
-                return WriteOutcome(
-                    WriteResult.BUDGET_SHORT, remaining=int(budget["remaining"]["N"])
-                )
-            return WriteOutcome(WriteResult.NO_BUDGET)
+            return _stale(reasons)
         return self._extra_failed(reasons, first_extra)
+
+    def _put_debiting(
+        self, record: Record, put: Item, cost: int, extra: Sequence[ExtraWrite]
+    ) -> WriteOutcome:
+        """Read the shards; none: ``NO_BUDGET`` with nothing written (no transaction).
+        Else debit one that covered ``cost`` (random, then the others), gathering the
+        budget into one shard first when none does alone; re-read after a round in which
+        every candidate conflicted or was drained, up to the conflict policy's attempts."""
+        tenant = record.tenant_id
+        delays = self._retry.delays(self._rng.random)
+        conflicted = False
+        for round_ in range(self._retry.attempts):
+            if round_:
+                self._sleep(next(delays))
+            shards = self._shards(tenant)
+            if not shards:
+                return WriteOutcome(WriteResult.NO_BUDGET)
+            total = sum(shards.values())
+            if total < cost:
+                return WriteOutcome(WriteResult.BUDGET_SHORT, remaining=total)
+            order = candidates(shards, cost, self._rng)
+            if not order:
+                conflicted = self._gather(tenant, shards, cost) or conflicted
+                continue
+            for shard in order:
+                debited = replace(record, budget_shard=shard)
+                transaction: list[Item] = [
+                    {
+                        "Put": {
+                            **put,
+                            "Item": _record_item(debited),
+                            "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
+                        }
+                    },
+                    {"Update": self._debit(tenant, shard, cost)},
+                    *(self._extra_operation(write) for write in extra),
+                ]
+                try:
+                    reasons = self._transact_once(transaction)
+                except _ConflictError:
+                    conflicted = True
+                    continue  # another claim is on this shard: try the next one
+                if reasons is None:
+                    return WriteOutcome(WriteResult.WRITTEN, written=debited)
+                if _failed(reasons, 0):
+                    return _stale(reasons)
+                if _failed(reasons, 1):
+                    continue  # drained since the read
+                return self._extra_failed(reasons, 2)
+        raise StoreUnavailableError(
+            f"tenant {tenant}'s budget: concurrent transactions kept taking its shards; retry",
+            table=self.table,
+            code=_CONFLICT if conflicted else "BudgetContended",
+        )
 
     # --- extra items -----------------------------------------------------------------
 
@@ -232,39 +319,93 @@ class DynamoDBStore:
     # --- budgets ---------------------------------------------------------------------
 
     def get_budget(self, tenant_id: str) -> int | None:
-        with self._aws():
-            response = self.client.get_item(
-                TableName=self.table,
-                Key=_key(BUDGET_PREFIX + tenant_id, BUDGET_SORT),
-                ConsistentRead=True,
-            )
-        item = response.get("Item")
-        return int(item["remaining"]["N"]) if item and "remaining" in item else None
+        shards = self._shards(tenant_id)
+        return sum(shards.values()) if shards else None
 
     def set_budget(self, tenant_id: str, amount: int) -> None:
-        with self._aws():
-            self.client.put_item(
-                TableName=self.table,
-                Item={
-                    **_key(BUDGET_PREFIX + tenant_id, BUDGET_SORT),
-                    "tenant_id": {"S": tenant_id},
-                    "remaining": {"N": str(amount)},
-                },
-            )
-
-    def _budget_update(self, tenant_id: str, delta: int) -> Item:
-        update: Item = {
-            "TableName": self.table,
-            "Key": _key(BUDGET_PREFIX + tenant_id, BUDGET_SORT),
-            "ExpressionAttributeValues": {":amount": {"N": str(abs(delta))}},
+        """One transaction: ``amount`` split over ``budget_shards`` items, older ones deleted."""
+        pk = BUDGET_PREFIX + tenant_id
+        parts = {
+            f"{BUDGET_SHARD_PREFIX}{i:03d}": part
+            for i, part in enumerate(split(amount, self.budget_shards))
         }
-        if delta < 0:
-            update["UpdateExpression"] = "SET remaining = remaining - :amount"
-            update["ConditionExpression"] = "attribute_exists(remaining) AND remaining >= :amount"
-            update["ReturnValuesOnConditionCheckFailure"] = "ALL_OLD"
-        else:
-            update["UpdateExpression"] = "ADD remaining :amount"
-        return update
+        transaction: list[Item] = [
+            {
+                "Put": {
+                    "TableName": self.table,
+                    "Item": {
+                        **_key(pk, sk),
+                        "tenant_id": {"S": tenant_id},
+                        "remaining": {"N": str(part)},
+                    },
+                }
+            }
+            for sk, part in parts.items()
+        ]
+        transaction += [
+            {"Delete": {"TableName": self.table, "Key": _key(pk, sk)}}
+            for sk in self._shards(tenant_id)
+            if sk not in parts
+        ]
+        reasons = self._transact(transaction)
+        if reasons is not None:
+            raise _cancelled(reasons)
+
+    def _shards(self, tenant_id: str) -> dict[str, int]:
+        """The tenant's budget shards (sort key → remaining), strongly consistent."""
+        shards: dict[str, int] = {}
+        paginator = self.client.get_paginator("query")
+        with self._aws():
+            for page in paginator.paginate(
+                TableName=self.table,
+                KeyConditionExpression="#pk = :pk",
+                ExpressionAttributeNames={"#pk": PARTITION_KEY},
+                ExpressionAttributeValues={":pk": {"S": BUDGET_PREFIX + tenant_id}},
+                ConsistentRead=True,
+            ):
+                for item in page.get("Items", []):
+                    if "remaining" in item:
+                        shards[str(item[SORT_KEY]["S"])] = int(item["remaining"]["N"])
+        return shards
+
+    def _debit(self, tenant_id: str, shard: str, amount: int) -> Item:
+        return {
+            "TableName": self.table,
+            "Key": _key(BUDGET_PREFIX + tenant_id, shard),
+            "UpdateExpression": "SET remaining = remaining - :amount",
+            "ConditionExpression": "attribute_exists(remaining) AND remaining >= :amount",
+            "ExpressionAttributeValues": {":amount": {"N": str(amount)}},
+        }
+
+    def _refund(self, tenant_id: str, amount: int, record: Record | None) -> Item:
+        """Back to the shard debited (a record from before shards: the single item)."""
+        shard = record.budget_shard if record and record.budget_shard else BUDGET_SORT
+        return self._add(tenant_id, shard, amount)
+
+    def _add(self, tenant_id: str, shard: str, amount: int) -> Item:
+        return {
+            "TableName": self.table,
+            "Key": _key(BUDGET_PREFIX + tenant_id, shard),
+            "UpdateExpression": "ADD remaining :amount",
+            "ExpressionAttributeValues": {":amount": {"N": str(amount)}},
+        }
+
+    def _gather(self, tenant_id: str, shards: Mapping[str, int], cost: int) -> bool:
+        """Move the fewest shards' remaining (as read, largest first) into the largest, in
+        one transaction that keeps the total, so a cost no single shard covers can be
+        debited. Whether it conflicted; a failed condition (a shard changed since the read)
+        is left to the next read."""
+        target, *others = gathering(shards, cost)
+        transaction: list[Item] = [
+            {"Update": self._debit(tenant_id, sk, shards[sk])} for sk in others
+        ]
+        moved = sum(shards[sk] for sk in others)
+        transaction.append({"Update": self._add(tenant_id, target, moved)})
+        try:
+            self._transact_once(transaction)
+        except _ConflictError:
+            return True
+        return False
 
     # --- reconciliation items --------------------------------------------------------
 
@@ -327,8 +468,10 @@ class DynamoDBStore:
             transaction.append(
                 {"Put": {"TableName": self.table, "Item": _record_item(record), **condition}}
             )
-        if budget_delta:
-            transaction.append({"Update": self._budget_update(item.tenant_id, budget_delta)})
+        if budget_delta > 0:
+            transaction.append({"Update": self._refund(item.tenant_id, budget_delta, record)})
+        elif budget_delta:
+            raise ValueError("a resolution only refunds")
         reasons = self._transact(transaction)
         if reasons is None:
             return WriteResult.WRITTEN
@@ -397,7 +540,25 @@ class DynamoDBStore:
                 yield from page.get("Items", [])
 
     def _transact(self, transaction: list[Item]) -> list[Item] | None:
-        """Run the transaction; None when it committed, else its cancellation reasons."""
+        """Run the transaction, again after a conflict as ``contention`` says; None when it
+        committed, else its cancellation reasons."""
+        delays = self._retry.delays(self._rng.random)
+        while True:
+            try:
+                return self._transact_once(transaction)
+            except _ConflictError as exc:
+                delay = next(delays, None)
+                if delay is None:
+                    raise StoreUnavailableError(
+                        "a concurrent transaction touched the same items; retry",
+                        table=self.table,
+                        code=_CONFLICT,
+                    ) from exc
+                self._sleep(delay)
+
+    def _transact_once(self, transaction: list[Item]) -> list[Item] | None:
+        """One try: None when it committed, else its cancellation reasons; ``_ConflictError``
+        when a concurrent transaction cancelled it."""
         try:
             with self._aws():
                 self.client.transact_write_items(TransactItems=transaction)  # type: ignore[arg-type]
@@ -405,12 +566,8 @@ class DynamoDBStore:
             if exc.response.get("Error", {}).get("Code") != "TransactionCanceledException":
                 raise _wrap(exc, self.table) from exc
             reasons: list[Item] = list(exc.response.get("CancellationReasons", []))  # type: ignore[arg-type]
-            if any(r.get("Code") == "TransactionConflict" for r in reasons):
-                raise StoreUnavailableError(
-                    "a concurrent transaction touched the same items; retry",
-                    table=self.table,
-                    code="TransactionConflict",
-                ) from exc
+            if any(r.get("Code") == _CONFLICT for r in reasons):
+                raise _ConflictError from exc
             return reasons
         return None
 
@@ -446,6 +603,11 @@ def _wrap(exc: ClientError, table: str) -> StepSagaError:
 def _cancelled(reasons: list[Item]) -> StepSagaError:
     codes = ", ".join(str(r.get("Code")) for r in reasons)
     return StoreUnavailableError(f"DynamoDB cancelled the transaction ({codes}); retry")
+
+
+def _stale(reasons: list[Item]) -> WriteOutcome:
+    old = reasons[0].get("Item")
+    return WriteOutcome(WriteResult.STALE, current=_record(old) if old else None)
 
 
 def _failed(reasons: list[Item], index: int) -> bool:
@@ -543,6 +705,8 @@ def _record_item(record: Record) -> Item:
     _put_optional(item, "error", json_text(record.error))
     _put_optional(item, "reference", record.reference)
     _put_optional(item, "cost", record.cost)
+    _put_optional(item, "budget_shard", record.budget_shard)
+    _put_optional(item, "terms", json_text(record.terms))
     return item
 
 
@@ -574,9 +738,11 @@ def _record(item: Item) -> Record:
         reference=_s(item, "reference"),
         cost=_n(item, "cost"),
         debited=_n(item, "debited") or 0,
+        budget_shard=_s(item, "budget_shard"),
         created_at=parse_time(str(item["created_at"]["S"])),
         updated_at=parse_time(str(item["updated_at"]["S"])),
         expires_at=datetime.fromtimestamp(int(item[TTL_ATTRIBUTE]["N"]), UTC),
+        terms=parse_json(_s(item, "terms")),
     )
 
 

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from enum import StrEnum
+from functools import cached_property
 from types import MappingProxyType
 from typing import Any
 
@@ -176,6 +177,14 @@ class Action:
         """SHA-256 hex of the canonical parameters and the approval time."""
         return digest_of(self._canonical, self.intent.approved_at)
 
+    @cached_property
+    def terms(self) -> dict[str, Any]:
+        """The parameters' digest and field descriptions, without the approval time: what
+        a later revision compares (``revisions.py``)."""
+        from stepsaga.ledger.revisions import terms_of  # revisions reads these models
+
+        return terms_of(self._canonical)
+
     def compensation(
         self,
         operation: str,
@@ -204,7 +213,8 @@ class Record:
 
     ``owner`` is the token of the latest claim; ``attempts`` the lifetime claim count;
     ``debited`` the budget amount this action currently holds (refunded on RELEASED/FAILED,
-    kept on UNKNOWN); ``expires_at`` = approval + retention, whole seconds (the TTL).
+    kept on UNKNOWN), from ``budget_shard``; ``expires_at`` = approval + retention, whole
+    seconds (the TTL).
     """
 
     key: str
@@ -226,6 +236,12 @@ class Record:
     updated_at: datetime
     expires_at: datetime
     debited: int = 0
+    #: The request's terms without the approval time (``revisions.terms_of``), so a later
+    #: revision can tell an identical effect from a changed one; ``None`` on older records.
+    terms: dict[str, Any] | None = None
+    #: Which of the tenant's budget shards ``debited`` came from (the store's name for it),
+    #: so the refund goes back there; ``None`` where the store keeps one budget item.
+    budget_shard: str | None = None
 
     def expired(self, now: datetime) -> bool:
         """Past ``expires_at``: no longer protects, even while TTL has not deleted it."""
@@ -260,6 +276,7 @@ class Record:
             "created_at": _iso(self.created_at),
             "updated_at": _iso(self.updated_at),
             "expires_at": _iso(self.expires_at),
+            "terms": self.terms,
         }
 
 

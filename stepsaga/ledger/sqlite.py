@@ -43,8 +43,9 @@ from stepsaga.sqlite_wal import enable_wal
 T = TypeVar("T")
 
 SYNCHRONOUS_MODES = ("OFF", "NORMAL", "FULL", "EXTRA")
-#: 2 added ``extra_items`` (``CREATE … IF NOT EXISTS``: a version-1 file upgrades in place).
-SCHEMA_VERSION = 2
+#: 2 added ``extra_items`` (``CREATE … IF NOT EXISTS``: a version-1 file upgrades in place);
+#: 3 added the ``terms`` column of ``actions`` (``_MIGRATIONS``).
+SCHEMA_VERSION = 3
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS actions (
@@ -66,7 +67,8 @@ CREATE TABLE IF NOT EXISTS actions (
     debited INTEGER NOT NULL,
     created_at TEXT NOT NULL,
     updated_at TEXT NOT NULL,
-    expires_at TEXT NOT NULL
+    expires_at TEXT NOT NULL,
+    terms TEXT
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS actions_in_progress ON actions (lease_expires_at)
     WHERE status = 'IN_PROGRESS';
@@ -103,11 +105,17 @@ CREATE TABLE IF NOT EXISTS extra_items (
 _COLUMNS = (
     "key, tenant_id, case_id, revision, operation, effect, digest, status, owner, "
     "lease_expires_at, attempts, result, error, reference, cost, debited, created_at, "
-    "updated_at, expires_at"
+    "updated_at, expires_at, terms"
 )
 _INSERT = (
-    f"INSERT INTO actions ({_COLUMNS}) VALUES ({', '.join('?' * 19)}) ON CONFLICT (key) DO NOTHING"
+    f"INSERT INTO actions ({_COLUMNS}) VALUES ({', '.join('?' * 20)}) ON CONFLICT (key) DO NOTHING"
 )
+#: What takes a file from each older schema version to the next, beyond the ``CREATE … IF
+#: NOT EXISTS`` of ``_SCHEMA`` (a ledger keeps its records across upgrades).
+_MIGRATIONS: dict[int, tuple[str, ...]] = {
+    1: (),
+    2: ("ALTER TABLE actions ADD COLUMN terms TEXT",),
+}
 _UPDATE = (
     "UPDATE actions SET "
     + ", ".join(f"{c.strip()} = ?" for c in _COLUMNS.split(",")[1:])
@@ -215,6 +223,14 @@ class SqliteStore:
             )
         conn.execute("BEGIN IMMEDIATE")
         try:
+            version = conn.execute("PRAGMA user_version").fetchone()[0]
+            existing = conn.execute(
+                "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'actions'"
+            ).fetchone()
+            if existing is not None and version < SCHEMA_VERSION:
+                for step in range(max(version, 1), SCHEMA_VERSION):
+                    for statement in _MIGRATIONS[step]:
+                        conn.execute(statement)
             for statement in _SCHEMA.split(";"):
                 if statement.strip():
                     conn.execute(statement)
@@ -274,6 +290,10 @@ class SqliteStore:
         budget_delta: int = 0,
         extra: Sequence[ExtraWrite] = (),
     ) -> WriteOutcome:
+        if budget_delta < 0 and self.get_budget(record.tenant_id) is None:
+            # No budget: say so from one read, without taking the write lock (a budget set
+            # after this read came after the claim, as it would one commit later).
+            return WriteOutcome(WriteResult.NO_BUDGET)
         if expect is None:
             statement, args = _INSERT, _row(record)
         else:
@@ -614,6 +634,7 @@ def _update_values(record: Record) -> tuple[Any, ...]:
         time_text(record.created_at),
         time_text(record.updated_at),
         time_text(record.expires_at),
+        json_text(record.terms),
     )
 
 
@@ -642,6 +663,7 @@ def _record(row: Sequence[Any]) -> Record:
         created_at=parse_time(row[16]),
         updated_at=parse_time(row[17]),
         expires_at=parse_time(row[18]),
+        terms=parse_json(row[19]),
     )
 
 

@@ -38,6 +38,9 @@ class WriteOutcome:
     """The budget left when ``BUDGET_SHORT``, if known."""
     failed_write: int | None = None
     """The index of the extra write whose condition failed (``CONDITION_FAILED``)."""
+    written: Record | None = None
+    """The record as stored when ``WRITTEN`` and the store added to it (the budget shard a
+    debit came from); None: exactly the record given."""
 
 
 @dataclass(frozen=True)
@@ -69,10 +72,12 @@ class LedgerStore(Protocol):
     ) -> WriteOutcome:
         """Write ``record`` whole if absent (``expect`` None) or if the stored one has
         ``expect``'s status and owner. In the same transaction add ``budget_delta`` to the
-        tenant's budget: negative is a debit (needs a budget that covers it), positive a
-        refund; and apply the ``extra`` writes (``stepsaga.ledger.writes``), each only if
-        its condition holds. The ledger passes ``extra`` only when there is some, so a
-        wrapper that predates it keeps working for actions without extra writes."""
+        tenant's budget: negative is a debit (needs a budget that covers it; the store may
+        return ``written`` naming the shard debited), positive a refund (to
+        ``record.budget_shard``); and apply the ``extra`` writes
+        (``stepsaga.ledger.writes``), each only if its condition holds. The ledger passes
+        ``extra`` only when there is some, so a wrapper that predates it keeps working for
+        actions without extra writes."""
         ...
 
     def get_extra(self, pk: str, sk: str) -> dict[str, Scalar] | None:

@@ -21,7 +21,18 @@ ACTION_PREFIX: Final = "ACTION#"
 ACTION_SORT: Final = "ACTION"
 BUDGET_PREFIX: Final = "BUDGET#"
 BUDGET_SORT: Final = "BUDGET"
+#: A tenant's budget is split over shard items ``BUDGET#{tenant}`` / ``SHARD#{i:03d}`` (one
+#: partition key, so one strongly consistent ``Query`` of 1 RRU reads the whole budget);
+#: a debit updates one shard, so concurrent claims of one tenant rarely touch the same item.
+#: An item with ``sk`` ``BUDGET`` (the layout before shards) counts as one more shard.
+BUDGET_SHARD_PREFIX: Final = "SHARD#"
+#: Shards ``set_budget`` writes; more shards, fewer conflicts, more fragmentation.
+BUDGET_SHARDS: Final = 8
 RECON_PREFIX: Final = "RECON#"
 RECON_SORT: Final = "RECON"
+#: One audit record per resolved item (``AUDIT#{item_id}`` / ``RESOLUTION``), written once,
+#: never updated, no ``expires_at``: who decided outlives the records it decided.
+AUDIT_PREFIX: Final = "AUDIT#"
+AUDIT_SORT: Final = "RESOLUTION"
 #: Open recon items: ``gsi1pk`` = this prefix + tenant, ``gsi1sk`` = ``{created_at}#{item_id}``.
 OPEN_ITEMS_TENANT_PREFIX: Final = "TENANT#"

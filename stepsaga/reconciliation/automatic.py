@@ -30,6 +30,10 @@ Rules, by what the ledger record of the action says:
   ledger, so a person decides — and never once every attempt is used; a tenant budget that
   now covers the cost → ``not_applied``; anything else (attempt budget, a budget still
   short) → open item;
+* ``UNKNOWN`` because a later revision meets an earlier one's changed or uncertain effect
+  (the record names the earlier key under ``supersedes``) → open item (``revision
+  conflict``), never a lookup: resolving it ``applied`` keeps the earlier effect for this
+  revision, ``not_applied`` performs this revision's step;
 * ``FAILED`` → open item (a recorded failure that reached reconciliation needs a person).
 
 So an automatic ``not_applied`` never grants an attempt past the lifetime budget, and one a
@@ -54,6 +58,7 @@ from stepsaga.errors import (
     TransientError,
 )
 from stepsaga.ledger import Action, Ledger, ReconItem, ReconOutcome, Record, Status
+from stepsaga.ledger.revisions import SUPERSEDES
 from stepsaga.reconciliation.callbacks import TaskSuccessSender
 from stepsaga.reconciliation.evidence import evidence
 from stepsaga.reconciliation.lookup import Found, Lookup
@@ -138,6 +143,10 @@ def _decide(
             retry_after_seconds=_seconds_until(record.lease_expires_at, now),
             key=action.key,
         )
+    if record.status is Status.UNKNOWN and SUPERSEDES in (record.error or {}):
+        # Looking under this revision's key would find nothing and run the step again on
+        # top of the earlier revision's effect: what to do is a person's call.
+        return ask.item(record, Reason.REVISION_CONFLICT, next=_REVISION_NEXT)
     if record.status in (Status.UNKNOWN, Status.IN_PROGRESS):
         return _by_lookup(ledger, record, ask, look, send)
     if record.status is Status.RELEASED:
@@ -215,6 +224,13 @@ def _released_once(
     return Verdict(ReconciliationOutcome.NOT_APPLIED, note, item=resolution.item)
 
 
+#: What a person decides about a later revision's step that meets an earlier effect.
+_REVISION_NEXT = (
+    "applied: what the earlier revision did stands for this one (recorded with its result, "
+    "nothing is sent); not_applied: perform this revision's step as approved, a new effect "
+    "on top of the earlier one (after undoing or adjusting it by hand)"
+)
+
 #: Why an action that proved absent still goes to a person.
 _SPENT = "every attempt of the lifetime budget is used: only a person grants another"
 
@@ -260,7 +276,12 @@ class _Asker:
         return evidence(record, last_error=dict(self.failure), **self.context, **more)
 
     def item(
-        self, record: Record, reason: Reason | None = None, *, lookup: str | None = None
+        self,
+        record: Record,
+        reason: Reason | None = None,
+        *,
+        lookup: str | None = None,
+        **more: Any,
     ) -> Verdict:
         """Leave it to a person: the open item for this question."""
         item, opened = open_question(
@@ -268,7 +289,7 @@ class _Asker:
             record.key,
             self.question(record, reason),
             step=self.step,
-            evidence=self.evidence(record, lookup=lookup),
+            evidence=self.evidence(record, lookup=lookup, **more),
         )
         note = f"undecided: {item.reason}" + (f"; lookup {lookup}" if lookup else "")
         return Verdict(ReconciliationOutcome.UNDECIDED, note, item=item, opened=opened)

@@ -22,6 +22,7 @@ from aws_lambda_powertools import Logger, Metrics
 from aws_lambda_powertools.metrics import MetricUnit
 
 from stepsaga import deployment, metric_names
+from stepsaga.aws_region import region_from
 from stepsaga.clock import Clock, SystemClock
 from stepsaga.ledger.table import OPEN_ITEMS_INDEX
 
@@ -81,7 +82,12 @@ def check(client: DynamoDBClient, table_name: str, threshold: timedelta, clock: 
 def handler(event: Mapping[str, Any], context: object) -> dict[str, int]:
     threshold = timedelta(seconds=int(os.environ[ENV_OVERDUE_AFTER_SECONDS]))
     table_name = os.environ[deployment.ENV_LEDGER_TABLE_NAME]
-    overdue = check(boto3.client("dynamodb"), table_name, threshold, SystemClock())
+    overdue = check(
+        boto3.client("dynamodb", region_name=region_from(os.environ)),
+        table_name,
+        threshold,
+        SystemClock(),
+    )
     # The namespace is pinned to the one the alarm reads; the ``service`` dimension comes
     # from POWERTOOLS_SERVICE_NAME (the stage's service name, set by the stack).
     metrics = Metrics(namespace=metric_names.NAMESPACE)

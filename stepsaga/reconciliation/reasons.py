@@ -22,6 +22,11 @@ class Reason(StrEnum):
     BUDGET_EXHAUSTED = "tenant budget exhausted"
     ACTION_CONFLICT = "action key conflict"
     REPLAY_WINDOW_EXPIRED = "replay window expired"
+    REVISION_CONFLICT = "revision conflict"
+    """A later revision meets an earlier one's changed or uncertain effect (the record says
+    so: ``OutcomeUnknownError`` is the error name), so only a person decides."""
+    EXECUTION_STOPPED = "execution stopped"
+    """An operator stopped the execution while the action was in flight."""
     OTHER = "failed"
 
     @classmethod

@@ -3,7 +3,9 @@
 These models are the contract between the compiled state machine and the handlers: the
 ASL compiler builds every ``Payload`` template from them (``stepsaga.workflow.payloads``
 refuses a template whose fields differ from the model's), and handlers validate their
-event with them (``parse_event``). All are frozen and reject unknown fields.
+event with them (``parse_event``). All are frozen and ignore fields they do not know (a
+release may add some); an event that does not fit is ``EventMismatchError`` (failed for
+redrive, never compensated).
 
 Event kinds (``kind`` is the discriminator):
 
@@ -45,6 +47,7 @@ from pydantic import (
 
 from stepsaga.approval_time import ApprovedAt
 from stepsaga.case import CaseId, TenantId
+from stepsaga.errors import EventMismatchError, InvalidInputError
 from stepsaga.inputs import validate_object
 from stepsaga.ledger.models import MAX_REVISION
 from stepsaga.workflow.effects import EffectClass
@@ -69,7 +72,10 @@ ItemId = Annotated[
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # Added fields are ignored: an execution started under the previous release may send
+    # (or the next release may add) a field this handler does not know; that is not a
+    # reason to fail, let alone to compensate.
+    model_config = ConfigDict(extra="ignore", frozen=True)
 
 
 # --- pieces ----------------------------------------------------------------------------
@@ -93,7 +99,7 @@ class CaughtError(_Model):
     ``Cause`` of a Lambda error is the JSON text ``{"errorMessage", "errorType", …}``.
     """
 
-    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+    model_config = ConfigDict(extra="ignore", frozen=True, populate_by_name=True)
 
     error: str = Field(alias="Error")
     cause: str = Field(default="", alias="Cause")
@@ -288,11 +294,27 @@ RECONCILIATION_EVENT: TypeAdapter[ReconciliationEvent] = TypeAdapter(Reconciliat
 M = TypeVar("M", bound=BaseModel)
 
 
-def parse_event(model: type[M], event: object) -> M:
-    """Validate a handler's event; a bad event is ``InvalidInputError`` naming the field."""
-    return validate_object(model.model_validate, event, "event")
+def parse_event(model: type[M], event: object, *, params_checked: bool = True) -> M:
+    """Validate a handler's event; a bad event is ``EventMismatchError`` naming the field.
+
+    The envelope (every field but ``params``) is the framework's: when it does not fit, the
+    state machine and the handler come from different releases. ``params`` was validated
+    when the case started if the saga has an input model (``params_checked``), so failing
+    now is the same mismatch; without one, a bad ``params`` is the case's own fault and
+    stays ``InvalidInputError`` (which compensates).
+    """
+    try:
+        return validate_object(model.model_validate, event, "event")
+    except InvalidInputError as exc:
+        field = str(exc.data.get("field", ""))
+        if not params_checked and (field == "params" or field.startswith("params.")):
+            raise
+        raise EventMismatchError(exc.message, **exc.data) from None
 
 
 def parse_reconciliation_event(event: object) -> ReconciliationEvent:
     """Validate any of the reconciliation handler's events (by ``kind``)."""
-    return validate_object(RECONCILIATION_EVENT.validate_python, event, "event")
+    try:
+        return validate_object(RECONCILIATION_EVENT.validate_python, event, "event")
+    except InvalidInputError as exc:
+        raise EventMismatchError(exc.message, **exc.data) from None

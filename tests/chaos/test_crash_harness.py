@@ -272,3 +272,17 @@ def test_a_redrive_after_a_crash_inside_a_map_reruns_only_the_unfinished_items(
             assert rerun, f"{name}: the redrive ran no iteration again"
             assert not finished & rerun, f"{name}: finished iterations ran again"
     assert report.kills_injected >= len(plans)
+
+
+def test_a_new_revision_after_completion_or_compensation_keeps_every_invariant(
+    tmp_path: Path,
+) -> None:
+    """The "new revision after completion/compensation" plan: every settled case is
+    re-approved as revision 2 (half with a changed refund) and run under the kills still
+    pending — still no effect twice, none lost, across both revisions."""
+    cases = max(20, CASES // 4)
+    report = run_chaos(ChaosConfig(cases=cases, seed=SEED + 1, revise=1.0), tmp_path, say=print)
+
+    assert_clean(report)
+    assert report.revised > cases // 2
+    assert report.outcomes["completed"] > 0

@@ -8,6 +8,7 @@ A checker that never fails proves nothing.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -56,9 +57,14 @@ def test_a_refund_that_never_reaches_the_budget_is_lost_budget(
     real_put = SqliteStore.put
 
     def put(
-        self: SqliteStore, record: object, *, expect: Expect | None, budget_delta: int = 0
+        self: SqliteStore,
+        record: object,
+        *,
+        expect: Expect | None,
+        budget_delta: int = 0,
+        **rest: Any,
     ) -> WriteOutcome:
-        return real_put(self, record, expect=expect, budget_delta=min(budget_delta, 0))  # type: ignore[arg-type]
+        return real_put(self, record, expect=expect, budget_delta=min(budget_delta, 0), **rest)  # type: ignore[arg-type]
 
     monkeypatch.setattr(SqliteStore, "put", put)
     throttled = ({"service": "payments", "operation": "refund", "fault": "throttle", "times": 1},)
@@ -128,7 +134,7 @@ def test_the_storm_counts_what_a_ledger_that_guards_nothing_lets_through(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Break it: every delivery gets a claim that records nothing.
-    monkeypatch.setattr(Ledger, "claim", lambda self, action: self._transient_claim(action))
+    monkeypatch.setattr(Ledger, "claim", lambda self, action, **_: self._transient_claim(action))
     monkeypatch.setattr(Ledger, "complete", lambda self, claim, result, reference=None: None)
 
     report = run_storm(StormConfig(actions=3, deliveries=8), tmp_path)
@@ -138,3 +144,18 @@ def test_the_storm_counts_what_a_ledger_that_guards_nothing_lets_through(
         report.violations
     )
     assert report.effects == 1 + 1 + 8
+
+
+def test_a_revision_that_ignores_the_earlier_one_refunds_and_ships_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Break it: a later revision never reads the earlier revision's records.
+    from stepsaga.ledger import rules
+
+    monkeypatch.setattr(rules, "_supersedes", lambda action: False)
+    plans = [scenario(index, approval_time()) for index in range(2)]
+    report = run_chaos(ChaosConfig(cases=2, revise=1.0), tmp_path, plans=plans)
+
+    assert report.revised == 2
+    assert report.duplicates >= 4  # a second refund and shipment in each case
+    assert any("duplicate: 2 x refund" in str(v) for v in report.violations)

@@ -61,8 +61,11 @@ class FakeAws:
     def settings(self) -> AwsSettings:
         return AwsSettings(self.state_machine_arn, TABLE, TOPIC_ARN)
 
-    def backend(self, *, wait_seconds: float = 0, **changes: Any) -> AwsBackend:
-        clients = FixedClients(self.sfn, self.ddb, self.cfn)
+    def backend(
+        self, *, wait_seconds: float = 0, identity: Any = None, **changes: Any
+    ) -> AwsBackend:
+        """``identity``: the STS client whose caller resolves items (default: moto's)."""
+        clients = FixedClients(self.sfn, self.ddb, self.cfn, identity)
         changes.setdefault("sleeper", self.sleeps.append)
         return AwsBackend(
             self.settings,

@@ -16,8 +16,9 @@ from moto import mock_aws
 from services import load_faults
 from stepsaga.backends import Progress, ProgressKind, ReconFilter, to_json
 from stepsaga.backends.aws import AwsBackend, AwsSettings, FixedClients
+from stepsaga.backends.aws.operators import read_resolution_audit
 from stepsaga.cli.run import load_mock_config
-from stepsaga.engine.errors import ExecutionAlreadyExists
+from stepsaga.engine.errors import ExecutionAlreadyExists, ExecutionNotRedrivable
 from stepsaga.errors import (
     SAGA_COMPENSATED,
     IllegalTransitionError,
@@ -28,6 +29,7 @@ from stepsaga.home import StateHome
 from stepsaga.ledger import ReconOutcome, ReconStatus, Status
 from stepsaga.ledger.dynamodb import create_table
 from tests.functional.aws_support import (
+    ACCOUNT,
     MACHINE,
     REGION,
     ROLE_ARN,
@@ -60,6 +62,10 @@ def _executions(aws: FakeAws) -> list[dict[str, Any]]:
         "executions"
     ]
     return listed
+
+
+#: Who moto's default credentials are.
+MOTO_CALLER = f"arn:aws:sts::{ACCOUNT}:user/moto"
 
 
 def _waiting(aws: FakeAws, home: StateHome, tmp_path: Path) -> LocalRun:
@@ -109,12 +115,45 @@ def test_a_different_input_for_the_same_case_is_refused(aws: FakeAws) -> None:
         backend.start(changed)
     assert caught.value.message == (
         "execution acme-CASE-1001-r1 already exists (RUNNING) for case CASE-1001 revision 1 "
-        "with a different input; approve a new revision to change it"
+        "with a different input; to change the case, approve revision 2 (it starts once this "
+        "one is closed, adopts what this one applied unchanged and sends every changed effect "
+        "to a person)"
     )
     assert caught.value.data["execution_arn"] == first.execution_arn
     assert len(_executions(aws)) == 1
     described = aws.sfn.describe_execution(executionArn=first.execution_arn)
     assert json.loads(described["input"])["order_id"] == "ORD-77"
+
+
+def _revision(revision: int) -> Case:
+    data = case_data()
+    data["approval"]["revision"] = revision
+    return parse_case(data)
+
+
+def test_a_revision_starts_only_when_the_earlier_one_is_closed(aws: FakeAws) -> None:
+    backend = aws.backend()
+    backend.start(_revision(1))
+    with pytest.raises(InvalidInputError) as refused:
+        backend.start(_revision(2))
+    assert refused.value.message.startswith(
+        "case CASE-1001 revision 2 starts only when every earlier revision is closed: "
+        "execution acme-CASE-1001-r1 (revision 1) is RUNNING; stop it first"
+    )
+    assert len(_executions(aws)) == 1
+    aws.set_status("acme-CASE-1001-r1", "FAILED", error="TransientError")
+    assert backend.start(_revision(2)).name == "acme-CASE-1001-r2"
+    with pytest.raises(ExecutionNotRedrivable, match="superseded by revision 2"):
+        backend.redrive("acme-CASE-1001-r1")
+
+
+def test_start_refuses_an_approval_outside_the_retention_window(aws: FakeAws) -> None:
+    stale = parse_case(
+        case_data(approval={**case_data()["approval"], "approved_at": "2020-01-01T00:00:00Z"})
+    )
+    with pytest.raises(InvalidInputError, match="retention"):
+        aws.backend().start(stale)
+    assert _executions(aws) == []
 
 
 def _no_settings() -> AwsSettings:
@@ -187,7 +226,7 @@ def test_the_newest_revision_wins_and_hashed_names_are_found(aws: FakeAws) -> No
     first = _case(tenant_id="acme-eu")
     second = case_data(tenant_id="acme-eu")
     second["approval"]["revision"] = 2
-    backend.start(first)
+    aws.set_status(backend.start(first).name, "SUCCEEDED")  # closed: revision 2 may start
     newest = backend.start(parse_case(second))
     assert newest.name.startswith("acme-eu-CASE-1001-r2-")
     assert backend.status("CASE-1001").name == newest.name
@@ -332,7 +371,7 @@ def test_recon_resolve_resumes_the_waiting_case(
     item_id = local.view["open_items"][0]
     resolution = aws.backend().recon_resolve(item_id, ReconOutcome.APPLIED, "ops@acme", "found")
     assert (resolution.item.status, resolution.item.outcome) == ("RESOLVED", "applied")
-    assert resolution.item.resolved_by == "ops@acme"
+    assert resolution.item.resolved_by == MOTO_CALLER  # the IAM identity, not --by
     assert resolution.execution is not None
     assert resolution.execution.name == "acme-CASE-1001-r1"
     assert resolution.execution.open_items == ()
@@ -348,6 +387,65 @@ def test_recon_resolve_resumes_the_waiting_case(
     assert again.item == resolution.item
     with pytest.raises(IllegalTransitionError, match="already resolved as applied"):
         aws.backend().recon_resolve(item_id, ReconOutcome.NOT_APPLIED, "ops@acme", "oops")
+
+
+def _operator_session(role: str, session: str) -> Any:
+    """An STS client signed with an assumed role's session credentials (moto's IAM)."""
+    iam = boto3.client("iam", region_name=REGION)
+    trust = {
+        "Version": "2012-10-17",
+        "Statement": [
+            {"Effect": "Allow", "Principal": {"AWS": ACCOUNT}, "Action": "sts:AssumeRole"}
+        ],
+    }
+    arn = iam.create_role(RoleName=role, AssumeRolePolicyDocument=json.dumps(trust))["Role"]["Arn"]
+    credentials = boto3.client("sts", region_name=REGION).assume_role(
+        RoleArn=arn, RoleSessionName=session
+    )["Credentials"]
+    return boto3.client(
+        "sts",
+        region_name=REGION,
+        aws_access_key_id=credentials["AccessKeyId"],
+        aws_secret_access_key=credentials["SecretAccessKey"],
+        aws_session_token=credentials["SessionToken"],
+    )
+
+
+def test_on_aws_the_decider_is_the_callers_iam_identity_and_each_resolution_is_audited(
+    aws: FakeAws, home: StateHome, tmp_path: Path
+) -> None:
+    local = _waiting(aws, home, tmp_path)
+    item_id = local.view["open_items"][0]
+    alice = _operator_session("stepsaga-operator", "alice")
+    alice_arn = f"arn:aws:sts::{ACCOUNT}:assumed-role/stepsaga-operator/alice"
+
+    resolution = aws.backend(identity=alice).recon_resolve(
+        item_id, ReconOutcome.APPLIED, "the-ceo@acme.example", "found it"
+    )
+
+    assert resolution.item.resolved_by == alice_arn
+    assert aws.ledger().get_item(item_id).resolved_by == alice_arn  # type: ignore[union-attr]
+    audit = read_resolution_audit(aws.ddb, TABLE, item_id)
+    assert audit is not None
+    assert {k: audit[k] for k in ("outcome", "resolved_by", "caller_arn", "note")} == {
+        "outcome": "applied",
+        "resolved_by": alice_arn,
+        "caller_arn": alice_arn,
+        "note": "found it",
+    }
+    assert audit["caller_account"] == ACCOUNT
+    assert audit["case_id"] == "CASE-1001"
+    # Someone else resolving the same way again (to resume a case) neither changes who
+    # decided nor writes a second audit record.
+    again = aws.backend().recon_resolve(item_id, ReconOutcome.APPLIED, None, "found it")
+    assert again.item.resolved_by == alice_arn
+    assert read_resolution_audit(aws.ddb, TABLE, item_id) == audit
+    audits = aws.ddb.scan(
+        TableName=TABLE,
+        FilterExpression="begins_with(pk, :audit)",
+        ExpressionAttributeValues={":audit": {"S": "AUDIT#"}},
+    )["Items"]
+    assert len(audits) == 1
 
 
 def test_recon_resolve_without_a_waiting_case(

@@ -198,6 +198,7 @@ def test_redrive_through_the_cli(aws: FakeAws, monkeypatch: pytest.MonkeyPatch) 
     with Stubber(sfn) as stub:
         stub.add_response("describe_execution", {**described, "status": "FAILED"})
         stub.add_response("list_executions", listed)
+        stub.add_response("list_executions", {"executions": []})  # no later revision
         stub.add_response("redrive_execution", {"redriveDate": "2026-11-29T12:01:00Z"})
         stub.add_response(
             "describe_execution", {**described, "status": "RUNNING", "redriveCount": 1}
@@ -207,6 +208,7 @@ def test_redrive_through_the_cli(aws: FakeAws, monkeypatch: pytest.MonkeyPatch) 
         assert (result.json()["redriveCount"], result.json()["outcome"]) == (1, "running")
         stub.add_response("describe_execution", {**described, "status": "SUCCEEDED"})
         stub.add_response("list_executions", listed)
+        stub.add_response("list_executions", {"executions": []})
         stub.add_response("get_execution_history", {"events": []})  # for the live display
         stub.add_client_error(
             "redrive_execution", "ExecutionNotRedrivable", "Execution is SUCCEEDED"
@@ -284,3 +286,46 @@ def test_ledger_commands_use_the_stacks_table(aws: FakeAws) -> None:
     assert unconfigured.code == 2
     assert len(unconfigured.err.splitlines()) == 1
     assert "--backend aws is not configured" in unconfigured.err
+
+
+def test_stack_is_read_in_aws_region_not_only_aws_default_region(aws: FakeAws) -> None:
+    """boto3's session ignores ``AWS_REGION``; the CLI reads it first, as the CDK CLI does."""
+    eu = boto3.client("cloudformation", region_name="eu-west-1")
+    template = {
+        "Resources": {"Topic": {"Type": "AWS::SNS::Topic"}},
+        "Outputs": {
+            "StateMachineArn": {"Value": aws.state_machine_arn},
+            "LedgerTableName": {"Value": TABLE},
+        },
+    }
+    eu.create_stack(StackName="stepsaga-dev-eu", TemplateBody=json.dumps(template))
+    env = {"AWS_REGION": "eu-west-1", "STEPSAGA_AWS_WAIT_SECONDS": "0"}
+    listed = aws_cli(env, "recon", "list", "--json", root=("--stack", "stepsaga-dev-eu"))
+    assert listed.code == 0, listed.err
+    assert listed.json() == []
+    # Without AWS_REGION, AWS_DEFAULT_REGION (us-east-1 here) is where the stack is looked for.
+    missing = aws_cli(
+        {"STEPSAGA_AWS_WAIT_SECONDS": "0"}, "recon", "list", root=("--stack", "stepsaga-dev-eu")
+    )
+    assert missing.code == 2
+    assert "does not exist in region us-east-1" in missing.err
+
+
+def test_resolve_on_aws_records_the_iam_identity_and_notes_that_by_is_ignored(
+    aws: FakeAws, home: StateHome, tmp_path: Path
+) -> None:
+    case_file = write_case(tmp_path)
+    local = run_locally(home, case_file, UNVERIFIABLE)
+    aws.copy_ledger(local.records, local.items)
+    assert aws_cli(_env(aws), "start", str(case_file)).code == 0
+    item_id = local.view["open_items"][0]
+    resolved = aws_cli(
+        _env(aws),
+        *("recon", "resolve", item_id, "--outcome", "applied", "--by", "ops", "--note", "n"),
+        "--json",
+    )
+    assert resolved.code == 0, resolved.err
+    assert resolved.err.splitlines() == [
+        "note: --by is ignored on AWS; resolved_by is your IAM identity (sts:GetCallerIdentity)"
+    ]
+    assert resolved.json()["item"]["resolved_by"] == "arn:aws:sts::123456789012:user/moto"

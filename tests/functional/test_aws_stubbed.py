@@ -30,6 +30,8 @@ from workflows.project import reference_project
 
 NAME = "acme-CASE-1001-r1"
 STARTED = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
+#: Who moto's STS says the caller is: on AWS, the decider recorded and sent.
+MOTO_CALLER = "arn:aws:sts::123456789012:user/moto"
 
 
 @dataclass
@@ -76,6 +78,14 @@ class Stubbed:
             {"stateMachineArn": self.aws.state_machine_arn, "maxResults": 1000},
         )
 
+    def no_other_revisions(self) -> None:
+        """``ListExecutions`` (redrive looks for a later revision) finding none."""
+        self.stub.add_response(
+            "list_executions",
+            {"executions": []},
+            {"stateMachineArn": self.aws.state_machine_arn, "maxResults": 1000},
+        )
+
     def history(self, *types: str) -> None:
         events = [
             {"id": i, "previousEventId": i - 1, "timestamp": STARTED, "type": kind}
@@ -104,6 +114,7 @@ def stubbed() -> Iterator[Stubbed]:
 
 def test_redrive_sends_a_token_fixed_by_execution_and_redrive_count(stubbed: Stubbed) -> None:
     stubbed.located("FAILED", error="TransientError", redriveStatus="REDRIVABLE")
+    stubbed.no_other_revisions()
     token = redrive_token(stubbed.arn, 0)
     stubbed.stub.add_response(
         "redrive_execution",
@@ -120,6 +131,7 @@ def test_redrive_sends_a_token_fixed_by_execution_and_redrive_count(stubbed: Stu
 
 def test_a_non_redrivable_execution_is_refused_with_the_service_reason(stubbed: Stubbed) -> None:
     stubbed.located("SUCCEEDED", stopDate=STARTED, redriveStatus="NOT_REDRIVABLE")
+    stubbed.no_other_revisions()
     stubbed.stub.add_client_error(
         "redrive_execution",
         service_error_code="ExecutionNotRedrivable",
@@ -137,6 +149,7 @@ def test_a_non_redrivable_execution_is_refused_with_the_service_reason(stubbed: 
 
 def test_redrive_reports_only_what_happens_after_it(stubbed: Stubbed) -> None:
     stubbed.located("FAILED", error="TransientError")
+    stubbed.no_other_revisions()
     stubbed.history("ExecutionStarted", "TaskStateEntered", "ExecutionFailed")
     stubbed.stub.add_response("redrive_execution", {"redriveDate": STARTED})
     stubbed.describe("RUNNING", redriveCount=1)
@@ -202,7 +215,7 @@ def test_resolve_sends_the_operator_decision(
 ) -> None:
     item_id, token = _waiting(stubbed, home, tmp_path)
     stubbed.describe("RUNNING")
-    decision = _decision(token, item_id, "applied", "ops@acme", "seen")
+    decision = _decision(token, item_id, "applied", MOTO_CALLER, "seen")
     stubbed.stub.add_response("send_task_success", {}, decision)
     stubbed.describe("SUCCEEDED", stopDate=STARTED)
     resolution = stubbed.backend().recon_resolve(item_id, ReconOutcome.APPLIED, "ops@acme", "seen")
@@ -222,7 +235,7 @@ def test_a_wait_that_ended_gets_a_clear_message(
         "send_task_success",
         service_error_code="TaskTimedOut",
         service_message="Task Timed Out",
-        expected_params=_decision(token, item_id, "applied", "ops@acme", "seen"),
+        expected_params=_decision(token, item_id, "applied", MOTO_CALLER, "seen"),
     )
     with pytest.raises(DecisionNotDeliveredError) as caught:
         stubbed.backend().recon_resolve(item_id, ReconOutcome.APPLIED, "ops@acme", "seen")
@@ -252,8 +265,71 @@ def test_a_failed_delivery_is_retried_by_resolving_again(
     with pytest.raises(TransientError, match="run the same recon resolve again to resume it"):
         stubbed.backend().recon_resolve(item_id, ReconOutcome.NOT_APPLIED, "ops", "none")
     stubbed.describe("RUNNING")
-    decision = _decision(token, item_id, "not_applied", "ops", "none")
+    decision = _decision(token, item_id, "not_applied", MOTO_CALLER, "none")
     stubbed.stub.add_response("send_task_success", {}, decision)
     stubbed.describe("RUNNING")
     resumed = stubbed.backend().recon_resolve(item_id, ReconOutcome.NOT_APPLIED, "ops", "none")
     assert resumed.item.outcome == "not_applied"
+
+
+# --- stop and redrive refusals -----------------------------------------------------------
+
+STOP_CAUSE = "stopped by ops@acme.example: customer cancelled"
+
+
+def test_stop_sends_stop_execution_and_settles_the_ledger(
+    stubbed: Stubbed, home: StateHome, tmp_path: Path
+) -> None:
+    item_id, _ = _waiting(stubbed, home, tmp_path)
+    stubbed.located("RUNNING")
+    stubbed.stub.add_response(
+        "stop_execution",
+        {"stopDate": STARTED},
+        {"executionArn": stubbed.arn, "error": "Stepsaga.Stopped", "cause": STOP_CAUSE},
+    )
+    stubbed.describe("ABORTED", stopDate=STARTED, error="Stepsaga.Stopped", cause=STOP_CAUSE)
+    view = stubbed.backend().stop(NAME, by="ops@acme.example", note="customer cancelled")
+    assert (view.status, view.outcome, view.cause) == ("ABORTED", "stopped", STOP_CAUSE)
+    assert view.waiting_for == ()
+    assert view.open_items == (item_id,)
+    item = stubbed.aws.ledger().get_item(item_id)
+    assert item is not None
+    assert (item.status, item.task_token) == (
+        ReconStatus.OPEN,
+        None,
+    )  # decided later, resumes nothing
+    # Resolving it now records the finding and sends nothing (the stub would fail on a call).
+    resolution = stubbed.backend().recon_resolve(
+        item_id, ReconOutcome.APPLIED, "ops@acme.example", "carrier shows it"
+    )
+    assert resolution.execution is None
+
+
+@pytest.mark.parametrize(
+    ("fields", "reason"),
+    [
+        (
+            {"status": "ABORTED", "error": "Stepsaga.Stopped", "cause": STOP_CAUSE},
+            f"it was stopped ({STOP_CAUSE})",
+        ),
+        (
+            {"status": "FAILED", "error": "Saga.Compensated"},
+            "it ended compensated (its completed steps were undone or escalated); approve a "
+            "new revision to act on the case again",
+        ),
+    ],
+)
+def test_stopped_and_compensated_executions_are_not_redriven(
+    stubbed: Stubbed, fields: dict[str, str], reason: str
+) -> None:
+    status = fields.pop("status")
+    stubbed.located(status, stopDate=STARTED, **fields)
+    with pytest.raises(ExecutionNotRedrivable) as caught:  # before any RedriveExecution
+        stubbed.backend().redrive(NAME)
+    assert caught.value.message == f"execution {NAME} ({status}) cannot be redriven: {reason}"
+
+
+def test_stop_refuses_an_ended_execution(stubbed: Stubbed) -> None:
+    stubbed.located("SUCCEEDED", stopDate=STARTED)
+    with pytest.raises(InvalidInputError, match="is SUCCEEDED, not running: there is nothing"):
+        stubbed.backend().stop(NAME, by="ops@acme.example", note="late")

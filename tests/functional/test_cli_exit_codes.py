@@ -83,7 +83,7 @@ def test_shell_completion_completes_the_verbs() -> None:
         [str(script)], env=env, capture_output=True, text=True, timeout=60, check=False
     )
     assert done.returncode == 0, done.stderr
-    assert done.stdout.split() == ["start", "status"]
+    assert done.stdout.split() == ["start", "status", "stop"]
     env["COMP_WORDS"] = "stepsaga si"
     done = subprocess.run(
         [str(script)], env=env, capture_output=True, text=True, timeout=60, check=False

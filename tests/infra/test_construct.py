@@ -15,13 +15,16 @@ import pytest
 from aws_cdk import App, Stack
 from aws_cdk import aws_secretsmanager as secretsmanager
 from aws_cdk import aws_sqs as sqs
+from aws_cdk import aws_ssm as ssm
 from aws_cdk.assertions import Annotations, Match, Template
 from cdk_nag import NagSuppressions
 from cfnlint.api import ManualArgs, lint
 
 from stepsaga import deployment
 from stepsaga.cdk import BundlingMode, DeploymentError, FunctionSettings, SagaStack, StageSettings
+from stepsaga.cdk.alarms import RULES
 from stepsaga.project import Project
+from stepsaga.secrets import ENV_SECRET_SOURCES
 from tests.infra.test_cfn_lint import IGNORED
 
 SAGAS = """
@@ -62,6 +65,7 @@ broken = "acme_flows.sagas:broken"
 
 
 TOKEN_ARN = "arn:aws:secretsmanager:eu-west-1:111122223333:secret:acme/token-AbCdEf"
+API_KEY_PARAMETER = "/acme/billing/api-key"
 
 
 @pytest.fixture(scope="module")
@@ -125,6 +129,9 @@ def two_sagas(project: Project, tmp_path_factory: pytest.TempPathFactory) -> Two
 
     shared = Stack(app, "AcmeShared")
     token = secretsmanager.Secret.from_secret_complete_arn(shared, "Token", TOKEN_ARN)
+    api_key = ssm.StringParameter.from_secure_string_parameter_attributes(
+        shared, "ApiKey", parameter_name=API_KEY_PARAMETER
+    )
     alpha = SagaStack(
         app,
         project=project,
@@ -133,7 +140,10 @@ def two_sagas(project: Project, tmp_path_factory: pytest.TempPathFactory) -> Two
         defaults=FunctionSettings(environment={"ACME_BILLING_URL": "https://billing.example"}),
         functions={
             "ChargeCard": FunctionSettings(
-                environment={"ACME_MODE": "strict"}, grant=send_to_queue, memory_mb=1024
+                environment={"ACME_MODE": "strict"},
+                grant=send_to_queue,
+                memory_mb=1024,
+                parameters={"ACME_API_KEY_PARAMETER": api_key},
             ),
             "Notify": FunctionSettings(secrets={"ACME_TOKEN_ARN": token}),
         },
@@ -179,7 +189,8 @@ def test_functions_run_the_generic_entry_with_the_projects_references(
 def test_the_apps_grant_reaches_only_its_function(two_sagas: TwoSagas) -> None:
     policies = two_sagas.resources(two_sagas.alpha, "AWS::IAM::Policy").values()
     with_send = [p for p in policies if "sqs:SendMessage" in json.dumps(p)]
-    (policy,) = with_send
+    # The ingress starter sends to its own dead-letter queue: the framework's grant.
+    (policy,) = [p for p in with_send if "IngressStarter" not in json.dumps(p["Properties"])]
     (role,) = policy["Properties"]["Roles"]
     assert role["Ref"].startswith("ChargeCardRole")
 
@@ -204,11 +215,39 @@ def test_a_secret_is_named_in_the_environment_and_readable_only_by_its_function(
     assert secret_statement["Resource"] == TOKEN_ARN
 
 
+def test_secrets_are_named_never_valued_and_readable_only_by_their_function(
+    two_sagas: TwoSagas,
+) -> None:
+    functions = two_sagas.resources(two_sagas.alpha, "AWS::Lambda::Function").values()
+    by_name = {
+        f["Properties"]["Environment"]["Variables"].get(deployment.ENV_FUNCTION): f["Properties"]
+        for f in functions
+    }
+    charge = by_name["ChargeCard"]["Environment"]["Variables"]
+    assert charge["ACME_API_KEY_PARAMETER"] == API_KEY_PARAMETER
+    assert json.loads(charge[ENV_SECRET_SOURCES]) == {"ACME_API_KEY_PARAMETER": "ssm"}
+    notify = by_name["Notify"]["Environment"]["Variables"]
+    assert json.loads(notify[ENV_SECRET_SOURCES]) == {"ACME_TOKEN_ARN": "secretsmanager"}
+    assert ENV_SECRET_SOURCES not in by_name["Reconcile"]["Environment"]["Variables"]
+    policies = two_sagas.resources(two_sagas.alpha, "AWS::IAM::Policy").values()
+    readers = [p for p in policies if "ssm:GetParameter" in json.dumps(p)]
+    (policy,) = readers
+    (role,) = policy["Properties"]["Roles"]
+    assert role["Ref"].startswith("ChargeCardRole")
+    (statement,) = [
+        s
+        for s in policy["Properties"]["PolicyDocument"]["Statement"]
+        if "ssm:GetParameter" in json.dumps(s["Action"])
+    ]
+    assert "/acme/billing/api-key" in json.dumps(statement["Resource"])
+    assert "*" not in json.dumps(statement["Resource"])
+
+
 def test_alarm_texts_name_the_saga(two_sagas: TwoSagas) -> None:
     for stack, saga in ((two_sagas.alpha, "alpha-order"), (two_sagas.beta, "beta-refresh")):
         alarms = two_sagas.resources(stack, "AWS::CloudWatch::Alarm").values()
         texts = [a["Properties"]["AlarmDescription"] for a in alarms]
-        assert len(texts) == 5
+        assert len(texts) == len(RULES)
         assert all(saga in text for text in texts), texts
         assert not any("replacement" in text for text in texts)
 

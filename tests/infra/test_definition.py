@@ -20,10 +20,18 @@ def test_template_definition_equals_compiled_asl_after_substitution(
     (machine,) = synthesized.resources("AWS::StepFunctions::StateMachine").values()
     properties = machine["Properties"]
     functions = synthesized.resources("AWS::Lambda::Function")
+    aliases = synthesized.resources("AWS::Lambda::Alias")
+    versions = synthesized.resources("AWS::Lambda::Version")
 
     def handler_of(substitution: Any) -> str:
-        logical_id, attribute = substitution["Fn::GetAtt"]
-        assert attribute == "Arn"
+        # Each task invokes the function's ``live`` alias (a published version), never
+        # $LATEST: alias → version → function.
+        alias = aliases[substitution["Ref"]]["Properties"]
+        assert alias["Name"] == "live"
+        version_id, attribute = alias["FunctionVersion"]["Fn::GetAtt"]
+        assert attribute == "Version"
+        logical_id = versions[version_id]["Properties"]["FunctionName"]["Ref"]
+        assert alias["FunctionName"] == {"Ref": logical_id}
         variables = functions[logical_id]["Properties"]["Environment"]["Variables"]
         name: str = variables[deployment.ENV_FUNCTION]
         return name

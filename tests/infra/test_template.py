@@ -12,6 +12,8 @@ from services.dependencies import ENV_SERVICES, ReferenceDependencies
 from services.http import HttpPayments
 from services.http.config import ENV_TIMEOUTS, ENV_URLS, HttpServicesConfig, HttpTimeouts
 from stepsaga import AwsContext, deployment, metric_names
+from stepsaga.cdk.alarms import RULES
+from stepsaga.cdk.ingress import INGRESS_HANDLER
 from stepsaga.clock import SystemClock
 from stepsaga.handlers.settings import load_settings
 from stepsaga.ledger import table as layout
@@ -29,7 +31,8 @@ def _function_by_handler(synthesized: Synthesized) -> dict[str, tuple[str, dict[
 
 
 def test_resource_counts(synthesized: Synthesized) -> None:
-    functions = len(synthesized.saga.functions) + 1  # + the overdue reconciliation check
+    # + the overdue reconciliation check and the ingress starter
+    functions = len(synthesized.saga.functions) + 2
     counts = {
         "AWS::Lambda::Function": functions,
         "AWS::IAM::Role": functions + 1,  # + the state machine's role
@@ -38,8 +41,12 @@ def test_resource_counts(synthesized: Synthesized) -> None:
         "AWS::StepFunctions::StateMachine": 1,
         "AWS::SNS::Topic": 1,
         "AWS::KMS::Key": 1,
-        "AWS::CloudWatch::Alarm": 5,
+        "AWS::CloudWatch::Alarm": len(RULES),
+        "AWS::Logs::MetricFilter": 1,
         "AWS::Events::Rule": 1,
+        "AWS::SQS::Queue": 2,  # the ingress queue and its dead letters
+        "AWS::Lambda::EventSourceMapping": 1,
+        "AWS::IAM::ManagedPolicy": 1,  # the operators'
     }
     for type_name, count in counts.items():
         synthesized.template.resource_count_is(type_name, count)
@@ -112,7 +119,7 @@ def test_every_saga_function_runs_the_generic_entry_on_the_current_runtime(
         assert variables[deployment.ENV_DEPENDENCIES] == synthesized.saga.dependencies_ref
         assert variables[deployment.ENV_FUNCTION] == name
     functions = _function_by_handler(synthesized)
-    assert set(functions) == {deployment.LAMBDA_HANDLER, OVERDUE_CHECK_HANDLER}
+    assert set(functions) == {deployment.LAMBDA_HANDLER, OVERDUE_CHECK_HANDLER, INGRESS_HANDLER}
     for _, function in [*saga_functions.values(), functions[OVERDUE_CHECK_HANDLER]]:
         properties = function["Properties"]
         assert properties["Runtime"] == "python3.14"
@@ -216,34 +223,6 @@ def test_key_rotates(synthesized: Synthesized) -> None:
     synthesized.template.has_resource_properties("AWS::KMS::Key", {"EnableKeyRotation": True})
 
 
-def test_alarms_notify_the_topic(synthesized: Synthesized) -> None:
-    (topic_id,) = synthesized.resources("AWS::SNS::Topic")
-    alarms = list(synthesized.resources("AWS::CloudWatch::Alarm").values())
-    by_metric = {a["Properties"]["MetricName"]: a["Properties"] for a in alarms}
-    assert set(by_metric) == {
-        "ExecutionsFailed",
-        metric_names.OUTCOME_UNKNOWN,
-        metric_names.COMPENSATION_FAILED,
-        metric_names.RECONCILIATION_OPENED,
-        metric_names.RECONCILIATION_OVERDUE,
-    }
-    assert by_metric["ExecutionsFailed"]["Namespace"] == "AWS/States"
-    for name, alarm in by_metric.items():
-        assert alarm["AlarmActions"] == [{"Ref": topic_id}], name
-        assert alarm["Threshold"] == 1
-        assert alarm["ComparisonOperator"] == "GreaterThanOrEqualToThreshold"
-        if name != "ExecutionsFailed":
-            assert alarm["Namespace"] == metric_names.NAMESPACE
-            assert alarm["Dimensions"] == [
-                {
-                    "Name": "service",
-                    "Value": metric_names.service_name("dev", synthesized.saga.name),
-                }
-            ]
-    # A check that stopped reporting must not read as "nothing overdue".
-    assert by_metric[metric_names.RECONCILIATION_OVERDUE]["TreatMissingData"] == "breaching"
-
-
 def test_overdue_check_runs_on_a_schedule(synthesized: Synthesized) -> None:
     logical_id, _ = _function_by_handler(synthesized)[OVERDUE_CHECK_HANDLER]
     synthesized.template.has_resource_properties(
@@ -261,7 +240,17 @@ def test_outputs_have_stable_keys(synthesized: Synthesized) -> None:
         deployment.OUTPUT_STATE_MACHINE_ARN,
         deployment.OUTPUT_LEDGER_TABLE_NAME,
         deployment.OUTPUT_RECONCILIATION_TOPIC_ARN,
+        deployment.OUTPUT_OPERATOR_POLICY_ARN,
+        deployment.OUTPUT_INGRESS_QUEUE_URL,
+        deployment.OUTPUT_INGRESS_DEAD_LETTER_QUEUE_URL,
+        deployment.OUTPUT_STATE_MACHINE_ALIAS_ARN,
     }
+    (alias_id,) = synthesized.resources("AWS::StepFunctions::StateMachineAlias")
+    assert outputs[deployment.OUTPUT_STATE_MACHINE_ALIAS_ARN]["Value"] == {
+        "Fn::GetAtt": [alias_id, "Arn"]
+    }
+    (policy_id,) = synthesized.resources("AWS::IAM::ManagedPolicy")
+    assert outputs[deployment.OUTPUT_OPERATOR_POLICY_ARN]["Value"] == {"Ref": policy_id}
     (machine_id,) = synthesized.resources("AWS::StepFunctions::StateMachine")
     (table_id,) = synthesized.resources("AWS::DynamoDB::Table")
     (topic_id,) = synthesized.resources("AWS::SNS::Topic")

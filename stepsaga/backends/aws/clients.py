@@ -3,9 +3,12 @@
 
 from __future__ import annotations
 
+import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol, cast
 
+from stepsaga.aws_region import region_from
 from stepsaga.backends.aws.errors import aws_call
 
 if TYPE_CHECKING:
@@ -13,6 +16,8 @@ if TYPE_CHECKING:
     from mypy_boto3_cloudformation import CloudFormationClient
     from mypy_boto3_dynamodb import DynamoDBClient
     from mypy_boto3_stepfunctions import SFNClient
+
+    from stepsaga.backends.aws.operators import IdentitySource
 
 
 class Clients(Protocol):
@@ -22,15 +27,20 @@ class Clients(Protocol):
 
     def dynamodb(self, region: str) -> DynamoDBClient: ...
 
+    def sts(self, region: str) -> IdentitySource: ...
+
     def close(self) -> None: ...
 
 
 @dataclass
 class SessionClients:
-    """Clients of one ``boto3.Session()`` (boto3's chain: ``AWS_PROFILE``, ``AWS_REGION``,
-    the shared config files…), made on first use and kept for the command."""
+    """Clients of one ``boto3.Session()`` (boto3's chain: ``AWS_PROFILE``, the shared config
+    files…), made on first use and kept for the command. A client without an explicit
+    region (CloudFormation, to read the stack) gets ``stepsaga.aws_region``'s:
+    ``$AWS_REGION``, then ``$AWS_DEFAULT_REGION``, then the profile's."""
 
     session: boto3.Session | None = None
+    environ: Mapping[str, str] = field(default_factory=lambda: os.environ)
     _made: dict[tuple[str, str | None], object] = field(default_factory=dict)
 
     def cloudformation(self) -> CloudFormationClient:
@@ -41,6 +51,9 @@ class SessionClients:
 
     def dynamodb(self, region: str) -> DynamoDBClient:
         return cast("DynamoDBClient", self._client("dynamodb", region))
+
+    def sts(self, region: str) -> IdentitySource:
+        return cast("IdentitySource", self._client("sts", region))
 
     def close(self) -> None:
         """Close the clients made here (their connection pools)."""
@@ -56,17 +69,20 @@ class SessionClients:
 
                 self.session = boto3.Session()
             with aws_call(f"{service} client"):
-                self._made[key] = self.session.client(service, region_name=region)  # type: ignore[call-overload]
+                region_name = region or region_from(self.environ, self.session.region_name)
+                self._made[key] = self.session.client(service, region_name=region_name)  # type: ignore[call-overload]
         return self._made[key]
 
 
 @dataclass(frozen=True)
 class FixedClients:
-    """Given clients, whatever the region (tests)."""
+    """Given clients, whatever the region (tests). Without ``identity``, STS is a boto3
+    client of the region (moto's under ``mock_aws``)."""
 
     sfn: SFNClient
     ddb: DynamoDBClient
     cfn: CloudFormationClient | None = None
+    identity: IdentitySource | None = None
 
     def cloudformation(self) -> CloudFormationClient:
         if self.cfn is None:
@@ -78,6 +94,13 @@ class FixedClients:
 
     def dynamodb(self, region: str) -> DynamoDBClient:
         return self.ddb
+
+    def sts(self, region: str) -> IdentitySource:
+        if self.identity is not None:
+            return self.identity
+        import boto3
+
+        return cast("IdentitySource", boto3.client("sts", region_name=region))
 
     def close(self) -> None:
         """The clients belong to whoever gave them."""

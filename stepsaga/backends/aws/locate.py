@@ -91,6 +91,25 @@ def _identity(described: Described | None) -> CaseIdentity | None:
         return None  # not a stepsaga case
 
 
+def case_executions(
+    sfn: SFNClient, settings: AwsSettings, tenant: str, case_id: str
+) -> list[Described]:
+    """Every execution of this tenant's case, any revision (one ``ListExecutions`` pass,
+    then a ``DescribeExecution`` per candidate name)."""
+    found: list[Described] = []
+    for arn in _candidates(sfn, settings, case_id):
+        described = describe_or_none(sfn, arn)
+        if described is None:
+            continue
+        try:
+            identity = CaseIdentity.from_input(described["input"])
+        except InvalidInputError:
+            continue
+        if (identity.tenant_id, identity.case_id) == (tenant, case_id):
+            found.append(described)
+    return found
+
+
 def _candidates(sfn: SFNClient, settings: AwsSettings, case_id: str) -> list[str]:
     marker = f"-{case_id}-r"
     arns: list[str] = []

@@ -19,7 +19,12 @@ from stepsaga.backends.naming import case_of_name, execution_name, tenant_prefix
 from stepsaga.backends.outcome import OUTCOME_STATUSES
 from stepsaga.engine import ExecutionPageQuery, ExecutionStatus
 from stepsaga.engine.store import Store
-from stepsaga.errors import SAGA_COMPENSATED, SAGA_COMPENSATION_FAILED, InvalidInputError
+from stepsaga.errors import (
+    EXECUTION_STOPPED,
+    SAGA_COMPENSATED,
+    SAGA_COMPENSATION_FAILED,
+    InvalidInputError,
+)
 
 NOW = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
 STATUSES = [status.value for status in ExecutionStatus]
@@ -27,7 +32,9 @@ STATUSES = [status.value for status in ExecutionStatus]
 
 @given(
     status=st.sampled_from(STATUSES),
-    error=st.sampled_from([None, SAGA_COMPENSATED, SAGA_COMPENSATION_FAILED, "TransientError"]),
+    error=st.sampled_from(
+        [None, SAGA_COMPENSATED, SAGA_COMPENSATION_FAILED, EXECUTION_STOPPED, "TransientError"]
+    ),
     waiting=st.booleans(),
 )
 def test_every_outcome_comes_from_a_status_its_table_names(

@@ -15,6 +15,7 @@ from stepsaga.errors import (
     ActionInProgressError,
     AttemptBudgetExhaustedError,
     BudgetExhaustedError,
+    BusinessRejectedError,
     IllegalTransitionError,
     OutcomeUnknownError,
     ReplayWindowExpiredError,
@@ -209,3 +210,17 @@ def test_amount_finer_than_the_currency_is_invalid_input(world: World) -> None:
         world.run("RefundPayment", event)
     assert caught.value.data["field"].startswith("params")
     assert refunds(world) == 0
+
+
+def test_a_refusal_counts_as_a_routed_error_and_a_transient_does_not(make: WorldFactory) -> None:
+    """Lambda counts both in ``Errors``; only the refusal is an outcome the machine routes,
+    so the technical Lambda-errors alarm subtracts ``RoutedError``."""
+    rejected = make(faults={"faults": [fault("refund", "reject")]})
+    with pytest.raises(BusinessRejectedError):
+        rejected.run("RefundPayment", refund_event())
+    assert rejected.metrics.total(metric_names.ROUTED_ERROR) == 1
+
+    throttled = make(faults={"faults": [fault("refund", "throttle")]})
+    with pytest.raises(TransientError):
+        throttled.run("RefundPayment", refund_event())
+    assert throttled.metrics.total(metric_names.ROUTED_ERROR) == 0

@@ -1,8 +1,10 @@
-"""Malformed events: ``InvalidInputError`` naming the field, and nothing claimed or sent."""
+"""Malformed events: ``EventMismatchError`` (an ``InvalidInputError``) naming the field, and
+nothing claimed or sent; fields a release added are ignored."""
 
 from __future__ import annotations
 
 import copy
+import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -11,7 +13,18 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from stepsaga.errors import InvalidInputError
+from stepsaga import metric_names
+from stepsaga.errors import (
+    COMPENSATE,
+    RECONCILE,
+    RETRYABLE,
+    EventMismatchError,
+    InvalidInputError,
+    StepSagaError,
+    names,
+)
+from stepsaga.workflow import compile
+from tests.unit.handlers.conftest import WorldFactory
 from tests.unit.handlers.helpers import (
     World,
     await_event,
@@ -23,6 +36,7 @@ from tests.unit.handlers.helpers import (
     reconcile_event,
     step_event,
 )
+from workflows.replacement_order import saga
 
 ORIGINAL = {
     "action_key": "acme:CASE-1001:r1:reserve_stock",
@@ -80,7 +94,9 @@ def malformed(draw: st.DrawFn) -> tuple[str, dict[str, Any], str]:
     event = copy.deepcopy(valid)
     kind = draw(st.sampled_from(["delete", "garbage", "extra"]))
     if kind == "extra":
-        dicts = [""] + [p for p, v in paths(event) if isinstance(v, dict)]
+        # Only the case's own params refuse unknown fields; the envelope ignores them (a
+        # release may add one: test_an_added_envelope_field_is_tolerated).
+        dicts = [p for p, v in paths(event) if isinstance(v, dict) and p.startswith("params")]
         target = draw(st.sampled_from([p for p in dicts if p not in OPEN_OBJECTS]))
         name = draw(st.sampled_from(["bogus", "Extra", "x_1"]))
         node = container(event, f"{target}.{name}" if target else name)[0]
@@ -129,6 +145,41 @@ def test_a_malformed_event_names_its_field(
     assert caught.value.message.startswith(named)
     assert world.ledger.list() == []
     assert world.effects() == []
+
+
+def _outcome(world: World, function: str, event: dict[str, Any]) -> object:
+    """The answer without downstream ids (a simulated refund id differs per world)."""
+    try:
+        answer = world.run(function, event)
+        return {k: v for k, v in answer.items() if k != "result"}
+    except StepSagaError as exc:
+        return (exc.error_name(), exc.message)
+
+
+@pytest.mark.parametrize(("function", "valid"), VALID)
+def test_an_added_envelope_field_is_tolerated(
+    make: WorldFactory, function: str, valid: dict[str, Any]
+) -> None:
+    """An execution of the next (or previous) release may carry a field this one lacks:
+    the handler answers exactly as it does without it."""
+    event = copy.deepcopy(valid)
+    event["added_by_next_release"] = {"x": 1}
+    event["execution"]["new_context_field"] = 1
+    assert _outcome(make(), function, event) == _outcome(make(), function, valid)
+
+
+def test_a_mismatch_fails_for_redrive_and_is_never_compensated(world: World) -> None:
+    """The error a mismatch raises is matched by no Catch (not compensated, not retried):
+    the execution fails at the step and is redriven once state machine and handler agree."""
+    event = step_event("RefundPayment")
+    del event["operation"]
+    with pytest.raises(EventMismatchError) as caught:
+        world.run("RefundPayment", event)
+    name = caught.value.error_name()
+    assert name not in names(COMPENSATE) + names(RECONCILE) + names(RETRYABLE)
+    compiled = json.dumps(compile(saga))
+    assert name not in compiled
+    assert world.metrics.total(metric_names.ROUTED_ERROR) == 0
 
 
 @pytest.mark.parametrize("event", [None, [], "text", 42])

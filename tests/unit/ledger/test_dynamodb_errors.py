@@ -9,6 +9,7 @@ from botocore.stub import Stubber
 
 from stepsaga.errors import InvalidInputError, StoreUnavailableError
 from stepsaga.ledger import Ledger
+from stepsaga.ledger.contention import NO_CONFLICT_RETRY, ConflictRetry
 from stepsaga.ledger.dynamodb import DynamoDBStore
 from tests.conformance.ledger.helpers import Counter, make_action
 
@@ -40,9 +41,12 @@ def test_server_errors_are_store_unavailable() -> None:
         ledger.get("acme:C-1:r1:x")
 
 
-def test_a_conflicting_concurrent_transaction_is_store_unavailable() -> None:
-    ledger, stub = stubbed()
-    stub.add_response("get_item", {})
+ONE_SHARD = {
+    "Items": [{"pk": {"S": "BUDGET#acme"}, "sk": {"S": "SHARD#000"}, "remaining": {"N": "9"}}]
+}
+
+
+def add_conflict(stub: Stubber) -> None:
     stub.add_client_error(
         "transact_write_items",
         service_error_code="TransactionCanceledException",
@@ -50,9 +54,50 @@ def test_a_conflicting_concurrent_transaction_is_store_unavailable() -> None:
         response_meta={},
         modeled_fields={"CancellationReasons": [{"Code": "TransactionConflict"}, {"Code": "None"}]},
     )
+
+
+def test_a_conflicting_concurrent_transaction_is_store_unavailable() -> None:
+    client = boto3.client("dynamodb", region_name="us-east-1")
+    ledger = Ledger(DynamoDBStore("ledger", client, conflict_retry=NO_CONFLICT_RETRY))
+    stub = Stubber(client)
+    stub.add_response("get_item", {})
+    stub.add_response("query", ONE_SHARD)
+    add_conflict(stub)
     with stub, pytest.raises(StoreUnavailableError, match="concurrent transaction") as caught:
         ledger.claim(make_action(cost=3))
     assert caught.value.data["code"] == "TransactionConflict"  # the metric's signal
+
+
+def test_a_conflict_is_retried_after_a_jittered_pause_within_the_bound() -> None:
+    client = boto3.client("dynamodb", region_name="us-east-1")
+    pauses: list[float] = []
+    policy = ConflictRetry(attempts=3, base_seconds=0.01, max_delay_seconds=0.02)
+    store = DynamoDBStore("ledger", client, conflict_retry=policy, sleep=pauses.append)
+    stub = Stubber(client)
+    stub.add_response("get_item", {})
+    for _ in range(2):  # a round: read the shards, the only candidate conflicts
+        stub.add_response("query", ONE_SHARD)
+        add_conflict(stub)
+    stub.add_response("query", ONE_SHARD)
+    stub.add_response("transact_write_items", {})
+    with stub:
+        claim = Ledger(store).claim(make_action(cost=3))
+    stub.assert_no_pending_responses()
+    assert claim.record.budget_shard == "SHARD#000"  # the refund goes back there
+    assert len(pauses) == 2
+    assert 0 <= pauses[0] <= 0.01
+    assert 0 <= pauses[1] <= 0.02
+
+
+def test_a_tenant_without_a_budget_pays_no_transaction() -> None:
+    ledger, stub = stubbed()
+    stub.add_response("get_item", {})
+    stub.add_response("query", {"Items": []})  # no shard: no budget
+    stub.add_response("put_item", {})  # the plain conditional claim, nothing else
+    with stub:
+        claim = ledger.claim(make_action(cost=3))
+    stub.assert_no_pending_responses()
+    assert claim.record.debited == 0
 
 
 def test_access_problems_are_bad_configuration() -> None:

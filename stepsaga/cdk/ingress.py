@@ -1,0 +1,133 @@
+"""The ingress: an SQS queue of approved cases, its dead-letter queue, and the starter.
+
+Producers send each approved case to the queue (``IngressQueueUrl``), directly or through
+an EventBridge rule that targets it; the starter (``stepsaga.ingress.handler``) starts one
+execution per case. The queue redrives a message the starter could not handle after
+``MAX_RECEIVES`` deliveries; the starter itself dead-letters invalid and conflicting cases at
+once. Both queues are encrypted (SQS-managed keys) and refuse non-TLS requests. The
+dead-letter queue keeps messages 14 days (SQS's maximum) and has an alarm (``SagaAlarms``).
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from aws_cdk import ArnFormat, Duration, Stack
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_lambda_event_sources as sources
+from aws_cdk import aws_sqs as sqs
+from cdk_nag import NagSuppressions
+from constructs import Construct
+
+from stepsaga import deployment, ingress
+from stepsaga.cdk.access import FunctionAccess
+from stepsaga.cdk.function import SagaFunction, SharedResources
+from stepsaga.cdk.saga_deployment import SagaDeployment
+
+__all__ = ["INGRESS_HANDLER", "MAX_RECEIVES", "SagaIngress"]
+
+INGRESS_HANDLER: Final = f"{ingress.__name__}.handler"
+#: Deliveries before SQS moves a message the starter kept failing on to the DLQ.
+MAX_RECEIVES: Final = 5
+_STARTER_TIMEOUT: Final = Duration.seconds(30)
+
+
+class SagaIngress(Construct):
+    """``queue``, ``dead_letters`` and ``starter`` (the function)."""
+
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        saga: SagaDeployment,
+        state_machine_name: str,
+        shared: SharedResources,
+        start_arn: str | None = None,
+    ) -> None:
+        """``start_arn``: where cases start (the state machine's ``live`` alias), else the
+        state machine itself."""
+        super().__init__(scope, construct_id)
+        self.dead_letters = sqs.Queue(
+            self,
+            "DeadLetters",
+            encryption=sqs.QueueEncryption.SQS_MANAGED,
+            enforce_ssl=True,
+            retention_period=Duration.days(14),
+        )
+        self.queue = sqs.Queue(
+            self,
+            "Cases",
+            encryption=sqs.QueueEncryption.SQS_MANAGED,
+            enforce_ssl=True,
+            # AWS's advice for a Lambda event source: at least 6x the function's timeout.
+            visibility_timeout=Duration.seconds(_STARTER_TIMEOUT.to_seconds() * 6),
+            dead_letter_queue=sqs.DeadLetterQueue(
+                queue=self.dead_letters, max_receive_count=MAX_RECEIVES
+            ),
+        )
+        stack = Stack.of(self)
+        machine_arn = stack.format_arn(
+            service="states",
+            resource="stateMachine",
+            resource_name=state_machine_name,
+            arn_format=ArnFormat.COLON_RESOURCE_NAME,
+        )
+        function = SagaFunction(
+            self,
+            "Starter",
+            handler=INGRESS_HANDLER,
+            access=FunctionAccess(),  # nothing on the ledger: the steps use it
+            shared=shared,
+            description=f"{saga.name}: starts one execution per approved case from the queue",
+            extra_environment={
+                deployment.ENV_SAGA: saga.saga_ref,
+                deployment.ENV_STATE_MACHINE_ARN: machine_arn,
+                ingress.ENV_START_ARN: start_arn or machine_arn,
+                ingress.ENV_DEAD_LETTER_QUEUE_URL: self.dead_letters.queue_url,
+            },
+        )
+        self.starter: lambda_.Function = function.function
+        function.role.add_to_principal_policy(
+            iam.PolicyStatement(
+                sid="StartCases",
+                actions=["states:StartExecution"],
+                resources=sorted({machine_arn, start_arn or machine_arn}, key=str),
+            )
+        )
+        function.role.add_to_principal_policy(
+            iam.PolicyStatement(
+                sid="CompareDuplicates",
+                actions=["states:DescribeExecution"],
+                resources=[
+                    stack.format_arn(
+                        service="states",
+                        resource="execution",
+                        resource_name=f"{state_machine_name}:*",
+                        arn_format=ArnFormat.COLON_RESOURCE_NAME,
+                    )
+                ],
+            )
+        )
+        self.dead_letters.grant_send_messages(self.starter)
+        self.starter.add_event_source(
+            sources.SqsEventSource(self.queue, batch_size=10, report_batch_item_failures=True)
+        )
+        NagSuppressions.add_resource_suppressions(
+            function.role,
+            [
+                {
+                    "id": "AwsSolutions-IAM5",
+                    "reason": (
+                        "states:DescribeExecution on the executions of this saga's one state "
+                        "machine (execution names are the cases'), to tell a duplicate case "
+                        "from a conflicting one."
+                    ),
+                    "appliesTo": [
+                        {"regex": "/^Resource::arn:<AWS::Partition>:states:.*:execution:.*:\\*$/g"}
+                    ],
+                }
+            ],
+            apply_to_children=True,
+        )

@@ -1,0 +1,90 @@
+"""The managed policy operators attach: exactly ``access.OPERATOR`` on this deployment's ARNs.
+
+Shipped as the stack output ``OperatorPolicyArn``: an operator role attaches it and runs
+``stepsaga --backend aws --stack NAME …`` without raw write access to anything else. On AWS
+the CLI records the caller's IAM identity as the decider (``sts:GetCallerIdentity``).
+"""
+
+from __future__ import annotations
+
+from aws_cdk import ArnFormat, Stack
+from aws_cdk import aws_iam as iam
+from cdk_nag import NagSuppressions
+from constructs import Construct
+
+from stepsaga.cdk.access import OPERATOR, OperatorAccess
+from stepsaga.cdk.ledger_table import LedgerTable
+
+
+class OperatorPolicy(Construct):
+    """``policy``: the managed policy; one statement per resource kind."""
+
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        state_machine_name: str,
+        ledger: LedgerTable,
+        access: OperatorAccess = OPERATOR,
+    ) -> None:
+        super().__init__(scope, construct_id)
+        stack = Stack.of(self)
+        machine_arn = stack.format_arn(
+            service="states",
+            resource="stateMachine",
+            resource_name=state_machine_name,
+            arn_format=ArnFormat.COLON_RESOURCE_NAME,
+        )
+        executions_arn = stack.format_arn(
+            service="states",
+            resource="execution",
+            resource_name=f"{state_machine_name}:*",
+            arn_format=ArnFormat.COLON_RESOURCE_NAME,
+        )
+        stack_arn = stack.format_arn(
+            service="cloudformation",
+            resource="stack",
+            resource_name=f"{stack.stack_name}/*",
+            arn_format=ArnFormat.SLASH_RESOURCE_NAME,
+        )
+        table = ledger.table.table_arn
+        statements = [
+            ("ReadTheStacksOutputs", access.stack_actions, [stack_arn]),
+            ("FindAndResumeCases", access.state_machine_actions, [machine_arn]),
+            ("FollowAndRedriveExecutions", access.execution_actions, [executions_arn]),
+            ("ReadAndResolveTheLedger", access.table_actions, [table]),
+            ("QueryTheLedgerIndexes", access.index_actions, [f"{table}/index/*"]),
+        ]
+        self.policy = iam.ManagedPolicy(
+            self,
+            "Policy",
+            description=(
+                f"stepsaga operators of {state_machine_name}: status, history, redrive, "
+                "reconciliation (the caller's IAM identity is recorded as the decider)"
+            ),
+            statements=[
+                iam.PolicyStatement(sid=sid, actions=list(actions), resources=resources)
+                for sid, actions, resources in statements
+                if actions
+            ],
+        )
+        NagSuppressions.add_resource_suppressions(
+            self.policy,
+            [
+                {
+                    "id": "AwsSolutions-IAM5",
+                    "reason": (
+                        "Resource wildcards name only this deployment's own resources: the "
+                        "executions of its one state machine (execution names are the cases'), "
+                        "the ledger table's indexes, and this stack's id suffix; every action "
+                        "is listed explicitly."
+                    ),
+                    "appliesTo": [
+                        {"regex": "/^Resource::arn:<AWS::Partition>:states:.*:execution:.*:\\*$/g"},
+                        {"regex": "/^Resource::<.+\\.Arn>\\/index\\/\\*$/g"},
+                        {"regex": "/^Resource::arn:<AWS::Partition>:cloudformation:.*\\/\\*$/g"},
+                    ],
+                }
+            ],
+        )

@@ -1,0 +1,213 @@
+"""The production ingress: approved cases arrive on an SQS queue, one execution each.
+
+A message body is the case JSON exactly as a case file holds it, or an EventBridge event
+whose ``detail`` is that case (an EventBridge rule targeting the queue delivers this form).
+For each message the starter (``stepsaga.ingress.handler``, deployed by the construct)
+validates the case against the saga's input model, derives the execution name from tenant,
+case and revision (``stepsaga.backends.naming``) and starts it:
+
+==========================  ================================================================
+what arrived                what happens
+==========================  ================================================================
+a new case                  ``StartExecution`` under the derived name (``started``)
+the same case again         nothing: the existing execution is the answer (``duplicate``)
+same name, another input    sent to the dead-letter queue with the reason (``conflict``)
+invalid JSON or case        sent to the dead-letter queue with the field named (``invalid``)
+AWS throttles or fails      reported as a batch item failure: SQS delivers it again, and
+                            after the queue's ``maxReceiveCount`` moves it to the DLQ
+==========================  ================================================================
+
+The dead-letter queue has an alarm. Logs carry identifiers only (tenant, case, revision,
+execution name, verdict), never the case's contents.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import TYPE_CHECKING, Any, Final, Protocol
+
+from stepsaga.backends.aws.errors import aws_call
+from stepsaga.backends.naming import execution_name
+from stepsaga.case import OpenCase, parse_case
+from stepsaga.engine.errors import ExecutionAlreadyExists
+from stepsaga.errors import InvalidInputError, StepSagaError
+from stepsaga.workflow.saga import Saga
+
+if TYPE_CHECKING:
+    from mypy_boto3_stepfunctions import SFNClient
+
+__all__ = [
+    "ENV_DEAD_LETTER_QUEUE_URL",
+    "REASON_ATTRIBUTE",
+    "Starter",
+    "Verdict",
+    "handler",
+]
+
+#: The dead-letter queue the starter sends invalid and conflicting cases to.
+ENV_DEAD_LETTER_QUEUE_URL: Final = "STEPSAGA_INGRESS_DLQ_URL"
+#: Where executions start: the state machine's ``live`` alias (default: the machine).
+ENV_START_ARN: Final = "STEPSAGA_INGRESS_START_ARN"
+#: Message attributes on a dead letter: why, and the verdict.
+REASON_ATTRIBUTE: Final = "stepsaga-reason"
+VERDICT_ATTRIBUTE: Final = "stepsaga-verdict"
+#: SQS message attribute values are at most 256 KiB; a reason stays one short line.
+_MAX_REASON: Final = 1000
+
+
+class Verdict(StrEnum):
+    STARTED = "started"
+    DUPLICATE = "duplicate"
+    CONFLICT = "conflict"
+    INVALID = "invalid"
+
+
+@dataclass(frozen=True)
+class Outcome:
+    verdict: Verdict
+    execution_name: str | None = None
+    execution_arn: str | None = None
+    #: One line for the dead letter (may quote the case: it never goes to the logs).
+    reason: str | None = None
+    #: The field an invalid case got wrong (logged).
+    field: str | None = None
+
+    @property
+    def dead_letter(self) -> bool:
+        return self.verdict in (Verdict.CONFLICT, Verdict.INVALID)
+
+
+class Sender(Protocol):
+    """What the starter needs of a boto3 SQS client."""
+
+    def send_message(self, **kwargs: Any) -> Mapping[str, Any]: ...
+
+
+@dataclass(frozen=True)
+class Starter:
+    """Starts the executions of one saga's state machine from queued cases."""
+
+    saga: Saga
+    state_machine_arn: str
+    sfn: SFNClient
+    sqs: Sender
+    dead_letter_queue_url: str
+    #: ``StartExecution`` target: an alias or version ARN pins the definition a case runs.
+    start_arn: str | None = None
+
+    def start(self, body: str) -> Outcome:
+        """One message body → its outcome; AWS failures raise (the message is retried)."""
+        try:
+            case = parse_case(_case_data(body), self.saga.input_model or OpenCase)
+        except InvalidInputError as exc:
+            return Outcome(Verdict.INVALID, reason=exc.message, field=str(exc.data.get("field")))
+        name = execution_name(case.tenant_id, case.case_id, case.approval.revision)
+        wanted = case.execution_input()
+        prefix, _, machine = self.state_machine_arn.rpartition(":stateMachine:")
+        arn = f"{prefix}:execution:{machine}:{name}"
+        try:
+            with aws_call("states:StartExecution"):
+                started = self.sfn.start_execution(
+                    stateMachineArn=self.start_arn or self.state_machine_arn,
+                    name=name,
+                    input=json.dumps(wanted, sort_keys=True, separators=(",", ":")),
+                )
+            return Outcome(Verdict.STARTED, name, started["executionArn"])
+        except ExecutionAlreadyExists:
+            pass
+        with aws_call("states:DescribeExecution"):
+            described = self.sfn.describe_execution(executionArn=arn)
+        if json.loads(described.get("input", "null")) == wanted:
+            return Outcome(Verdict.DUPLICATE, name, arn)
+        return Outcome(
+            Verdict.CONFLICT,
+            name,
+            arn,
+            reason=(
+                f"execution {name} already exists ({described['status']}) for case "
+                f"{case.case_id} revision {case.approval.revision} with a different input; "
+                "approve a new revision to change it"
+            ),
+        )
+
+    def handle(self, event: Mapping[str, Any]) -> dict[str, Any]:
+        """An SQS batch → ``batchItemFailures`` (the messages SQS must deliver again)."""
+        failures: list[dict[str, str]] = []
+        for record in event.get("Records", []):
+            message_id = str(record.get("messageId", ""))
+            try:
+                outcome = self.start(str(record.get("body", "")))
+                if outcome.dead_letter:
+                    self._dead_letter(str(record.get("body", "")), outcome)
+            except StepSagaError as exc:
+                _log("retry", message_id=message_id, error=exc.error_name())
+                failures.append({"itemIdentifier": message_id})
+                continue
+            _log(
+                outcome.verdict.value,
+                message_id=message_id,
+                execution=outcome.execution_name,
+                field=outcome.field,
+            )
+        return {"batchItemFailures": failures}
+
+    def _dead_letter(self, body: str, outcome: Outcome) -> None:
+        reason = (outcome.reason or outcome.verdict.value)[:_MAX_REASON]
+        with aws_call("sqs:SendMessage"):
+            self.sqs.send_message(
+                QueueUrl=self.dead_letter_queue_url,
+                MessageBody=body or "(empty)",
+                MessageAttributes={
+                    REASON_ATTRIBUTE: {"DataType": "String", "StringValue": reason},
+                    VERDICT_ATTRIBUTE: {"DataType": "String", "StringValue": outcome.verdict},
+                },
+            )
+
+
+def _case_data(body: str) -> object:
+    try:
+        data = json.loads(body)
+    except json.JSONDecodeError as exc:
+        raise InvalidInputError(f"message body: not JSON ({exc.msg})", field="body") from None
+    if isinstance(data, dict) and "detail-type" in data and "detail" in data:
+        return data["detail"]  # an EventBridge event delivered to the queue
+    return data
+
+
+def _log(verdict: str, **fields: object) -> None:
+    """One JSON line per message: identifiers only."""
+    shown = {k: v for k, v in fields.items() if v is not None}
+    print(json.dumps({"ingress": verdict, **shown}, separators=(",", ":")), flush=True)
+
+
+_starter: Starter | None = None
+
+
+def _from_environment() -> Starter:
+    import boto3
+
+    from stepsaga.aws_region import region_from
+    from stepsaga.deployment import ENV_SAGA, ENV_STATE_MACHINE_ARN
+    from stepsaga.workflow.loader import load_saga
+
+    region = region_from(os.environ)
+    return Starter(
+        saga=load_saga(os.environ[ENV_SAGA], ENV_SAGA),
+        state_machine_arn=os.environ[ENV_STATE_MACHINE_ARN],
+        sfn=boto3.client("stepfunctions", region_name=region),
+        sqs=boto3.client("sqs", region_name=region),
+        dead_letter_queue_url=os.environ[ENV_DEAD_LETTER_QUEUE_URL],
+        start_arn=os.environ.get(ENV_START_ARN) or None,
+    )
+
+
+def handler(event: Mapping[str, Any], context: object) -> dict[str, Any]:
+    """The starter function's entry point (an SQS event source with batch item failures)."""
+    global _starter
+    if _starter is None:
+        _starter = _from_environment()
+    return _starter.handle(event)

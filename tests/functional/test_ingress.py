@@ -1,0 +1,176 @@
+"""The ingress starter on moto: queued cases become executions, once each; the rest is
+dead-lettered with a reason or retried."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import boto3
+import pytest
+from botocore.exceptions import ClientError
+
+from stepsaga.backends.naming import execution_name
+from stepsaga.ingress import REASON_ATTRIBUTE, Starter, Verdict
+from tests.functional.aws_support import REGION, FakeAws, fake_aws
+from tests.functional.cli_support import case_data
+from workflows.replacement_order import saga
+
+
+@dataclass
+class Ingress:
+    aws: FakeAws
+    sqs: Any
+    queue_url: str
+    dlq_url: str
+    starter: Starter
+
+    def deliver(self, *bodies: str) -> dict[str, Any]:
+        """Send the bodies to the ingress queue and hand SQS's batch to the starter, in the
+        event shape Lambda's SQS event source uses."""
+        for body in bodies:
+            self.sqs.send_message(QueueUrl=self.queue_url, MessageBody=body)
+        received = self.sqs.receive_message(
+            QueueUrl=self.queue_url, MaxNumberOfMessages=10, AttributeNames=["All"]
+        ).get("Messages", [])
+        records = [
+            {
+                "messageId": m["MessageId"],
+                "receiptHandle": m["ReceiptHandle"],
+                "body": m["Body"],
+                "attributes": m.get("Attributes", {}),
+                "eventSource": "aws:sqs",
+            }
+            for m in received
+        ]
+        return self.starter.handle({"Records": records})
+
+    def dead_letters(self) -> list[tuple[str, str]]:
+        received = self.sqs.receive_message(
+            QueueUrl=self.dlq_url, MaxNumberOfMessages=10, MessageAttributeNames=["All"]
+        ).get("Messages", [])
+        return [
+            (m["Body"], m["MessageAttributes"][REASON_ATTRIBUTE]["StringValue"]) for m in received
+        ]
+
+    def executions(self) -> list[str]:
+        listed = self.aws.sfn.list_executions(stateMachineArn=self.aws.state_machine_arn)
+        return sorted(e["name"] for e in listed["executions"])
+
+
+@pytest.fixture
+def ingress() -> Iterator[Ingress]:
+    with fake_aws() as aws:
+        sqs = boto3.client("sqs", region_name=REGION)
+        dlq = sqs.create_queue(QueueName="ingress-dlq")["QueueUrl"]
+        queue = sqs.create_queue(QueueName="ingress")["QueueUrl"]
+        starter = Starter(saga, aws.state_machine_arn, aws.sfn, sqs, dlq)
+        yield Ingress(aws, sqs, queue, dlq, starter)
+
+
+NAME = execution_name("acme", "CASE-1001", 1)
+
+
+def test_a_case_starts_its_derived_execution(ingress: Ingress) -> None:
+    answer = ingress.deliver(json.dumps(case_data()))
+    assert answer == {"batchItemFailures": []}
+    assert ingress.executions() == [NAME]
+    assert ingress.dead_letters() == []
+
+
+def test_an_eventbridge_event_carrying_the_case_starts_it_too(ingress: Ingress) -> None:
+    event = {
+        "version": "0",
+        "id": "b1",
+        "detail-type": "CaseApproved",
+        "source": "acme.approvals",
+        "detail": case_data(),
+    }
+    assert ingress.deliver(json.dumps(event)) == {"batchItemFailures": []}
+    assert ingress.executions() == [NAME]
+
+
+def test_a_duplicate_returns_the_same_execution(ingress: Ingress) -> None:
+    body = json.dumps(case_data())
+    first = ingress.starter.start(body)
+    again = ingress.starter.start(json.dumps(case_data() | {}))
+    assert first.verdict is Verdict.STARTED
+    assert again.verdict in (Verdict.DUPLICATE, Verdict.STARTED)
+    assert again.execution_arn == first.execution_arn
+    assert ingress.deliver(body) == {"batchItemFailures": []}
+    assert ingress.executions() == [NAME]
+    assert ingress.dead_letters() == []
+
+
+def test_a_conflicting_case_is_dead_lettered_with_its_reason(ingress: Ingress) -> None:
+    ingress.deliver(json.dumps(case_data()))
+    changed = case_data(order_id="ORD-OTHER")
+    assert ingress.deliver(json.dumps(changed)) == {"batchItemFailures": []}
+    assert ingress.executions() == [NAME]
+    ((body, reason),) = ingress.dead_letters()
+    assert json.loads(body) == changed
+    assert reason.startswith(f"execution {NAME} already exists (RUNNING)")
+    assert reason.endswith("approve a new revision to change it")
+
+
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        ("{not json", "not JSON"),
+        (json.dumps({k: v for k, v in case_data().items() if k != "order_id"}), "order_id"),
+        (json.dumps(case_data(unexpected="x")), "unexpected"),
+    ],
+)
+def test_an_invalid_case_is_dead_lettered_naming_the_field(
+    ingress: Ingress, body: str, field: str
+) -> None:
+    assert ingress.deliver(body) == {"batchItemFailures": []}
+    assert ingress.executions() == []
+    ((dead, reason),) = ingress.dead_letters()
+    assert dead == body
+    assert field in reason
+    assert "\n" not in reason
+
+
+class ThrottledStepFunctions:
+    """moto's client, except that ``StartExecution`` is throttled."""
+
+    def __init__(self, sfn: Any) -> None:
+        self._sfn = sfn
+
+    def start_execution(self, **kwargs: Any) -> Any:
+        error = {"Error": {"Code": "ThrottlingException", "Message": "Rate exceeded"}}
+        raise ClientError(error, "StartExecution")  # type: ignore[arg-type]
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._sfn, name)
+
+
+def test_a_throttled_start_is_retried_not_dead_lettered(ingress: Ingress) -> None:
+    throttled = Starter(
+        saga,
+        ingress.aws.state_machine_arn,
+        ThrottledStepFunctions(ingress.aws.sfn),  # type: ignore[arg-type]
+        ingress.sqs,
+        ingress.dlq_url,
+    )
+    ingress.starter = throttled
+    good, bad = json.dumps(case_data()), "{not json"
+    answer = ingress.deliver(good, bad)
+    assert len(answer["batchItemFailures"]) == 1  # the good one: SQS delivers it again
+    assert [reason for _, reason in ingress.dead_letters()] != []  # the bad one, once
+    assert ingress.executions() == []
+
+
+def test_logs_name_identifiers_never_the_case(
+    ingress: Ingress, capsys: pytest.CaptureFixture[str]
+) -> None:
+    personal = case_data()
+    personal["shipment"]["address"]["postal_code"] = "x" * 40  # invalid, and personal
+    ingress.deliver(json.dumps(case_data()), json.dumps(personal))
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert sorted(line["ingress"] for line in lines) == ["invalid", "started"]
+    assert "x" * 40 not in json.dumps(lines)
+    assert "Berlin" not in json.dumps(lines)

@@ -1,0 +1,106 @@
+"""The ingress in the template: encrypted queues, a DLQ with an alarm, a starter that may
+start and compare executions of this machine and nothing else."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from stepsaga import deployment, ingress
+from stepsaga.cdk.alarms import alarm_name
+from stepsaga.cdk.ingress import INGRESS_HANDLER, MAX_RECEIVES
+from tests.infra.conftest import Synthesized
+
+
+def _queues(
+    synthesized: Synthesized,
+) -> tuple[tuple[str, dict[str, Any]], tuple[str, dict[str, Any]]]:
+    """(cases queue, dead-letter queue), each as (logical id, properties)."""
+    queues = {k: v["Properties"] for k, v in synthesized.resources("AWS::SQS::Queue").items()}
+    (cases,) = [(k, p) for k, p in queues.items() if "RedrivePolicy" in p]
+    (dead,) = [(k, p) for k, p in queues.items() if "RedrivePolicy" not in p]
+    return cases, dead
+
+
+def test_queues_are_encrypted_and_redrive_to_the_dead_letters(synthesized: Synthesized) -> None:
+    (_, cases), (dead_id, dead) = _queues(synthesized)
+    assert cases["RedrivePolicy"] == {
+        "deadLetterTargetArn": {"Fn::GetAtt": [dead_id, "Arn"]},
+        "maxReceiveCount": MAX_RECEIVES,
+    }
+    for properties in (cases, dead):
+        assert properties["SqsManagedSseEnabled"] is True
+    assert dead["MessageRetentionPeriod"] == 14 * 24 * 3600
+    policies = synthesized.resources("AWS::SQS::QueuePolicy").values()
+    tls = [
+        s
+        for p in policies
+        for s in p["Properties"]["PolicyDocument"]["Statement"]
+        if s["Effect"] == "Deny" and s["Condition"] == {"Bool": {"aws:SecureTransport": "false"}}
+    ]
+    assert len(tls) == 2
+
+
+def test_the_starter_reads_the_queue_and_knows_its_machine_and_dead_letters(
+    synthesized: Synthesized,
+) -> None:
+    functions = synthesized.resources("AWS::Lambda::Function")
+    ((starter_id, starter),) = [
+        (k, f) for k, f in functions.items() if f["Properties"]["Handler"] == INGRESS_HANDLER
+    ]
+    (cases_id, _), (dead_id, _) = _queues(synthesized)
+    variables = starter["Properties"]["Environment"]["Variables"]
+    assert variables[deployment.ENV_SAGA] == synthesized.saga.saga_ref
+    assert variables[ingress.ENV_DEAD_LETTER_QUEUE_URL] == {"Ref": dead_id}
+    machine = deployment.state_machine_name(synthesized.saga.name, "dev")
+    assert variables[deployment.ENV_STATE_MACHINE_ARN]["Fn::Join"][1][-1] == (
+        f":stateMachine:{machine}"
+    )
+    (mapping,) = synthesized.resources("AWS::Lambda::EventSourceMapping").values()
+    assert mapping["Properties"]["EventSourceArn"] == {"Fn::GetAtt": [cases_id, "Arn"]}
+    assert mapping["Properties"]["FunctionName"] == {"Ref": starter_id}
+    assert mapping["Properties"]["FunctionResponseTypes"] == ["ReportBatchItemFailures"]
+
+
+def test_the_starter_may_start_and_compare_only(synthesized: Synthesized) -> None:
+    role_id = None
+    for function in synthesized.resources("AWS::Lambda::Function").values():
+        if function["Properties"]["Handler"] == INGRESS_HANDLER:
+            role_id = function["Properties"]["Role"]["Fn::GetAtt"][0]
+    actions: set[str] = set()
+    for policy in synthesized.resources("AWS::IAM::Policy").values():
+        if {"Ref": role_id} not in policy["Properties"]["Roles"]:
+            continue
+        for statement in policy["Properties"]["PolicyDocument"]["Statement"]:
+            action = statement["Action"]
+            actions |= {action} if isinstance(action, str) else set(action)
+    ours = {a for a in actions if not a.startswith(("xray:", "logs:"))}
+    assert ours == {
+        "states:StartExecution",
+        "states:DescribeExecution",
+        # the event source mapping's reads, and the dead letters
+        "sqs:ReceiveMessage",
+        "sqs:ChangeMessageVisibility",
+        "sqs:GetQueueUrl",
+        "sqs:DeleteMessage",
+        "sqs:GetQueueAttributes",
+        "sqs:SendMessage",
+    }
+    assert not any(a.startswith("dynamodb:") for a in ours), json.dumps(sorted(ours))
+
+
+def test_dead_letters_raise_an_alarm_that_notifies(synthesized: Synthesized) -> None:
+    (_, _), (dead_id, _) = _queues(synthesized)
+    (topic_id,) = synthesized.resources("AWS::SNS::Topic")
+    name = alarm_name("dev", synthesized.saga.name, "IngressDeadLetters")
+    (alarm,) = [
+        a["Properties"]
+        for a in synthesized.resources("AWS::CloudWatch::Alarm").values()
+        if a["Properties"]["AlarmName"] == name
+    ]
+    assert alarm["MetricName"] == "ApproximateNumberOfMessagesVisible"
+    assert alarm["Dimensions"] == [
+        {"Name": "QueueName", "Value": {"Fn::GetAtt": [dead_id, "QueueName"]}}
+    ]
+    assert alarm["AlarmActions"] == [{"Ref": topic_id}]
+    assert alarm["Threshold"] == 1

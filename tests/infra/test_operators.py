@@ -1,0 +1,73 @@
+"""The operators' managed policy: exactly the CLI's calls, on this deployment's ARNs only."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from stepsaga import deployment
+from stepsaga.cdk.access import OPERATOR
+from tests.infra.conftest import Synthesized
+
+
+def _statements(synthesized: Synthesized) -> dict[str, dict[str, Any]]:
+    (policy,) = synthesized.resources("AWS::IAM::ManagedPolicy").values()
+    return {s["Sid"]: s for s in policy["Properties"]["PolicyDocument"]["Statement"]}
+
+
+def _actions(statement: dict[str, Any]) -> set[str]:
+    action = statement["Action"]
+    return {action} if isinstance(action, str) else set(action)
+
+
+def _joined(resource: Any) -> str:
+    """An ``Fn::Join`` ARN with its references written as ``{Ref}``/``{GetAtt}`` text."""
+    if isinstance(resource, dict) and "Fn::Join" in resource:
+        separator, parts = resource["Fn::Join"]
+        return str(separator).join(_joined(p) for p in parts)
+    if isinstance(resource, dict) and "Ref" in resource:
+        return "{" + str(resource["Ref"]) + "}"
+    if isinstance(resource, dict) and "Fn::GetAtt" in resource:
+        return "{" + ".".join(resource["Fn::GetAtt"]) + "}"
+    return str(resource)
+
+
+def test_every_statement_is_allow_with_exact_actions(synthesized: Synthesized) -> None:
+    statements = _statements(synthesized)
+    granted = set().union(*(_actions(s) for s in statements.values()))
+    expected = {
+        *OPERATOR.stack_actions,
+        *OPERATOR.state_machine_actions,
+        *OPERATOR.execution_actions,
+        *OPERATOR.table_actions,
+        *(f"{a}" for a in OPERATOR.index_actions),
+    }
+    assert granted == expected
+    assert all(s["Effect"] == "Allow" for s in statements.values())
+    assert not any("*" in a for a in granted), "no wildcard actions"
+    # No raw deletes, no writes outside the ledger, no start (the ingress starts cases).
+    assert not any(a.startswith(("dynamodb:Delete", "iam:", "kms:")) for a in granted)
+    assert "states:StartExecution" not in granted
+
+
+def test_resources_are_this_deployments_arns(synthesized: Synthesized) -> None:
+    statements = _statements(synthesized)
+    machine_name = deployment.state_machine_name(synthesized.saga.name, "dev")
+    stack_name = deployment.stack_name("dev", synthesized.saga.name)
+    (table_id,) = synthesized.resources("AWS::DynamoDB::Table")
+    prefix = "arn:{AWS::Partition}:"
+    where = "{AWS::Region}:{AWS::AccountId}"
+    resources = {sid: _joined(s["Resource"]) for sid, s in statements.items()}
+    assert resources == {
+        "ReadTheStacksOutputs": f"{prefix}cloudformation:{where}:stack/{stack_name}/*",
+        "FindAndResumeCases": f"{prefix}states:{where}:stateMachine:{machine_name}",
+        "FollowAndRedriveExecutions": f"{prefix}states:{where}:execution:{machine_name}:*",
+        "ReadAndResolveTheLedger": "{" + f"{table_id}.Arn" + "}",
+        "QueryTheLedgerIndexes": "{" + f"{table_id}.Arn" + "}/index/*",
+    }
+
+
+def test_the_policy_is_attached_to_nobody_by_the_stack(synthesized: Synthesized) -> None:
+    (policy,) = synthesized.resources("AWS::IAM::ManagedPolicy").values()
+    properties = policy["Properties"]
+    assert not any(k in properties for k in ("Roles", "Users", "Groups")), json.dumps(properties)
