@@ -6,7 +6,14 @@ VENV := .venv
 BIN := $(VENV)/bin
 PIP_FLAGS := --quiet --disable-pip-version-check
 
-.PHONY: demo test lint typecheck unit browser screenshots bench test-docker clean
+.PHONY: demo localstack test lint typecheck unit browser screenshots bench test-docker clean
+
+# LocalStack (the second reference interpreter, tests only) in a venv of its own: it needs
+# Python >= 3.12 and pins that would clash with ours. The first interpreter found that is
+# >= 3.12 (PATH, then pyenv's versions); set LOCALSTACK_PYTHON to choose another.
+LOCALSTACK_VENV := .venv-localstack
+LOCALSTACK_REQUIREMENTS := tests/localstack/requirements.txt
+LOCALSTACK_PYTHON ?= $(shell for p in python3.13 python3.12 $(HOME)/.pyenv/versions/3.13*/bin/python3 $(HOME)/.pyenv/versions/3.12*/bin/python3; do $$p -c 'import sys; assert sys.version_info >= (3, 12)' 2>/dev/null && { echo $$p; break; }; done)
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -22,6 +29,16 @@ $(VENV)/.dev: pyproject.toml | $(BIN)/python
 	$(BIN)/pip install $(PIP_FLAGS) -e '.[dev]'
 	touch $@ $(VENV)/.runtime
 
+$(LOCALSTACK_VENV)/.installed: $(LOCALSTACK_REQUIREMENTS)
+	@test -n "$(LOCALSTACK_PYTHON)" || { echo "LocalStack needs Python >= 3.12: none found (set LOCALSTACK_PYTHON)"; exit 1; }
+	rm -rf $(LOCALSTACK_VENV)
+	$(LOCALSTACK_PYTHON) -m venv $(LOCALSTACK_VENV)
+	$(LOCALSTACK_VENV)/bin/pip install $(PIP_FLAGS) -r $(LOCALSTACK_REQUIREMENTS)
+	touch $@
+
+# `make test` installs it; tests find it at $(LOCALSTACK_VENV)/bin/python.
+localstack: $(LOCALSTACK_VENV)/.installed
+
 demo: $(VENV)/.runtime
 	$(BIN)/stepsaga demo
 
@@ -32,7 +49,7 @@ lint: $(VENV)/.dev
 typecheck: $(VENV)/.dev
 	$(BIN)/mypy
 
-unit: $(VENV)/.dev
+unit: $(VENV)/.dev $(LOCALSTACK_VENV)/.installed
 	$(BIN)/pytest -q
 
 # Headless Chromium for the console's browser tests: Debian's package (no browser download
@@ -64,4 +81,4 @@ bench: $(VENV)/.dev
 	$(BIN)/python bench/cost.py
 
 clean:
-	rm -rf $(VENV) .stepsaga .stepsaga-demo cdk.out .mypy_cache .ruff_cache .pytest_cache
+	rm -rf $(VENV) $(LOCALSTACK_VENV) .stepsaga .stepsaga-demo cdk.out .mypy_cache .ruff_cache .pytest_cache

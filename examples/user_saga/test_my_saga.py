@@ -55,8 +55,9 @@ def stepsaga_mock_config() -> MockConfigBuilder:
     )
 
 
-# `saga_backend` runs each test twice: on the embedded engine, and on Step Functions Local
-# (marked `docker`: skipped, with the reason, when no Docker daemon answers).
+# `saga_backend` runs each test on the embedded engine, moto, LocalStack (marked `localstack`:
+# skipped, with the reason, when it is not installed) and Step Functions Local (marked
+# `docker`: skipped, with the reason, when no Docker daemon answers).
 def test_a_throttled_refund_is_retried(saga_backend: Backend) -> None:
     arn = saga_backend.deploy_saga(returns)
     history = saga_backend.run(arn, CASE, test_case="RefundThrottled").history

@@ -11,6 +11,9 @@ Install with ``pip install "stepsaga[testing]"``; the pytest plugin
   on the embedded engine and on a Step Functions API; :func:`strict_handlers`.
 - :class:`StepFunctionsLocalContainer`, :class:`DynamoDBLocalContainer`,
   :func:`docker_available` — testcontainers, and a probe that never hangs.
+- :class:`LocalStack` — LocalStack's Step Functions in host mode (no Docker), a second
+  reference interpreter; :func:`moto_stepfunctions` — moto's interpreter serving mock
+  configs. With the engine and Step Functions Local, ``saga_backend`` runs a test on each.
 - :class:`LedgerTable`, :func:`create_ledger_table` — a ledger table on any DynamoDB.
 - :class:`StepEnvironment` — one step's real handler alone, with fake clients and a real
   ledger (like Temporal's ``ActivityEnvironment``).
@@ -34,6 +37,7 @@ if TYPE_CHECKING:
         Execution,
         StateNotMockedError,
         StepFunctionsBackend,
+        cap_retry_delays,
         lambda_arn,
         strict_handlers,
     )
@@ -54,7 +58,9 @@ if TYPE_CHECKING:
         assert_visits,
     )
     from stepsaga.testing.ledger import LedgerTable, create_ledger_table
+    from stepsaga.testing.localstack import LocalStack, LocalStackError, localstack_python
     from stepsaga.testing.mockconfig import MockConfigBuilder, Return, Throw
+    from stepsaga.testing.moto import moto_stepfunctions
     from stepsaga.testing.scenarios import (
         Scenario,
         mock_config,
@@ -71,6 +77,7 @@ _MODULES = {
         "Execution",
         "StateNotMockedError",
         "StepFunctionsBackend",
+        "cap_retry_delays",
         "lambda_arn",
         "strict_handlers",
     ),
@@ -91,6 +98,8 @@ _MODULES = {
         "assert_visits",
     ),
     "ledger": ("LedgerTable", "create_ledger_table"),
+    "localstack": ("LocalStack", "LocalStackError", "localstack_python"),
+    "moto": ("moto_stepfunctions",),
     "mockconfig": ("MockConfigBuilder", "Return", "Throw"),
     "step": ("StepEnvironment",),
     "scenarios": (
@@ -115,6 +124,8 @@ __all__ = [
     "ExecutionEnd",
     "History",
     "LedgerTable",
+    "LocalStack",
+    "LocalStackError",
     "MockConfigBuilder",
     "Return",
     "Scenario",
@@ -128,10 +139,13 @@ __all__ = [
     "assert_path",
     "assert_retries",
     "assert_visits",
+    "cap_retry_delays",
     "create_ledger_table",
     "docker_available",
     "lambda_arn",
+    "localstack_python",
     "mock_config",
+    "moto_stepfunctions",
     "reconciliation_result",
     "step_result",
     "strict_handlers",

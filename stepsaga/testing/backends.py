@@ -110,8 +110,14 @@ class EngineBackend(Backend):
 
 
 class StepFunctionsBackend(Backend):
-    """A Step Functions API through a boto3 client (Step Functions Local, or AWS): polls
-    ``DescribeExecution`` until the execution ends, at most ``timeout`` seconds."""
+    """A Step Functions API through a boto3 client (Step Functions Local, LocalStack, or
+    AWS): polls ``DescribeExecution`` until the execution ends, at most ``timeout`` seconds.
+
+    ``max_retry_delay`` (seconds) caps every retrier's ``IntervalSeconds`` and
+    ``MaxDelaySeconds`` when deploying (:func:`cap_retry_delays`): emulators that wait
+    for real would otherwise spend minutes in a production retry envelope. Paths, attempts
+    and errors stay those of the definition; only the delays shrink.
+    """
 
     def __init__(
         self,
@@ -121,8 +127,10 @@ class StepFunctionsBackend(Backend):
         poll_interval: float = 0.2,
         account: str = DEFAULT_ACCOUNT,
         role_arn: str | None = None,
+        max_retry_delay: int | None = None,
     ) -> None:
         self.client = client
+        self.max_retry_delay = max_retry_delay
         self.timeout = timeout
         self.poll_interval = poll_interval
         self.region = client.meta.region_name
@@ -130,6 +138,8 @@ class StepFunctionsBackend(Backend):
         self.role_arn = role_arn or f"arn:aws:iam::{account}:role/stepsaga-test"
 
     def deploy(self, name: str, definition: Mapping[str, Any]) -> str:
+        if self.max_retry_delay is not None:
+            definition = cap_retry_delays(definition, self.max_retry_delay)
         try:
             return self._create_or_update(name, definition)
         except self.client.exceptions.InvalidDefinition as exc:
@@ -191,6 +201,27 @@ class StepFunctionsBackend(Backend):
 
 
 _RETRY_EXTENSIONS = ("JitterStrategy", "MaxDelaySeconds")
+
+
+def cap_retry_delays(definition: Mapping[str, Any], seconds: int) -> dict[str, Any]:
+    """A copy of ``definition`` whose retriers wait at most ``seconds`` each (their
+    ``IntervalSeconds`` and ``MaxDelaySeconds`` capped, in every nested branch and item
+    processor too); attempts, backoff and jitter are kept."""
+    copy: dict[str, Any] = json.loads(json.dumps(definition))
+    _cap(copy, max(1, int(seconds)))
+    return copy
+
+
+def _cap(machine: dict[str, Any], seconds: int) -> None:
+    for state in machine.get("States", {}).values():
+        for retrier in state.get("Retry", []):
+            retrier["IntervalSeconds"] = min(int(retrier.get("IntervalSeconds", 1)), seconds)
+            retrier["MaxDelaySeconds"] = min(int(retrier.get("MaxDelaySeconds", seconds)), seconds)
+        for branch in state.get("Branches", []):
+            _cap(branch, seconds)
+        for key in ("ItemProcessor", "Iterator"):
+            if isinstance(state.get(key), dict):
+                _cap(state[key], seconds)
 
 
 def _without_retry_extensions(definition: Mapping[str, Any]) -> dict[str, Any]:

@@ -13,12 +13,21 @@ Override these in a test module or ``conftest.py`` (a fixture with the same name
 * ``stepsaga_handlers`` — in-process handlers by function name, for states the test case
   does not mock (embedded engine only; any other function fails its task loudly).
 
-Fixtures: ``saga_backend`` (the test runs twice: on the embedded engine, and marked
-``docker`` on Step Functions Local), ``local_engine``, ``engine_backend``,
-``stepfunctions_local``, ``stepfunctions_client``, ``stepfunctions_backend``,
-``dynamodb_local``, ``ledger_table`` (moto), ``ledger_table_local`` (DynamoDB Local) and
-``docker_status``. The ``docker`` marker, and every fixture that needs a container, skip
-the test with one line saying why when no Docker daemon answers (probed once, within 2 s).
+Fixtures: ``saga_backend`` (the test runs on the embedded engine, on moto's interpreter,
+on LocalStack — marked ``localstack`` — and on Step Functions Local — marked ``docker``),
+``local_engine``, ``engine_backend``, ``moto_backend``, ``localstack``,
+``localstack_backend``, ``stepfunctions_local``, ``stepfunctions_client``,
+``stepfunctions_backend``, ``dynamodb_local``, ``ledger_table`` (moto),
+``ledger_table_local`` (DynamoDB Local) and ``docker_status``. The ``docker`` marker, and
+every fixture that needs a container, skip the test with one line saying why when no Docker
+daemon answers (probed once, within 2 s).
+
+LocalStack (``stepsaga.testing.localstack``) starts once per session, on a free port, from
+``$STEPSAGA_LOCALSTACK_PYTHON`` or ``<rootdir>/.venv-localstack``, within
+``LOCALSTACK_STARTUP_TIMEOUT`` seconds. When it is missing or will not start, its tests skip
+with one line; a project that installs it for its CI sets the ini option
+``stepsaga_localstack = "required-on-ci"``, and then under ``CI=true`` they fail instead
+(CI must not pass by skipping).
 
 Nothing heavy is imported until a fixture is used, so the plugin costs nothing elsewhere.
 """
@@ -28,7 +37,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import pytest
 
@@ -43,18 +52,58 @@ if TYPE_CHECKING:
         StepFunctionsLocalContainer,
     )
     from stepsaga.testing.ledger import LedgerTable
+    from stepsaga.testing.localstack import LocalStack
     from stepsaga.testing.mockconfig import MockConfigBuilder
 
 #: How long the Docker probe may take, once per test session.
 DOCKER_PROBE_TIMEOUT = 2.0
+#: How long LocalStack may take to answer, once per test session (about 5 s when idle).
+LOCALSTACK_STARTUP_TIMEOUT = 90.0
 
 _DOCKER_STATUS = pytest.StashKey["DockerStatus"]()
 
 
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addini(
+        "stepsaga_localstack",
+        "optional (default: LocalStack tests skip when it is missing or will not start) or "
+        "required-on-ci (under CI=true they fail instead)",
+        default="optional",
+    )
+
+
+#: The ini option ``stepsaga_localstack``'s values.
+LOCALSTACK_MODES = ("optional", "required-on-ci")
+
+
 def pytest_configure(config: pytest.Config) -> None:
+    mode = config.getini("stepsaga_localstack")
+    if mode not in LOCALSTACK_MODES:
+        raise pytest.UsageError(
+            f"ini option stepsaga_localstack: {mode!r} is not one of {', '.join(LOCALSTACK_MODES)}"
+        )
     config.addinivalue_line(
         "markers", "docker: needs a Docker daemon (skipped, with the reason, when none answers)"
     )
+    config.addinivalue_line(
+        "markers",
+        "deviates(**reasons): where a backend (moto, localstack, stepfunctions-local) "
+        "deviates from AWS's documentation: a strict xfail there, with the reason",
+    )
+    config.addinivalue_line(
+        "markers",
+        "unsupported(**reasons): a backend cannot run this case here (an xfail, not run)",
+    )
+    config.addinivalue_line(
+        "markers",
+        "localstack: runs on LocalStack (skipped with the reason when it will not start; "
+        "failed under CI=true)",
+    )
+
+
+def under_ci() -> bool:
+    """``CI=true`` (or ``1``): a tool the tests need must be there, not skipped."""
+    return os.environ.get("CI", "").strip().lower() in ("true", "1")
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -125,6 +174,68 @@ def engine_backend(local_engine: LocalEngine) -> EngineBackend:
     return EngineBackend(local_engine)
 
 
+# --- moto and LocalStack (no Docker) ------------------------------------------------------
+
+
+@pytest.fixture
+def moto_backend(stepsaga_mock_config: MockConfigBuilder | None) -> Iterator[StepFunctionsBackend]:
+    """moto's Step Functions interpreter in-process, serving ``stepsaga_mock_config``."""
+    from stepsaga.testing.backends import StepFunctionsBackend
+    from stepsaga.testing.moto import moto_stepfunctions
+
+    with moto_stepfunctions(stepsaga_mock_config) as client:
+        yield StepFunctionsBackend(client, timeout=60, poll_interval=0.02)
+
+
+@pytest.fixture(scope="session")
+def localstack(pytestconfig: pytest.Config) -> Iterator[LocalStack]:
+    """A running LocalStack (Step Functions only), shared by the session, stopped at its
+    end. Skips in one line when missing or not starting; fails instead under ``CI=true``
+    when the ini option ``stepsaga_localstack`` is ``required-on-ci``."""
+    from stepsaga.testing.localstack import (
+        LOCALSTACK_VENV,
+        LocalStack,
+        LocalStackError,
+        localstack_python,
+    )
+
+    required = under_ci() and pytestconfig.getini("stepsaga_localstack") == "required-on-ci"
+    python = localstack_python(pytestconfig.rootpath)
+    if python is None:
+        _unavailable(
+            f"LocalStack is not installed at {pytestconfig.rootpath / LOCALSTACK_VENV} "
+            "(`make localstack`, or set STEPSAGA_LOCALSTACK_PYTHON)",
+            required=required,
+        )
+    server = LocalStack(python, startup_timeout=LOCALSTACK_STARTUP_TIMEOUT)
+    try:
+        server.start()
+    except (LocalStackError, OSError) as exc:
+        _unavailable(str(exc), required=required)
+    yield server
+    server.stop()
+
+
+def _unavailable(reason: str, *, required: bool) -> NoReturn:
+    if required:
+        pytest.fail(f"CI=true needs LocalStack: {reason}", pytrace=False)
+    pytest.skip(f"needs LocalStack: {reason.partition(chr(10))[0]}")
+
+
+@pytest.fixture
+def localstack_backend(
+    localstack: LocalStack, stepsaga_mock_config: MockConfigBuilder | None
+) -> StepFunctionsBackend:
+    """LocalStack's Step Functions, serving ``stepsaga_mock_config`` from now on."""
+    from stepsaga.testing.backends import StepFunctionsBackend
+
+    if stepsaga_mock_config is not None:
+        localstack.use_mock_config(stepsaga_mock_config)
+    return StepFunctionsBackend(
+        localstack.get_client(), timeout=120, poll_interval=0.05, max_retry_delay=1
+    )
+
+
 # --- containers --------------------------------------------------------------------------
 
 
@@ -192,19 +303,47 @@ def stepfunctions_client(stepfunctions_local: StepFunctionsLocalContainer) -> SF
 def stepfunctions_backend(stepfunctions_client: SFNClient) -> StepFunctionsBackend:
     from stepsaga.testing.backends import StepFunctionsBackend
 
-    return StepFunctionsBackend(stepfunctions_client)
+    return StepFunctionsBackend(stepfunctions_client, max_retry_delay=1)
+
+
+def expect_deviation(request: pytest.FixtureRequest, backend: str) -> None:
+    """A strict xfail (``AssertionError``) for ``backend`` where the test's ``deviates``
+    marker gives it a reason: the backend deviates from AWS's documentation there. Where the
+    ``unsupported`` marker gives one, the backend cannot run the case here at all: an xfail
+    that is not run (LocalStack would try to download Java for JSONata)."""
+    deviates = request.node.get_closest_marker("deviates")
+    reason = deviates.kwargs.get(backend) if deviates is not None else None
+    if reason:
+        request.applymarker(pytest.mark.xfail(strict=True, raises=AssertionError, reason=reason))
+    unsupported = request.node.get_closest_marker("unsupported")
+    reason = unsupported.kwargs.get(backend) if unsupported is not None else None
+    if reason:
+        request.applymarker(pytest.mark.xfail(run=False, reason=reason))
+
+
+#: ``saga_backend``'s parameters: id → the fixture that provides it.
+SAGA_BACKENDS = {
+    "engine": "engine_backend",
+    "moto": "moto_backend",
+    "localstack": "localstack_backend",
+    "stepfunctions-local": "stepfunctions_backend",
+}
 
 
 @pytest.fixture(
     params=[
         pytest.param("engine", id="engine"),
+        pytest.param("moto", id="moto"),
+        pytest.param("localstack", id="localstack", marks=pytest.mark.localstack),
         pytest.param("stepfunctions-local", id="stepfunctions-local", marks=pytest.mark.docker),
     ]
 )
 def saga_backend(request: pytest.FixtureRequest) -> Backend:
-    """Each test using it runs on the embedded engine and on Step Functions Local."""
-    name = "engine_backend" if request.param == "engine" else "stepfunctions_backend"
-    backend: Backend = request.getfixturevalue(name)
+    """Each test using it runs on the embedded engine, moto, LocalStack and Step Functions
+    Local (``request.param`` names the one). ``@pytest.mark.deviates(localstack="…")`` on
+    the test or on one of its parameters makes that backend's run a strict xfail."""
+    expect_deviation(request, request.param)
+    backend: Backend = request.getfixturevalue(SAGA_BACKENDS[request.param])
     return backend
 
 

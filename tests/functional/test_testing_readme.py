@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from stepsaga.testing.localstack import LocalStack
 from stepsaga.workflow import compile as compile_saga
 
 ROOT = Path(__file__).parents[2]
@@ -57,15 +58,30 @@ def run_example(tmp_path: Path, environ: dict[str, str]) -> subprocess.Completed
     )
 
 
-def test_the_example_passes_on_the_engine_and_skips_without_docker(tmp_path: Path) -> None:
-    result = run_example(tmp_path, {**os.environ, "DOCKER_HOST": f"unix://{tmp_path}/none.sock"})
+def without_docker(tmp_path: Path) -> dict[str, str]:
+    environ = {**os.environ, "DOCKER_HOST": f"unix://{tmp_path}/none.sock"}
+    environ.pop("STEPSAGA_LOCALSTACK_PYTHON", None)
+    return environ
+
+
+def test_the_example_passes_on_the_engine_and_moto_and_skips_the_rest(tmp_path: Path) -> None:
+    result = run_example(tmp_path, without_docker(tmp_path))
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "2 passed, 2 skipped" in result.stdout, result.stdout
+    assert "4 passed, 4 skipped" in result.stdout, result.stdout
     assert "needs Docker: Docker is not reachable" in result.stdout
+    assert "needs LocalStack: LocalStack is not installed" in result.stdout
+
+
+@pytest.mark.localstack
+def test_the_example_passes_on_localstack(tmp_path: Path, localstack: LocalStack) -> None:
+    environ = {**without_docker(tmp_path), "STEPSAGA_LOCALSTACK_PYTHON": str(localstack.python)}
+    result = run_example(tmp_path, environ)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "6 passed, 2 skipped" in result.stdout, result.stdout
 
 
 @pytest.mark.docker
 def test_the_example_passes_on_step_functions_local(tmp_path: Path) -> None:
     result = run_example(tmp_path, dict(os.environ))
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "4 passed" in result.stdout, result.stdout
+    assert "6 passed" in result.stdout, result.stdout

@@ -1,10 +1,18 @@
-"""Run one definition with scripted task results on the engine and on moto, and reduce
-both histories to what must agree: the states entered, the attempts of each task visit, the
-final status, error, cause and output.
+"""Run one definition with scripted task results on the engine and on a reference
+interpreter (moto, LocalStack), and reduce both histories to what must agree: the states
+entered, the attempts of each task visit, the final status, error, cause and output, and the
+events each function got.
 
 Scripts are per function: a list of outcomes consumed one per invocation (the last one
 repeats). ``Ok(value)`` returns ``value``; ``Err(type, message)`` fails the invocation as a
 Lambda function error of that ``errorType`` (moto: patched ``LambdaSimpleBackend.invoke``).
+
+LocalStack's Lambda needs Docker, so there the engine's run decides which state consumed
+which outcome: each Task state gets, as a mock config, the results the engine's history
+shows for it in order (``TaskSucceeded`` output / ``TaskFailed`` error and cause). A
+reference that takes another path or retries otherwise runs out of mocked results or takes
+them in another place, and its trace differs. The events functions got are read from its
+``TaskScheduled`` parameters.
 """
 
 from __future__ import annotations
@@ -14,6 +22,7 @@ import json
 import random
 import tempfile
 import time
+import uuid
 import zipfile
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -28,6 +37,8 @@ from moto import mock_aws
 
 from stepsaga.engine import LocalEngine, substitute
 from stepsaga.home import StateHome
+from stepsaga.testing.backends import cap_retry_delays
+from stepsaga.testing.localstack import LocalStack
 
 REGION = "us-east-1"
 
@@ -59,9 +70,11 @@ class Trace:
     output: Any
     calls: list[tuple[str, Any]] = field(default_factory=list)
     delays: list[float] = field(default_factory=list)
+    #: Each Task state's results in invocation order, as mock config responses.
+    task_results: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
 
     def comparable(self) -> dict[str, Any]:
-        return {k: v for k, v in self.__dict__.items() if k != "delays"}
+        return {k: v for k, v in self.__dict__.items() if k not in ("delays", "task_results")}
 
 
 class _Player:
@@ -100,6 +113,39 @@ def _normalize(value: Any) -> Any:
     if isinstance(value, list):
         return [_normalize(v) for v in value]
     return value
+
+
+def task_results(events: Sequence[Mapping[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    """Per Task state, what each invocation returned (``Return``) or raised (``Throw``),
+    found by following ``previousEventId`` back to the state's ``TaskStateEntered`` (so
+    concurrent branches and iterations keep their own)."""
+    by_id = {event["id"]: event for event in events}
+
+    def state_of(event: Mapping[str, Any]) -> str:
+        while "stateEnteredEventDetails" not in event:
+            event = by_id[event["previousEventId"]]
+        return str(event["stateEnteredEventDetails"]["name"])
+
+    results: dict[str, list[dict[str, Any]]] = {}
+    for event in events:
+        if event["type"] == "TaskSucceeded":
+            output = json.loads(event["taskSucceededEventDetails"]["output"])
+            results.setdefault(state_of(event), []).append({"Return": output})
+        elif event["type"] in ("TaskFailed", "TaskTimedOut"):
+            details = event.get("taskFailedEventDetails") or event["taskTimedOutEventDetails"]
+            thrown = {"Error": details.get("error", ""), "Cause": details.get("cause", "")}
+            results.setdefault(state_of(event), []).append({"Throw": thrown})
+    return results
+
+
+def scheduled_calls(events: Sequence[Mapping[str, Any]]) -> list[tuple[str, Any]]:
+    """The (function, payload) of each ``lambda:invoke`` as the history schedules it."""
+    calls = []
+    for event in events:
+        if event["type"] == "TaskScheduled":
+            parameters = json.loads(event["taskScheduledEventDetails"]["parameters"])
+            calls.append((parameters["FunctionName"], _normalize(parameters.get("Payload"))))
+    return calls
 
 
 def reduce(events: list[dict[str, Any]], describe: Mapping[str, Any]) -> Trace:
@@ -150,7 +196,9 @@ def run_engine(tmp: Path, definition: Mapping[str, Any], scripts: Scripts, paylo
     try:
         arn = engine.create_state_machine("conformance", definition)
         described = engine.start_execution(arn, "run", payload)
-        trace = reduce(engine.get_execution_history(described["executionArn"])["events"], described)
+        events = engine.get_execution_history(described["executionArn"])["events"]
+        trace = reduce(events, described)
+        trace.task_results = task_results(events)
         trace.delays = [d.seconds for d in engine.list_delays(described["executionArn"])]
         trace.calls = [(name, _normalize(event)) for name, event in player.calls]
         return trace
@@ -170,6 +218,8 @@ def _zip() -> bytes:
 
 class Moto:
     """moto's Step Functions interpreter with Lambda results scripted (tests only)."""
+
+    name = "moto"
 
     def __init__(self) -> None:
         self.player = _Player({})
@@ -202,7 +252,13 @@ class Moto:
             return json.dumps(error).encode()
         return json.dumps(outcome.value).encode()
 
-    def run(self, definition: Mapping[str, Any], scripts: Scripts, payload: Any) -> Trace:
+    def run(
+        self,
+        definition: Mapping[str, Any],
+        scripts: Scripts,
+        payload: Any,
+        engine: Trace | None = None,
+    ) -> Trace:
         self.player = _Player(scripts)
         self.slept = []
         for name in scripts:
@@ -257,6 +313,64 @@ def moto_backend() -> Iterator[Moto]:
             ),
         ):
             yield backend
+
+
+class LocalStackReference:
+    """LocalStack's Step Functions with every Task mocked by what the engine's run got."""
+
+    name = "localstack"
+
+    def __init__(self, server: LocalStack) -> None:
+        self.server = server
+        self.sfn: Any = server.get_client()
+
+    def run(
+        self,
+        definition: Mapping[str, Any],
+        scripts: Scripts,
+        payload: Any,
+        engine: Trace | None = None,
+    ) -> Trace:
+        assert engine is not None, "LocalStack replays the engine's task results"
+        machine = f"conformance-{uuid.uuid4().hex[:12]}"  # one server for the whole session
+        responses = {
+            f"{state}-{machine}": {str(n): result for n, result in enumerate(results)}
+            for state, results in engine.task_results.items()
+        }
+        self.server.use_mock_config(
+            {
+                "StateMachines": {
+                    machine: {
+                        "TestCases": {
+                            "run": {state: f"{state}-{machine}" for state in engine.task_results}
+                        }
+                    }
+                },
+                "MockedResponses": responses,
+            }
+        )
+        arn = self.sfn.create_state_machine(
+            name=machine,
+            definition=json.dumps(cap_retry_delays(definition, 1)),  # it sleeps for real
+            roleArn="arn:aws:iam::000000000000:role/conformance",
+        )["stateMachineArn"]
+        execution = self.sfn.start_execution(
+            stateMachineArn=f"{arn}#run", name="run", input=json.dumps(payload)
+        )["executionArn"]
+        deadline = time.monotonic() + 120
+        while True:
+            described = self.sfn.describe_execution(executionArn=execution)
+            if described["status"] != "RUNNING" or time.monotonic() > deadline:
+                break
+            time.sleep(0.05)
+        pages = self.sfn.get_paginator("get_execution_history").paginate(executionArn=execution)
+        events = [event for page in pages for event in page["events"]]
+        trace = reduce(events, described)
+        trace.calls = scheduled_calls(events)
+        return trace
+
+
+Reference = Moto | LocalStackReference
 
 
 def _bound(backend: Moto) -> Any:

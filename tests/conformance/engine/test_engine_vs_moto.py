@@ -1,9 +1,12 @@
-"""The embedded engine and moto's Step Functions interpreter agree on compiled sagas.
+"""The embedded engine and the reference interpreters (moto, LocalStack) agree on compiled
+sagas.
 
-Each scenario runs the same definition with the same scripted Lambda results on both and
-compares the states entered, the attempts of each task visit (so retry counts), the final
-status, error, cause and output. Where moto deviates from AWS the engine follows AWS and the
-test says so (xfail with the reason).
+Each scenario runs the same definition with the same scripted Lambda results on the engine
+and on each reference (``reference``: moto, then LocalStack) and compares the states
+entered, the attempts of each task visit (so retry counts), the final status, error, cause
+and output, and the events each function got. Where a reference deviates from AWS the
+engine follows AWS and the test says so (``@deviates``: a strict xfail on that reference,
+with the reason).
 """
 
 from __future__ import annotations
@@ -15,7 +18,18 @@ import pytest
 
 from stepsaga.workflow.compiler import compile as compile_saga
 from stepsaga.workflow.retry import TRANSIENT_RETRY
-from tests.conformance.engine.harness import Err, Moto, Ok, Scripts, Trace, compiled, run_engine
+from tests.conformance.engine.conftest import deviates
+from tests.conformance.engine.harness import (
+    Err,
+    Moto,
+    Ok,
+    Reference,
+    Scripts,
+    Trace,
+    compiled,
+    run_engine,
+)
+from tests.deviations import LOCALSTACK_SINGLE_MATCH
 from workflows.replacement_order import saga
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
@@ -61,17 +75,18 @@ def scripts(**overrides: list[Any]) -> Scripts:
 
 
 def both(
-    moto: Moto, tmp_path: Path, definition: dict[str, Any], script: Scripts, payload: Any
+    reference: Reference, tmp_path: Path, definition: dict[str, Any], script: Scripts, payload: Any
 ) -> Trace:
     ours = run_engine(tmp_path, definition, script, payload)
-    theirs = moto.run(definition, script, payload)
+    theirs = reference.run(definition, script, payload, ours)
     assert ours.comparable() == theirs.comparable()
-    assert len(ours.delays) == len(theirs.delays)
+    if isinstance(reference, Moto):  # LocalStack sleeps for real: no delays to read
+        assert len(ours.delays) == len(theirs.delays)
     return ours
 
 
-def test_happy_path(moto: Moto, tmp_path: Path) -> None:
-    trace = both(moto, tmp_path, SAGA, scripts(), CASE)
+def test_happy_path(reference: Reference, tmp_path: Path) -> None:
+    trace = both(reference, tmp_path, SAGA, scripts(), CASE)
     assert trace.status == "SUCCEEDED"
     assert trace.entered == [
         "Prepare",
@@ -82,7 +97,7 @@ def test_happy_path(moto: Moto, tmp_path: Path) -> None:
     ]
 
 
-def test_retry_then_success(moto: Moto, tmp_path: Path) -> None:
+def test_retry_then_success(reference: Reference, tmp_path: Path) -> None:
     script = scripts(
         RefundPaymentFunction=[
             Err("Lambda.TooManyRequestsException"),
@@ -90,13 +105,13 @@ def test_retry_then_success(moto: Moto, tmp_path: Path) -> None:
             done("refund"),
         ]
     )
-    trace = both(moto, tmp_path, SAGA, script, CASE)
+    trace = both(reference, tmp_path, SAGA, script, CASE)
     assert ("RefundPayment", 3) in trace.attempts
     assert trace.status == "SUCCEEDED"
     assert all(0 <= d <= 10 for d in trace.delays)
 
 
-def test_lambda_timeouts_and_in_progress_are_retried(moto: Moto, tmp_path: Path) -> None:
+def test_lambda_timeouts_and_in_progress_are_retried(reference: Reference, tmp_path: Path) -> None:
     """The envelopes of ``stepsaga.workflow.retry``: a timed-out invocation is tried again
     (LAMBDA_TIMEOUT_RETRY), a live lease elsewhere is waited out (IN_PROGRESS_RETRY)."""
     script = scripts(
@@ -107,15 +122,15 @@ def test_lambda_timeouts_and_in_progress_are_retried(moto: Moto, tmp_path: Path)
             done("refund"),
         ]
     )
-    trace = both(moto, tmp_path, SAGA, script, CASE)
+    trace = both(reference, tmp_path, SAGA, script, CASE)
     assert ("RefundPayment", 4) in trace.attempts
     assert trace.status == "SUCCEEDED"
     assert all(0 <= d <= 20 for d in trace.delays)
 
 
-def test_retries_exhausted_fail_uncaught_at_that_step(moto: Moto, tmp_path: Path) -> None:
+def test_retries_exhausted_fail_uncaught_at_that_step(reference: Reference, tmp_path: Path) -> None:
     trace = both(
-        moto,
+        reference,
         tmp_path,
         SAGA,
         scripts(RefundPaymentFunction=[Err("TransientError", "still busy")]),
@@ -126,9 +141,13 @@ def test_retries_exhausted_fail_uncaught_at_that_step(moto: Moto, tmp_path: Path
     assert trace.attempts[-1] == ("RefundPayment", 1 + TRANSIENT_RETRY.max_attempts)
 
 
-def test_business_rejection_runs_compensations(moto: Moto, tmp_path: Path) -> None:
+def test_business_rejection_runs_compensations(reference: Reference, tmp_path: Path) -> None:
     trace = both(
-        moto, tmp_path, SAGA, scripts(CreateShipmentFunction=[Err("BusinessRejectedError")]), CASE
+        reference,
+        tmp_path,
+        SAGA,
+        scripts(CreateShipmentFunction=[Err("BusinessRejectedError")]),
+        CASE,
     )
     assert trace.entered[-4:] == [
         "CreateShipment",
@@ -142,31 +161,35 @@ def test_business_rejection_runs_compensations(moto: Moto, tmp_path: Path) -> No
 RELEASE_RECONCILED = ["RecordReleaseReservationFailure", "ReleaseReservationDecision"]
 
 
-def test_compensation_failure_is_recorded_for_reconciliation(moto: Moto, tmp_path: Path) -> None:
+def test_compensation_failure_is_recorded_for_reconciliation(
+    reference: Reference, tmp_path: Path
+) -> None:
     script = scripts(
         CreateShipmentFunction=[Err("BusinessRejectedError")],
         ReleaseReservationFunction=[Err("TransientError")],
         ReconcileFunction=[reconciled("undecided")],
     )
-    trace = both(moto, tmp_path, SAGA, script, CASE)
+    trace = both(reference, tmp_path, SAGA, script, CASE)
     assert trace.entered[-4:] == ["ReleaseReservation", *RELEASE_RECONCILED, "CompensationFailed"]
     assert ("ReleaseReservation", 1 + TRANSIENT_RETRY.max_attempts) in trace.attempts
     assert trace.error == "Saga.CompensationFailed"
 
 
-def test_a_compensation_reconciled_as_applied_unwinds_on(moto: Moto, tmp_path: Path) -> None:
+def test_a_compensation_reconciled_as_applied_unwinds_on(
+    reference: Reference, tmp_path: Path
+) -> None:
     script = scripts(
         CreateShipmentFunction=[Err("BusinessRejectedError")],
         ReleaseReservationFunction=[Err("OutcomeUnknownError")],
         ReconcileFunction=[reconciled("applied")],
     )
-    trace = both(moto, tmp_path, SAGA, script, CASE)
+    trace = both(reference, tmp_path, SAGA, script, CASE)
     assert trace.entered[-4:] == ["ReleaseReservation", *RELEASE_RECONCILED, "Compensated"]
     assert trace.error == "Saga.Compensated"
 
 
 def test_a_compensation_goes_round_until_reconciliation_stops_it(
-    moto: Moto, tmp_path: Path
+    reference: Reference, tmp_path: Path
 ) -> None:
     script = scripts(
         CreateShipmentFunction=[Err("BusinessRejectedError")],
@@ -182,17 +205,17 @@ def test_a_compensation_goes_round_until_reconciliation_stops_it(
             reconciled("undecided"),
         ],
     )
-    trace = both(moto, tmp_path, SAGA, script, CASE)
+    trace = both(reference, tmp_path, SAGA, script, CASE)
     rounds = ["ReleaseReservation", *RELEASE_RECONCILED]
     assert trace.entered[-10:] == [*(rounds * 3), "CompensationFailed"]
     assert trace.error == "Saga.CompensationFailed"
 
 
 def test_uncertain_outcome_goes_through_the_reconciliation_choice(
-    moto: Moto, tmp_path: Path
+    reference: Reference, tmp_path: Path
 ) -> None:
     script = scripts(CreateShipmentFunction=[Err("OutcomeUnknownError"), done("ship")])
-    trace = both(moto, tmp_path, SAGA, script, CASE)
+    trace = both(reference, tmp_path, SAGA, script, CASE)
     assert trace.entered[-5:] == [
         "CreateShipment",
         "ReconcileCreateShipment",
@@ -263,13 +286,13 @@ INPUT = {"order": {"id": "O-1", "lines": [1, 2]}, "keep": True}
     ],
 )
 def test_result_selector_and_path_combinations(
-    moto: Moto, tmp_path: Path, fields: dict[str, Any]
+    reference: Reference, tmp_path: Path, fields: dict[str, Any]
 ) -> None:
-    trace = both(moto, tmp_path, flow(**fields), ECHO, INPUT)
+    trace = both(reference, tmp_path, flow(**fields), ECHO, INPUT)
     assert trace.status == "SUCCEEDED"
 
 
-def test_catch_result_path_and_choice(moto: Moto, tmp_path: Path) -> None:
+def test_catch_result_path_and_choice(reference: Reference, tmp_path: Path) -> None:
     definition = {
         "StartAt": "A",
         "States": {
@@ -321,23 +344,23 @@ def test_catch_result_path_and_choice(moto: Moto, tmp_path: Path) -> None:
         },
     }
     rejected = both(
-        moto, tmp_path, definition, {"Echo": [Err("BusinessRejectedError", "no")]}, {"n": 2}
+        reference, tmp_path, definition, {"Echo": [Err("BusinessRejectedError", "no")]}, {"n": 2}
     )
     assert (rejected.entered[-1], rejected.error) == ("Rejected", "Saga.Compensated")
-    big = both(moto, tmp_path, definition, {"Echo": [Ok({})]}, {"n": 2})
+    big = both(reference, tmp_path, definition, {"Echo": [Ok({})]}, {"n": 2})
     assert big.entered[-1] == "Big"
-    small = both(moto, tmp_path, definition, {"Echo": [Ok({})]}, {"n": 3})
+    small = both(reference, tmp_path, definition, {"Echo": [Ok({})]}, {"n": 3})
     assert small.entered[-1] == "Small"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="moto deviates from AWS: a Choice rule whose Variable is not in the input counts "
+@deviates(
+    moto="moto deviates from AWS: a Choice rule whose Variable is not in the input counts "
     "as no match there; AWS (and the engine) fail the execution with States.Runtime "
     '("Invalid path ... The choice state\'s condition path references an invalid value")',
+    localstack="LocalStack deviates from AWS as moto does (same interpreter): a Choice rule "
+    "on a Variable absent from the input is no match; AWS documents States.Runtime",
 )
-def test_choice_on_a_missing_variable(moto: Moto, tmp_path: Path) -> None:
+def test_choice_on_a_missing_variable(reference: Reference, tmp_path: Path) -> None:
     definition = {
         "StartAt": "Route",
         "States": {
@@ -350,15 +373,30 @@ def test_choice_on_a_missing_variable(moto: Moto, tmp_path: Path) -> None:
             "Miss": {"Type": "Succeed"},
         },
     }
-    both(moto, tmp_path, definition, {}, {"n": 1})
+    both(reference, tmp_path, definition, {}, {"n": 1})
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="moto deviates from AWS: its lambda:invoke task result has only StatusCode and "
+@deviates(
+    moto="moto deviates from AWS: its lambda:invoke task result has only StatusCode and "
     "Payload; AWS (and the engine) also return ExecutedVersion, SdkHttpMetadata and "
     "SdkResponseMetadata, visible when ResultPath keeps the raw result",
 )
-def test_raw_integration_result(moto: Moto, tmp_path: Path) -> None:
-    both(moto, tmp_path, flow(ResultPath="$.raw"), ECHO, INPUT)
+def test_raw_integration_result(reference: Reference, tmp_path: Path) -> None:
+    both(reference, tmp_path, flow(ResultPath="$.raw"), ECHO, INPUT)
+
+
+@deviates(localstack=LOCALSTACK_SINGLE_MATCH)
+def test_a_wildcard_with_one_match_yields_an_array(reference: Reference, tmp_path: Path) -> None:
+    definition = {
+        "StartAt": "Pick",
+        "States": {
+            "Pick": {
+                "Type": "Pass",
+                "Parameters": {"failures.$": "$.branches[*].failure", "all.$": "$.branches[*].n"},
+                "End": True,
+            }
+        },
+    }
+    payload = {"branches": [{"n": 1}, {"n": 2, "failure": {"Error": "Rejected"}}]}
+    trace = both(reference, tmp_path, definition, {}, payload)
+    assert trace.output == {"failures": [{"Error": "Rejected"}], "all": [1, 2]}

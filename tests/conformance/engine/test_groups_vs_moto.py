@@ -1,6 +1,7 @@
 """The compiled multi-warehouse saga (a per-item step and a parallel group) on the embedded
-engine and on moto's interpreter: same status, error, output, and the same states entered
-and functions called, counted (branches and items run concurrently on both)."""
+engine and on moto's and LocalStack's interpreters (``reference``): same status, error,
+output, and the same states entered and functions called, counted (branches and items run
+concurrently on both)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,17 @@ from typing import Any
 import pytest
 
 from stepsaga.workflow import compile as compile_saga
-from tests.conformance.engine.harness import Err, Moto, Ok, Scripts, Trace, compiled, run_engine
+from tests.conformance.engine.conftest import deviates
+from tests.conformance.engine.harness import (
+    Err,
+    Ok,
+    Reference,
+    Scripts,
+    Trace,
+    compiled,
+    run_engine,
+)
+from tests.deviations import LOCALSTACK_SINGLE_MATCH
 from tests.multi_warehouse_scenarios import multi_warehouse_input
 from workflows.multi_warehouse import saga
 
@@ -44,24 +55,25 @@ def unordered(trace: Trace) -> dict[str, Any]:
     }
 
 
-def both(moto: Moto, tmp_path: Path, script: Scripts) -> Trace:
+def both(reference: Reference, tmp_path: Path, script: Scripts) -> Trace:
     ours = run_engine(tmp_path, SAGA, script, multi_warehouse_input())
-    theirs = moto.run(SAGA, script, multi_warehouse_input())
+    theirs = reference.run(SAGA, script, multi_warehouse_input(), ours)
     assert unordered(ours) == unordered(theirs)
     return ours
 
 
-def test_happy_path(moto: Moto, tmp_path: Path) -> None:
-    trace = both(moto, tmp_path, HAPPY)
+def test_happy_path(reference: Reference, tmp_path: Path) -> None:
+    trace = both(reference, tmp_path, HAPPY)
     assert trace.status == "SUCCEEDED"
     assert Counter(trace.entered)["ReserveLine"] == 3
 
 
+@deviates(localstack=LOCALSTACK_SINGLE_MATCH)
 def test_a_rejected_branch_undoes_every_line_and_escalates_the_other_branch(
-    moto: Moto, tmp_path: Path
+    reference: Reference, tmp_path: Path
 ) -> None:
     script = {**HAPPY, "CreateShipmentFunction": [Err("BusinessRejectedError", "rejected")]}
-    trace = both(moto, tmp_path, script)
+    trace = both(reference, tmp_path, script)
     assert (trace.status, trace.error) == ("FAILED", "Saga.Compensated")
     entered = Counter(trace.entered)
     assert (entered["ReleaseLine"], entered["EscalateRefundPayment"]) == (3, 1)

@@ -1,10 +1,11 @@
-"""Parallel and inline Map on the embedded engine and on moto's interpreter.
+"""Parallel and inline Map on the embedded engine and on moto's and LocalStack's interpreters.
 
 Branches and iterations run concurrently on both, so what is compared is what does not
 depend on scheduling: the final status, error, cause and output, and how often each state
 was entered and each function called (as multisets). Scripted failures use
-``MaxConcurrency: 1`` where the order of iterations matters. Where moto deviates from AWS's
-documentation the test is an xfail whose reason quotes the documented behaviour.
+``MaxConcurrency: 1`` where the order of iterations matters. Where a reference deviates from
+AWS's documentation the test is an xfail on it (``@deviates``) whose reason quotes the
+documented behaviour.
 """
 
 from __future__ import annotations
@@ -16,7 +17,8 @@ from typing import Any
 
 import pytest
 
-from tests.conformance.engine.harness import Err, Moto, Ok, Scripts, Trace, run_engine
+from tests.conformance.engine.conftest import deviates
+from tests.conformance.engine.harness import Err, Ok, Reference, Scripts, Trace, run_engine
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
@@ -53,7 +55,7 @@ def unordered(trace: Trace, *, visits: bool) -> dict[str, Any]:
 
 
 def both(
-    moto: Moto,
+    reference: Reference,
     tmp_path: Path,
     definition: dict[str, Any],
     script: Scripts,
@@ -64,7 +66,7 @@ def both(
     """Run on both and compare. ``visits=False`` when a failure cancels sibling branches:
     how far a sibling got before it was stopped depends on thread scheduling on both."""
     ours = run_engine(tmp_path, definition, script, payload)
-    theirs = moto.run(definition, script, payload)
+    theirs = reference.run(definition, script, payload, ours)
     assert unordered(ours, visits=visits) == unordered(theirs, visits=visits)
     return ours, theirs
 
@@ -113,38 +115,38 @@ def fork(**fields: Any) -> dict[str, Any]:
     ],
     ids=["plain", "result-path", "input-selector", "parameters-output"],
 )
-def test_parallel_data_flow(moto: Moto, tmp_path: Path, fields: dict[str, Any]) -> None:
-    trace, _ = both(moto, tmp_path, fork(**fields), ECHO, {"order": {"id": "O-1"}})
+def test_parallel_data_flow(reference: Reference, tmp_path: Path, fields: dict[str, Any]) -> None:
+    trace, _ = both(reference, tmp_path, fork(**fields), ECHO, {"order": {"id": "O-1"}})
     assert trace.status == "SUCCEEDED"
 
 
-def test_parallel_branch_failure_fails_the_state(moto: Moto, tmp_path: Path) -> None:
+def test_parallel_branch_failure_fails_the_state(reference: Reference, tmp_path: Path) -> None:
     script: Scripts = {"Echo": [Ok({})], "Other": [Err("BusinessRejectedError", "refused")]}
-    ours, theirs = both(moto, tmp_path, fork(), script, {"order": {}}, visits=False)
+    ours, theirs = both(reference, tmp_path, fork(), script, {"order": {}}, visits=False)
     assert (ours.status, ours.error) == ("FAILED", "BusinessRejectedError")
     assert "B2" not in ours.entered
     assert "B2" not in theirs.entered
 
 
-def test_parallel_catch(moto: Moto, tmp_path: Path) -> None:
+def test_parallel_catch(reference: Reference, tmp_path: Path) -> None:
     catch = [{"ErrorEquals": ["BusinessRejectedError"], "ResultPath": "$.failure", "Next": "Done"}]
     script: Scripts = {"Echo": [Ok({})], "Other": [Err("BusinessRejectedError", "refused")]}
-    ours, theirs = both(moto, tmp_path, fork(Catch=catch), script, {"order": {}}, visits=False)
+    ours, theirs = both(reference, tmp_path, fork(Catch=catch), script, {"order": {}}, visits=False)
     assert ours.status == "SUCCEEDED"
     assert ours.output["failure"]["Error"] == "BusinessRejectedError"
     assert ours.entered[-1] == theirs.entered[-1] == "Done"
 
 
-def test_parallel_retry_reruns_the_state(moto: Moto, tmp_path: Path) -> None:
+def test_parallel_retry_reruns_the_state(reference: Reference, tmp_path: Path) -> None:
     retry = [{"ErrorEquals": ["TransientError"], "IntervalSeconds": 1, "MaxAttempts": 2}]
     script: Scripts = {"Echo": [Ok({})], "Other": [Err("TransientError"), Ok({"other": 2})]}
-    ours, theirs = both(moto, tmp_path, fork(Retry=retry), script, {"order": {}}, visits=False)
+    ours, theirs = both(reference, tmp_path, fork(Retry=retry), script, {"order": {}}, visits=False)
     assert ours.status == "SUCCEEDED"
     assert Counter(ours.entered)["B"] == Counter(theirs.entered)["B"] == 2
     assert Counter(ours.entered)["Fork"] == Counter(theirs.entered)["Fork"] == 1
 
 
-def test_a_fail_state_in_a_branch(moto: Moto, tmp_path: Path) -> None:
+def test_a_fail_state_in_a_branch(reference: Reference, tmp_path: Path) -> None:
     definition = body(
         {
             "Fork": {
@@ -157,7 +159,7 @@ def test_a_fail_state_in_a_branch(moto: Moto, tmp_path: Path) -> None:
             }
         }
     )
-    trace, _ = both(moto, tmp_path, definition, {}, {}, visits=False)
+    trace, _ = both(reference, tmp_path, definition, {}, {}, visits=False)
     assert (trace.error, trace.cause) == ("Saga.Rejected", "why")
 
 
@@ -197,12 +199,12 @@ WORK = body({"Work": task("Echo", ResultSelector={"p.$": "$.Payload"}, ResultPat
     ],
     ids=["items-path", "item-selector-context", "max-concurrency-selector", "input-output"],
 )
-def test_map_data_flow(moto: Moto, tmp_path: Path, fields: dict[str, Any]) -> None:
-    trace, _ = both(moto, tmp_path, each(WORK, **fields), ECHO, LINES)
+def test_map_data_flow(reference: Reference, tmp_path: Path, fields: dict[str, Any]) -> None:
+    trace, _ = both(reference, tmp_path, each(WORK, **fields), ECHO, LINES)
     assert trace.status == "SUCCEEDED"
 
 
-def test_legacy_iterator_and_parameters(moto: Moto, tmp_path: Path) -> None:
+def test_legacy_iterator_and_parameters(reference: Reference, tmp_path: Path) -> None:
     definition = body(
         {
             "Each": {
@@ -214,24 +216,24 @@ def test_legacy_iterator_and_parameters(moto: Moto, tmp_path: Path) -> None:
             }
         }
     )
-    trace, _ = both(moto, tmp_path, definition, ECHO, LINES)
+    trace, _ = both(reference, tmp_path, definition, ECHO, LINES)
     assert trace.status == "SUCCEEDED"
 
 
-def test_an_empty_array(moto: Moto, tmp_path: Path) -> None:
-    trace, _ = both(moto, tmp_path, each(WORK, ItemsPath="$.lines"), ECHO, {"lines": []})
+def test_an_empty_array(reference: Reference, tmp_path: Path) -> None:
+    trace, _ = both(reference, tmp_path, each(WORK, ItemsPath="$.lines"), ECHO, {"lines": []})
     assert trace.output == []
 
 
-def test_a_failed_iteration_fails_the_map(moto: Moto, tmp_path: Path) -> None:
+def test_a_failed_iteration_fails_the_map(reference: Reference, tmp_path: Path) -> None:
     script: Scripts = {"Echo": [Ok({}), Err("BusinessRejectedError", "line B")]}
     definition = each(WORK, ItemsPath="$.lines", MaxConcurrency=1)
-    trace, _ = both(moto, tmp_path, definition, script, LINES)
+    trace, _ = both(reference, tmp_path, definition, script, LINES)
     assert (trace.status, trace.error) == ("FAILED", "BusinessRejectedError")
     assert Counter(trace.entered)["Work"] == 2  # C never started
 
 
-def test_map_catch_and_retry(moto: Moto, tmp_path: Path) -> None:
+def test_map_catch_and_retry(reference: Reference, tmp_path: Path) -> None:
     definition = each(
         WORK,
         ItemsPath="$.lines",
@@ -242,11 +244,11 @@ def test_map_catch_and_retry(moto: Moto, tmp_path: Path) -> None:
     script: Scripts = {
         "Echo": [Ok({}), Err("TransientError"), Ok({}), Err("BusinessRejectedError")]
     }
-    trace, _ = both(moto, tmp_path, definition, script, LINES)
+    trace, _ = both(reference, tmp_path, definition, script, LINES)
     assert trace.output["failure"]["Error"] == "BusinessRejectedError"
 
 
-def test_nested_map_in_parallel_in_map(moto: Moto, tmp_path: Path) -> None:
+def test_nested_map_in_parallel_in_map(reference: Reference, tmp_path: Path) -> None:
     inner = {
         "Type": "Map",
         "ItemsPath": "$.xs",
@@ -270,38 +272,39 @@ def test_nested_map_in_parallel_in_map(moto: Moto, tmp_path: Path) -> None:
         ItemsPath="$.groups",
     )
     payload = {"groups": [{"n": 1, "xs": ["a", "b"]}, {"n": 2, "xs": ["c"]}]}
-    trace, _ = both(moto, tmp_path, definition, ECHO, payload)
+    trace, _ = both(reference, tmp_path, definition, ECHO, payload)
     assert trace.output == [
         [[{"x": "a", "n": 1}, {"x": "b", "n": 1}], {"echo": True}],
         [[{"x": "c", "n": 2}], {"echo": True}],
     ]
 
 
-# --- where moto deviates from AWS's documentation ---------------------------------------------
+# --- where moto and LocalStack deviate from AWS's documentation -----------------------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="moto deviates from AWS: it lets states inside the item processor read "
+@deviates(
+    moto="moto deviates from AWS: it lets states inside the item processor read "
     "$$.Map.Item; AWS documents that Map context data must be selected in the Map state's "
     "ItemSelector/Parameters, not within the states of the Iterator (the engine fails the "
     "execution with States.Runtime: the path is not in the context object)",
+    localstack="LocalStack deviates from AWS as moto does: states inside the item processor "
+    "read $$.Map.Item; AWS documents it is selectable only in ItemSelector/Parameters",
 )
-def test_map_context_inside_the_processor(moto: Moto, tmp_path: Path) -> None:
+def test_map_context_inside_the_processor(reference: Reference, tmp_path: Path) -> None:
     inside = body({"P": {"Type": "Pass", "Parameters": {"i.$": "$$.Map.Item.Index"}, "End": True}})
-    both(moto, tmp_path, each(inside, ItemsPath="$.lines"), ECHO, LINES, visits=False)
+    both(reference, tmp_path, each(inside, ItemsPath="$.lines"), ECHO, LINES, visits=False)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="moto deviates from AWS: a States.Runtime error inside a branch makes moto's Catch "
+@deviates(
+    moto="moto deviates from AWS: a States.Runtime error inside a branch makes moto's Catch "
     "raise its own ValueError ('Custom Error Names MUST NOT begin with the prefix States.'), "
     "reported as the cause; AWS documents that States.Runtime is neither retried nor caught "
     "by States.ALL and fails the execution with the runtime error's own cause",
+    localstack="LocalStack deviates from AWS as moto does: its Catch on States.ALL raises "
+    "its own ValueError for a States.Runtime from a branch; AWS documents that States.Runtime "
+    "is not caught by States.ALL and fails the execution with its own cause",
 )
-def test_states_runtime_in_a_branch_is_not_caught(moto: Moto, tmp_path: Path) -> None:
+def test_states_runtime_in_a_branch_is_not_caught(reference: Reference, tmp_path: Path) -> None:
     definition = body(
         {
             "Fork": {
@@ -315,17 +318,18 @@ def test_states_runtime_in_a_branch_is_not_caught(moto: Moto, tmp_path: Path) ->
             "Caught": {"Type": "Pass", "End": True},
         }
     )
-    both(moto, tmp_path, definition, ECHO, {}, visits=False)
+    both(reference, tmp_path, definition, ECHO, {}, visits=False)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="moto deviates from AWS: a Parallel/Map ResultPath that cannot be applied to the "
+@deviates(
+    moto="moto deviates from AWS: a Parallel/Map ResultPath that cannot be applied to the "
     "input fails with States.Runtime (a Python TypeError) there; AWS documents "
     "States.ResultPathMatchFailure, which the engine raises (and Retry/Catch can handle)",
+    localstack="LocalStack deviates from AWS as moto does: a Parallel ResultPath that cannot "
+    "be applied fails with States.Runtime (a TypeError); AWS documents "
+    "States.ResultPathMatchFailure",
 )
-def test_result_path_match_failure(moto: Moto, tmp_path: Path) -> None:
+def test_result_path_match_failure(reference: Reference, tmp_path: Path) -> None:
     definition = body(
         {
             "Fork": {
@@ -336,4 +340,4 @@ def test_result_path_match_failure(moto: Moto, tmp_path: Path) -> None:
             }
         }
     )
-    both(moto, tmp_path, definition, ECHO, {"a": 1}, visits=False)
+    both(reference, tmp_path, definition, ECHO, {"a": 1}, visits=False)

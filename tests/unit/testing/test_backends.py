@@ -258,3 +258,33 @@ def test_deploy_saga_fills_function_arns_for_the_backend(client: SFNClient, stub
     assert definition["States"]["ReconcileReserveStock"]["Parameters"]["FunctionName"] == (
         lambda_arn("Reconcile", account="111122223333")
     )
+
+
+def test_every_public_name_of_stepsaga_testing_resolves() -> None:
+    import stepsaga.testing as testing
+
+    missing = [name for name in testing.__all__ if not hasattr(testing, name)]
+    assert missing == []
+
+
+def test_retry_delays_are_capped_everywhere_attempts_kept() -> None:
+    from stepsaga.testing import cap_retry_delays
+
+    retrier = {"ErrorEquals": ["E"], "IntervalSeconds": 3, "MaxAttempts": 7, "BackoffRate": 2.0}
+    inner = {"StartAt": "T", "States": {"T": {"Type": "Task", "Retry": [dict(retrier)]}}}
+    machine = {
+        "StartAt": "P",
+        "States": {
+            "P": {"Type": "Parallel", "Branches": [inner], "Retry": [dict(retrier)]},
+            "M": {"Type": "Map", "ItemProcessor": inner},
+        },
+    }
+    capped = cap_retry_delays(machine, 1)
+    for found in (
+        capped["States"]["P"]["Retry"][0],
+        capped["States"]["P"]["Branches"][0]["States"]["T"]["Retry"][0],
+        capped["States"]["M"]["ItemProcessor"]["States"]["T"]["Retry"][0],
+    ):
+        assert (found["IntervalSeconds"], found["MaxDelaySeconds"]) == (1, 1)
+        assert (found["MaxAttempts"], found["BackoffRate"]) == (7, 2.0)
+    assert machine["States"]["P"]["Retry"][0]["IntervalSeconds"] == 3  # the input is kept
