@@ -271,8 +271,11 @@ def test_retry_delays_are_capped_everywhere_attempts_kept() -> None:
     from stepsaga.testing import cap_retry_delays
 
     retrier = {"ErrorEquals": ["E"], "IntervalSeconds": 3, "MaxAttempts": 7, "BackoffRate": 2.0}
-    inner = {"StartAt": "T", "States": {"T": {"Type": "Task", "Retry": [dict(retrier)]}}}
-    machine = {
+    inner: dict[str, Any] = {
+        "StartAt": "T",
+        "States": {"T": {"Type": "Task", "Retry": [dict(retrier)]}},
+    }
+    machine: dict[str, Any] = {
         "StartAt": "P",
         "States": {
             "P": {"Type": "Parallel", "Branches": [inner], "Retry": [dict(retrier)]},
