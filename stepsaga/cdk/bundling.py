@@ -69,9 +69,18 @@ PLATFORM: Final = "manylinux2014_aarch64"
 
 #: Parts of stepsaga that never run in Lambda (their dependencies, typer/rich/testcontainers/
 #: moto/aws-cdk-lib, are not installed there), relative to the package folder.
-#: Parts of stepsaga no saga Lambda runs (the MCP adapter serves agents, over stdio or HTTP,
-#: and needs the ``mcp`` extra, which the asset does not carry).
-FRAMEWORK_EXCLUDED: Final = ("cli", "testing", "scaffold", "cdk", "__main__.py", "agents/mcp.py")
+#: Parts of stepsaga no saga Lambda runs: the operator's tools (CLI, console), test helpers,
+#: the scaffold, the construct, and the MCP adapter (it serves agents, and needs the ``mcp``
+#: extra, which the asset does not carry).
+FRAMEWORK_EXCLUDED: Final = (
+    "cli",
+    "console",
+    "testing",
+    "scaffold",
+    "cdk",
+    "__main__.py",
+    "agents/mcp.py",
+)
 _IGNORED: Final = frozenset({"__pycache__", ".mypy_cache", ".pytest_cache"})
 
 #: Runtime dependencies of stepsaga that the asset leaves out, and why.

