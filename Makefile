@@ -29,12 +29,17 @@ $(VENV)/.dev: pyproject.toml | $(BIN)/python
 	$(BIN)/pip install $(PIP_FLAGS) -e '.[dev]'
 	touch $@ $(VENV)/.runtime
 
+# Without a Python >= 3.12 the LocalStack tests skip (one line), or fail under CI=true.
 $(LOCALSTACK_VENV)/.installed: $(LOCALSTACK_REQUIREMENTS)
-	@test -n "$(LOCALSTACK_PYTHON)" || { echo "LocalStack needs Python >= 3.12: none found (set LOCALSTACK_PYTHON)"; exit 1; }
-	rm -rf $(LOCALSTACK_VENV)
-	$(LOCALSTACK_PYTHON) -m venv $(LOCALSTACK_VENV)
-	$(LOCALSTACK_VENV)/bin/pip install $(PIP_FLAGS) -r $(LOCALSTACK_REQUIREMENTS)
-	touch $@
+	@if [ -z "$(LOCALSTACK_PYTHON)" ]; then \
+	  echo "LocalStack needs Python >= 3.12: none found (set LOCALSTACK_PYTHON); its tests will skip"; \
+	  if [ "$$CI" = true ]; then exit 1; fi; \
+	else \
+	  rm -rf $(LOCALSTACK_VENV) && \
+	  $(LOCALSTACK_PYTHON) -m venv $(LOCALSTACK_VENV) && \
+	  $(LOCALSTACK_VENV)/bin/pip install $(PIP_FLAGS) -r $(LOCALSTACK_REQUIREMENTS) && \
+	  touch $@; \
+	fi
 
 # `make test` installs it; tests find it at $(LOCALSTACK_VENV)/bin/python.
 localstack: $(LOCALSTACK_VENV)/.installed
