@@ -156,6 +156,7 @@ _JSONATA_FIELDS: dict[StateType, set[str]] = {
     | {"Next", "End", "ItemProcessor", "Items", "ItemSelector", "MaxConcurrency", "Output"}
     | {"Assign", "Retry", "Catch"},
 }
+#: Fields each query language does not have (a state using them is refused at load).
 _LANGUAGE_FIELDS = {
     QueryLanguage.JSONPATH: ("Arguments", "Output", "Items"),
     QueryLanguage.JSONATA: (
@@ -176,6 +177,8 @@ _LANGUAGE_FIELDS = {
         "CausePath",
     ),
 }
+#: The JSONPath fields a JSONata state may not carry (what a translation must rewrite).
+JSONPATH_ONLY_FIELDS = frozenset(_LANGUAGE_FIELDS[QueryLanguage.JSONATA])
 _LAMBDA_PARAMETERS = {
     "FunctionName",
     "Payload",

@@ -25,6 +25,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from stepsaga.engine.definition import JSONPATH_ONLY_FIELDS
+
 QUERY_LANGUAGE = "JSONata"
 _INPUT = "$states.input"
 _RESULT = "$states.result"
@@ -33,32 +35,16 @@ _CONTEXT = "$states.context"
 _SEGMENT = re.compile(r"\.([A-Za-z_][A-Za-z0-9_]*)|\[(\d+)\]|(\[\*\])")
 _ALL = "[*]"  # a wildcard step: every element of an array
 _VARIABLE = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)")
-#: JSONPath fields a JSONata state does not have (their meaning moves into the others).
-_JSONPATH_ONLY = frozenset(
-    {
-        "InputPath",
-        "Parameters",
-        "ResultSelector",
-        "ResultPath",
-        "OutputPath",
-        "Result",
-        "ItemsPath",
-        "Iterator",
-        "SecondsPath",
-        "TimestampPath",
-        "TimeoutSecondsPath",
-        "HeartbeatSecondsPath",
-        "MaxConcurrencyPath",
-        "ErrorPath",
-        "CausePath",
-        "ItemSelector",
-        "ItemProcessor",
-        "Branches",
-        "Choices",
-        "Catch",
-        "Assign",
-    }
-)
+#: Fields the translation writes anew rather than copying: the JSONPath-only ones (the
+#: engine's list) and those whose JSONata form differs.
+_REWRITTEN = JSONPATH_ONLY_FIELDS | {
+    "ItemSelector",
+    "ItemProcessor",
+    "Branches",
+    "Choices",
+    "Catch",
+    "Assign",
+}
 
 
 class TranslationError(ValueError):
@@ -93,7 +79,7 @@ class _State:
 
     def translate(self) -> dict[str, Any]:
         raw, kind = self.raw, self.raw["Type"]
-        out = {k: v for k, v in raw.items() if k not in _JSONPATH_ONLY}
+        out = {k: v for k, v in raw.items() if k not in _REWRITTEN}
         base = self.input_base()
         assign_base = _RESULT if kind in ("Task", "Parallel", "Map") else base
         if kind == "Task":
