@@ -598,7 +598,7 @@ def _home_with(root: Path, total: int) -> str:
         "replace(e.input, ?, 'CASE-C' || n.i), e.output, e.error, e.cause, e.start_date - n.i, "
         "e.stop_date, e.redrive_count, e.redrive_date, e.test_case, e.mock_counts, "
         "e.cursor_state, e.cursor_input, e.cursor_entered, e.cursor_event, e.retry_counts, "
-        "e.next_event_id, NULL, NULL, NULL, NULL, e.heartbeat, 0, NULL, NULL "
+        "e.next_event_id, NULL, NULL, NULL, NULL, e.heartbeat, 0, NULL, NULL, e.variables "
         "FROM executions e, n",
         (total - 1, case_id, case_id, case_id),
     )
@@ -643,6 +643,10 @@ def cli_startup(tmp: Path, rounds: int) -> None:
     ours = [sys.executable, "-m", "stepsaga", "status", case_id]
     env = {**os.environ, "STEPSAGA_HOME": str(home), "PYTHONPATH": str(ROOT)}
     env.pop("LD_PRELOAD", None)
+    # Both sides run from bytecode, as installed CLIs do (the warm-up run writes it):
+    # PYTHONDONTWRITEBYTECODE would recompile every stepsaga module on every run.
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    env["PYTHONPYCACHEPREFIX"] = str(tmp / "pycache")
     aws = shutil.which("aws") or str(Path(sys.executable).with_name("aws"))
     has_aws = Path(aws).exists()
     times: dict[str, list[float]] = {"stepsaga": [], "aws": []}

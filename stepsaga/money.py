@@ -15,9 +15,9 @@ import math
 import re
 from dataclasses import dataclass
 from decimal import Decimal
+from functools import lru_cache
 from typing import Annotated
 
-from iso4217 import Currency
 from pydantic import Field, Strict, StrictInt, StrictStr
 
 from stepsaga.errors import InvalidActionError
@@ -43,13 +43,24 @@ def currency_exponent(code: str) -> int:
     """ISO 4217 minor-unit exponent; unknown codes or codes without minor units are refused."""
     normalized = code.strip().upper() if isinstance(code, str) else code
     try:
-        currency = Currency(normalized)
+        if not isinstance(normalized, str):
+            raise ValueError(normalized)
+        exponent = _iso_exponent(normalized)
     except (ValueError, KeyError):
         raise InvalidActionError(f"unknown currency {code!r}", field="currency") from None
-    exponent = currency.exponent
     if exponent is None:
         raise InvalidActionError(f"currency {normalized} has no minor unit", field="currency")
     return int(exponent)
+
+
+@lru_cache(maxsize=256)
+def _iso_exponent(code: str) -> int | None:
+    """The ISO 4217 table's exponent of ``code`` (``ValueError`` if unknown). Cached: a
+    digest asks it for every amount; imported on first use: the table costs ~20 ms of
+    every CLI start-up otherwise."""
+    from iso4217 import Currency
+
+    return Currency(code).exponent
 
 
 @dataclass(frozen=True, order=True)

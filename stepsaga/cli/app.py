@@ -1,18 +1,24 @@
 """Root of the ``stepsaga`` CLI: global options, then one sub-app or command per module,
-then the project's own commands (``[tool.stepsaga.commands]``)."""
+then the project's own commands (``[tool.stepsaga.commands]``).
+
+A command line naming one verb imports only that verb's module (and mounts only a project
+command of that name): start-up is most of what ``stepsaga status`` costs, and every other
+command module pulls in its own libraries. Help, completion and anything unparsed get the
+whole app (``app``), which tests invoke directly.
+"""
 
 from __future__ import annotations
 
 import os
 import sys
 from collections.abc import Callable
+from importlib import import_module
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from typer._click.exceptions import ClickException, NoArgsIsHelpError
 
-from stepsaga.cli import asl, console, executions, init, ledger, recon, run, stop
 from stepsaga.cli.common import Backend, CliContext, exit_codes, refusal_lines
 from stepsaga.cli.help import bare_flags
 from stepsaga.deployment import ENV_STACK
@@ -23,14 +29,24 @@ from stepsaga.refs import load_ref
 
 bare_flags()
 
-app = typer.Typer(
-    name="stepsaga",
-    help="Run approved cases as sagas whose side effects happen at most once.",
-    no_args_is_help=True,
-    pretty_exceptions_enable=False,
-    add_completion=True,
-    context_settings={"help_option_names": ["-h", "--help"]},
-)
+#: Built-in verbs (keep alphabetical): ``module:attr``, a command function or a sub-app.
+BUILTINS = {
+    "asl": "stepsaga.cli.asl:asl",
+    "console": "stepsaga.cli.console:console",
+    "graph": "stepsaga.cli.asl:graph",
+    "history": "stepsaga.cli.run:history",
+    "init": "stepsaga.cli.init:init",
+    "ledger": "stepsaga.cli.ledger:app",
+    "list": "stepsaga.cli.executions:list_executions",
+    "recon": "stepsaga.cli.recon:app",
+    "redrive": "stepsaga.cli.run:redrive",
+    "start": "stepsaga.cli.run:start",
+    "status": "stepsaga.cli.run:status",
+    "stop": "stepsaga.cli.stop:stop",
+}
+
+#: Root options that take a value (how :func:`_verb` skips them).
+_VALUE_OPTIONS = ("--backend", "--home", "--project", "--stack")
 
 
 def _version(value: bool) -> None:
@@ -41,7 +57,6 @@ def _version(value: bool) -> None:
         raise typer.Exit(0)
 
 
-@app.callback()
 def root(
     ctx: typer.Context,
     backend: Annotated[
@@ -87,50 +102,78 @@ def root(
     ctx.obj = CliContext(backend=backend, home=state, stack=stack, project_dir=project)
 
 
-# Command groups register here, one line each (keep alphabetical).
-app.command("asl")(asl.asl)
-app.command("console")(console.console)
-app.command("graph")(asl.graph)
-app.command("history")(run.history)
-app.command("init")(init.init)
-app.add_typer(ledger.app, name="ledger")
-app.command("list")(executions.list_executions)
-app.add_typer(recon.app, name="recon")
-app.command("redrive")(run.redrive)
-app.command("start")(run.start)
-app.command("status")(run.status)
-app.command("stop")(stop.stop)
+def build(verbs: list[str]) -> typer.Typer:
+    """The root app with the built-in ``verbs`` mounted (in :data:`BUILTINS` order)."""
+    built = typer.Typer(
+        name="stepsaga",
+        help="Run approved cases as sagas whose side effects happen at most once.",
+        no_args_is_help=True,
+        pretty_exceptions_enable=False,
+        add_completion=True,
+        context_settings={"help_option_names": ["-h", "--help"]},
+    )
+    built.callback()(root)
+    for verb in BUILTINS:
+        if verb in verbs:
+            module, _, attr = BUILTINS[verb].partition(":")
+            command = getattr(import_module(module), attr)
+            if isinstance(command, typer.Typer):
+                built.add_typer(command, name=verb)
+            else:
+                built.command(verb)(command)
+    return built
 
 
-_mounted: set[str] = set()
+_FULL: list[typer.Typer] = []
 
 
-def project_commands(argv: list[str]) -> None:
-    """Mount the project's own commands (``[tool.stepsaga.commands]``) before parsing.
-    No project, or a broken one, mounts nothing here: the verbs that need the project say
-    why in one line."""
+def full_app() -> typer.Typer:
+    """The app with every built-in verb (built once)."""
+    if not _FULL:
+        _FULL.append(build(list(BUILTINS)))
+    return _FULL[0]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "app":  # ``from stepsaga.cli.app import app``: the whole app
+        return full_app()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def _mounted(target: typer.Typer) -> set[str | None]:
+    return {c.name for c in target.registered_commands} | {g.name for g in target.registered_groups}
+
+
+def project_commands(
+    argv: list[str], target: typer.Typer | None = None, *, only: str | None = None
+) -> None:
+    """Mount the project's own commands (``[tool.stepsaga.commands]``) before parsing, on
+    ``target`` (default: the whole app); ``only``: just the one of that name. No project,
+    or a broken one, mounts nothing here: the verbs that need the project say why in one
+    line."""
+    target = target or full_app()
     folder = _option(argv, "--project") or os.environ.get(ENV_PROJECT)
     try:
         found = Project.load(Path(folder)) if folder else Project.find()
     except InvalidInputError:
         return
     found.importable()
+    mounted = _mounted(target)
     for name, ref in found.commands.items():
-        if name in _mounted:
+        if name in mounted or only not in (None, name):
             continue
-        _mounted.add(name)
         try:
             command = load_ref(ref, f"command {name}")
         except Exception as exc:  # a broken command must not break every other verb
             message = exc.message if isinstance(exc, InvalidInputError) else repr(exc)
-            app.command(name, help=f"(cannot be loaded: {ref})")(_broken(name, message))
+            target.command(name, help=f"(cannot be loaded: {ref})")(_broken(name, message))
             continue
         if isinstance(command, typer.Typer):
-            app.add_typer(command, name=name)
+            target.add_typer(command, name=name)
         elif callable(command):
-            app.command(name)(command)
+            target.command(name)(command)
         else:
-            app.command(name)(_broken(name, f"{ref} is neither a typer.Typer nor a function"))
+            target.command(name)(_broken(name, f"{ref} is neither a typer.Typer nor a function"))
 
 
 def _broken(name: str, message: str) -> Callable[[], None]:
@@ -152,6 +195,41 @@ def _option(argv: list[str], flag: str) -> str | None:
     return None
 
 
+def _verb(argv: list[str]) -> str | None:
+    """The verb a command line names, past the root options; ``None`` when an option
+    comes first that this cannot parse (``-h``, ``--version``, a typo)."""
+    args = iter(argv)
+    for arg in args:
+        if arg in _VALUE_OPTIONS:
+            next(args, None)
+        elif arg.startswith(tuple(f"{option}=" for option in _VALUE_OPTIONS)):
+            continue
+        elif arg.startswith("-"):
+            return None
+        else:
+            return arg
+    return None
+
+
+def _app_for(argv: list[str]) -> typer.Typer:
+    """The app a command line needs: only its verb (a built-in one's module, or the
+    project's command of that name) when it names one and no shell completion asks for
+    every command; else the whole app, the project's commands mounted."""
+    verb = _verb(argv)
+    if verb is not None and not any(key.endswith("_COMPLETE") for key in os.environ):
+        target = build([verb])
+        project_commands(argv, target, only=verb)
+        if verb == "demo" and "demo" not in _mounted(target):
+            target.command("demo", hidden=True)(_demo_elsewhere)
+        if verb in _mounted(target):
+            return target
+    target = full_app()
+    project_commands(argv, target)
+    if "demo" not in _mounted(target):
+        target.command("demo", hidden=True)(_demo_elsewhere)
+    return target
+
+
 def _demo_elsewhere() -> None:
     """Run the project's demo (this project declares none)."""
     typer.echo(
@@ -167,11 +245,7 @@ def main() -> None:
     """The ``stepsaga`` entry point. A bad flag or argument is one line and exit 2, like
     every other refusal (typer would draw a box and the usage around it)."""
     try:
-        project_commands(sys.argv[1:])
-        if "demo" not in _mounted:
-            _mounted.add("demo")
-            app.command("demo", hidden=True)(_demo_elsewhere)
-        code = app(standalone_mode=False)
+        code = _app_for(sys.argv[1:])(standalone_mode=False)
     except NoArgsIsHelpError as exc:
         exc.show()
         code = exc.exit_code

@@ -11,24 +11,31 @@
 Items themselves live in the ledger (``Ledger.open_item`` … ``resolve_item``).
 """
 
-from stepsaga.reconciliation.automatic import Verdict, reconcile_action
-from stepsaga.reconciliation.callbacks import TaskSuccessSender, sfn_task_success
-from stepsaga.reconciliation.lookup import Absent, Found, Lookup
-from stepsaga.reconciliation.notify import (
-    Notice,
-    Notifier,
-    NullNotifier,
-    RecordingNotifier,
-    SnsNotifier,
-)
-from stepsaga.reconciliation.operator import (
-    Resolution,
-    decision_of,
-    parse_outcome,
-    resolve,
-    resume_waiting,
-)
-from stepsaga.reconciliation.reasons import AUTO_RESOLVER, Reason
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from stepsaga._lazy import lazy_getattr
+
+if TYPE_CHECKING:
+    from stepsaga.reconciliation.automatic import Verdict, reconcile_action
+    from stepsaga.reconciliation.callbacks import TaskSuccessSender, sfn_task_success
+    from stepsaga.reconciliation.lookup import Absent, Found, Lookup
+    from stepsaga.reconciliation.notify import (
+        Notice,
+        Notifier,
+        NullNotifier,
+        RecordingNotifier,
+        SnsNotifier,
+    )
+    from stepsaga.reconciliation.operator import (
+        Resolution,
+        decision_of,
+        parse_outcome,
+        resolve,
+        resume_waiting,
+    )
+    from stepsaga.reconciliation.reasons import AUTO_RESOLVER, Reason
 
 __all__ = [
     "AUTO_RESOLVER",
@@ -51,3 +58,27 @@ __all__ = [
     "resume_waiting",
     "sfn_task_success",
 ]
+
+_WHERE = {
+    "Verdict": "stepsaga.reconciliation.automatic",
+    "reconcile_action": "stepsaga.reconciliation.automatic",
+    "TaskSuccessSender": "stepsaga.reconciliation.callbacks",
+    "sfn_task_success": "stepsaga.reconciliation.callbacks",
+    "Absent": "stepsaga.reconciliation.lookup",
+    "Found": "stepsaga.reconciliation.lookup",
+    "Lookup": "stepsaga.reconciliation.lookup",
+    "Notice": "stepsaga.reconciliation.notify",
+    "Notifier": "stepsaga.reconciliation.notify",
+    "NullNotifier": "stepsaga.reconciliation.notify",
+    "RecordingNotifier": "stepsaga.reconciliation.notify",
+    "SnsNotifier": "stepsaga.reconciliation.notify",
+    "Resolution": "stepsaga.reconciliation.operator",
+    "decision_of": "stepsaga.reconciliation.operator",
+    "parse_outcome": "stepsaga.reconciliation.operator",
+    "resolve": "stepsaga.reconciliation.operator",
+    "resume_waiting": "stepsaga.reconciliation.operator",
+    "AUTO_RESOLVER": "stepsaga.reconciliation.reasons",
+    "Reason": "stepsaga.reconciliation.reasons",
+}
+
+__getattr__ = lazy_getattr(__name__, _WHERE)
