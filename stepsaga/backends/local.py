@@ -77,7 +77,6 @@ from stepsaga.engine import (
     check_time_scale,
     time_scale_from_env,
 )
-from stepsaga.engine import load as load_definition
 from stepsaga.engine.models import TokenStatus
 from stepsaga.errors import EXECUTION_STOPPED, InvalidInputError, NotFoundError, TransientError
 from stepsaga.home import StateHome
@@ -460,6 +459,8 @@ class LocalBackend:
         if mock_config is None or test_case is None:
             return
         mocked = mock_config.test_case(saga.name, test_case)
+        from stepsaga.engine.definition import load as load_definition  # the ASL parser
+
         tasks = {state.name for state in load_definition(self.definition(saga)).task_states()}
         for state in mocked.responses:
             if state not in tasks:

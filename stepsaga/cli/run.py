@@ -18,8 +18,6 @@ from stepsaga.case import OpenCase, load_case
 from stepsaga.cli.backend import command_errors, open_backend, print_json
 from stepsaga.cli.common import cli_context, stdout, usage_error
 from stepsaga.cli.output import JsonOption, OutputOption, wants_json
-from stepsaga.cli.progress import live
-from stepsaga.cli.redrive_all import check_flags, run_all_failed
 from stepsaga.cli.tables import render_execution, render_history
 from stepsaga.dependencies import SupportsFaults
 from stepsaga.engine import MockConfig
@@ -110,6 +108,8 @@ def start(
             fault_rules = dependencies.load_faults(faults)
         mocks = load_mock_config(mock_config) if mock_config is not None else None
         title = f"case {case.case_id} of {case.tenant_id} (revision {case.approval.revision})"
+        from stepsaga.cli.progress import live  # rich's live display: only what runs
+
         with (
             open_backend(cli, saga.name) as backend,
             live(stdout, title, not as_json) as on_event,
@@ -218,6 +218,9 @@ def redrive(
     cli = cli_context(ctx)
     as_json = wants_json(output, as_json)
     with command_errors():
+        from stepsaga.cli.progress import live
+        from stepsaga.cli.redrive_all import check_flags, run_all_failed
+
         if all_failed:
             if ref is not None or case_id is not None:
                 usage_error("--all-failed redrives many executions: give no EXECUTION or --case")

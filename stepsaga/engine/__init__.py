@@ -5,15 +5,9 @@ mock files), the progress notices for ``on_event``, the error classes, and :data
 :data:`STATE_FIELDS`: the one statement of what the engine does not / does implement.
 """
 
-from stepsaga.engine.definition import (
-    LAMBDA_INVOKE,
-    LAMBDA_INVOKE_WAIT,
-    REFUSED,
-    STATE_FIELDS,
-    Definition,
-    Refusal,
-    load,
-)
+from typing import TYPE_CHECKING
+
+from stepsaga._lazy import lazy_getattr
 from stepsaga.engine.engine import (
     SYNCHRONOUS_ENV,
     TIME_SCALE_ENV,
@@ -52,6 +46,17 @@ from stepsaga.engine.models import (
     WaitingTask,
 )
 from stepsaga.engine.store import ExecutionPageQuery
+
+if TYPE_CHECKING:
+    from stepsaga.engine.definition import (
+        LAMBDA_INVOKE,
+        LAMBDA_INVOKE_WAIT,
+        REFUSED,
+        STATE_FIELDS,
+        Definition,
+        Refusal,
+        load,
+    )
 
 __all__ = [
     "INTERRUPTED",
@@ -97,3 +102,21 @@ __all__ = [
     "synchronous_from_env",
     "time_scale_from_env",
 ]
+
+#: The ASL parser's names load on first use: an engine opened to describe or list
+#: executions (``stepsaga status``) never parses a definition.
+__getattr__ = lazy_getattr(
+    __name__,
+    {
+        name: "stepsaga.engine.definition"
+        for name in (
+            "LAMBDA_INVOKE",
+            "LAMBDA_INVOKE_WAIT",
+            "REFUSED",
+            "STATE_FIELDS",
+            "Definition",
+            "Refusal",
+            "load",
+        )
+    },
+)

@@ -19,10 +19,9 @@ import time
 import uuid
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from stepsaga.clock import Clock, SystemClock
-from stepsaga.engine import definition as asl
 from stepsaga.engine import history, lambda_invoke
 from stepsaga.engine.errors import (
     INTERRUPTED,
@@ -52,7 +51,7 @@ from stepsaga.engine.models import (
     TokenStatus,
     WaitingTask,
 )
-from stepsaga.engine.runner import TOKEN_FORMAT, Run, Services, dumps, role_arn
+from stepsaga.engine.services import TOKEN_FORMAT, Services, dumps, role_arn
 from stepsaga.engine.store import (
     DEFAULT_SYNCHRONOUS,
     ExecutionPageQuery,
@@ -63,6 +62,10 @@ from stepsaga.engine.store import (
 )
 from stepsaga.errors import InvalidInputError
 from stepsaga.home import StateHome
+
+if TYPE_CHECKING:
+    from stepsaga.engine import definition as asl
+    from stepsaga.engine.runner import Run
 
 log = logging.getLogger(__name__)
 
@@ -354,6 +357,8 @@ class LocalEngine:
     def _load(
         self, definition: Mapping[str, Any] | str, substitutions: Mapping[str, str] | None
     ) -> asl.Definition:
+        from stepsaga.engine import definition as asl  # the ASL parser: not for reads
+
         if substitutions:
             raw = json.loads(definition) if isinstance(definition, str) else definition
             definition = substitute(raw, substitutions)
@@ -370,6 +375,8 @@ class LocalEngine:
         return loaded
 
     def _definition(self, digest: str) -> asl.Definition:
+        from stepsaga.engine import definition as asl
+
         loaded = self._definitions.get(digest)
         if loaded is None:
             loaded = self._definitions[digest] = asl.load(self.store.get_definition(digest))
@@ -874,6 +881,8 @@ class LocalEngine:
         return row
 
     def _run(self, row: ExecutionRow) -> Run:
+        from stepsaga.engine.runner import Run  # the interpreter: only for what runs
+
         machine = self.store.get_state_machine(row.state_machine_arn)
         machine_name = (
             machine[1] if machine is not None else row.state_machine_arn.rsplit(":", 1)[-1]

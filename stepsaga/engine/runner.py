@@ -25,17 +25,14 @@ from __future__ import annotations
 
 import json
 import logging
-import random
-import re
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from enum import Enum
 from typing import Any
 
-from stepsaga.clock import Clock
 from stepsaga.engine import history, lambda_invoke
 from stepsaga.engine.definition import (
     INLINE_MAP_CONCURRENCY,
@@ -66,13 +63,11 @@ from stepsaga.engine.errors import (
 from stepsaga.engine.history import EventType
 from stepsaga.engine.intrinsics import Call
 from stepsaga.engine.jsonata_eval import Expression
-from stepsaga.engine.liveness import Owner
 from stepsaga.engine.mockconfig import MockTestCase
 from stepsaga.engine.models import (
     Delay,
     DelayChosen,
     DelayKind,
-    EngineEvent,
     ExecutionStatus,
     HistoryRecorded,
     TokenStatus,
@@ -80,29 +75,12 @@ from stepsaga.engine.models import (
 from stepsaga.engine.paths import Path, PathNotFoundError
 from stepsaga.engine.payload import Env, document
 from stepsaga.engine.retry import decide, error_matches
-from stepsaga.engine.store import ExecutionRow, FrameRow, LostOwnershipError, Store, TokenRow
+from stepsaga.engine.services import TOKEN_PREFIX, Services, dumps, role_arn
+from stepsaga.engine.store import ExecutionRow, FrameRow, LostOwnershipError, TokenRow
 from stepsaga.engine.variables import Assign, Scope, assigned_details
 
-TOKEN_PREFIX = "sst1"  # noqa: S105 (a format marker, not a secret)
-TOKEN_FORMAT = re.compile(rf"^{TOKEN_PREFIX}\.[0-9a-f]{{48}}$")
 _FLUSH_EVERY = 256
 log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class Services:
-    """What a run needs from the engine; injected so tests control time and chance."""
-
-    store: Store
-    registry: Mapping[str, lambda_invoke.Handler]
-    clock: Clock
-    sleeper: Callable[[float], None]
-    time_scale: float
-    rng: random.Random
-    owner: Owner
-    region: str
-    account: str
-    notify: Callable[[EngineEvent], None] | None
 
 
 # --- transitions -------------------------------------------------------------------------
@@ -225,10 +203,6 @@ class _Frame:
 def iso(ts: float) -> str:
     """Context-object timestamps: ISO 8601, milliseconds, ``Z``."""
     return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
-
-
-def dumps(value: Any) -> str:
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
 
 class Run:
@@ -1469,7 +1443,3 @@ def _whole(expression: Expression, env: Env, *, minimum: int) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
         raise expression.error(f"returned {describe(value)}, not an integer >= {minimum}")
     return value
-
-
-def role_arn(account: str) -> str:
-    return f"arn:aws:iam::{account}:role/stepsaga-local"

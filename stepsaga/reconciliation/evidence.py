@@ -8,10 +8,12 @@ and what a lookup found. Our error messages carry keys and digests, never person
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from stepsaga.ledger import Record
-from stepsaga.workflow.events import CaughtError
+
+if TYPE_CHECKING:  # the events' models cost every CLI start-up ~20 ms; only handlers need them
+    from stepsaga.workflow.events import CaughtError
 
 MAX_MESSAGE = 500
 
