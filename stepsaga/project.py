@@ -26,14 +26,15 @@ import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from stepsaga.dependencies import Dependencies, NoDependencies
 from stepsaga.errors import InvalidInputError
 from stepsaga.refs import REF, load_ref
-from stepsaga.workflow.loader import load_saga
 from stepsaga.workflow.names import SAGA_NAME
-from stepsaga.workflow.saga import Saga
+
+if TYPE_CHECKING:  # a saga's module (and the models it builds) loads on first use
+    from stepsaga.workflow.saga import Saga
 
 PYPROJECT = "pyproject.toml"
 ENV_PROJECT = "STEPSAGA_PROJECT"
@@ -173,6 +174,8 @@ class Project:
                 field="saga",
             )
         if name not in self._loaded:
+            from stepsaga.workflow.loader import load_saga
+
             self.importable()
             saga = load_saga(self.saga_refs[name], f"saga {name}")
             if saga.name != name:

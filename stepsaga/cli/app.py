@@ -45,6 +45,10 @@ BUILTINS = {
     "stop": "stepsaga.cli.stop:stop",
 }
 
+#: The CLI loads no pydantic plugins unless this is set (to anything else, even empty):
+#: finding them scans every installed package's entry points on each command.
+PYDANTIC_PLUGINS_ENV = "PYDANTIC_DISABLE_PLUGINS"
+
 #: Root options that take a value (how :func:`_verb` skips them).
 _VALUE_OPTIONS = ("--backend", "--home", "--project", "--stack")
 
@@ -244,6 +248,7 @@ def _demo_elsewhere() -> None:
 def main() -> None:
     """The ``stepsaga`` entry point. A bad flag or argument is one line and exit 2, like
     every other refusal (typer would draw a box and the usage around it)."""
+    os.environ.setdefault(PYDANTIC_PLUGINS_ENV, "__all__")
     try:
         code = _app_for(sys.argv[1:])(standalone_mode=False)
     except NoArgsIsHelpError as exc:
