@@ -562,6 +562,8 @@ class Store:
         cached = self._tails.get(arn)
         if cached is not None and cached[0] == last_id:
             return cached
+        if last_id == 0:  # a new execution's first events: nothing to read back
+            return 0, b""
         previous = b""
         for event in self.events(arn):
             if event.details is not None:
