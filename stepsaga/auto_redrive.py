@@ -17,7 +17,7 @@ verdict                    when
                            whole ledger attempt budget, or a later revision superseded it
 ``waiting``                its backoff has not passed: the message is sent again with
                            ``DelaySeconds`` (never a sleep); the wait after the k-th redrive is
-                           ``base_delay_seconds * 2**k``, jittered to 50–100 %, at most 900 s,
+                           ``base_delay_seconds * 2**k``, jittered to 50-100 %, at most 900 s,
                            counted from the execution's ``stopDate``
 ``redriven``               ``RedriveExecution`` (client token from the ARN and
                            ``redriveCount``: a duplicate message cannot redrive twice)
@@ -40,7 +40,7 @@ import json
 import math
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any, Final, Protocol
@@ -57,7 +57,7 @@ from stepsaga.backends.lifecycle import Sibling, redrive_refusal
 from stepsaga.backends.naming import execution_name
 from stepsaga.clock import Clock, SystemClock
 from stepsaga.engine.errors import ExecutionDoesNotExist, ExecutionNotRedrivable
-from stepsaga.errors import InvalidInputError, StepSagaError
+from stepsaga.errors import SAGA_OUTCOME_PREFIX, InvalidInputError, StepSagaError
 from stepsaga.handlers.metrics import MetricsSink
 from stepsaga.ledger import Ledger, Record, Status
 from stepsaga.workflow.saga import Saga
@@ -76,6 +76,7 @@ __all__ = [
     "AutoRedrive",
     "Redriver",
     "Verdict",
+    "event_pattern",
     "handler",
 ]
 
@@ -90,6 +91,25 @@ MAX_DELAY_SECONDS: Final = 900
 MAX_REDRIVES_LIMIT: Final = 10
 #: A delayed message may come back a little early; closer than this counts as due.
 _EARLY: Final = timedelta(seconds=1)
+
+
+#: The events the rule forwards: Step Functions' own, for executions that ended FAILED.
+SOURCE: Final = "aws.states"
+DETAIL_TYPE: Final = "Step Functions Execution Status Change"
+
+
+def event_pattern(state_machine_arn: str) -> dict[str, Any]:
+    """The EventBridge pattern of the rule: this state machine's FAILED executions whose
+    error is not a business outcome (``Saga.*``). The redriver refuses those too."""
+    return {
+        "source": [SOURCE],
+        "detail-type": [DETAIL_TYPE],
+        "detail": {
+            "stateMachineArn": [state_machine_arn],
+            "status": ["FAILED"],
+            "error": [{"anything-but": {"prefix": SAGA_OUTCOME_PREFIX}}],
+        },
+    }
 
 
 class AutoRedrive(BaseModel):
@@ -114,7 +134,10 @@ class AutoRedrive(BaseModel):
     def from_environment(cls, environ: Mapping[str, str]) -> AutoRedrive:
         """The settings, each variable validated (one error naming the bad one)."""
         values: dict[str, int] = {}
-        for variable, name in ((ENV_MAX_REDRIVES, "max_redrives"), (ENV_BASE_DELAY_SECONDS, "base_delay_seconds")):
+        for variable, name in (
+            (ENV_MAX_REDRIVES, "max_redrives"),
+            (ENV_BASE_DELAY_SECONDS, "base_delay_seconds"),
+        ):
             text = environ.get(variable)
             if text is None or text == "":
                 continue
@@ -132,7 +155,7 @@ class AutoRedrive(BaseModel):
         return cls.model_validate(values)
 
     def delay(self, redrive_count: int, execution_arn: str) -> timedelta:
-        """The wait before redrive ``redrive_count + 1``: ``base * 2**k`` at 50–100 %
+        """The wait before redrive ``redrive_count + 1``: ``base * 2**k`` at 50-100 %
         (equal jitter, so the wait still grows with k; drawn from the ARN and k, so every
         delivery of the same message waits for the same moment), at most 900 s."""
         digest = hashlib.sha256(f"{execution_arn}#{redrive_count}".encode()).digest()
@@ -201,8 +224,8 @@ class Sender(Protocol):
     def send_message(self, **kwargs: Any) -> Mapping[str, Any]: ...
 
 
-class _Malformed(Exception):
-    pass
+class _MalformedError(Exception):
+    """The message is not an execution event of this machine (its arg: the field)."""
 
 
 @dataclass(frozen=True)
@@ -216,8 +239,8 @@ class Redriver:
     ledger: Ledger
     queue_url: str
     metrics: MetricsSink
-    settings: AutoRedrive = AutoRedrive()
-    clock: Clock = SystemClock()
+    settings: AutoRedrive = field(default_factory=AutoRedrive)
+    clock: Clock = field(default_factory=SystemClock)
 
     def decide(self, body: str) -> Outcome:
         """One message body → its outcome; AWS failures raise (the message is retried)."""
@@ -256,7 +279,7 @@ class Redriver:
                 message_id = str(record.get("messageId", ""))
                 try:
                     outcome = self.decide(str(record.get("body", "")))
-                except _Malformed as exc:
+                except _MalformedError as exc:
                     outcome = Outcome(Verdict.MALFORMED)
                     _log(outcome, message_id=message_id, field=str(exc))
                     self._count(outcome)
@@ -279,14 +302,14 @@ class Redriver:
         try:
             event = json.loads(body)
         except json.JSONDecodeError:
-            raise _Malformed("body") from None
+            raise _MalformedError("body") from None
         detail = event.get("detail") if isinstance(event, dict) else None
         if not isinstance(detail, dict):
-            raise _Malformed("detail")
+            raise _MalformedError("detail")
         arn = detail.get("executionArn")
         prefix, _, machine = self.state_machine_arn.rpartition(":stateMachine:")
         if not isinstance(arn, str) or not arn.startswith(f"{prefix}:execution:{machine}:"):
-            raise _Malformed("detail.executionArn")
+            raise _MalformedError("detail.executionArn")
         return arn
 
     def _refusal(self, described: Described) -> Verdict | None:
