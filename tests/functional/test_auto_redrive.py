@@ -30,6 +30,7 @@ from stepsaga.auto_redrive import (
 from stepsaga.backends.assemble import CaseIdentity, planned_actions
 from stepsaga.backends.aws.backend import redrive_token
 from stepsaga.deployment import ENV_LEDGER_TABLE_NAME, ENV_SAGA, ENV_STATE_MACHINE_ARN
+from stepsaga.errors import InvalidInputError
 from stepsaga.handlers.metrics import RecordingMetrics
 from stepsaga.ledger import EffectClass, Ledger, LedgerPolicy, Record, Status
 from stepsaga.ledger.dynamodb import DynamoDBStore
@@ -428,3 +429,25 @@ def test_settings_come_from_the_environment_checked(aws: FakeAws, queues: Queues
     redriver = auto_redrive._from_environment(environ)
     assert redriver.settings == AutoRedrive(max_redrives=2, base_delay_seconds=30)
     assert redriver.saga.name == saga.name
+
+
+@pytest.mark.parametrize("variable", [ENV_QUEUE_URL, ENV_SAGA, ENV_MAX_REDRIVES])
+def test_a_missing_or_bad_variable_stops_the_start_naming_it(
+    aws: FakeAws, queues: Queues, variable: str
+) -> None:
+    from stepsaga import auto_redrive
+
+    environ = {
+        ENV_SAGA: "workflows.replacement_order:saga",
+        ENV_STATE_MACHINE_ARN: aws.state_machine_arn,
+        ENV_LEDGER_TABLE_NAME: TABLE,
+        ENV_QUEUE_URL: queues.url,
+        "AWS_DEFAULT_REGION": REGION,
+    }
+    if variable == ENV_MAX_REDRIVES:
+        environ[variable] = "-1"
+    else:
+        del environ[variable]
+    with pytest.raises(InvalidInputError) as caught:
+        auto_redrive._from_environment(environ)
+    assert caught.value.message.startswith(f"{variable}: ")
