@@ -27,8 +27,9 @@ verdict                    when
 
 A refused execution stays FAILED, so the stack's ``TechnicalFailures`` alarm (which counts
 FAILED executions that did not end in a ``Saga.*`` state) has already fired for it and a
-person redrives it (``stepsaga redrive``) once the cause is fixed. AWS throttling or a
-failed call is a batch item failure too (SQS retries the message). Logs carry identifiers
+person redrives it (``stepsaga redrive``) once the cause is fixed. AWS throttling, a
+failed call or an unexpected error is a batch item failure too (SQS retries that message
+alone, then dead-letters it). Logs carry identifiers
 only (message id, execution name, verdict), never the case; each verdict is counted as an
 EMF metric (:data:`METRIC_FOR_VERDICT`).
 """
@@ -74,6 +75,7 @@ __all__ = [
     "MAX_DELAY_SECONDS",
     "METRIC_FOR_VERDICT",
     "AutoRedrive",
+    "Outcome",
     "Redriver",
     "Verdict",
     "event_pattern",
@@ -258,7 +260,9 @@ class Redriver:
         count = int(described.get("redriveCount", 0))
         stop = described.get("stopDate")
         now = self.clock.now()
-        due = (stop if isinstance(stop, datetime) else now) + self.settings.delay(count, arn)
+        # Counted from the failure, so a late delivery waits less; a FAILED execution always
+        # has a stopDate (without one, waiting from "now" would never end: redrive).
+        due = stop + self.settings.delay(count, arn) if isinstance(stop, datetime) else now
         if due - now > _EARLY:
             delay = min(MAX_DELAY_SECONDS, math.ceil((due - now).total_seconds()))
             with aws_call("sqs:SendMessage"):
@@ -285,8 +289,11 @@ class Redriver:
                     self._count(outcome)
                     failures.append({"itemIdentifier": message_id})
                     continue
-                except StepSagaError as exc:
-                    _log(None, message_id=message_id, retry=exc.error_name())
+                except Exception as exc:  # AWS trouble, or a bug: one message never fails all
+                    name = (
+                        exc.error_name() if isinstance(exc, StepSagaError) else type(exc).__name__
+                    )
+                    _log(None, message_id=message_id, retry=name)
                     failures.append({"itemIdentifier": message_id})
                     continue
                 _log(outcome, message_id=message_id, delay_seconds=outcome.delay_seconds)
