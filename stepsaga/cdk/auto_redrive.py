@@ -9,9 +9,10 @@ backoff (the message waits on the queue, ``DelaySeconds``). Both queues are encr
 deliveries, as does an event EventBridge could not deliver; the DLQ has an alarm.
 
 The redriver may ``DescribeExecution`` and ``RedriveExecution`` the executions of this one
-state machine (``execution:<name>:*``: an execution started through the ``live`` alias or a
-version keeps that unqualified ARN), read ledger records (``GetItem``: the attempt budget)
-and send to its own queue (the backoff). Nothing else.
+state machine (``execution:<name>:*``; AWS authorizes calls on executions of a version or
+alias against the unqualified ARNs, so the ``live`` alias needs no form of its own), read
+ledger records (``GetItem``: the attempt budget) and send to its own queue (the backoff).
+Nothing else.
 """
 
 from __future__ import annotations
