@@ -101,6 +101,7 @@ FRAMEWORK_MODULES: Final = (
     "stepsaga.lambda_handler",
     "stepsaga.reconciliation.overdue",
     "stepsaga.auto_redrive",
+    "stepsaga.ingress",
 )
 
 
