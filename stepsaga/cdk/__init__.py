@@ -45,7 +45,14 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
 from stepsaga.cdk.access import LEDGER_WRITER, OVERDUE_CHECK, RECONCILER, FunctionAccess, access_for
 from stepsaga.cdk.bundling import AssetLayout
 from stepsaga.cdk.saga_deployment import SagaDeployment
-from stepsaga.cdk.settings import BundlingMode, DeploymentError, FunctionSettings, StageSettings
+from stepsaga.cdk.settings import (
+    BundlingMode,
+    DeploymentError,
+    FunctionSettings,
+    SignedApi,
+    SignedService,
+    StageSettings,
+)
 from stepsaga.cdk.stack import SagaResources, SagaStack
 
 __all__ = [
@@ -60,6 +67,8 @@ __all__ = [
     "SagaDeployment",
     "SagaResources",
     "SagaStack",
+    "SignedApi",
+    "SignedService",
     "StageSettings",
     "access_for",
 ]

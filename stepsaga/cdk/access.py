@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from stepsaga.ledger.table import BUDGET_PREFIX
+from stepsaga.signing import SignedService
 from stepsaga.workflow.saga import RECONCILER_FUNCTION, RECONCILER_HANDLER
 
 __all__ = [
@@ -27,6 +28,7 @@ __all__ = [
     "OPERATOR",
     "OVERDUE_CHECK",
     "RECONCILER",
+    "INVOKE_SIGNED",
     "FunctionAccess",
     "OperatorAccess",
     "access_for",
@@ -39,6 +41,16 @@ DELETE_ITEM: Final = "dynamodb:DeleteItem"
 CONDITION_CHECK_ITEM: Final = "dynamodb:ConditionCheckItem"
 QUERY: Final = "dynamodb:Query"
 SCAN: Final = "dynamodb:Scan"
+
+#: What a role needs to call a signed API of each kind (``FunctionSettings.signed_apis``),
+#: and the condition that keeps it to IAM-authorized function URLs.
+INVOKE_SIGNED: Final[dict[SignedService, tuple[str, dict[str, dict[str, str]]]]] = {
+    SignedService.EXECUTE_API: ("execute-api:Invoke", {}),
+    SignedService.LAMBDA: (
+        "lambda:InvokeFunctionUrl",
+        {"StringEquals": {"lambda:FunctionUrlAuthType": "AWS_IAM"}},
+    ),
+}
 
 _KNOWN_DYNAMODB_ACTIONS: Final = frozenset(
     {GET_ITEM, PUT_ITEM, UPDATE_ITEM, DELETE_ITEM, CONDITION_CHECK_ITEM, QUERY, SCAN}
