@@ -180,6 +180,4 @@ class SignedApis:
     def client(self, variable: str, **options: Any) -> httpx.Client:
         """An ``httpx.Client`` on the API's base URL whose every request is signed;
         ``options`` are httpx's (``timeout``, ``transport``, ``headers``…)."""
-        return httpx.Client(
-            base_url=self.target(variable).url, auth=self.auth(variable), **options
-        )
+        return httpx.Client(base_url=self.target(variable).url, auth=self.auth(variable), **options)

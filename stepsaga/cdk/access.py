@@ -24,11 +24,11 @@ from stepsaga.workflow.saga import RECONCILER_FUNCTION, RECONCILER_HANDLER
 
 __all__ = [
     "DELETE_ITEM",
+    "INVOKE_SIGNED",
     "LEDGER_WRITER",
     "OPERATOR",
     "OVERDUE_CHECK",
     "RECONCILER",
-    "INVOKE_SIGNED",
     "FunctionAccess",
     "OperatorAccess",
     "access_for",

@@ -9,8 +9,8 @@ counts business outcomes and faults alike. The alarms separate them:
   errors that are not routed outcomes (``Errors - RoutedError``, the handlers' EMF count of
   the non-retryable errors the machine catches); Lambda throttles; DynamoDB throttles and
   system errors on the ledger; ledger transaction conflicts (the handlers' EMF count,
-  per deployment: the tenant rides in metadata); Step Functions execution throttles; and the scheduled
-  overdue check (OPEN items older than the threshold, or the check stopped reporting).
+  per deployment: the tenant rides in metadata); Step Functions execution throttles; and
+  the scheduled overdue check (OPEN items older than the threshold, or the check stopped reporting).
 * **business** (silent: no actions): unknown outcomes, failed compensations and opened
   reconciliation items. The reconciler already publishes one notice per item to the topic;
   an alarm on the same event would be a second notification.

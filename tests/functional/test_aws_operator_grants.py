@@ -67,7 +67,7 @@ class Calls:
 
 
 @pytest.fixture
-def calls(monkeypatch: pytest.MonkeyPatch) -> Iterator[Calls]:
+def calls(monkeypatch: pytest.MonkeyPatch) -> Calls:
     seen = Calls()
     create_client = botocore.session.Session.create_client
 
@@ -77,7 +77,7 @@ def calls(monkeypatch: pytest.MonkeyPatch) -> Iterator[Calls]:
         return client
 
     monkeypatch.setattr(botocore.session.Session, "create_client", hooked)
-    yield seen
+    return seen
 
 
 @pytest.fixture

@@ -40,12 +40,13 @@ def violations(source: str, *, is_rule_module: bool = False) -> list[str]:
                 found.append(f"line {node.lineno}: {ast.unparse(node.func)}() without region_name")
         if is_rule_module:
             continue
+        read = None
         if isinstance(node, ast.Call) and _name(node.func) in ("get", "getenv") and node.args:
-            if _constant(node.args[0]) in REGION_VARIABLES:
-                found.append(f"line {node.lineno}: reads {_constant(node.args[0])} directly")
-        if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load):
-            if _constant(node.slice) in REGION_VARIABLES:
-                found.append(f"line {node.lineno}: reads {_constant(node.slice)} directly")
+            read = _constant(node.args[0])
+        elif isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load):
+            read = _constant(node.slice)
+        if read in REGION_VARIABLES:
+            found.append(f"line {getattr(node, 'lineno', '?')}: reads {read} directly")
         if (
             isinstance(node, ast.Attribute)
             and node.attr == "region_name"
