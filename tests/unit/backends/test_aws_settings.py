@@ -207,7 +207,7 @@ def test_a_stack_with_the_alias_output_starts_there_one_without_falls_back() -> 
             },
         }
         cfn.create_stack(StackName="with-alias", TemplateBody=json.dumps(template))
-        del template["Outputs"]["StateMachineAliasArn"]  # type: ignore[attr-defined]
+        del template["Outputs"]["StateMachineAliasArn"]
         cfn.create_stack(StackName="before-versions", TemplateBody=json.dumps(template))
         assert settings_from_stack(cfn, "with-alias").start_target == f"{MACHINE}:live"
         assert settings_from_stack(cfn, "before-versions").start_target == MACHINE
