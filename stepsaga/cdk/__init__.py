@@ -50,6 +50,8 @@ from stepsaga.cdk.settings import (
     BundlingMode,
     DeploymentError,
     FunctionSettings,
+    SignedApi,
+    SignedService,
     StageSettings,
 )
 from stepsaga.cdk.stack import SagaResources, SagaStack
@@ -67,6 +69,8 @@ __all__ = [
     "SagaDeployment",
     "SagaResources",
     "SagaStack",
+    "SignedApi",
+    "SignedService",
     "StageSettings",
     "access_for",
 ]

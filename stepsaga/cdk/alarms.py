@@ -8,8 +8,9 @@ counts business outcomes and faults alike. The alarms separate them:
   BusinessOutcome``, the last from a metric filter on the state machine's log); Lambda
   errors that are not routed outcomes (``Errors - RoutedError``, the handlers' EMF count of
   the non-retryable errors the machine catches); Lambda throttles; DynamoDB throttles and
-  system errors on the ledger; Step Functions execution throttles; and the scheduled
-  overdue check (OPEN items older than the threshold, or the check stopped reporting).
+  system errors on the ledger; ledger transaction conflicts (the handlers' EMF count,
+  per deployment: the tenant rides in metadata); Step Functions execution throttles; and
+  the scheduled overdue check (OPEN items older than the threshold, or the check stopped reporting).
 * **business** (silent: no actions): unknown outcomes, failed compensations and opened
   reconciliation items. The reconciler already publishes one notice per item to the topic;
   an alarm on the same event would be a second notification.
@@ -99,6 +100,15 @@ RULES: Final[Mapping[str, AlarmRule]] = {
     "LedgerThrottles": AlarmRule(5, True, "DynamoDB throttled requests to the ledger"),
     "LedgerSystemErrors": AlarmRule(1, True, "DynamoDB answered ledger requests with 5xx"),
     "ExecutionThrottles": AlarmRule(1, True, "Step Functions throttled executions"),
+    # Each conflict is retried (``Retry`` on ``StoreUnavailableError``); a steady stream
+    # means a hot budget (more shards: ``budget_shards``) or a tenant hammered at once.
+    "LedgerTransactionConflicts": AlarmRule(
+        10,
+        True,
+        "ledger transactions were cancelled by concurrent ones (TransactionConflict, "
+        "retried); the tenant is in the log's metadata: raise its budget shards or spread "
+        "its cases",
+    ),
     "IngressDeadLetters": AlarmRule(
         1,
         True,
@@ -212,6 +222,7 @@ class SagaAlarms(Construct):
                 operations=list(_LEDGER_OPERATIONS), period=_PERIOD
             ),
             "ExecutionThrottles": state_machine.metric_throttled(period=_PERIOD, statistic="Sum"),
+            "LedgerTransactionConflicts": self._emf(metric_names.TRANSACTION_CONFLICT),
             # The check reports every run; a missing datapoint means it did not run.
             "ReconciliationOverdue": self._emf(
                 metric_names.RECONCILIATION_OVERDUE,

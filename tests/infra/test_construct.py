@@ -27,11 +27,14 @@ from stepsaga.cdk import (
     DeploymentError,
     FunctionSettings,
     SagaStack,
+    SignedApi,
+    SignedService,
     StageSettings,
 )
 from stepsaga.cdk.alarms import RULES
 from stepsaga.project import Project
 from stepsaga.secrets import ENV_SECRET_SOURCES
+from stepsaga.signing import ENV_SIGNED_APIS
 from tests.infra.test_cfn_lint import IGNORED
 
 SAGAS = """
@@ -73,6 +76,17 @@ broken = "acme_flows.sagas:broken"
 
 TOKEN_ARN = "arn:aws:secretsmanager:eu-west-1:111122223333:secret:acme/token-AbCdEf"
 API_KEY_PARAMETER = "/acme/billing/api-key"
+#: The app's IAM-authorized services: an API Gateway route and a function URL.
+PAYMENTS_API = SignedApi(
+    url="https://a1b2c3.execute-api.eu-west-1.amazonaws.com/prod",
+    resources=("arn:aws:execute-api:eu-west-1:111122223333:a1b2c3/prod/POST/refunds",),
+)
+NOTIFIER_FUNCTION_ARN = "arn:aws:lambda:eu-west-1:111122223333:function:acme-notifier"
+NOTIFIER_API = SignedApi(
+    url="https://n0t1f13r.lambda-url.eu-west-1.on.aws",
+    resources=(NOTIFIER_FUNCTION_ARN,),
+    service=SignedService.LAMBDA,
+)
 
 
 @pytest.fixture(scope="module")
@@ -151,8 +165,12 @@ def two_sagas(project: Project, tmp_path_factory: pytest.TempPathFactory) -> Two
                 grant=send_to_queue,
                 memory_mb=1024,
                 parameters={"ACME_API_KEY_PARAMETER": api_key},
+                signed_apis={"ACME_PAYMENTS_API_URL": PAYMENTS_API},
             ),
-            "Notify": FunctionSettings(secrets={"ACME_TOKEN_ARN": token}),
+            "Notify": FunctionSettings(
+                secrets={"ACME_TOKEN_ARN": token},
+                signed_apis={"ACME_NOTIFIER_URL": NOTIFIER_API},
+            ),
         },
     )
     beta = SagaStack(
@@ -277,6 +295,60 @@ def test_secrets_are_named_never_valued_and_readable_only_by_their_function(
     ]
     assert "/acme/billing/api-key" in json.dumps(statement["Resource"])
     assert "*" not in json.dumps(statement["Resource"])
+
+
+def test_a_signed_api_is_a_url_in_the_environment_and_invocable_only_by_its_function(
+    two_sagas: TwoSagas,
+) -> None:
+    """The variable holds the base URL, ``STEPSAGA_SIGNED_APIS`` its signing name; the role
+    of that function alone may invoke exactly that API (``execute-api:Invoke`` on the
+    route's ARN; ``lambda:InvokeFunctionUrl`` on the function, IAM-authorized URLs only)."""
+    functions = two_sagas.resources(two_sagas.alpha, "AWS::Lambda::Function").values()
+    by_name = {
+        f["Properties"]["Environment"]["Variables"].get(deployment.ENV_FUNCTION): f["Properties"]
+        for f in functions
+    }
+    charge = by_name["ChargeCard"]["Environment"]["Variables"]
+    assert charge["ACME_PAYMENTS_API_URL"] == PAYMENTS_API.url
+    assert json.loads(charge[ENV_SIGNED_APIS]) == {
+        "ACME_PAYMENTS_API_URL": {"service": "execute-api"}
+    }
+    notify = by_name["Notify"]["Environment"]["Variables"]
+    assert json.loads(notify[ENV_SIGNED_APIS]) == {"ACME_NOTIFIER_URL": {"service": "lambda"}}
+    assert ENV_SIGNED_APIS not in by_name["Reconcile"]["Environment"]["Variables"]
+    policies = two_sagas.resources(two_sagas.alpha, "AWS::IAM::Policy").values()
+    granted: dict[str, list[tuple[str, Any, Any]]] = {}
+    for policy in policies:
+        (role,) = policy["Properties"]["Roles"]
+        for statement in policy["Properties"]["PolicyDocument"]["Statement"]:
+            action = statement["Action"]
+            if action in ("execute-api:Invoke", "lambda:InvokeFunctionUrl"):
+                granted.setdefault(role["Ref"], []).append(
+                    (action, statement["Resource"], statement.get("Condition"))
+                )
+    assert {ref.split("Role")[0] for ref in granted} == {"ChargeCard", "Notify"}
+    for ref, statements in granted.items():
+        if ref.startswith("ChargeCard"):
+            assert statements == [("execute-api:Invoke", PAYMENTS_API.resources[0], None)]
+        else:
+            assert statements == [
+                (
+                    "lambda:InvokeFunctionUrl",
+                    NOTIFIER_FUNCTION_ARN,
+                    {"StringEquals": {"lambda:FunctionUrlAuthType": "AWS_IAM"}},
+                )
+            ]
+
+
+def test_signed_api_settings_are_checked() -> None:
+    with pytest.raises(DeploymentError, match="name the resources"):
+        SignedApi(url="https://x.example", resources=())
+    with pytest.raises(DeploymentError, match="https:// base URL"):
+        SignedApi(url="http://x.example", resources=("arn:aws:execute-api:eu-west-1:1:x/*",))
+    with pytest.raises(DeploymentError, match="named twice"):
+        FunctionSettings(environment={"PAY_URL": "x"}, signed_apis={"PAY_URL": PAYMENTS_API})
+    with pytest.raises(DeploymentError, match="set by the construct"):
+        FunctionSettings(signed_apis={"STEPSAGA_SIGNED_APIS": PAYMENTS_API})
 
 
 def test_alarm_texts_name_the_saga(two_sagas: TwoSagas) -> None:
