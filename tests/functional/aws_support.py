@@ -18,6 +18,7 @@ from moto import mock_aws
 from moto.stepfunctions.models import stepfunctions_backends
 
 from stepsaga.backends.aws import AwsBackend, AwsSettings, FixedClients
+from stepsaga.backends.aws.pointers import Pointer, record_pointer
 from stepsaga.deployment import (
     OUTPUT_LEDGER_TABLE_NAME,
     OUTPUT_RECONCILIATION_TOPIC_ARN,
@@ -85,6 +86,25 @@ class FakeAws:
             store.put(record, expect=None)
         for item in items:
             store.put_item(item, expect=None)
+
+    def start_recorded(self, data: dict[str, Any], *, at: datetime | None = None) -> str:
+        """Start an execution of ``data`` (a case, or just its identity) the way the start
+        paths do: its pointer first (``pointers.record_pointer``), then ``StartExecution``
+        under the derived name (no validation, no ledger reads: fast for many cases)."""
+        pointer = Pointer.of(
+            self.state_machine_arn,
+            data["tenant_id"],
+            data["case_id"],
+            data["approval"]["revision"],
+            at=at or datetime.now(UTC),
+        )
+        record_pointer(self.ddb, TABLE, pointer)
+        self.sfn.start_execution(
+            stateMachineArn=self.state_machine_arn,
+            name=pointer.execution_name,
+            input=json.dumps(data),
+        )
+        return pointer.execution_name
 
     def execution_arn(self, name: str) -> str:
         return f"arn:aws:states:{REGION}:{ACCOUNT}:execution:{MACHINE}:{name}"

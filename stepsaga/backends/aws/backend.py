@@ -1,11 +1,14 @@
 """The operator's verbs on the deployed stack: Step Functions for executions, the DynamoDB
 ledger for steps and reconciliation items.
 
-* ``start``: ``StartExecution`` named after the case; ``ExecutionAlreadyExists`` (or AWS
-  quietly returning a running one) → ``DescribeExecution``: the same input reports that
-  execution, another input is refused naming it.
-* ``status``: ``DescribeExecution`` + a ``GetItem`` per planned action + the tenant's
-  OPEN items (the ``open-items-by-tenant`` index).
+* ``start``: the case's other revisions (one ``Query`` of its pointers, a
+  ``DescribeExecution`` each) decide whether it may start; its pointer is recorded
+  (``pointers.py``), then ``StartExecution`` named after the case; ``ExecutionAlreadyExists``
+  (or AWS quietly returning a running one) → ``DescribeExecution``: the same input reports
+  that execution, another input is refused naming it.
+* ``status``: the execution (``locate.py``: a fixed number of calls, whatever the history)
+  + a ``GetItem`` per planned action + the tenant's OPEN items (the ``open-items-by-tenant``
+  index).
 * ``history``: every ``GetExecutionHistory`` page, oldest first.
 * ``list_executions``: ``ListExecutions`` pages, the other filters applied here
   (``listing.py``).
@@ -218,13 +221,14 @@ class AwsBackend:
         retention = self.ledger.policy.retention
         check_approval_window(case.approval.approved_at, self.clock.now(), retention)
         identity = CaseIdentity(case.tenant_id, case.case_id, case.approval.revision)
-        if describe_or_none(sfn, arn) is None:
-            # Not a re-start: the other revisions (their pointers) decide whether this one
-            # may start; then its pointer is recorded before StartExecution.
-            found = case_executions(sfn, self._ddb(), settings, identity, earlier_by_name=True)
-            refusal = start_refusal(identity, [Sibling.of(d) for d in found])
+        found = case_executions(sfn, self._ddb(), settings, identity, earlier_by_name=True)
+        siblings = [Sibling.of(d) for d in found]
+        if all(s.identity.revision != identity.revision for s in siblings):
+            # Not a re-start: the other revisions decide whether this one may start.
+            refusal = start_refusal(identity, siblings)
             if refusal is not None:
                 raise InvalidInputError(refusal, field="approval.revision")
+        # Recorded before StartExecution: a crash in between leaves a "not started" pointer.
         pointer = Pointer.of(
             settings.state_machine_arn,
             case.tenant_id,
