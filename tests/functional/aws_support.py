@@ -15,6 +15,7 @@ from typing import Any
 
 import boto3
 from moto import mock_aws
+from moto.dynamodb.models import dynamodb_backends
 from moto.stepfunctions.models import stepfunctions_backends
 
 from stepsaga.backends.aws import AwsBackend, AwsSettings, FixedClients
@@ -105,6 +106,24 @@ class FakeAws:
             input=json.dumps(data),
         )
         return pointer.execution_name
+
+    def seed_recorded(self, identities: list[dict[str, Any]]) -> None:
+        """What :meth:`start_recorded` leaves, for many cases at once: the same pointer
+        items and executions, written into moto's models directly (no HTTP round trip per
+        call), so a test can fill the state machine with thousands of executions."""
+        sfn = stepfunctions_backends[ACCOUNT][REGION]
+        table = dynamodb_backends[ACCOUNT][REGION]
+        now = datetime.now(UTC)
+        for data in identities:
+            pointer = Pointer.of(
+                self.state_machine_arn,
+                data["tenant_id"],
+                data["case_id"],
+                data["approval"]["revision"],
+                at=now,
+            )
+            table.put_item(TABLE, pointer.item())
+            sfn.start_execution(self.state_machine_arn, pointer.execution_name, json.dumps(data))
 
     def execution_arn(self, name: str) -> str:
         return f"arn:aws:states:{REGION}:{ACCOUNT}:execution:{MACHINE}:{name}"

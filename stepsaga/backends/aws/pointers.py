@@ -20,7 +20,7 @@ every tenant and revision of the case, however many executions the state machine
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any, Final
 
 from botocore.exceptions import ClientError
@@ -147,10 +147,14 @@ def why_missing(pointer: Pointer, now: datetime) -> str:
     )
     if now - pointer.started_at > AWS_KEEPS_CLOSED:
         return (
-            f"{what} (started {time_text(pointer.started_at)}) closed more than 90 days ago "
+            f"{what} (started {_shown(pointer.started_at)}) closed more than 90 days ago "
             "(AWS keeps 90 days)"
         )
     return (
-        f"{what} was recorded at {time_text(pointer.started_at)} but never started (the "
+        f"{what} was recorded at {_shown(pointer.started_at)} but never started (the "
         "start was interrupted before StartExecution); start the case again"
     )
+
+
+def _shown(when: datetime) -> str:
+    return when.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
