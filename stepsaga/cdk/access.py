@@ -18,12 +18,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Final
 
+from stepsaga.ledger.table import CASE_PREFIX
 from stepsaga.workflow.saga import RECONCILER_FUNCTION, RECONCILER_HANDLER
 
 __all__ = [
     "LEDGER_WRITER",
     "OPERATOR",
     "OVERDUE_CHECK",
+    "POINTER_ACTIONS",
+    "POINTER_CONDITIONS",
     "RECONCILER",
     "FunctionAccess",
     "OperatorAccess",
@@ -40,6 +43,18 @@ SCAN: Final = "dynamodb:Scan"
 _KNOWN_DYNAMODB_ACTIONS: Final = frozenset(
     {GET_ITEM, PUT_ITEM, UPDATE_ITEM, CONDITION_CHECK_ITEM, QUERY, SCAN}
 )
+
+
+#: Case pointers (``stepsaga.backends.aws.pointers``): what a start path writes and a lookup
+#: reads, granted on the ledger table under :data:`POINTER_CONDITIONS` only.
+POINTER_ACTIONS: Final = (GET_ITEM, PUT_ITEM, QUERY)
+#: Only items whose partition key starts ``CASE#``. ``ForAllValues`` is vacuously true
+#: when a request carries no ``dynamodb:LeadingKeys`` (a Scan does not), so ``Null`` requires
+#: the key to be there.
+POINTER_CONDITIONS: Final[Mapping[str, Mapping[str, object]]] = {
+    "ForAllValues:StringLike": {"dynamodb:LeadingKeys": [f"{CASE_PREFIX}*"]},
+    "Null": {"dynamodb:LeadingKeys": "false"},
+}
 
 
 @dataclass(frozen=True)
@@ -113,8 +128,11 @@ class OperatorAccess:
     execution_actions: tuple[str, ...]
     #: On the ledger table (recon list/show/resolve with its audit record, ledger list).
     table_actions: tuple[str, ...]
-    #: On the table's indexes.
+    #: On the table's index.
     index_actions: tuple[str, ...]
+    #: On case pointer items only (:data:`POINTER_CONDITIONS`): find a case's executions
+    #: (and record one for an operator who also starts cases).
+    pointer_actions: tuple[str, ...] = POINTER_ACTIONS
 
 
 OPERATOR: Final = OperatorAccess(

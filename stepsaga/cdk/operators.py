@@ -56,6 +56,11 @@ class OperatorPolicy(Construct):
             ("ReadAndResolveTheLedger", access.table_actions, [table]),
             ("QueryTheLedgerIndexes", access.index_actions, [f"{table}/index/*"]),
         ]
+        pointers = (
+            [ledger.pointer_statement("FindCasesByTheirPointers", access.pointer_actions)]
+            if access.pointer_actions
+            else []
+        )
         self.policy = iam.ManagedPolicy(
             self,
             "Policy",
@@ -67,7 +72,8 @@ class OperatorPolicy(Construct):
                 iam.PolicyStatement(sid=sid, actions=list(actions), resources=resources)
                 for sid, actions, resources in statements
                 if actions
-            ],
+            ]
+            + pointers,
         )
         NagSuppressions.add_resource_suppressions(
             self.policy,
