@@ -221,7 +221,7 @@ class AwsBackend:
         retention = self.ledger.policy.retention
         check_approval_window(case.approval.approved_at, self.clock.now(), retention)
         identity = CaseIdentity(case.tenant_id, case.case_id, case.approval.revision)
-        found = case_executions(sfn, self._ddb(), settings, identity, earlier_by_name=True)
+        found = case_executions(sfn, self._ddb(), settings, identity, previous_by_name=True)
         siblings = [Sibling.of(d) for d in found]
         if all(s.identity.revision != identity.revision for s in siblings):
             # Not a re-start: the other revisions decide whether this one may start.

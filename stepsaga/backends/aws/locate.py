@@ -120,31 +120,30 @@ def case_executions(
     settings: AwsSettings,
     case: CaseIdentity,
     *,
-    earlier_by_name: bool = False,
+    previous_by_name: bool = False,
 ) -> list[Described]:
     """Every started execution of this tenant's case, any revision: one ``Query`` of its
     pointers, then a ``DescribeExecution`` each (a revision that never started is left
-    out). ``earlier_by_name``: revisions below ``case.revision`` without a pointer (started
-    before pointers existed) are described by their derived name too, so the start rule
-    (``lifecycle.start_refusal``) still sees them."""
+    out). ``previous_by_name``: revision ``case.revision - 1`` without a pointer (started
+    before pointers existed) is described by its derived name too, so the start rule
+    (``lifecycle.start_refusal``) still waits for it; one call, not one per revision
+    (revisions go up to a million)."""
     pointers = [
         p
         for p in case_pointers(ddb, settings.ledger_table_name, case.case_id)
         if p.tenant_id == case.tenant_id
     ]
     arns = [p.execution_arn for p in pointers]
-    if earlier_by_name:
-        recorded = {p.revision for p in pointers}
-        arns += [
-            settings.execution_arn(execution_name(case.tenant_id, case.case_id, revision))
-            for revision in range(1, case.revision)
-            if revision not in recorded
-        ]
+    previous = case.revision - 1
+    if previous_by_name and previous >= 1 and previous not in {p.revision for p in pointers}:
+        name = execution_name(case.tenant_id, case.case_id, previous)
+        arns.append(settings.execution_arn(name))
     found: list[Described] = []
     for arn in arns:
         described = describe_or_none(sfn, arn)
         identity = _identity(described)
-        if described is not None and identity is not None and identity.case_id == case.case_id:
+        whose = (identity.tenant_id, identity.case_id) if identity is not None else None
+        if described is not None and whose == (case.tenant_id, case.case_id):
             found.append(described)
     return found
 
