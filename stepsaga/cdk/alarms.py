@@ -105,6 +105,12 @@ RULES: Final[Mapping[str, AlarmRule]] = {
         "approved cases wait in the ingress dead-letter queue (invalid, conflicting, or "
         "failing to start): read their stepsaga-reason attribute",
     ),
+    "AutoRedriveDeadLetters": AlarmRule(
+        1,
+        True,
+        "failed-execution events wait in the automatic redrive's dead-letter queue (not "
+        "readable, or the redriver kept failing on them): redrive those executions by hand",
+    ),
     "ReconciliationOverdue": AlarmRule(
         1,
         True,
@@ -161,6 +167,7 @@ class SagaAlarms(Construct):
         topic: sns.ITopic,
         overdue_check_period: Duration,
         dead_letters: sqs.IQueue | None = None,
+        redrive_dead_letters: sqs.IQueue | None = None,
     ) -> None:
         super().__init__(scope, construct_id)
         self._stage = stage
@@ -221,12 +228,18 @@ class SagaAlarms(Construct):
                     period=_PERIOD, statistic="Maximum"
                 )
             )
+        if redrive_dead_letters is not None:
+            metrics["AutoRedriveDeadLetters"] = (
+                redrive_dead_letters.metric_approximate_number_of_messages_visible(
+                    period=_PERIOD, statistic="Maximum"
+                )
+            )
         assert set(metrics) <= set(RULES), "one rule per metric"
         action = actions.SnsAction(topic)
         self.alarms: dict[str, cloudwatch.Alarm] = {}
         for name, rule in RULES.items():
             if name not in metrics:
-                continue  # the part it watches is not deployed (no ingress)
+                continue  # the part it watches is not deployed (no ingress, no auto redrive)
             alarm = cloudwatch.Alarm(
                 self,
                 name,

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING, Final
 
+from stepsaga.auto_redrive import AutoRedrive
 from stepsaga.deployment import DEFAULT_STAGE
 
 if TYPE_CHECKING:
@@ -24,6 +25,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "PRODUCTION_STAGES",
+    "AutoRedrive",
     "BundlingMode",
     "DeploymentError",
     "FunctionSettings",
@@ -77,6 +79,9 @@ class StageSettings:
     bundling: BundlingMode = BundlingMode.PIP
     #: The SQS ingress of approved cases and its starter (``stepsaga.cdk.ingress``).
     ingress: bool = True
+    #: The automatic, bounded redrive of technical failures (``stepsaga.cdk.auto_redrive``);
+    #: None turns it off (every technical failure then waits for ``stepsaga redrive``).
+    auto_redrive: AutoRedrive | None = field(default_factory=AutoRedrive)
 
     def __post_init__(self) -> None:
         if not _STAGE.match(self.stage):

@@ -7,7 +7,7 @@ import json
 import sys
 import textwrap
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -20,8 +20,15 @@ from aws_cdk.assertions import Annotations, Match, Template
 from cdk_nag import NagSuppressions
 from cfnlint.api import ManualArgs, lint
 
-from stepsaga import deployment
-from stepsaga.cdk import BundlingMode, DeploymentError, FunctionSettings, SagaStack, StageSettings
+from stepsaga import auto_redrive, deployment
+from stepsaga.cdk import (
+    AutoRedrive,
+    BundlingMode,
+    DeploymentError,
+    FunctionSettings,
+    SagaStack,
+    StageSettings,
+)
 from stepsaga.cdk.alarms import RULES
 from stepsaga.project import Project
 from stepsaga.secrets import ENV_SECRET_SOURCES
@@ -136,7 +143,7 @@ def two_sagas(project: Project, tmp_path_factory: pytest.TempPathFactory) -> Two
         app,
         project=project,
         saga="alpha-order",
-        settings=settings,
+        settings=replace(settings, auto_redrive=AutoRedrive(max_redrives=5, base_delay_seconds=30)),
         defaults=FunctionSettings(environment={"ACME_BILLING_URL": "https://billing.example"}),
         functions={
             "ChargeCard": FunctionSettings(
@@ -148,7 +155,9 @@ def two_sagas(project: Project, tmp_path_factory: pytest.TempPathFactory) -> Two
             "Notify": FunctionSettings(secrets={"ACME_TOKEN_ARN": token}),
         },
     )
-    beta = SagaStack(app, project=project, saga="beta-refresh", settings=settings)
+    beta = SagaStack(
+        app, project=project, saga="beta-refresh", settings=replace(settings, auto_redrive=None)
+    )
     app.synth()
     return TwoSagas(alpha=alpha, beta=beta, outdir=outdir)
 
@@ -186,11 +195,38 @@ def test_functions_run_the_generic_entry_with_the_projects_references(
     assert "ACME_BILLING_URL" not in json.dumps(saga_functions[None])  # the check is ours
 
 
+def test_auto_redrive_takes_its_bounds_from_the_settings_and_none_turns_it_off(
+    two_sagas: TwoSagas,
+) -> None:
+    def redrivers(stack: SagaStack) -> list[dict[str, str]]:
+        return [
+            f["Properties"]["Environment"]["Variables"]
+            for f in two_sagas.resources(stack, "AWS::Lambda::Function").values()
+            if f["Properties"]["Handler"] == "stepsaga.auto_redrive.handler"
+        ]
+
+    (alpha,) = redrivers(two_sagas.alpha)
+    assert alpha[auto_redrive.ENV_MAX_REDRIVES] == "5"
+    assert alpha[auto_redrive.ENV_BASE_DELAY_SECONDS] == "30"
+    assert redrivers(two_sagas.beta) == []
+    beta = two_sagas.template(two_sagas.beta)["Resources"]
+    assert not [k for k in beta if k.startswith("AutoRedrive")]
+    assert not [
+        r
+        for r in beta.values()
+        if r["Type"] == "AWS::Events::Rule" and "EventPattern" in r["Properties"]
+    ]
+
+
 def test_the_apps_grant_reaches_only_its_function(two_sagas: TwoSagas) -> None:
     policies = two_sagas.resources(two_sagas.alpha, "AWS::IAM::Policy").values()
     with_send = [p for p in policies if "sqs:SendMessage" in json.dumps(p)]
-    # The ingress starter sends to its own dead-letter queue: the framework's grant.
-    (policy,) = [p for p in with_send if "IngressStarter" not in json.dumps(p["Properties"])]
+    # The ingress starter sends to its own dead-letter queue, the redriver to its own queue
+    # (the backoff): the framework's grants.
+    framework = ("IngressStarter", "AutoRedriveRedriver")
+    (policy,) = [
+        p for p in with_send if not any(f in json.dumps(p["Properties"]) for f in framework)
+    ]
     (role,) = policy["Properties"]["Roles"]
     assert role["Ref"].startswith("ChargeCardRole")
 
@@ -247,7 +283,8 @@ def test_alarm_texts_name_the_saga(two_sagas: TwoSagas) -> None:
     for stack, saga in ((two_sagas.alpha, "alpha-order"), (two_sagas.beta, "beta-refresh")):
         alarms = two_sagas.resources(stack, "AWS::CloudWatch::Alarm").values()
         texts = [a["Properties"]["AlarmDescription"] for a in alarms]
-        assert len(texts) == len(RULES)
+        # beta runs without the automatic redrive: no alarm on its dead letters
+        assert len(texts) == len(RULES) - (stack is two_sagas.beta)
         assert all(saga in text for text in texts), texts
         assert not any("replacement" in text for text in texts)
 
