@@ -43,6 +43,7 @@ BUILTINS = {
     "start": "stepsaga.cli.run:start",
     "status": "stepsaga.cli.run:status",
     "stop": "stepsaga.cli.stop:stop",
+    "versions": "stepsaga.cli.versions:app",
 }
 
 #: The CLI loads no pydantic plugins unless this is set (to anything else, even empty):
