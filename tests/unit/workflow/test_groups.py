@@ -136,7 +136,7 @@ def test_the_map_iterates_the_case_list_keyed_by_the_declared_field(
 ) -> None:
     state = definition["States"]["ReserveLines"]
     assert state["Type"] == "Map"
-    assert state["ItemsPath"] == "$.case.lines"
+    assert state["ItemsPath"] == "$$.Execution.Input.lines"
     assert state["MaxConcurrency"] == 2
     assert state["ItemSelector"]["key.$"] == "$$.Map.Item.Value.line_id"
     task = state["ItemProcessor"]["States"]["ReserveLine"]
