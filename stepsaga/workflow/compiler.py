@@ -7,19 +7,24 @@ produces into the engine (``stepsaga.workflow.validate.check_definition`` →
 ``Task`` (``lambda:invoke`` and ``lambda:invoke.waitForTaskToken`` with
 ``{"FunctionName": "${<Function>FunctionArn}", "Payload": {…}}``), ``Pass``, ``Choice``,
 ``Parallel``, inline ``Map``, ``Succeed`` and ``Fail``; reference paths, the ``[*]``
-wildcard in ``ResultSelector``, the context object (``$$.Execution.Name``,
-``$$.State.Name``, ``$$.State.RetryCount``, ``$$.Task.Token``, ``$$.Map.Item.Value``,
-``$$.Map.Item.Index``); no intrinsic functions, never ``OutputPath`` or
+wildcard in ``ResultSelector``, the context object (``$$.Execution.Input.<path>``,
+``$$.Execution.Name``, ``$$.State.Name``, ``$$.State.RetryCount``, ``$$.Task.Token``,
+``$$.Map.Item.Value``, ``$$.Map.Item.Index``); no intrinsic functions, never ``OutputPath`` or
 ``HeartbeatSeconds``, and ``InputPath`` only where a group's first rejection becomes
 ``$.failure``. ``QueryLanguage`` only when ``Saga.query_language`` is JSONata: the JSONPath
 machine is then translated field for field (``stepsaga.workflow.jsonata``), same states
 and routes, and loaded into the engine as well.
 
-State layout. ``Prepare`` (a Pass) wraps the execution input so every path is unambiguous::
-
-    {"case": <execution input>, "results": {}, "compensations": {}, "reconciliation": {}}
-
-(plus ``"groups": {}`` when the saga has a parallel group or a per-item step).
+State layout. No state only moves data (each costs a billed transition): every read of the
+case goes to the context object, ``$$.Execution.Input.<path>`` — the original input, free,
+the same after a redrive — and the state data *starts as the case itself*, gaining these
+top-level fields through ``ResultPath`` (which creates the objects on its way). A case may
+not have a top-level field of these names (``names.StateField``, the one table):
+``Saga`` refuses such an input model, ``Saga.check_input`` such an input at start.
+The last forward element ends the execution (``"End": true`` on its task, also when
+``<X>Decision`` sends it round again); only a final group, whose outcome is a Choice (which
+cannot end an execution), goes on to ``Completed`` (``Succeed``). Success is the
+execution's status, never a state's name.
 
 * ``$.results.<Step>`` — each forward step's ``StepResult``;
 * ``$.failure`` — the ``{Error, Cause}`` a ``Catch`` caught on a forward step;
@@ -72,10 +77,12 @@ Routes out of a forward step ``X`` (error names come from ``stepsaga.errors``):
 
 Parallel groups and per-item steps. A group ``G`` (``Parallel``) is a ``Parallel`` state
 whose branches run their steps with exactly the routes above, except that a rejection
-ends the branch (``G Branch<i>Rejected``, a Pass keeping the failure) instead of
+ends the branch (``G Branch<i>Rejected`` for its first step, ``…RejectedLater`` for a
+later one: a Pass keeping the failure and what completed) instead of
 unwinding: no branch ever fails another, so an uncertain step waits in reconciliation in
 its branch while the others finish and keep their proof. A per-item step ``X``
-(``ForEach``) is an inline ``Map`` over the case's list (``MaxConcurrency``), each
+(``ForEach``) is an inline ``Map`` over the case's list (``ItemsPath`` into the context
+object, which Step Functions and moto/LocalStack accept; ``MaxConcurrency``), each
 iteration running ``X`` for one item (``params`` = the item, ``item`` = its declared key,
 so the action key is ``…:<op>#<item>``) and ending ``<X>ItemDone`` or ``<X>ItemRejected``.
 Then ``<G>Outcome`` (Choice: is ``$.groups.<G>.failures[0]`` present?) goes on, or
@@ -135,7 +142,7 @@ from stepsaga.workflow.validate import DefinitionError, check_definition
 LAMBDA_INVOKE = names.LAMBDA_INVOKE
 LAMBDA_INVOKE_WAIT_FOR_TASK_TOKEN = names.LAMBDA_INVOKE_WAIT_FOR_TASK_TOKEN
 
-#: Context-object paths the compiled machines read.
+#: Context-object paths the compiled machines read (besides ``CASE``, the case itself).
 CONTEXT_PATHS = ("$$.Execution.Name", "$$.State.Name", "$$.State.RetryCount", "$$.Task.Token")
 
 CASE = names.CASE_PATH_ROOT
@@ -441,9 +448,7 @@ class _Compiler:
             states[names.await_decision(step.name)] = self.await_decision(step, at)
         return states
 
-    def forward(
-        self, step: Step, at: _At, next_state: str | None, rejected: str
-    ) -> dict[str, Any]:
+    def forward(self, step: Step, at: _At, next_state: str | None, rejected: str) -> dict[str, Any]:
         catch = [
             {
                 "ErrorEquals": error_names(COMPENSATE),
