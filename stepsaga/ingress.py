@@ -103,10 +103,11 @@ class Starter:
         """One message body → its outcome; AWS failures raise (the message is retried)."""
         try:
             case = parse_case(_case_data(body), self.saga.input_model or OpenCase)
+            wanted = case.execution_input()
+            self.saga.check_input(wanted)  # what ``stepsaga start`` refuses, refused here too
         except InvalidInputError as exc:
             return Outcome(Verdict.INVALID, reason=exc.message, field=str(exc.data.get("field")))
         name = execution_name(case.tenant_id, case.case_id, case.approval.revision)
-        wanted = case.execution_input()
         prefix, _, machine = self.state_machine_arn.rpartition(":stateMachine:")
         arn = f"{prefix}:execution:{machine}:{name}"
         try:
