@@ -127,3 +127,14 @@ def test_branches_and_items_are_drawn_inside_their_state() -> None:
     dot = to_dot(graph)
     assert dot.count("subgraph ") == 3
     assert dot.count("{") == dot.count("}")
+
+
+def test_an_execution_of_the_layout_with_prepare_highlights_on_todays_graph(
+    definition: dict[str, Any],
+) -> None:
+    """The console and ``stepsaga graph`` draw today's machine; an older execution's states
+    that it no longer has (``Prepare``, ``Completed``) are left out, not an error."""
+    old = ["Prepare", "ReserveStock", "RefundPayment", "CreateShipment", "Completed"]
+    mermaid = draw(definition, GraphFormat.mermaid, visited=Visited.from_path(old))
+    assert "    class ReserveStock,RefundPayment,CreateShipment visited\n" in mermaid
+    assert "Prepare" not in mermaid
