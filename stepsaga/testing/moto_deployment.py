@@ -1,0 +1,439 @@
+"""A synthesized stack on moto, its Lambda functions running the real handlers in-process.
+
+Why: :func:`stepsaga.testing.moto_stepfunctions` runs a saga in moto's Step Functions
+interpreter with *mocked* task results; nothing there proves that the functions the stack
+deploys — their ``Handler`` strings, their environment, the ARNs substituted into the
+definition — run the saga. :func:`moto_deployment` deploys the template's tables, topics,
+queues, functions (with a published version per function and their aliases) and state
+machines onto moto, as the template describes them, and answers every Lambda ``Invoke``
+(the interpreter's ``lambda:invoke`` and ``lambda:invoke.waitForTaskToken`` go through it)
+by importing the function's handler and calling it in-process with the function's
+environment variables set and a Lambda-like context. A handler's exception reaches the
+caller as Lambda reports it (``FunctionError: Unhandled``, payload ``errorType`` = the
+exception's class name), so ``Retry``/``Catch`` match the same error names as on AWS.
+
+Every invocation is a cold start (stepsaga's entry point forgets the handlers it built):
+in Lambda each function has processes of its own, here they share one. Invocations run one
+at a time (they set ``os.environ``). Retry delays are skipped, as in ``moto_stepfunctions``.
+Pinned to moto 5.2.5's internals (``LambdaSimpleBackend.invoke``).
+"""
+
+from __future__ import annotations
+
+import importlib
+import io
+import json
+import os
+import threading
+import time
+import uuid
+import zipfile
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any, Final
+from unittest import mock
+
+from stepsaga import deployment
+from stepsaga.engine import lambda_invoke
+from stepsaga.engine.lambda_invoke import LambdaContext
+from stepsaga.testing.cloudformation import Resolver, TemplateError, substitute
+from stepsaga.testing.moto import MOTO_CONFIG, RETRY_CLOCK
+
+__all__ = ["DeployedFunction", "Invocation", "MotoDeployment", "moto_deployment"]
+
+_INVOKE: Final = "moto.awslambda_simple.models.LambdaSimpleBackend.invoke"
+#: moto's default account (what its ARNs carry unless told otherwise).
+_ACCOUNT: Final = "123456789012"
+_ROLE: Final = "stepsaga-moto-deployment"
+#: Lambda's own defaults when a template leaves them out.
+_DEFAULT_TIMEOUT: Final = 3
+_DEFAULT_MEMORY: Final = 128
+#: Output key → the CLI's environment variable (``stepsaga --backend aws`` without a stack).
+_CLI_VARIABLES: Final = {
+    deployment.OUTPUT_STATE_MACHINE_ARN: deployment.ENV_STATE_MACHINE_ARN,
+    deployment.OUTPUT_LEDGER_TABLE_NAME: deployment.ENV_LEDGER_TABLE_NAME,
+    deployment.OUTPUT_RECONCILIATION_TOPIC_ARN: deployment.ENV_RECONCILIATION_TOPIC_ARN,
+}
+
+
+@dataclass(frozen=True)
+class DeployedFunction:
+    """One ``AWS::Lambda::Function`` as deployed: what an invocation runs."""
+
+    logical_id: str
+    name: str
+    arn: str
+    #: ``package.module.function``, as Lambda's Python runtime reads it.
+    handler: str
+    environment: Mapping[str, str]
+    timeout_seconds: int = _DEFAULT_TIMEOUT
+    memory_mb: int = _DEFAULT_MEMORY
+
+
+@dataclass(frozen=True)
+class Invocation:
+    """One call of a function: its event and, if it raised, the Lambda ``errorType``."""
+
+    function: DeployedFunction
+    event: Any
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class MotoDeployment:
+    """What :func:`moto_deployment` created, by logical id, and every invocation so far."""
+
+    region: str
+    account: str
+    stack_name: str
+    functions: Mapping[str, DeployedFunction]
+    tables: Mapping[str, str]
+    topics: Mapping[str, str]
+    queues: Mapping[str, str]
+    state_machines: Mapping[str, str]
+    #: The template's ``Outputs``, resolved (also the moto stack's outputs).
+    outputs: Mapping[str, str]
+    invocations: list[Invocation] = field(default_factory=list, compare=False)
+
+    @property
+    def state_machine_arn(self) -> str:
+        """The stack's one state machine."""
+        if len(self.state_machines) != 1:
+            raise TemplateError(
+                f"template: {len(self.state_machines)} state machines; pick one of "
+                f"state_machines ({', '.join(self.state_machines)})"
+            )
+        return next(iter(self.state_machines.values()))
+
+    def environ(self) -> dict[str, str]:
+        """Environment variables for ``stepsaga --backend aws`` from the stack's outputs
+        (``--stack <stack_name>`` reads the same values from moto's CloudFormation)."""
+        variables = {
+            variable: self.outputs[output]
+            for output, variable in _CLI_VARIABLES.items()
+            if output in self.outputs
+        }
+        return {"AWS_REGION": self.region, "AWS_DEFAULT_REGION": self.region, **variables}
+
+    def function(self, name: str) -> DeployedFunction:
+        """The function whose logical id, physical name or ``STEPSAGA_FUNCTION`` is ``name``."""
+        for function in self.functions.values():
+            if name in (
+                function.logical_id,
+                function.name,
+                function.environment.get(deployment.ENV_FUNCTION),
+            ):
+                return function
+        raise KeyError(f"no function {name!r} in the deployment ({', '.join(self.functions)})")
+
+    def calls(self, name: str) -> list[Invocation]:
+        """The invocations of one function (see :meth:`function`), in order."""
+        wanted = self.function(name)
+        return [call for call in self.invocations if call.function == wanted]
+
+    def wait(
+        self,
+        execution_arn: str,
+        *,
+        until: Callable[[Mapping[str, Any]], bool] | None = None,
+        timeout_seconds: float = 60,
+    ) -> dict[str, Any]:
+        """``DescribeExecution`` once the execution is no longer ``RUNNING`` (or ``until``
+        holds); moto runs executions in a thread of their own."""
+        import boto3
+
+        client = boto3.client("stepfunctions", region_name=self.region)
+        done = until or (lambda described: described["status"] != "RUNNING")
+        deadline = time.monotonic() + timeout_seconds
+        while True:
+            described: dict[str, Any] = dict(client.describe_execution(executionArn=execution_arn))
+            if done(described):
+                return described
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"{execution_arn}: still {described['status']}")
+            time.sleep(0.01)
+
+
+@contextmanager
+def moto_deployment(
+    template: Mapping[str, Any] | Path,
+    *,
+    stack_name: str = "stepsaga",
+    environment: Mapping[str, str] | None = None,
+    region: str = "us-east-1",
+) -> Iterator[MotoDeployment]:
+    """Deploy ``template`` (a synthesized CloudFormation template, or its JSON file under
+    ``cdk.out``) onto moto; ``environment`` overrides variables of every function (e.g.
+    ``STEPSAGA_SERVICES=simulated``). moto (``mock_aws``) stays active inside the block."""
+    from moto import mock_aws
+
+    body: Mapping[str, Any] = (
+        json.loads(template.read_text()) if isinstance(template, Path) else template
+    )
+    lock = threading.Lock()
+    with mock_aws(config=MOTO_CONFIG):
+        deployed = _deploy(body, stack_name, region, dict(environment or {}))
+        by_name = {f.name: f for f in deployed.functions.values()}
+
+        def answer(
+            backend: Any, name: str, qualifier: Any, payload: Any, headers: Any, response: Any
+        ) -> bytes:
+            function = by_name[backend.get_function(name, qualifier).function_name]
+            event = json.loads(payload) if payload else {}
+            with lock:
+                result = _run(function, event, region)
+            deployed.invocations.append(Invocation(function, event, result.error or None))
+            if not result.ok:
+                response["x-amz-function-error"] = "Unhandled"
+                return result.cause.encode()
+            return result.payload_json.encode()
+
+        with (
+            mock.patch(_INVOKE, answer),
+            mock.patch(RETRY_CLOCK, SimpleNamespace(sleep=lambda seconds: None)),
+        ):
+            yield deployed
+
+
+def _run(function: DeployedFunction, event: Any, region: str) -> lambda_invoke.Invocation:
+    """One cold invocation of ``function``'s handler with its environment set."""
+    from stepsaga.handlers import entrypoint
+
+    variables = {
+        **function.environment,
+        "AWS_REGION": region,
+        "AWS_DEFAULT_REGION": region,
+        "AWS_LAMBDA_FUNCTION_NAME": function.name,
+        "AWS_LAMBDA_FUNCTION_MEMORY_SIZE": str(function.memory_mb),
+        "AWS_LAMBDA_FUNCTION_VERSION": "$LATEST",
+    }
+    context = _Context(
+        function_name=function.name,
+        aws_request_id=str(uuid.uuid4()),
+        invoked_function_arn=function.arn,
+        remaining_millis=function.timeout_seconds * 1000,
+        memory_limit_in_mb=function.memory_mb,
+    )
+    saved = {name: os.environ.get(name) for name in variables}
+    os.environ.update(variables)
+    entrypoint.reset()
+    try:
+        module, _, attribute = function.handler.rpartition(".")
+        handler = getattr(importlib.import_module(module), attribute)
+        return lambda_invoke.invoke(handler, event, context)
+    finally:
+        entrypoint.reset()
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
+@dataclass
+class _Context(LambdaContext):
+    """Lambda's context, its remaining time counting down from the function's timeout."""
+
+    started: float = field(default_factory=time.monotonic)
+
+    def get_remaining_time_in_millis(self) -> int:
+        elapsed = int((time.monotonic() - self.started) * 1000)
+        return max(0, self.remaining_millis - elapsed)
+
+
+def _deploy(
+    template: Mapping[str, Any], stack_name: str, region: str, overrides: dict[str, str]
+) -> MotoDeployment:
+    import boto3
+
+    resources: Mapping[str, Any] = template.get("Resources", {})
+    resolver = Resolver(region=region, account=_ACCOUNT, stack_name=stack_name)
+    clients = {
+        name: boto3.client(name, region_name=region)  # type: ignore[call-overload]
+        for name in ("dynamodb", "sns", "sqs", "lambda", "stepfunctions", "iam", "cloudformation")
+    }
+    role = clients["iam"].create_role(
+        RoleName=_ROLE,
+        AssumeRolePolicyDocument=json.dumps(
+            {
+                "Version": "2012-10-17",
+                "Statement": [
+                    {
+                        "Effect": "Allow",
+                        "Principal": {"Service": ["lambda.amazonaws.com", "states.amazonaws.com"]},
+                        "Action": "sts:AssumeRole",
+                    }
+                ],
+            }
+        ),
+    )["Role"]["Arn"]
+
+    def of_type(kind: str) -> list[tuple[str, Mapping[str, Any]]]:
+        return [
+            (logical_id, resource.get("Properties", {}))
+            for logical_id, resource in resources.items()
+            if resource["Type"] == kind
+        ]
+
+    def physical(logical_id: str, properties: Mapping[str, Any], key: str, limit: int) -> str:
+        name = properties.get(key)
+        return str(resolver.resolve(name)) if name else f"{stack_name}-{logical_id}"[:limit]
+
+    # Names and ARNs first (moto's are predictable), so any resource may refer to any other.
+    for logical_id, _ in of_type("AWS::IAM::Role"):  # one role serves all: moto checks none
+        resolver.refs[logical_id] = _ROLE
+        resolver.attributes[(logical_id, "Arn")] = role
+    for logical_id, properties in of_type("AWS::Lambda::Function"):
+        name = physical(logical_id, properties, "FunctionName", 64)
+        arn = f"arn:aws:lambda:{region}:{_ACCOUNT}:function:{name}"
+        resolver.refs[logical_id] = name
+        resolver.attributes[(logical_id, "Arn")] = arn
+    for logical_id, properties in of_type("AWS::Lambda::Version"):
+        arn = f"{resolver.get_att(properties['FunctionName']['Ref'], 'Arn')}:1"
+        resolver.refs[logical_id] = arn
+        resolver.attributes[(logical_id, "Version")] = "1"
+    for logical_id, properties in of_type("AWS::Lambda::Alias"):
+        arn = f"{resolver.get_att(properties['FunctionName']['Ref'], 'Arn')}:{properties['Name']}"
+        resolver.refs[logical_id] = resolver.attributes[(logical_id, "AliasArn")] = arn
+    machines = {}
+    for logical_id, properties in of_type("AWS::StepFunctions::StateMachine"):
+        name = physical(logical_id, properties, "StateMachineName", 80)
+        arn = f"arn:aws:states:{region}:{_ACCOUNT}:stateMachine:{name}"
+        machines[logical_id] = arn
+        resolver.refs[logical_id] = resolver.attributes[(logical_id, "Arn")] = arn
+        resolver.attributes[(logical_id, "Name")] = name
+    # moto has no state machine versions or aliases: theirs resolve to the machine's ARN,
+    # so what starts executions on the alias (the ingress) starts them on the machine.
+    only = next(iter(machines.values())) if len(machines) == 1 else None
+    for kind in ("AWS::StepFunctions::StateMachineVersion", "AWS::StepFunctions::StateMachineAlias"):
+        for logical_id, _ in of_type(kind):
+            if only is not None:
+                resolver.refs[logical_id] = resolver.attributes[(logical_id, "Arn")] = only
+
+    tables = {}
+    for logical_id, properties in of_type("AWS::DynamoDB::Table"):
+        name = physical(logical_id, properties, "TableName", 255)
+        _create_table(clients["dynamodb"], name, resolver.resolve(properties))
+        tables[logical_id] = resolver.refs[logical_id] = name
+        resolver.attributes[(logical_id, "Arn")] = (
+            f"arn:aws:dynamodb:{region}:{_ACCOUNT}:table/{name}"
+        )
+    topics = {}
+    for logical_id, properties in of_type("AWS::SNS::Topic"):
+        name = physical(logical_id, properties, "TopicName", 256)
+        arn = clients["sns"].create_topic(Name=name)["TopicArn"]
+        topics[logical_id] = resolver.refs[logical_id] = arn
+        resolver.attributes[(logical_id, "TopicArn")] = arn
+        resolver.attributes[(logical_id, "TopicName")] = name
+    queues = {}
+    for logical_id, properties in of_type("AWS::SQS::Queue"):
+        name = physical(logical_id, properties, "QueueName", 80)
+        url = clients["sqs"].create_queue(QueueName=name)["QueueUrl"]
+        queues[logical_id] = resolver.refs[logical_id] = url
+        resolver.attributes[(logical_id, "Arn")] = f"arn:aws:sqs:{region}:{_ACCOUNT}:{name}"
+        resolver.attributes[(logical_id, "QueueUrl")] = url
+        resolver.attributes[(logical_id, "QueueName")] = name
+
+    functions = {}
+    for logical_id, properties in of_type("AWS::Lambda::Function"):
+        resolved = resolver.resolve(properties)
+        variables = {
+            **{k: str(v) for k, v in resolved.get("Environment", {}).get("Variables", {}).items()},
+            **overrides,
+        }
+        function = DeployedFunction(
+            logical_id=logical_id,
+            name=resolver.refs[logical_id],
+            arn=resolver.attributes[(logical_id, "Arn")],
+            handler=resolved["Handler"],
+            environment=variables,
+            timeout_seconds=int(resolved.get("Timeout", _DEFAULT_TIMEOUT)),
+            memory_mb=int(resolved.get("MemorySize", _DEFAULT_MEMORY)),
+        )
+        clients["lambda"].create_function(
+            FunctionName=function.name,
+            Runtime=resolved.get("Runtime", "python3.12"),
+            Role=role,
+            Handler=function.handler,
+            Code={"ZipFile": _empty_zip()},
+            Timeout=function.timeout_seconds,
+            MemorySize=function.memory_mb,
+            Environment={"Variables": variables},
+        )
+        functions[logical_id] = function
+    for _, properties in of_type("AWS::Lambda::Version"):
+        clients["lambda"].publish_version(FunctionName=resolver.resolve(properties["FunctionName"]))
+    for _, properties in of_type("AWS::Lambda::Alias"):
+        clients["lambda"].create_alias(
+            FunctionName=resolver.resolve(properties["FunctionName"]),
+            Name=properties["Name"],
+            FunctionVersion=str(resolver.resolve(properties["FunctionVersion"])),
+        )
+
+    for logical_id, properties in of_type("AWS::StepFunctions::StateMachine"):
+        definition = resolver.resolve(properties.get("DefinitionString"))
+        if definition is None:
+            definition = json.dumps(resolver.resolve(properties["Definition"]))
+        substitutions = resolver.resolve(properties.get("DefinitionSubstitutions", {}))
+        clients["stepfunctions"].create_state_machine(
+            name=resolver.attributes[(logical_id, "Name")],
+            definition=substitute(definition, substitutions),
+            roleArn=role,
+            type=properties.get("StateMachineType", "STANDARD"),
+        )
+
+    outputs = {
+        key: str(resolver.resolve(output["Value"]))
+        for key, output in template.get("Outputs", {}).items()
+    }
+    clients["cloudformation"].create_stack(
+        StackName=stack_name,
+        TemplateBody=json.dumps(
+            {
+                "Resources": {"Deployed": {"Type": "AWS::CloudFormation::WaitConditionHandle"}},
+                "Outputs": {key: {"Value": value} for key, value in outputs.items()},
+            }
+        ),
+    )
+    return MotoDeployment(
+        region=region,
+        account=_ACCOUNT,
+        stack_name=stack_name,
+        functions=functions,
+        tables=tables,
+        topics=topics,
+        queues=queues,
+        state_machines=machines,
+        outputs=outputs,
+    )
+
+
+def _create_table(client: Any, name: str, properties: Mapping[str, Any]) -> None:
+    """The table as the template declares it: keys, indexes, TTL."""
+    arguments: dict[str, Any] = {
+        "TableName": name,
+        "KeySchema": properties["KeySchema"],
+        "AttributeDefinitions": properties["AttributeDefinitions"],
+        "BillingMode": properties.get("BillingMode", "PAY_PER_REQUEST"),
+    }
+    for key in ("GlobalSecondaryIndexes", "LocalSecondaryIndexes", "ProvisionedThroughput"):
+        if key in properties:
+            arguments[key] = properties[key]
+    client.create_table(**arguments)
+    ttl = properties.get("TimeToLiveSpecification")
+    if ttl:
+        client.update_time_to_live(
+            TableName=name,
+            TimeToLiveSpecification={"Enabled": ttl["Enabled"], "AttributeName": ttl["AttributeName"]},
+        )
+
+
+def _empty_zip() -> bytes:
+    """moto stores a function's code; the handler is imported from this process instead."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        archive.writestr("README", "stepsaga.testing.moto_deployment runs handlers in-process")
+    return buffer.getvalue()
