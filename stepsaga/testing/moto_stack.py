@@ -27,6 +27,7 @@ import os
 import threading
 import time
 import uuid
+import warnings
 import zipfile
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
@@ -389,15 +390,19 @@ def _deploy(
         key: str(resolver.resolve(output["Value"]))
         for key, output in template.get("Outputs", {}).items()
     }
-    clients["cloudformation"].create_stack(
-        StackName=stack_name,
-        TemplateBody=json.dumps(
-            {
-                "Resources": {"Deployed": {"Type": "AWS::CloudFormation::WaitConditionHandle"}},
-                "Outputs": {key: {"Value": value} for key, value in outputs.items()},
-            }
-        ),
-    )
+    # A stack with the outputs, so ``--stack NAME`` finds the deployment; its one resource
+    # is a no-op moto knows it does not create (and says so in a warning).
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        clients["cloudformation"].create_stack(
+            StackName=stack_name,
+            TemplateBody=json.dumps(
+                {
+                    "Resources": {"Outputs": {"Type": "AWS::CloudFormation::WaitConditionHandle"}},
+                    "Outputs": {key: {"Value": value} for key, value in outputs.items()},
+                }
+            ),
+        )
     return MotoDeployment(
         region=region,
         account=_ACCOUNT,
@@ -435,5 +440,5 @@ def _empty_zip() -> bytes:
     """moto stores a function's code; the handler is imported from this process instead."""
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w") as archive:
-        archive.writestr("README", "stepsaga.testing.moto_deployment runs handlers in-process")
+        archive.writestr("README", "stepsaga.testing.moto_stack runs handlers in-process")
     return buffer.getvalue()
