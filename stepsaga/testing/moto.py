@@ -30,10 +30,14 @@ if TYPE_CHECKING:
 
 __all__ = ["moto_stepfunctions"]
 
-MOTO_CONFIG: Any = {"stepfunctions": {"execute_state_machine": True}, "lambda": {"use_docker": False}}
+MOTO_CONFIG: Any = {
+    "stepfunctions": {"execute_state_machine": True},
+    "lambda": {"use_docker": False},
+}
 _BACKEND = "moto.stepfunctions.parser.models.StepFunctionsParserBackend"
 _EXECUTION = "moto.stepfunctions.parser.backend.execution.Execution"
 _ENVIRONMENT = "moto.stepfunctions.parser.asl.eval.environment.Environment"
+#: What moto's retrier sleeps with: patched so retry delays are skipped.
 RETRY_CLOCK = "moto.stepfunctions.parser.asl.component.common.retry.retrier_decl.time"
 
 

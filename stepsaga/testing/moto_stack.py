@@ -248,161 +248,11 @@ class _Context(LambdaContext):
 def _deploy(
     template: Mapping[str, Any], stack_name: str, region: str, overrides: dict[str, str]
 ) -> MotoDeployment:
-    import boto3
-
-    resources: Mapping[str, Any] = template.get("Resources", {})
-    resolver = Resolver(region=region, account=_ACCOUNT, stack_name=stack_name)
-    clients = {
-        name: boto3.client(name, region_name=region)  # type: ignore[call-overload]
-        for name in ("dynamodb", "sns", "sqs", "lambda", "stepfunctions", "iam", "cloudformation")
-    }
-    role = clients["iam"].create_role(
-        RoleName=_ROLE,
-        AssumeRolePolicyDocument=json.dumps(
-            {
-                "Version": "2012-10-17",
-                "Statement": [
-                    {
-                        "Effect": "Allow",
-                        "Principal": {"Service": ["lambda.amazonaws.com", "states.amazonaws.com"]},
-                        "Action": "sts:AssumeRole",
-                    }
-                ],
-            }
-        ),
-    )["Role"]["Arn"]
-
-    def of_type(kind: str) -> list[tuple[str, Mapping[str, Any]]]:
-        return [
-            (logical_id, resource.get("Properties", {}))
-            for logical_id, resource in resources.items()
-            if resource["Type"] == kind
-        ]
-
-    def physical(logical_id: str, properties: Mapping[str, Any], key: str, limit: int) -> str:
-        name = properties.get(key)
-        return str(resolver.resolve(name)) if name else f"{stack_name}-{logical_id}"[:limit]
-
-    # Names and ARNs first (moto's are predictable), so any resource may refer to any other.
-    for logical_id, _ in of_type("AWS::IAM::Role"):  # one role serves all: moto checks none
-        resolver.refs[logical_id] = _ROLE
-        resolver.attributes[(logical_id, "Arn")] = role
-    for logical_id, properties in of_type("AWS::Lambda::Function"):
-        name = physical(logical_id, properties, "FunctionName", 64)
-        arn = f"arn:aws:lambda:{region}:{_ACCOUNT}:function:{name}"
-        resolver.refs[logical_id] = name
-        resolver.attributes[(logical_id, "Arn")] = arn
-    for logical_id, properties in of_type("AWS::Lambda::Version"):
-        arn = f"{resolver.get_att(properties['FunctionName']['Ref'], 'Arn')}:1"
-        resolver.refs[logical_id] = arn
-        resolver.attributes[(logical_id, "Version")] = "1"
-    for logical_id, properties in of_type("AWS::Lambda::Alias"):
-        arn = f"{resolver.get_att(properties['FunctionName']['Ref'], 'Arn')}:{properties['Name']}"
-        resolver.refs[logical_id] = resolver.attributes[(logical_id, "AliasArn")] = arn
-    machines = {}
-    for logical_id, properties in of_type("AWS::StepFunctions::StateMachine"):
-        name = physical(logical_id, properties, "StateMachineName", 80)
-        arn = f"arn:aws:states:{region}:{_ACCOUNT}:stateMachine:{name}"
-        machines[logical_id] = arn
-        resolver.refs[logical_id] = resolver.attributes[(logical_id, "Arn")] = arn
-        resolver.attributes[(logical_id, "Name")] = name
-    # moto has no state machine versions or aliases: theirs resolve to the machine's ARN,
-    # so what starts executions on the alias (the ingress) starts them on the machine.
-    only = next(iter(machines.values())) if len(machines) == 1 else None
-    for kind in ("AWS::StepFunctions::StateMachineVersion", "AWS::StepFunctions::StateMachineAlias"):
-        for logical_id, _ in of_type(kind):
-            if only is not None:
-                resolver.refs[logical_id] = resolver.attributes[(logical_id, "Arn")] = only
-
-    tables = {}
-    for logical_id, properties in of_type("AWS::DynamoDB::Table"):
-        name = physical(logical_id, properties, "TableName", 255)
-        _create_table(clients["dynamodb"], name, resolver.resolve(properties))
-        tables[logical_id] = resolver.refs[logical_id] = name
-        resolver.attributes[(logical_id, "Arn")] = (
-            f"arn:aws:dynamodb:{region}:{_ACCOUNT}:table/{name}"
-        )
-    topics = {}
-    for logical_id, properties in of_type("AWS::SNS::Topic"):
-        name = physical(logical_id, properties, "TopicName", 256)
-        arn = clients["sns"].create_topic(Name=name)["TopicArn"]
-        topics[logical_id] = resolver.refs[logical_id] = arn
-        resolver.attributes[(logical_id, "TopicArn")] = arn
-        resolver.attributes[(logical_id, "TopicName")] = name
-    queues = {}
-    for logical_id, properties in of_type("AWS::SQS::Queue"):
-        name = physical(logical_id, properties, "QueueName", 80)
-        url = clients["sqs"].create_queue(QueueName=name)["QueueUrl"]
-        queues[logical_id] = resolver.refs[logical_id] = url
-        resolver.attributes[(logical_id, "Arn")] = f"arn:aws:sqs:{region}:{_ACCOUNT}:{name}"
-        resolver.attributes[(logical_id, "QueueUrl")] = url
-        resolver.attributes[(logical_id, "QueueName")] = name
-
-    functions = {}
-    for logical_id, properties in of_type("AWS::Lambda::Function"):
-        resolved = resolver.resolve(properties)
-        variables = {
-            **{k: str(v) for k, v in resolved.get("Environment", {}).get("Variables", {}).items()},
-            **overrides,
-        }
-        function = DeployedFunction(
-            logical_id=logical_id,
-            name=resolver.refs[logical_id],
-            arn=resolver.attributes[(logical_id, "Arn")],
-            handler=resolved["Handler"],
-            environment=variables,
-            timeout_seconds=int(resolved.get("Timeout", _DEFAULT_TIMEOUT)),
-            memory_mb=int(resolved.get("MemorySize", _DEFAULT_MEMORY)),
-        )
-        clients["lambda"].create_function(
-            FunctionName=function.name,
-            Runtime=resolved.get("Runtime", "python3.12"),
-            Role=role,
-            Handler=function.handler,
-            Code={"ZipFile": _empty_zip()},
-            Timeout=function.timeout_seconds,
-            MemorySize=function.memory_mb,
-            Environment={"Variables": variables},
-        )
-        functions[logical_id] = function
-    for _, properties in of_type("AWS::Lambda::Version"):
-        clients["lambda"].publish_version(FunctionName=resolver.resolve(properties["FunctionName"]))
-    for _, properties in of_type("AWS::Lambda::Alias"):
-        clients["lambda"].create_alias(
-            FunctionName=resolver.resolve(properties["FunctionName"]),
-            Name=properties["Name"],
-            FunctionVersion=str(resolver.resolve(properties["FunctionVersion"])),
-        )
-
-    for logical_id, properties in of_type("AWS::StepFunctions::StateMachine"):
-        definition = resolver.resolve(properties.get("DefinitionString"))
-        if definition is None:
-            definition = json.dumps(resolver.resolve(properties["Definition"]))
-        substitutions = resolver.resolve(properties.get("DefinitionSubstitutions", {}))
-        clients["stepfunctions"].create_state_machine(
-            name=resolver.attributes[(logical_id, "Name")],
-            definition=substitute(definition, substitutions),
-            roleArn=role,
-            type=properties.get("StateMachineType", "STANDARD"),
-        )
-
-    outputs = {
-        key: str(resolver.resolve(output["Value"]))
-        for key, output in template.get("Outputs", {}).items()
-    }
-    # A stack with the outputs, so ``--stack NAME`` finds the deployment; its one resource
-    # is a no-op moto knows it does not create (and says so in a warning).
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UserWarning)
-        clients["cloudformation"].create_stack(
-            StackName=stack_name,
-            TemplateBody=json.dumps(
-                {
-                    "Resources": {"Outputs": {"Type": "AWS::CloudFormation::WaitConditionHandle"}},
-                    "Outputs": {key: {"Value": value} for key, value in outputs.items()},
-                }
-            ),
-        )
+    deployer = _Deployer(template, Resolver(region, _ACCOUNT, stack_name))
+    deployer.name_everything()
+    tables, topics, queues = deployer.create_stores()
+    functions = deployer.create_functions(overrides)
+    machines = deployer.create_state_machines()
     return MotoDeployment(
         region=region,
         account=_ACCOUNT,
@@ -412,8 +262,181 @@ def _deploy(
         topics=topics,
         queues=queues,
         state_machines=machines,
-        outputs=outputs,
+        outputs=deployer.create_stack(),
     )
+
+
+class _Deployer:
+    """Creates the template's resources on moto, recording each one's ``Ref``/``GetAtt``."""
+
+    def __init__(self, template: Mapping[str, Any], resolver: Resolver) -> None:
+        import boto3
+
+        self.template = template
+        self.resolver = resolver
+        self.region, self.account = resolver.region, resolver.account
+        names = ("dynamodb", "sns", "sqs", "lambda", "stepfunctions", "iam", "cloudformation")
+        self.clients: dict[str, Any] = {
+            name: boto3.client(name, region_name=self.region)  # type: ignore[call-overload]
+            for name in names
+        }
+        trust = {
+            "Version": "2012-10-17",
+            "Statement": [
+                {
+                    "Effect": "Allow",
+                    "Principal": {"Service": ["lambda.amazonaws.com", "states.amazonaws.com"]},
+                    "Action": "sts:AssumeRole",
+                }
+            ],
+        }
+        self.role: str = self.clients["iam"].create_role(
+            RoleName=_ROLE, AssumeRolePolicyDocument=json.dumps(trust)
+        )["Role"]["Arn"]
+
+    def of_type(self, kind: str) -> list[tuple[str, Mapping[str, Any]]]:
+        return [
+            (logical_id, resource.get("Properties", {}))
+            for logical_id, resource in self.template.get("Resources", {}).items()
+            if resource["Type"] == kind
+        ]
+
+    def physical(self, logical_id: str, properties: Mapping[str, Any], key: str, limit: int) -> str:
+        """The resource's name: the template's, else ``<stack>-<logical id>`` (as CloudFormation
+        generates one, without its random suffix)."""
+        name = properties.get(key)
+        if name:
+            return str(self.resolver.resolve(name))
+        return f"{self.resolver.stack_name}-{logical_id}"[:limit]
+
+    def _record(self, logical_id: str, ref: str, **attributes: str) -> None:
+        self.resolver.refs[logical_id] = ref
+        for attribute, value in attributes.items():
+            self.resolver.attributes[(logical_id, attribute)] = value
+
+    def name_everything(self) -> None:
+        """Names and ARNs first (moto's are predictable), so any resource may refer to any
+        other whatever the order of creation."""
+        for logical_id, _ in self.of_type("AWS::IAM::Role"):  # one role serves all
+            self._record(logical_id, _ROLE, Arn=self.role)
+        for logical_id, properties in self.of_type("AWS::Lambda::Function"):
+            name = self.physical(logical_id, properties, "FunctionName", 64)
+            arn = f"arn:aws:lambda:{self.region}:{self.account}:function:{name}"
+            self._record(logical_id, name, Arn=arn)
+        for logical_id, properties in self.of_type("AWS::Lambda::Version"):
+            function_arn = self.resolver.get_att(properties["FunctionName"]["Ref"], "Arn")
+            self._record(logical_id, f"{function_arn}:1", Version="1")  # one per function
+        for logical_id, properties in self.of_type("AWS::Lambda::Alias"):
+            function_arn = self.resolver.get_att(properties["FunctionName"]["Ref"], "Arn")
+            arn = f"{function_arn}:{properties['Name']}"
+            self._record(logical_id, arn, AliasArn=arn)
+        machines = []
+        for logical_id, properties in self.of_type("AWS::StepFunctions::StateMachine"):
+            name = self.physical(logical_id, properties, "StateMachineName", 80)
+            arn = f"arn:aws:states:{self.region}:{self.account}:stateMachine:{name}"
+            self._record(logical_id, arn, Arn=arn, Name=name)
+            machines.append(arn)
+        # moto has no state machine versions or aliases: theirs resolve to the machine's ARN,
+        # so what starts executions on the alias (the ingress) starts them on the machine.
+        if len(machines) == 1:
+            for kind in ("StateMachineVersion", "StateMachineAlias"):
+                for logical_id, _ in self.of_type(f"AWS::StepFunctions::{kind}"):
+                    self._record(logical_id, machines[0], Arn=machines[0])
+
+    def create_stores(self) -> tuple[dict[str, str], dict[str, str], dict[str, str]]:
+        """Tables (keys, indexes and TTL as declared), topics and queues: by logical id."""
+        tables, topics, queues = {}, {}, {}
+        for logical_id, properties in self.of_type("AWS::DynamoDB::Table"):
+            name = self.physical(logical_id, properties, "TableName", 255)
+            _create_table(self.clients["dynamodb"], name, self.resolver.resolve(properties))
+            arn = f"arn:aws:dynamodb:{self.region}:{self.account}:table/{name}"
+            self._record(logical_id, name, Arn=arn)
+            tables[logical_id] = name
+        for logical_id, properties in self.of_type("AWS::SNS::Topic"):
+            name = self.physical(logical_id, properties, "TopicName", 256)
+            arn = self.clients["sns"].create_topic(Name=name)["TopicArn"]
+            self._record(logical_id, arn, TopicArn=arn, TopicName=name)
+            topics[logical_id] = arn
+        for logical_id, properties in self.of_type("AWS::SQS::Queue"):
+            name = self.physical(logical_id, properties, "QueueName", 80)
+            url = self.clients["sqs"].create_queue(QueueName=name)["QueueUrl"]
+            arn = f"arn:aws:sqs:{self.region}:{self.account}:{name}"
+            self._record(logical_id, url, Arn=arn, QueueUrl=url, QueueName=name)
+            queues[logical_id] = url
+        return tables, topics, queues
+
+    def create_functions(self, overrides: Mapping[str, str]) -> dict[str, DeployedFunction]:
+        """Each function with its handler and environment (``overrides`` win), a published
+        version and its aliases."""
+        functions = {}
+        for logical_id, properties in self.of_type("AWS::Lambda::Function"):
+            resolved = self.resolver.resolve(properties)
+            declared = resolved.get("Environment", {}).get("Variables", {})
+            function = DeployedFunction(
+                logical_id=logical_id,
+                name=self.resolver.refs[logical_id],
+                arn=self.resolver.attributes[(logical_id, "Arn")],
+                handler=resolved["Handler"],
+                environment={**{k: str(v) for k, v in declared.items()}, **overrides},
+                timeout_seconds=int(resolved.get("Timeout", _DEFAULT_TIMEOUT)),
+                memory_mb=int(resolved.get("MemorySize", _DEFAULT_MEMORY)),
+            )
+            self.clients["lambda"].create_function(
+                FunctionName=function.name,
+                Runtime=resolved.get("Runtime", "python3.12"),
+                Role=self.role,
+                Handler=function.handler,
+                Code={"ZipFile": _empty_zip()},
+                Timeout=function.timeout_seconds,
+                MemorySize=function.memory_mb,
+                Environment={"Variables": dict(function.environment)},
+            )
+            functions[logical_id] = function
+        for _, properties in self.of_type("AWS::Lambda::Version"):
+            name = self.resolver.resolve(properties["FunctionName"])
+            self.clients["lambda"].publish_version(FunctionName=name)
+        for _, properties in self.of_type("AWS::Lambda::Alias"):
+            self.clients["lambda"].create_alias(
+                FunctionName=self.resolver.resolve(properties["FunctionName"]),
+                Name=properties["Name"],
+                FunctionVersion=str(self.resolver.resolve(properties["FunctionVersion"])),
+            )
+        return functions
+
+    def create_state_machines(self) -> dict[str, str]:
+        """Each state machine with its definition, ``DefinitionSubstitutions`` applied."""
+        machines = {}
+        for logical_id, properties in self.of_type("AWS::StepFunctions::StateMachine"):
+            definition = self.resolver.resolve(properties.get("DefinitionString"))
+            if definition is None:
+                definition = json.dumps(self.resolver.resolve(properties["Definition"]))
+            substitutions = self.resolver.resolve(properties.get("DefinitionSubstitutions", {}))
+            machines[logical_id] = self.clients["stepfunctions"].create_state_machine(
+                name=self.resolver.attributes[(logical_id, "Name")],
+                definition=substitute(definition, substitutions),
+                roleArn=self.role,
+                type=properties.get("StateMachineType", "STANDARD"),
+            )["stateMachineArn"]
+        return machines
+
+    def create_stack(self) -> dict[str, str]:
+        """The template's outputs, resolved, on a moto stack of that name, so ``--stack NAME``
+        finds the deployment; its one resource is a no-op moto knows it does not create (and
+        says so in a warning)."""
+        outputs = {
+            key: str(self.resolver.resolve(output["Value"]))
+            for key, output in self.template.get("Outputs", {}).items()
+        }
+        body = {
+            "Resources": {"Outputs": {"Type": "AWS::CloudFormation::WaitConditionHandle"}},
+            "Outputs": {key: {"Value": value} for key, value in outputs.items()},
+        }
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            self.clients["cloudformation"].create_stack(
+                StackName=self.resolver.stack_name, TemplateBody=json.dumps(body)
+            )
+        return outputs
 
 
 def _create_table(client: Any, name: str, properties: Mapping[str, Any]) -> None:
@@ -432,7 +455,10 @@ def _create_table(client: Any, name: str, properties: Mapping[str, Any]) -> None
     if ttl:
         client.update_time_to_live(
             TableName=name,
-            TimeToLiveSpecification={"Enabled": ttl["Enabled"], "AttributeName": ttl["AttributeName"]},
+            TimeToLiveSpecification={
+                "Enabled": ttl["Enabled"],
+                "AttributeName": ttl["AttributeName"],
+            },
         )
 
 

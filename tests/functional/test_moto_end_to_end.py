@@ -42,7 +42,7 @@ STEPS = ("ReserveStock", "RefundPayment", "CreateShipment")
 
 @pytest.fixture(scope="module")
 def synthesized(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, dict[str, Any]]:
-    """The reference app's stack, synthesized once for the module (15–20 s)."""
+    """The reference app's stack, synthesized once for the module (15-20 s)."""
     from aws_cdk import App
     from aws_cdk.assertions import Template
 
@@ -56,9 +56,7 @@ def synthesized(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, dict[str
 
 
 @pytest.fixture
-def deployed(
-    synthesized: tuple[str, dict[str, Any]], home: StateHome
-) -> Iterator[MotoDeployment]:
+def deployed(synthesized: tuple[str, dict[str, Any]], home: StateHome) -> Iterator[MotoDeployment]:
     stack_name, template = synthesized
     # As deployed, except that the functions call the simulated services under ``home``.
     services = {"STEPSAGA_SERVICES": "simulated", "STEPSAGA_HOME": str(home.root)}
@@ -77,9 +75,7 @@ def aws(deployment: MotoDeployment, *args: str) -> Result:
     return Result(result.exit_code, result.stdout, result.stderr)
 
 
-def start(
-    deployment: MotoDeployment, home: StateHome, tmp_path: Path, faults: Path | None
-) -> str:
+def start(deployment: MotoDeployment, home: StateHome, tmp_path: Path, faults: Path | None) -> str:
     """Attach ``faults`` (a faults file) to the case, start it; its execution ARN."""
     if faults is not None:
         open_simulation(home).attach_faults("acme", CASE, load_faults(faults))
