@@ -34,7 +34,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Any, Final
+from typing import Any, Final, cast
 from unittest import mock
 
 from stepsaga import deployment
@@ -222,8 +222,9 @@ def _run(function: DeployedFunction, event: Any, region: str) -> lambda_invoke.I
     os.environ.update(variables)
     entrypoint.reset()
     try:
-        module, _, attribute = function.handler.rpartition(".")
-        handler = getattr(importlib.import_module(module), attribute)
+        handler = _load(function.handler, context.aws_request_id)
+        if isinstance(handler, lambda_invoke.Invocation):
+            return handler
         return lambda_invoke.invoke(handler, event, context)
     finally:
         entrypoint.reset()
@@ -232,6 +233,25 @@ def _run(function: DeployedFunction, event: Any, region: str) -> lambda_invoke.I
                 os.environ.pop(name, None)
             else:
                 os.environ[name] = value
+
+
+def _load(handler: str, request_id: str) -> lambda_invoke.Handler | lambda_invoke.Invocation:
+    """The handler function, or the error Lambda's Python runtime reports when it cannot
+    load it (awslambdaric's names and messages)."""
+    module, dot, attribute = handler.rpartition(".")
+    if not dot or not module:
+        message = f"Bad handler '{handler}': not enough values to unpack (expected 2, got 1)"
+        return lambda_invoke.failure("Runtime.MalformedHandlerName", message, request_id, [])
+    try:
+        loaded = importlib.import_module(module)
+    except ImportError as exc:
+        message = f"Unable to import module '{module}': {exc}"
+        return lambda_invoke.failure("Runtime.ImportModuleError", message, request_id, [])
+    found = getattr(loaded, attribute, None)
+    if found is None:
+        message = f"Handler '{attribute}' missing on module '{module}'"
+        return lambda_invoke.failure("Runtime.HandlerNotFound", message, request_id, [])
+    return cast(lambda_invoke.Handler, found)
 
 
 @dataclass

@@ -135,8 +135,10 @@ TEMPLATE: dict[str, Any] = {
             },
         },
         "HoldFunction": _function("hold"),
+        "MissingFunction": _function("no_such_handler"),
         "Charges": _machine(CHARGE, ChargeArn={"Ref": "ChargeLive"}),
         "Holds": _machine(HOLD, HoldArn={"Fn::GetAtt": ["HoldFunction", "Arn"]}),
+        "Broken": _machine(CHARGE, ChargeArn={"Fn::GetAtt": ["MissingFunction", "Arn"]}),
     },
     "Outputs": {"OrdersTable": {"Value": {"Ref": "Orders"}}},
 }
@@ -217,8 +219,18 @@ def test_wait_for_task_token_invokes_the_handler_and_resumes_on_the_callback(
     assert (done["status"], json.loads(done["output"])) == ("SUCCEEDED", {"decided": "yes"})
 
 
-def test_two_state_machines_have_no_single_arn(deployed: MotoDeployment) -> None:
-    with pytest.raises(TemplateError, match="2 state machines"):
+def test_a_handler_that_is_not_there_fails_as_lambdas_runtime_says(
+    deployed: MotoDeployment,
+) -> None:
+    done = run(deployed, "Broken", {"case": "c4"})
+
+    assert (done["status"], done["error"]) == ("FAILED", "Runtime.HandlerNotFound")
+    cause = json.loads(done["cause"])
+    assert cause["errorMessage"] == f"Handler 'no_such_handler' missing on module '{__name__}'"
+
+
+def test_several_state_machines_have_no_single_arn(deployed: MotoDeployment) -> None:
+    with pytest.raises(TemplateError, match="3 state machines"):
         _ = deployed.state_machine_arn
 
 
