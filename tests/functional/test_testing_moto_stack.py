@@ -239,3 +239,34 @@ def test_the_stack_outputs_are_on_moto_cloudformation(deployed: MotoDeployment) 
     (stack,) = cfn.describe_stacks(StackName="shop")["Stacks"]
     outputs = {o["OutputKey"]: o["OutputValue"] for o in stack["Outputs"]}
     assert outputs == {"OrdersTable": "shop-Orders"}
+
+
+def test_a_function_the_template_does_not_declare_keeps_motos_answer(
+    deployed: MotoDeployment,
+) -> None:
+    lam = boto3.client("lambda", region_name=deployed.region)
+    role = boto3.client("iam").create_role(RoleName="other", AssumeRolePolicyDocument="{}")
+    lam.create_function(
+        FunctionName="other",
+        Runtime="python3.12",
+        Role=role["Role"]["Arn"],
+        Handler="index.handler",
+        Code={"ZipFile": deployed_zip()},
+    )
+
+    reply = lam.invoke(FunctionName="other", Payload=b'{"echo": 1}')
+
+    assert "FunctionError" not in reply
+    assert json.loads(reply["Payload"].read()) == {"echo": 1}  # moto's simple Lambda echoes
+    assert deployed.invocations == []
+
+
+def deployed_zip() -> bytes:
+    """A real function of its own (moto keeps the code; its simple Lambda runs none)."""
+    import io
+    import zipfile
+
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        archive.writestr("index.py", "def handler(event, context): return event\n")
+    return buffer.getvalue()
