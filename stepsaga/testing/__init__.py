@@ -65,7 +65,7 @@ if TYPE_CHECKING:
     from stepsaga.testing.moto import moto_stepfunctions
     from stepsaga.testing.moto_stack import (
         DeployedFunction,
-        Invocation,
+        FunctionCall,
         MotoDeployment,
         moto_deployment,
     )
@@ -108,7 +108,7 @@ _MODULES = {
     "ledger": ("LedgerTable", "create_ledger_table"),
     "localstack": ("LocalStack", "LocalStackError", "localstack_python"),
     "moto": ("moto_stepfunctions",),
-    "moto_stack": ("DeployedFunction", "Invocation", "MotoDeployment", "moto_deployment"),
+    "moto_stack": ("DeployedFunction", "FunctionCall", "MotoDeployment", "moto_deployment"),
     "mockconfig": ("MockConfigBuilder", "Return", "Throw"),
     "step": ("StepEnvironment",),
     "scenarios": (
@@ -132,8 +132,8 @@ __all__ = [
     "EngineBackend",
     "Execution",
     "ExecutionEnd",
+    "FunctionCall",
     "History",
-    "Invocation",
     "LedgerTable",
     "LocalStack",
     "LocalStackError",

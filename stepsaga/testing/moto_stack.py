@@ -43,7 +43,7 @@ from stepsaga.engine.lambda_invoke import LambdaContext
 from stepsaga.testing.cloudformation import Resolver, TemplateError, substitute
 from stepsaga.testing.moto import MOTO_CONFIG, RETRY_CLOCK
 
-__all__ = ["DeployedFunction", "Invocation", "MotoDeployment", "moto_deployment"]
+__all__ = ["DeployedFunction", "FunctionCall", "MotoDeployment", "moto_deployment"]
 
 _INVOKE: Final = "moto.awslambda_simple.models.LambdaSimpleBackend.invoke"
 #: moto's default account (what its ARNs carry unless told otherwise).
@@ -75,7 +75,7 @@ class DeployedFunction:
 
 
 @dataclass(frozen=True)
-class Invocation:
+class FunctionCall:
     """One call of a function: its event and, if it raised, the Lambda ``errorType``."""
 
     function: DeployedFunction
@@ -97,7 +97,7 @@ class MotoDeployment:
     state_machines: Mapping[str, str]
     #: The template's ``Outputs``, resolved (also the moto stack's outputs).
     outputs: Mapping[str, str]
-    invocations: list[Invocation] = field(default_factory=list, compare=False)
+    invocations: list[FunctionCall] = field(default_factory=list, compare=False)
 
     @property
     def state_machine_arn(self) -> str:
@@ -130,7 +130,7 @@ class MotoDeployment:
                 return function
         raise KeyError(f"no function {name!r} in the deployment ({', '.join(self.functions)})")
 
-    def calls(self, name: str) -> list[Invocation]:
+    def calls(self, name: str) -> list[FunctionCall]:
         """The invocations of one function (see :meth:`function`), in order."""
         wanted = self.function(name)
         return [call for call in self.invocations if call.function == wanted]
@@ -170,13 +170,12 @@ def moto_deployment(
     ``cdk.out``) onto moto; ``environment`` overrides variables of every function (e.g.
     ``STEPSAGA_SERVICES=simulated``). moto (``mock_aws``) stays active inside the block."""
     from moto import mock_aws
+    from moto.awslambda_simple.models import LambdaSimpleBackend
 
     body: Mapping[str, Any] = (
         json.loads(template.read_text()) if isinstance(template, Path) else template
     )
     lock = threading.Lock()
-    from moto.awslambda_simple.models import LambdaSimpleBackend
-
     moto_invoke = LambdaSimpleBackend.invoke
     with mock_aws(config=MOTO_CONFIG):
         deployed = _deploy(body, stack_name, region, dict(environment or {}))
@@ -191,7 +190,7 @@ def moto_deployment(
             event = json.loads(payload) if payload else {}
             with lock:
                 result = _run(function, event, region)
-            deployed.invocations.append(Invocation(function, event, result.error or None))
+            deployed.invocations.append(FunctionCall(function, event, result.error or None))
             if not result.ok:
                 response["x-amz-function-error"] = "Unhandled"
                 return result.cause.encode()
