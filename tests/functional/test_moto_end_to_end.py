@@ -24,6 +24,7 @@ from typer.testing import CliRunner
 
 from services import load_faults, open_simulation
 from stepsaga.cli.app import app
+from stepsaga.errors import TransientError
 from stepsaga.home import StateHome
 from stepsaga.ledger import Ledger, ReconStatus, Status
 from stepsaga.ledger.dynamodb import DynamoDBStore
@@ -214,3 +215,17 @@ def test_undecidable_shipment_waits_for_a_person_and_recon_resolve_completes_it(
     (after,) = ledger(deployed).list_items()
     assert after.status == ReconStatus.RESOLVED
     assert after.resolved_by == "arn:aws:sts::123456789012:user/moto"  # the caller, via STS
+
+
+def test_a_throttled_refund_is_retried_by_the_state_machine_and_refunded_once(
+    deployed: MotoDeployment, home: StateHome, tmp_path: Path
+) -> None:
+    arn = start(deployed, home, tmp_path, EXAMPLES / "faults-throttled-refund.json")
+
+    done = deployed.wait(arn)
+
+    assert done["status"] == "SUCCEEDED"
+    # The definition's Retry matched the handler's error name; moto skipped the delays.
+    assert errors_raised(deployed, "RefundPayment") == [TransientError.__name__] * 2 + [None]
+    assert effects(home, CASE) == {"reserve": 1, "refund": 1, "create_shipment": 1}
+    assert records(deployed)["refund_payment"] == Status.COMPLETED
