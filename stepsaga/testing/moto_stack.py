@@ -395,6 +395,8 @@ class _Deployer:
         functions = {}
         for logical_id, properties in self.of_type("AWS::Lambda::Function"):
             resolved = self.resolver.resolve(properties)
+            if not resolved.get("Handler"):
+                raise TemplateError(f"template: {logical_id}: Handler is missing")
             declared = resolved.get("Environment", {}).get("Variables", {})
             function = DeployedFunction(
                 logical_id=logical_id,
@@ -433,6 +435,8 @@ class _Deployer:
         for logical_id, properties in self.of_type("AWS::StepFunctions::StateMachine"):
             definition = self.resolver.resolve(properties.get("DefinitionString"))
             if definition is None:
+                if "Definition" not in properties:
+                    raise TemplateError(f"template: {logical_id}: DefinitionString is missing")
                 definition = json.dumps(self.resolver.resolve(properties["Definition"]))
             substitutions = self.resolver.resolve(properties.get("DefinitionSubstitutions", {}))
             machines[logical_id] = self.clients["stepfunctions"].create_state_machine(

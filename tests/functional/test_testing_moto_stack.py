@@ -270,3 +270,23 @@ def deployed_zip() -> bytes:
     with zipfile.ZipFile(buffer, "w") as archive:
         archive.writestr("index.py", "def handler(event, context): return event\n")
     return buffer.getvalue()
+
+
+@pytest.mark.parametrize(
+    ("resource", "message"),
+    [
+        ({"Type": "AWS::Lambda::Function", "Properties": {}}, "Bad: Handler is missing"),
+        (
+            {"Type": "AWS::StepFunctions::StateMachine", "Properties": {}},
+            "Bad: DefinitionString is missing",
+        ),
+    ],
+)
+def test_a_template_without_what_runs_is_refused_naming_the_resource(
+    resource: dict[str, Any], message: str
+) -> None:
+    with (
+        pytest.raises(TemplateError, match=f"^template: {message}$"),
+        moto_deployment({"Resources": {"Bad": resource}}),
+    ):
+        pass
