@@ -56,6 +56,18 @@ class OperatorPolicy(Construct):
             ("ReadAndResolveTheLedger", access.table_actions, [table]),
             ("QueryTheLedgerIndexes", access.index_actions, [f"{table}/index/*"]),
         ]
+        # Budget shards only: the partition key must start with BUDGET# (every key of the
+        # request, so a transaction cannot slip a record or an item in).
+        budget = iam.PolicyStatement(
+            sid="ReplaceTenantBudgets",
+            actions=list(access.budget_actions),
+            resources=[table],
+            conditions={
+                "ForAllValues:StringLike": {
+                    "dynamodb:LeadingKeys": [f"{access.budget_key_prefix}*"]
+                }
+            },
+        )
         self.policy = iam.ManagedPolicy(
             self,
             "Policy",
@@ -67,7 +79,8 @@ class OperatorPolicy(Construct):
                 iam.PolicyStatement(sid=sid, actions=list(actions), resources=resources)
                 for sid, actions, resources in statements
                 if actions
-            ],
+            ]
+            + ([budget] if access.budget_actions else []),
         )
         NagSuppressions.add_resource_suppressions(
             self.policy,
