@@ -15,7 +15,8 @@ exception's class name), so ``Retry``/``Catch`` match the same error names as on
 Every invocation is a cold start (stepsaga's entry point forgets the handlers it built):
 in Lambda each function has processes of its own, here they share one. Invocations run one
 at a time (they set ``os.environ``). Retry delays are skipped, as in ``moto_stepfunctions``.
-Pinned to moto 5.2.5's internals (``LambdaSimpleBackend.invoke``).
+Pinned to moto 5.2.5's internals (``LambdaSimpleBackend.invoke``; and the parser backend's
+``start_execution``, which refuses a state machine alias moto itself created).
 """
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ from stepsaga.testing.moto import MOTO_CONFIG, RETRY_CLOCK
 __all__ = ["DeployedFunction", "FunctionCall", "MotoDeployment", "moto_deployment"]
 
 _INVOKE: Final = "moto.awslambda_simple.models.LambdaSimpleBackend.invoke"
+_START: Final = "moto.stepfunctions.parser.models.StepFunctionsParserBackend.start_execution"
 #: moto's default account (what its ARNs carry unless told otherwise).
 _ACCOUNT: Final = "123456789012"
 _ROLE: Final = "stepsaga-moto-deployment"
@@ -171,12 +173,18 @@ def moto_deployment(
     ``STEPSAGA_SERVICES=simulated``). moto (``mock_aws``) stays active inside the block."""
     from moto import mock_aws
     from moto.awslambda_simple.models import LambdaSimpleBackend
+    from moto.stepfunctions.parser.models import StepFunctionsParserBackend
 
     body: Mapping[str, Any] = (
         json.loads(template.read_text()) if isinstance(template, Path) else template
     )
     lock = threading.Lock()
     moto_invoke = LambdaSimpleBackend.invoke
+    moto_start = StepFunctionsParserBackend.start_execution
+
+    def start(backend: Any, state_machine_arn: str, *args: Any, **kwargs: Any) -> Any:
+        return moto_start(backend, _unqualified(backend, state_machine_arn), *args, **kwargs)
+
     with mock_aws(config=MOTO_CONFIG):
         deployed = _deploy(body, stack_name, region, dict(environment or {}))
         by_name = {f.name: f for f in deployed.functions.values()}
@@ -198,6 +206,7 @@ def moto_deployment(
 
         with (
             mock.patch(_INVOKE, answer),
+            mock.patch(_START, start),
             mock.patch(RETRY_CLOCK, SimpleNamespace(sleep=lambda seconds: None)),
         ):
             yield deployed
@@ -360,12 +369,16 @@ class _Deployer:
             arn = f"arn:aws:states:{self.region}:{self.account}:stateMachine:{name}"
             self._record(logical_id, arn, Arn=arn, Name=name)
             machines.append(arn)
-        # moto has no state machine versions or aliases: theirs resolve to the machine's ARN,
-        # so what starts executions on the alias (the ingress) starts them on the machine.
-        if len(machines) == 1:
-            for kind in ("StateMachineVersion", "StateMachineAlias"):
-                for logical_id, _ in self.of_type(f"AWS::StepFunctions::{kind}"):
-                    self._record(logical_id, machines[0], Arn=machines[0])
+        # One published version per machine (a stack publishes one per deploy).
+        for logical_id, properties in self.of_type("AWS::StepFunctions::StateMachineVersion"):
+            arn = f"{self.resolver.resolve(properties['StateMachineArn'])}:1"
+            self._record(logical_id, arn, Arn=arn)
+        for logical_id, properties in self.of_type("AWS::StepFunctions::StateMachineAlias"):
+            version = str(
+                self.resolver.resolve(_alias_routes(properties)[0]["stateMachineVersionArn"])
+            )
+            arn = f"{version.rpartition(':')[0]}:{properties['Name']}"
+            self._record(logical_id, arn, Arn=arn)
 
     def create_stores(self) -> tuple[dict[str, str], dict[str, str], dict[str, str]]:
         """Tables (keys, indexes and TTL as declared), topics and queues: by logical id."""
@@ -430,7 +443,12 @@ class _Deployer:
         return functions
 
     def create_state_machines(self) -> dict[str, str]:
-        """Each state machine with its definition, ``DefinitionSubstitutions`` applied."""
+        """Each state machine with its definition, ``DefinitionSubstitutions`` applied, its
+        version published and its aliases."""
+        versioned = {
+            str(self.resolver.resolve(properties["StateMachineArn"]))
+            for _, properties in self.of_type("AWS::StepFunctions::StateMachineVersion")
+        }
         machines = {}
         for logical_id, properties in self.of_type("AWS::StepFunctions::StateMachine"):
             definition = self.resolver.resolve(properties.get("DefinitionString"))
@@ -439,12 +457,19 @@ class _Deployer:
                     raise TemplateError(f"template: {logical_id}: DefinitionString is missing")
                 definition = json.dumps(self.resolver.resolve(properties["Definition"]))
             substitutions = self.resolver.resolve(properties.get("DefinitionSubstitutions", {}))
+            arn = self.resolver.attributes[(logical_id, "Arn")]
             machines[logical_id] = self.clients["stepfunctions"].create_state_machine(
                 name=self.resolver.attributes[(logical_id, "Name")],
                 definition=substitute(definition, substitutions),
                 roleArn=self.role,
                 type=properties.get("StateMachineType", "STANDARD"),
+                publish=arn in versioned,
             )["stateMachineArn"]
+        for _, properties in self.of_type("AWS::StepFunctions::StateMachineAlias"):
+            self.clients["stepfunctions"].create_state_machine_alias(
+                name=properties["Name"],
+                routingConfiguration=self.resolver.resolve(_alias_routes(properties)),
+            )
         return machines
 
     def create_stack(self) -> dict[str, str]:
@@ -465,6 +490,33 @@ class _Deployer:
                 StackName=self.resolver.stack_name, TemplateBody=json.dumps(body)
             )
         return outputs
+
+
+def _alias_routes(properties: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """An alias's routing (``RoutingConfiguration``, or a ``DeploymentPreference``'s target
+    version), in the API's spelling."""
+    routes = properties.get("RoutingConfiguration")
+    if routes:
+        return [
+            {"stateMachineVersionArn": r["StateMachineVersionArn"], "weight": r["Weight"]}
+            for r in routes
+        ]
+    preference = properties.get("DeploymentPreference", {})
+    if "StateMachineVersionArn" not in preference:
+        raise TemplateError("template: a StateMachineAlias routes to no version")
+    return [{"stateMachineVersionArn": preference["StateMachineVersionArn"], "weight": 100}]
+
+
+def _unqualified(backend: Any, state_machine_arn: str) -> str:
+    """moto 5.2.5 creates state machine aliases and versions but starts executions only on
+    the machine: ``<machine>:<alias or version>`` → ``<machine>`` (it holds one version)."""
+    machine, _, qualifier = state_machine_arn.rpartition(":")
+    if state_machine_arn.count(":") != 7:
+        return state_machine_arn
+    found = backend.describe_state_machine(machine)
+    if qualifier in found.aliases or (qualifier.isdigit() and int(qualifier) in found.versions):
+        return machine
+    return state_machine_arn
 
 
 def _create_table(client: Any, name: str, properties: Mapping[str, Any]) -> None:

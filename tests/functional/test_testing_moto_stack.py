@@ -139,8 +139,24 @@ TEMPLATE: dict[str, Any] = {
         "Charges": _machine(CHARGE, ChargeArn={"Ref": "ChargeLive"}),
         "Holds": _machine(HOLD, HoldArn={"Fn::GetAtt": ["HoldFunction", "Arn"]}),
         "Broken": _machine(CHARGE, ChargeArn={"Fn::GetAtt": ["MissingFunction", "Arn"]}),
+        "ChargesVersion": {
+            "Type": "AWS::StepFunctions::StateMachineVersion",
+            "Properties": {"StateMachineArn": {"Ref": "Charges"}},
+        },
+        "ChargesLive": {
+            "Type": "AWS::StepFunctions::StateMachineAlias",
+            "Properties": {
+                "Name": "live",
+                "RoutingConfiguration": [
+                    {"StateMachineVersionArn": {"Ref": "ChargesVersion"}, "Weight": 100}
+                ],
+            },
+        },
     },
-    "Outputs": {"OrdersTable": {"Value": {"Ref": "Orders"}}},
+    "Outputs": {
+        "OrdersTable": {"Value": {"Ref": "Orders"}},
+        "ChargesAlias": {"Value": {"Fn::GetAtt": ["ChargesLive", "Arn"]}},
+    },
 }
 
 
@@ -238,7 +254,23 @@ def test_the_stack_outputs_are_on_moto_cloudformation(deployed: MotoDeployment) 
     cfn = boto3.client("cloudformation", region_name=deployed.region)
     (stack,) = cfn.describe_stacks(StackName="shop")["Stacks"]
     outputs = {o["OutputKey"]: o["OutputValue"] for o in stack["Outputs"]}
-    assert outputs == {"OrdersTable": "shop-Orders"}
+    assert outputs["OrdersTable"] == "shop-Orders"
+
+
+def test_executions_start_on_the_state_machine_alias(deployed: MotoDeployment) -> None:
+    alias = deployed.outputs["ChargesAlias"]
+    assert alias == f"{deployed.state_machines['Charges']}:live"
+    client = boto3.client("stepfunctions", region_name=deployed.region)
+    routing = client.describe_state_machine_alias(stateMachineAliasArn=alias)[
+        "routingConfiguration"
+    ]
+    assert routing == [
+        {"stateMachineVersionArn": f"{deployed.state_machines['Charges']}:1", "weight": 100}
+    ]
+
+    started = client.start_execution(stateMachineArn=alias, input=json.dumps({"case": "c5"}))
+
+    assert deployed.wait(started["executionArn"])["status"] == "SUCCEEDED"
 
 
 def test_a_function_the_template_does_not_declare_keeps_motos_answer(
