@@ -58,7 +58,7 @@ def state_after_failure(definition: dict[str, Any], case: Case) -> dict[str, Any
 def payload(definition: dict[str, Any], state_name: str, state: dict[str, Any]) -> Any:
     parameters = definition["States"][state_name]["Parameters"]
     case = {k: v for k, v in state.items() if k not in RESERVED_CASE_FIELDS}
-    context = {**CONTEXT, "Execution": {**CONTEXT["Execution"], "Input": case}}
+    context = {**CONTEXT, "Execution": {"Name": "acme-CASE-1001-r1", "Input": case}}
     return evaluate(parameters, state, context)["Payload"]
 
 
