@@ -391,9 +391,9 @@ class LocalBackend:
     def recon_show(self, item_id: str) -> ReconItemView:
         ledger = self._existing_ledger()
         item = ledger.get_item(item_id) if ledger is not None else None
-        if item is None:
+        if ledger is None or item is None:
             raise NotFoundError(f"no reconciliation item {item_id!r}", item_id=item_id)
-        return item_view(item)
+        return item_view(item, ledger.get_audit(item_id))
 
     def recon_resolve(
         self,
@@ -445,7 +445,9 @@ class LocalBackend:
             if answered is not None:  # the case this decision let continue, as it stands
                 resumed.append(engine.describe_execution(answered))
             execution = self._view(engine, resumed[-1]) if resumed else None
-        return ResolutionView(item=item_view(resolution.item), execution=execution)
+        resolved = resolution.item.status is ReconStatus.RESOLVED
+        audit = ledger.get_audit(item_id) if resolved else None
+        return ResolutionView(item=item_view(resolution.item, audit), execution=execution)
 
     def whoami(self) -> str:
         return local_operator()
