@@ -437,16 +437,18 @@ class LocalBackend:
             resolution = resolve(ledger, item_id, outcome, by, note, send_task_success=send)
             token = resolution.item.task_token
             waiting = {task.task_token for task in engine.list_waiting_tasks()}
-            if not resolution.resumed and token is not None and token in waiting:
+            decided = resolution.item.status is ReconStatus.RESOLVED
+            if decided and not resolution.resumed and token is not None and token in waiting:
                 # Decided before (or by an identical resolve a moment ago) but not resumed
                 # yet: whoever decided may have died before resuming the case.
                 resume_waiting(ledger, item_id, send)
-            answered = _answered(engine, token) if token is not None and not resumed else None
+            answered = (
+                _answered(engine, token) if decided and token is not None and not resumed else None
+            )
             if answered is not None:  # the case this decision let continue, as it stands
                 resumed.append(engine.describe_execution(answered))
             execution = self._view(engine, resumed[-1]) if resumed else None
-        resolved = resolution.item.status is ReconStatus.RESOLVED
-        audit = ledger.get_audit(item_id) if resolved else None
+        audit = ledger.get_audit(item_id) if decided else None
         return ResolutionView(item=item_view(resolution.item, audit), execution=execution)
 
     def whoami(self) -> str:
