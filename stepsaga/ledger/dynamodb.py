@@ -433,7 +433,7 @@ class DynamoDBStore:
                     TableName=self.table,
                     Item=_recon_item(item),
                     ReturnValuesOnConditionCheckFailure="ALL_OLD",
-                    **_item_condition(expect),
+                    **_item_condition(expect, approval_of=item if expect else None),
                 )
         except ClientError as exc:
             old: Item | None = exc.response.get("Item")  # type: ignore[assignment]

@@ -601,9 +601,9 @@ def _put_item(
     same_token: bool = False,
     first: bool = False,
 ) -> bool:
-    """Insert (``expect`` None) or update under the stored status; ``same_token`` also
-    requires the stored task token and first approval to be ``item``'s (``IS`` matches
-    NULLs); ``first`` requires no stored first approval instead (one first approval wins)."""
+    """Insert (``expect`` None) or update under the stored status and first approval
+    (``item``'s; ``first``: none stored, so one first approval wins); ``same_token`` also
+    requires the stored task token to be ``item``'s (``IS`` matches NULLs)."""
     values = (
         item.item_id,
         item.record_key,
@@ -638,7 +638,7 @@ def _put_item(
             condition += (item.task_token,)
         if first:
             where += " AND first_approval IS NULL"
-        elif same_token:
+        else:  # never replace a first approval written since the item was read
             where += " AND first_approval IS ?"
             condition += (_approval_text(item.first_approval),)
         cursor = conn.execute(

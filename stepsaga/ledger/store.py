@@ -110,7 +110,9 @@ class LedgerStore(Protocol):
     def get_item(self, item_id: str) -> ReconItem | None: ...
 
     def put_item(self, item: ReconItem, *, expect: ReconStatus | None) -> ItemWrite:
-        """Write ``item`` if absent (``expect`` None) or if its stored status is ``expect``."""
+        """Write ``item`` if absent (``expect`` None) or if its stored status is ``expect``
+        and its stored first approval is ``item``'s (one written since the read is never
+        replaced)."""
         ...
 
     def put_first_approval(self, item: ReconItem) -> ItemWrite:

@@ -310,3 +310,33 @@ def test_first_approvals_from_threads_never_both_count_as_first(
     assert sorted(d.by for d in audit.deciders) == people
     assert audit.deciders[0].by != audit.deciders[1].by
     assert setup.budget("acme") == 10
+
+
+def test_a_token_attached_while_a_first_approval_lands_keeps_the_approval(
+    make_store: StoreFactory, clock: ManualClock
+) -> None:
+    """The case starts waiting (attach) while Ann approves: attach reads again instead of
+    writing the item it read, without her approval, over it."""
+    ann = Ledger(make_store(), clock=clock)
+    item = refund_item(ann)
+
+    class ApproveBeforeAttach(ForwardingStore):
+        hook: Hook | None = None
+
+        def put_item(self, item: ReconItem, *, expect: ReconStatus | None) -> ItemWrite:
+            hook, self.hook = self.hook, None
+            if hook is not None:
+                hook()
+            return super().put_item(item, expect=expect)
+
+    store = ApproveBeforeAttach(make_store())
+    store.hook = lambda: ann.decide_item(item.item_id, "not_applied", "ann@acme", "none")
+    waiting = Ledger(store, clock=clock)
+
+    attached = waiting.attach_task_token(item.item_id, "tok-1")
+
+    assert attached.task_token == "tok-1"
+    assert attached.first_approval is not None
+    assert attached.first_approval.by == "ann@acme"
+    stored = ann.get_item(item.item_id)
+    assert stored == attached
