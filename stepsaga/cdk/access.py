@@ -18,28 +18,69 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Final
 
+from stepsaga.ledger.table import BUDGET_PREFIX, CASE_PREFIX
+from stepsaga.signing import SignedService
 from stepsaga.workflow.saga import RECONCILER_FUNCTION, RECONCILER_HANDLER
 
 __all__ = [
+    "DELETE_ITEM",
+    "INVOKE_SIGNED",
     "LEDGER_WRITER",
     "OPERATOR",
     "OVERDUE_CHECK",
+    "POINTER_ACTIONS",
+    "POINTER_CONDITIONS",
     "RECONCILER",
     "FunctionAccess",
     "OperatorAccess",
     "access_for",
+    "leading_key_conditions",
 ]
 
 GET_ITEM: Final = "dynamodb:GetItem"
 PUT_ITEM: Final = "dynamodb:PutItem"
 UPDATE_ITEM: Final = "dynamodb:UpdateItem"
+DELETE_ITEM: Final = "dynamodb:DeleteItem"
 CONDITION_CHECK_ITEM: Final = "dynamodb:ConditionCheckItem"
 QUERY: Final = "dynamodb:Query"
 SCAN: Final = "dynamodb:Scan"
 
+#: What a role needs to call a signed API of each kind (``FunctionSettings.signed_apis``),
+#: and the condition that keeps it to IAM-authorized function URLs.
+INVOKE_SIGNED: Final[dict[SignedService, tuple[str, dict[str, dict[str, str]]]]] = {
+    SignedService.EXECUTE_API: ("execute-api:Invoke", {}),
+    SignedService.LAMBDA: (
+        "lambda:InvokeFunctionUrl",
+        {"StringEquals": {"lambda:FunctionUrlAuthType": "AWS_IAM"}},
+    ),
+}
+
 _KNOWN_DYNAMODB_ACTIONS: Final = frozenset(
-    {GET_ITEM, PUT_ITEM, UPDATE_ITEM, CONDITION_CHECK_ITEM, QUERY, SCAN}
+    {GET_ITEM, PUT_ITEM, UPDATE_ITEM, DELETE_ITEM, CONDITION_CHECK_ITEM, QUERY, SCAN}
 )
+
+
+#: Case pointers (``stepsaga.backends.aws.pointers``): what a start path writes and a lookup
+#: reads, granted on the ledger table under :data:`POINTER_CONDITIONS` only.
+POINTER_ACTIONS: Final = (GET_ITEM, PUT_ITEM, QUERY)
+
+
+#: Only items whose partition key starts ``CASE#``. ``ForAllValues`` is vacuously true
+#: when a request carries no ``dynamodb:LeadingKeys`` (a Scan does not), so ``Null`` requires
+#: the key to be there.
+def leading_key_conditions(prefix: str) -> Mapping[str, Mapping[str, object]]:
+    """IAM conditions: every item a request touches has a partition key starting with
+    ``prefix`` (each key of a transaction too). ``ForAllValues`` is vacuously true when a
+    request carries no ``dynamodb:LeadingKeys`` (a Scan does not), so ``Null`` requires
+    the key to be there."""
+    return {
+        "ForAllValues:StringLike": {"dynamodb:LeadingKeys": [f"{prefix}*"]},
+        "Null": {"dynamodb:LeadingKeys": "false"},
+    }
+
+
+#: Only items whose partition key starts ``CASE#``.
+POINTER_CONDITIONS: Final = leading_key_conditions(CASE_PREFIX)
 
 
 @dataclass(frozen=True)
@@ -113,8 +154,17 @@ class OperatorAccess:
     execution_actions: tuple[str, ...]
     #: On the ledger table (recon list/show/resolve with its audit record, ledger list).
     table_actions: tuple[str, ...]
-    #: On the table's indexes.
+    #: On the table's index.
     index_actions: tuple[str, ...]
+    #: On the table, only on items whose partition key starts with ``budget_key_prefix``
+    #: (:func:`leading_key_conditions`): ``Ledger.set_budget`` replaces a tenant's budget
+    #: shards in one transaction and deletes the shards it no longer uses. Nothing else an
+    #: operator runs deletes an item.
+    budget_actions: tuple[str, ...] = ()
+    budget_key_prefix: str = BUDGET_PREFIX
+    #: On case pointer items only (:data:`POINTER_CONDITIONS`): find a case's executions
+    #: (and record one for an operator who also starts cases).
+    pointer_actions: tuple[str, ...] = POINTER_ACTIONS
 
 
 OPERATOR: Final = OperatorAccess(
@@ -128,4 +178,5 @@ OPERATOR: Final = OperatorAccess(
     ),
     table_actions=(GET_ITEM, PUT_ITEM, UPDATE_ITEM, CONDITION_CHECK_ITEM, QUERY, SCAN),
     index_actions=(QUERY,),
+    budget_actions=(DELETE_ITEM,),
 )

@@ -12,7 +12,7 @@ from aws_cdk import aws_iam as iam
 from cdk_nag import NagSuppressions
 from constructs import Construct
 
-from stepsaga.cdk.access import OPERATOR, OperatorAccess
+from stepsaga.cdk.access import OPERATOR, OperatorAccess, leading_key_conditions
 from stepsaga.cdk.ledger_table import LedgerTable
 
 
@@ -56,6 +56,21 @@ class OperatorPolicy(Construct):
             ("ReadAndResolveTheLedger", access.table_actions, [table]),
             ("QueryTheLedgerIndexes", access.index_actions, [f"{table}/index/*"]),
         ]
+        # Budget shards only: the partition key must start with BUDGET# (every key of the
+        # request, so a transaction cannot slip a record or an item in).
+        budget = iam.PolicyStatement(
+            sid="ReplaceTenantBudgets",
+            actions=list(access.budget_actions),
+            resources=[table],
+            conditions={
+                k: dict(v) for k, v in leading_key_conditions(access.budget_key_prefix).items()
+            },
+        )
+        pointers = (
+            [ledger.pointer_statement("FindCasesByTheirPointers", access.pointer_actions)]
+            if access.pointer_actions
+            else []
+        )
         self.policy = iam.ManagedPolicy(
             self,
             "Policy",
@@ -67,7 +82,9 @@ class OperatorPolicy(Construct):
                 iam.PolicyStatement(sid=sid, actions=list(actions), resources=resources)
                 for sid, actions, resources in statements
                 if actions
-            ],
+            ]
+            + ([budget] if access.budget_actions else [])
+            + pointers,
         )
         NagSuppressions.add_resource_suppressions(
             self.policy,

@@ -3,20 +3,26 @@ start and compare executions of this machine and nothing else."""
 
 from __future__ import annotations
 
-import json
 from typing import Any
+
+from aws_cdk.assertions import Match
 
 from stepsaga import deployment, ingress
 from stepsaga.cdk.alarms import alarm_name
 from stepsaga.cdk.ingress import INGRESS_HANDLER, MAX_RECEIVES
 from tests.infra.conftest import Synthesized
+from tests.infra.test_operators import POINTER_STATEMENT
 
 
 def _queues(
     synthesized: Synthesized,
 ) -> tuple[tuple[str, dict[str, Any]], tuple[str, dict[str, Any]]]:
     """(cases queue, dead-letter queue), each as (logical id, properties)."""
-    queues = {k: v["Properties"] for k, v in synthesized.resources("AWS::SQS::Queue").items()}
+    queues = {
+        k: v["Properties"]
+        for k, v in synthesized.resources("AWS::SQS::Queue").items()
+        if k.startswith("Ingress")
+    }
     (cases,) = [(k, p) for k, p in queues.items() if "RedrivePolicy" in p]
     (dead,) = [(k, p) for k, p in queues.items() if "RedrivePolicy" not in p]
     return cases, dead
@@ -31,10 +37,11 @@ def test_queues_are_encrypted_and_redrive_to_the_dead_letters(synthesized: Synth
     for properties in (cases, dead):
         assert properties["SqsManagedSseEnabled"] is True
     assert dead["MessageRetentionPeriod"] == 14 * 24 * 3600
-    policies = synthesized.resources("AWS::SQS::QueuePolicy").values()
+    policies = synthesized.resources("AWS::SQS::QueuePolicy")
     tls = [
         s
-        for p in policies
+        for k, p in policies.items()
+        if k.startswith("Ingress")
         for s in p["Properties"]["PolicyDocument"]["Statement"]
         if s["Effect"] == "Deny" and s["Condition"] == {"Bool": {"aws:SecureTransport": "false"}}
     ]
@@ -56,7 +63,11 @@ def test_the_starter_reads_the_queue_and_knows_its_machine_and_dead_letters(
     assert variables[deployment.ENV_STATE_MACHINE_ARN]["Fn::Join"][1][-1] == (
         f":stateMachine:{machine}"
     )
-    (mapping,) = synthesized.resources("AWS::Lambda::EventSourceMapping").values()
+    (mapping,) = [
+        m
+        for m in synthesized.resources("AWS::Lambda::EventSourceMapping").values()
+        if m["Properties"]["FunctionName"] == {"Ref": starter_id}
+    ]
     assert mapping["Properties"]["EventSourceArn"] == {"Fn::GetAtt": [cases_id, "Arn"]}
     assert mapping["Properties"]["FunctionName"] == {"Ref": starter_id}
     assert mapping["Properties"]["FunctionResponseTypes"] == ["ReportBatchItemFailures"]
@@ -78,6 +89,10 @@ def test_the_starter_may_start_and_compare_only(synthesized: Synthesized) -> Non
     assert ours == {
         "states:StartExecution",
         "states:DescribeExecution",
+        # case pointers, on CASE# items only (test_the_starter_writes_only_case_pointers)
+        "dynamodb:GetItem",
+        "dynamodb:PutItem",
+        "dynamodb:Query",
         # the event source mapping's reads, and the dead letters
         "sqs:ReceiveMessage",
         "sqs:ChangeMessageVisibility",
@@ -86,7 +101,55 @@ def test_the_starter_may_start_and_compare_only(synthesized: Synthesized) -> Non
         "sqs:GetQueueAttributes",
         "sqs:SendMessage",
     }
-    assert not any(a.startswith("dynamodb:") for a in ours), json.dumps(sorted(ours))
+
+
+def _starter_statements(synthesized: Synthesized) -> list[dict[str, Any]]:
+    functions = synthesized.resources("AWS::Lambda::Function").values()
+    (role,) = [
+        f["Properties"]["Role"]["Fn::GetAtt"][0]
+        for f in functions
+        if f["Properties"]["Handler"] == INGRESS_HANDLER
+    ]
+    return [
+        statement
+        for policy in synthesized.resources("AWS::IAM::Policy").values()
+        if {"Ref": role} in policy["Properties"]["Roles"]
+        for statement in policy["Properties"]["PolicyDocument"]["Statement"]
+    ]
+
+
+def test_the_starter_writes_only_case_pointers(synthesized: Synthesized) -> None:
+    (table_id,) = synthesized.resources("AWS::DynamoDB::Table")
+    on_table = [
+        s
+        for s in _starter_statements(synthesized)
+        if any(str(a).startswith("dynamodb:") for a in s["Action"])
+    ]
+    assert on_table == [
+        {
+            "Sid": "RecordCasePointers",
+            "Effect": "Allow",
+            "Action": ["dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:Query"],
+            "Resource": {"Fn::GetAtt": [table_id, "Arn"]},
+            "Condition": {
+                "ForAllValues:StringLike": {"dynamodb:LeadingKeys": ["CASE#*"]},
+                "Null": {"dynamodb:LeadingKeys": "false"},
+            },
+        }
+    ]
+    document = {"PolicyDocument": {"Statement": Match.array_with([POINTER_STATEMENT])}}
+    synthesized.template.has_resource_properties("AWS::IAM::Policy", document)
+
+
+def test_the_starter_knows_the_ledger_table(synthesized: Synthesized) -> None:
+    (table_id,) = synthesized.resources("AWS::DynamoDB::Table")
+    functions = synthesized.resources("AWS::Lambda::Function").values()
+    (variables,) = [
+        f["Properties"]["Environment"]["Variables"]
+        for f in functions
+        if f["Properties"]["Handler"] == INGRESS_HANDLER
+    ]
+    assert variables[deployment.ENV_LEDGER_TABLE_NAME] == {"Ref": table_id}
 
 
 def test_dead_letters_raise_an_alarm_that_notifies(synthesized: Synthesized) -> None:
