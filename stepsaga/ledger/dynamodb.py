@@ -516,8 +516,10 @@ class DynamoDBStore:
                 ConsistentRead=True,
             )
         raw = response.get("Item")
-        if raw is None or "record" not in raw:
+        if raw is None:
             return None
+        if "record" not in raw:
+            return _legacy_audit(raw)
         return ResolutionAudit.from_dict(parse_json(_s(raw, "record")) or {})
 
     def query_items(
@@ -726,6 +728,24 @@ def _same(condition: Item, alias: str, name: str, value: str | None) -> None:
     else:
         condition["ConditionExpression"] += f" AND #{alias} = :expect_{alias}"
         condition["ExpressionAttributeValues"][f":expect_{alias}"] = {"S": value}
+
+
+def _legacy_audit(raw: Item) -> ResolutionAudit:
+    """An audit record written apart from its resolution (before audit records joined the
+    resolution's transaction): flat strings, one decider."""
+    text = {name: str(value.get("S", "")) for name, value in raw.items()}
+    at = parse_time(text["recorded_at"])
+    return ResolutionAudit(
+        item_id=text["item_id"],
+        tenant_id=text["tenant_id"],
+        case_id=text["case_id"],
+        step=text["step"],
+        action_key=text["action_key"],
+        outcome=ReconOutcome(text["outcome"]),
+        deciders=(Approval(by=text["resolved_by"], at=at, note=text.get("note", "")),),
+        at=at,
+        identity={k: v for k, v in text.items() if k.startswith("caller_")},
+    )
 
 
 def _approval_text(approval: Approval | None) -> str | None:

@@ -555,3 +555,38 @@ def test_on_aws_not_applied_on_a_refund_takes_two_iam_identities_and_one_audit_r
     assert [d["by"] for d in shown.audit["deciders"]] == [alice_arn, bob_arn]
     assert shown.audit["notes"] == ["PSP shows nothing", "confirmed with PSP"]
     assert shown.audit["identity"]["caller_user_id"]
+
+
+def test_an_audit_record_written_apart_from_its_resolution_still_reads(aws: FakeAws) -> None:
+    """Items resolved before audit records joined the resolution's transaction keep the
+    flat record ``record_resolution`` wrote; ``recon show`` reads it as one decider."""
+    flat = {
+        "item_id": "rec-old",
+        "tenant_id": "acme",
+        "case_id": "CASE-1",
+        "step": "CreateShipment",
+        "action_key": "acme:CASE-1:r1:create_shipment",
+        "outcome": "applied",
+        "resolved_by": "arn:aws:sts::1:assumed-role/Ops/alice",
+        "caller_arn": "arn:aws:sts::1:assumed-role/Ops/alice",
+        "caller_account": "1",
+        "caller_user_id": "AROA:alice",
+        "note": "carrier shows it",
+        "recorded_at": "2026-11-30T10:00:00+00:00",
+    }
+    aws.ddb.put_item(
+        TableName=TABLE,
+        Item={
+            "pk": {"S": "AUDIT#rec-old"},
+            "sk": {"S": "RESOLUTION"},
+            **{k: {"S": v} for k, v in flat.items()},
+        },
+    )
+    audit = aws.ledger().get_audit("rec-old")
+    assert audit is not None
+    assert [(d.by, d.note) for d in audit.deciders] == [(flat["resolved_by"], flat["note"])]
+    assert dict(audit.identity) == {
+        "caller_arn": flat["caller_arn"],
+        "caller_account": "1",
+        "caller_user_id": "AROA:alice",
+    }
