@@ -113,6 +113,8 @@ class Starter:
         """One message body → its outcome; AWS failures raise (the message is retried)."""
         try:
             case = parse_case(_case_data(body), self.saga.input_model or OpenCase)
+            wanted = case.execution_input()
+            self.saga.check_input(wanted)  # what ``stepsaga start`` refuses, refused here too
         except InvalidInputError as exc:
             return Outcome(Verdict.INVALID, reason=exc.message, field=str(exc.data.get("field")))
         pointer = Pointer.of(
@@ -122,7 +124,7 @@ class Starter:
             case.approval.revision,
             at=self.clock.now(),
         )
-        name, arn, wanted = pointer.execution_name, pointer.execution_arn, case.execution_input()
+        name, arn = pointer.execution_name, pointer.execution_arn
         try:
             record_pointer(self.ddb, self.table_name, pointer)
         except ExecutionAlreadyExists as exc:

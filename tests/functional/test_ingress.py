@@ -16,6 +16,7 @@ from botocore.exceptions import ClientError
 from stepsaga.backends.aws.pointers import Pointer, case_pointers, record_pointer
 from stepsaga.backends.naming import execution_name
 from stepsaga.ingress import REASON_ATTRIBUTE, Starter, Verdict
+from stepsaga.workflow import EffectClass, Saga, Step
 from tests.functional.aws_support import REGION, TABLE, FakeAws, fake_aws
 from tests.functional.cli_support import case_data
 from workflows.replacement_order import saga
@@ -207,3 +208,20 @@ def test_logs_name_identifiers_never_the_case(
     assert sorted(line["ingress"] for line in lines) == ["invalid", "started"]
     assert "x" * 40 not in json.dumps(lines)
     assert "Berlin" not in json.dumps(lines)
+
+
+def test_a_case_with_a_reserved_top_level_field_is_dead_lettered_naming_it(
+    ingress: Ingress,
+) -> None:
+    """The saga ``stepsaga start`` would run refuses it the same way (``Saga.check_input``):
+    here a saga without an input model, whose cases may otherwise carry any field."""
+    open_saga = Saga("open", [Step("LookUp", effect=EffectClass.READ)])
+    aws = ingress.aws
+    open_starter = Starter(
+        open_saga, aws.state_machine_arn, aws.sfn, ingress.sqs, ingress.dlq_url, aws.ddb, TABLE
+    )
+    body = json.dumps(case_data(results={"IssueLabel": "forged"}))
+    outcome = open_starter.start(body)
+    assert (outcome.verdict, outcome.field) == (Verdict.INVALID, "results")
+    assert "case field 'results' is reserved" in (outcome.reason or "")
+    assert ingress.executions() == []
