@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import random
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
 from datetime import UTC, datetime
@@ -315,6 +315,22 @@ class DynamoDBStore:
     ) -> Page[Record]:
         where = lease_partitions(time_text(lease_expired_before))
         return self._page(where, limit=limit, after=after, read=_record)
+
+    def bulk_insert(self, records: Iterable[Record], items: Iterable[ReconItem] = ()) -> int:
+        """Put many records and items unconditionally, 25 per ``BatchWriteItem`` (imports,
+        benchmarks; never the claim path), with their index attributes. Returns how many."""
+        puts = [_record_item(r) for r in records] + [_recon_item(i) for i in items]
+        for start in range(0, len(puts), 25):
+            pending: Any = {
+                self.table: [{"PutRequest": {"Item": item}} for item in puts[start : start + 25]]
+            }
+            while pending:
+                with self._aws():
+                    response = self.client.batch_write_item(RequestItems=pending)
+                pending = response.get("UnprocessedItems") or None
+                if pending:
+                    self._sleep(0.05)
+        return len(puts)
 
     # --- budgets ---------------------------------------------------------------------
 
