@@ -41,9 +41,7 @@ COMMANDS: dict[str, Callable[[Ledger], Any]] = {
         limit=PAGE, next_token=ledger.page(limit=PAGE).next_token
     ),
     "recon list": lambda ledger: ledger.page_items(status="OPEN", limit=PAGE),
-    "recon list --status resolved": lambda ledger: ledger.page_items(
-        status="RESOLVED", limit=PAGE
-    ),
+    "recon list --status resolved": lambda ledger: ledger.page_items(status="RESOLVED", limit=PAGE),
     "recon list --status all": lambda ledger: ledger.page_items(limit=PAGE),
     "recon list --tenant": lambda ledger: ledger.page_items(
         tenant="tenant-0", status="OPEN", limit=PAGE
@@ -70,10 +68,11 @@ class Calls:
         return made
 
 
-@pytest.fixture
-def aws() -> Iterator[None]:
+@pytest.fixture(scope="module")
+def aws() -> Iterator[dict[int, tuple[Ledger, Calls]]]:
+    """One moto account for the module, holding a table of each size (filled once)."""
     with mock_aws():
-        yield
+        yield {size: filled(size) for size in SIZES}
 
 
 def filled(size: int) -> tuple[Ledger, Calls]:
@@ -88,8 +87,7 @@ def filled(size: int) -> tuple[Ledger, Calls]:
     return Ledger(store, clock=ManualClock(NOW)), calls
 
 
-def measure(size: int) -> dict[str, Counter[str]]:
-    ledger, calls = filled(size)
+def measure(ledger: Ledger, calls: Calls) -> dict[str, Counter[str]]:
     measured: dict[str, Counter[str]] = {}
     for name, command in COMMANDS.items():
         calls.take()
@@ -98,8 +96,10 @@ def measure(size: int) -> dict[str, Counter[str]]:
     return measured
 
 
-def test_every_lookup_makes_the_same_calls_at_500_and_5000_items(aws: None) -> None:
-    small, large = (measure(size) for size in SIZES)
+def test_every_lookup_makes_the_same_calls_at_500_and_5000_items(
+    aws: dict[int, tuple[Ledger, Calls]],
+) -> None:
+    small, large = (measure(*aws[size]) for size in SIZES)
     assert small == large
     for name, made in small.items():
         assert "Scan" not in made, name
@@ -108,9 +108,11 @@ def test_every_lookup_makes_the_same_calls_at_500_and_5000_items(aws: None) -> N
     assert small["ledger sweep --limit"]["PutItem"] == PAGE
 
 
-def test_pages_are_full_and_ordered_and_the_token_reaches_the_end(aws: None) -> None:
-    ledger, _ = filled(SIZES[0])
-    records, items = history(SIZES[0], now=NOW)
+def test_pages_are_full_and_ordered_and_the_token_reaches_the_end(
+    aws: dict[int, tuple[Ledger, Calls]],
+) -> None:
+    ledger, _ = filled(SIZES[0] + 1)
+    records, items = history(SIZES[0] + 1, now=NOW)
     expected = sorted(r.key for r in records if r.tenant_id == "tenant-3")
     seen: list[str] = []
     token = None
@@ -127,11 +129,14 @@ def test_pages_are_full_and_ordered_and_the_token_reaches_the_end(aws: None) -> 
     resolved = [i.item_id for i in ledger.list_items(status="RESOLVED")]
     assert resolved == [i.item_id for i in items if i.status.value == "RESOLVED"]
     swept = ledger.sweep()
-    assert len(swept) == STALE and {r.status.value for r in swept} == {"UNKNOWN"}
+    assert len(swept) == STALE
+    assert {r.status.value for r in swept} == {"UNKNOWN"}
     assert ledger.sweep() == []
 
 
-def test_the_cli_pages_the_table_with_the_same_calls_at_both_sizes(aws: None) -> None:
+def test_the_cli_pages_the_table_with_the_same_calls_at_both_sizes(
+    aws: dict[int, tuple[Ledger, Calls]],
+) -> None:
     """``stepsaga ledger list --url dynamodb://…``: the CLI's own client, counted through
     the default session it is made from."""
     runner = CliRunner()
@@ -141,7 +146,6 @@ def test_the_cli_pages_the_table_with_the_same_calls_at_both_sizes(aws: None) ->
     try:
         counted = []
         for size in SIZES:
-            filled(size)
             url = f"dynamodb://ledger-{size}?region=us-east-1"
             calls.take()
             first = runner.invoke(app, ["ledger", "list", "--url", url, "--limit", "5", "--json"])
@@ -152,7 +156,8 @@ def test_the_cli_pages_the_table_with_the_same_calls_at_both_sizes(aws: None) ->
             assert second.exit_code == 0, second.output
             counted.append(calls.take())
             other = runner.invoke(app, [*args, "--tenant", "tenant-1"])
-            assert other.exit_code == 2 and "--next-token" in other.output
+            assert other.exit_code == 2
+            assert "--next-token" in other.output
         assert counted[0] == counted[1]
         assert "Scan" not in counted[0]
     finally:
