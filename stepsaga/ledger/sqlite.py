@@ -374,8 +374,12 @@ class SqliteStore:
     def stale(
         self, *, lease_expired_before: datetime, limit: int, after: str | None = None
     ) -> Page[Record]:
-        # The literal status lets SQLite use the partial index of IN_PROGRESS records.
-        select = f"{_SELECT} WHERE status = 'IN_PROGRESS' AND lease_expires_at < ?"
+        # The partial index of IN_PROGRESS records, in lease order (the literal status lets
+        # SQLite use it; named, because the status index would otherwise win and sort).
+        select = (
+            f"{_SELECT} INDEXED BY actions_in_progress "
+            "WHERE status = 'IN_PROGRESS' AND lease_expires_at < ?"
+        )
         sql, args = _keyset(
             select, {}, ("lease_expires_at", "key"), limit, after, [time_text(lease_expired_before)]
         )
