@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import base64
 import json
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -17,7 +18,7 @@ from tests.conformance.ledger.conftest import StoreFactory
 from tests.conformance.ledger.helpers import START
 
 N = 90
-FILTERS: list[dict[str, str]] = [
+FILTERS: list[dict[str, Any]] = [
     {},
     {"tenant": "tenant-3"},
     {"status": "COMPLETED"},
@@ -39,7 +40,7 @@ def filled(ledger: Ledger, make_store: StoreFactory) -> tuple[list[Record], list
     return records, items
 
 
-def _matches(value: Record | ReconItem, filters: dict[str, str]) -> bool:
+def _matches(value: Record | ReconItem, filters: dict[str, Any]) -> bool:
     return all(
         getattr(value, {"tenant": "tenant_id", "case": "case_id"}.get(k, k)) == v
         for k, v in filters.items()
@@ -73,7 +74,7 @@ def test_records_page_in_order_to_the_end(
             assert got == expected
 
 
-ITEM_FILTERS: list[dict[str, str]] = [
+ITEM_FILTERS: list[dict[str, Any]] = [
     {},
     {"tenant": "tenant-0"},
     {"status": "OPEN"},
@@ -117,7 +118,7 @@ def test_a_token_is_refused_with_other_filters_another_listing_or_forged(
     token = ledger.page(tenant="tenant-1", limit=2).next_token
     assert token is not None
     assert ledger.page(tenant="tenant-1", limit=5, next_token=token).items  # the limit may change
-    refused = [
+    refused: list[Callable[[], object]] = [
         lambda: ledger.page(tenant="tenant-2", limit=2, next_token=token),
         lambda: ledger.page(limit=2, next_token=token),
         lambda: ledger.page(tenant="tenant-1", status="FAILED", limit=2, next_token=token),
