@@ -7,6 +7,7 @@ from typing import Any
 
 from stepsaga import deployment
 from stepsaga.cdk.access import OPERATOR
+from stepsaga.ledger.table import GSIS
 from tests.infra.conftest import Synthesized
 
 
@@ -47,6 +48,7 @@ def test_every_statement_is_allow_with_exact_actions(synthesized: Synthesized) -
     assert not any("*" in a for a in granted), "no wildcard actions"
     # No raw deletes, no writes outside the ledger, no start (the ingress starts cases).
     assert not any(a.startswith(("dynamodb:Delete", "iam:", "kms:")) for a in granted)
+    assert "dynamodb:Scan" not in granted, "every listing is an index Query"
     assert "states:StartExecution" not in granted
 
 
@@ -57,13 +59,21 @@ def test_resources_are_this_deployments_arns(synthesized: Synthesized) -> None:
     (table_id,) = synthesized.resources("AWS::DynamoDB::Table")
     prefix = "arn:{AWS::Partition}:"
     where = "{AWS::Region}:{AWS::AccountId}"
-    resources = {sid: _joined(s["Resource"]) for sid, s in statements.items()}
+    resources = {
+        sid: sorted(_joined(r) for r in s["Resource"])
+        if isinstance(s["Resource"], list)
+        else _joined(s["Resource"])
+        for sid, s in statements.items()
+    }
     assert resources == {
         "ReadTheStacksOutputs": f"{prefix}cloudformation:{where}:stack/{stack_name}/*",
         "FindAndResumeCases": f"{prefix}states:{where}:stateMachine:{machine_name}",
         "FollowAndRedriveExecutions": f"{prefix}states:{where}:execution:{machine_name}:*",
         "ReadAndResolveTheLedger": "{" + f"{table_id}.Arn" + "}",
-        "QueryTheLedgerIndexes": "{" + f"{table_id}.Arn" + "}/index/*",
+        # Exactly the lookup indexes (no index/*): recon list, ledger list and sweep Query them.
+        "QueryTheLedgerIndexes": sorted(
+            "{" + f"{table_id}.Arn" + "}" + f"/index/{index}" for index in GSIS
+        ),
     }
 
 
