@@ -2,7 +2,8 @@
 
 On the embedded backend: the simulated services under the state home, with faults
 (``stepsaga start --faults FILE``). Inside a Lambda function: the three services over HTTP
-(``STEPSAGA_{INVENTORY,PAYMENTS,SHIPPING}_URL``, ``STEPSAGA_HTTP_*_TIMEOUT``), or the
+(``STEPSAGA_{INVENTORY,PAYMENTS,SHIPPING}_URL``, ``STEPSAGA_HTTP_*_TIMEOUT``; a URL the
+stack declared as a signed API is called SigV4-signed with the function's role), or the
 simulated ones under ``STEPSAGA_HOME`` when ``STEPSAGA_SERVICES=simulated`` (tests that run
 the bundled handlers on moto).
 """
@@ -65,8 +66,17 @@ class ReferenceDependencies:
         )
         if mode == "http" or (mode == "auto" and urls):
             from services.http import HttpServicesConfig
+            from services.http.config import ENV_URLS
 
-            return open_http_services(HttpServicesConfig.from_env(ctx.environ))
+            # A service behind IAM (API Gateway, a function URL) declared in the stack's
+            # FunctionSettings.signed_apis under its URL variable: signed with the role.
+            signed = ctx.signed_apis
+            auth = {
+                field.removesuffix("_url"): signed.auth(variable)
+                for field, variable in ENV_URLS.items()
+                if variable in signed.targets
+            }
+            return open_http_services(HttpServicesConfig.from_env(ctx.environ), auth=auth)
         home = StateHome(Path(ctx.environ.get("STEPSAGA_HOME", ".stepsaga")))
         return open_simulated_services(home, self.faults, clock=ctx.clock, crash=self.crash)
 

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from services.faults import Faults
 from services.protocols import Services
@@ -59,13 +60,26 @@ def open_simulation(home: StateHome, *, clock: Clock | None = None) -> Simulatio
 
 
 def open_http_services(
-    config: HttpServicesConfig, *, transport: httpx.BaseTransport | None = None
+    config: HttpServicesConfig,
+    *,
+    transport: httpx.BaseTransport | None = None,
+    auth: Mapping[str, httpx.Auth] | None = None,
 ) -> Services:
-    """Services over HTTP; close the bundle (or use it as a context manager) when done."""
+    """Services over HTTP; close the bundle (or use it as a context manager) when done.
+    ``auth``: per service (``inventory``, ``payments``, ``shipping``), how its requests are
+    authorized (a SigV4 signer for a service behind IAM); the others go unsigned."""
     from services.http import HttpInventory, HttpPayments, HttpShipping
 
+    auth = auth or {}
+    options: dict[str, Any] = {"transport": transport}
     return Services(
-        inventory=HttpInventory(config.inventory_url, config.timeouts, transport=transport),
-        payments=HttpPayments(config.payments_url, config.timeouts, transport=transport),
-        shipping=HttpShipping(config.shipping_url, config.timeouts, transport=transport),
+        inventory=HttpInventory(
+            config.inventory_url, config.timeouts, auth=auth.get("inventory"), **options
+        ),
+        payments=HttpPayments(
+            config.payments_url, config.timeouts, auth=auth.get("payments"), **options
+        ),
+        shipping=HttpShipping(
+            config.shipping_url, config.timeouts, auth=auth.get("shipping"), **options
+        ),
     )

@@ -22,6 +22,7 @@ from stepsaga.home import StateHome
 
 if TYPE_CHECKING:
     from stepsaga.secrets import Secrets
+    from stepsaga.signing import SignedApis
 
 D_co = TypeVar("D_co", covariant=True)
 
@@ -49,7 +50,9 @@ class LocalContext:
 class AwsContext:
     """Inside a Lambda function: configuration comes from ``environ`` (the function's
     environment, as the CDK construct set it); credentials from ``secrets``
-    (``ctx.secrets.get("BILLING_TOKEN_ARN")``, ``stepsaga.secrets``)."""
+    (``ctx.secrets.get("BILLING_TOKEN_ARN")``, ``stepsaga.secrets``) or, for the app's
+    IAM-authorized APIs, the role itself (``ctx.signed_apis.client("PAYMENTS_API_URL")``,
+    ``stepsaga.signing``)."""
 
     clock: Clock
     environ: Mapping[str, str]
@@ -60,6 +63,13 @@ class AwsContext:
         from stepsaga.secrets import Secrets
 
         return Secrets.from_environ(self.environ)
+
+    @property
+    def signed_apis(self) -> SignedApis:
+        """The SigV4-signed APIs this function may call (``FunctionSettings.signed_apis``)."""
+        from stepsaga.signing import SignedApis
+
+        return SignedApis.from_environ(self.environ)
 
 
 class Dependencies(Protocol[D_co]):

@@ -41,6 +41,8 @@ LAMBDA_HANDLER: Final = "stepsaga.lambda_handler.handler"
 ENV_STACK: Final = "STEPSAGA_STACK"
 #: The state machine, when the CLI is configured without a stack.
 ENV_STATE_MACHINE_ARN: Final = "STEPSAGA_STATE_MACHINE_ARN"
+#: Its alias cases start on (optional; without it, the unqualified state machine).
+ENV_STATE_MACHINE_ALIAS_ARN: Final = "STEPSAGA_STATE_MACHINE_ALIAS_ARN"
 
 
 def stack_name(stage: str = DEFAULT_STAGE, saga: str | None = None) -> str:

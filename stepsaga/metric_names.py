@@ -42,6 +42,15 @@ ROUTED_ERROR: Final = "RoutedError"
 TRANSACTION_CONFLICT: Final = "TransactionConflict"
 #: Gauge from the scheduled check: open reconciliation items older than the threshold.
 RECONCILIATION_OVERDUE: Final = "ReconciliationOverdue"
+#: The automatic redrive (``stepsaga.auto_redrive``), one metric per verdict: it redrove a
+#: technically failed execution, made its message wait out the backoff, refused it (the
+#: reason in metadata; the execution stays FAILED and ``TechnicalFailures`` has fired),
+#: found it gone or no longer failed, or could not read the message.
+AUTO_REDRIVEN: Final = "AutoRedriven"
+AUTO_REDRIVE_WAITING: Final = "AutoRedriveWaiting"
+AUTO_REDRIVE_REFUSED: Final = "AutoRedriveRefused"
+AUTO_REDRIVE_GONE: Final = "AutoRedriveGone"
+AUTO_REDRIVE_MALFORMED: Final = "AutoRedriveMalformed"
 
 ALL: Final = (
     OUTCOME_UNKNOWN,
@@ -53,6 +62,11 @@ ALL: Final = (
     ROUTED_ERROR,
     TRANSACTION_CONFLICT,
     RECONCILIATION_OVERDUE,
+    AUTO_REDRIVEN,
+    AUTO_REDRIVE_WAITING,
+    AUTO_REDRIVE_REFUSED,
+    AUTO_REDRIVE_GONE,
+    AUTO_REDRIVE_MALFORMED,
 )
 
 

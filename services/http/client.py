@@ -35,11 +35,14 @@ class JsonClient:
         timeouts: HttpTimeouts,
         *,
         transport: httpx.BaseTransport | None = None,
+        auth: httpx.Auth | None = None,
     ) -> None:
+        """``auth``: e.g. ``ctx.signed_apis.auth(variable)`` for a service behind IAM."""
         self._http = httpx.Client(
             base_url=base_url,
             timeout=timeouts.to_httpx(),
             transport=transport,
+            auth=auth,
             follow_redirects=False,
             headers={"Accept": "application/json"},
         )
@@ -130,9 +133,14 @@ class HttpService:
     """What every HTTP adapter shares: one ``JsonClient`` per service base URL."""
 
     def __init__(
-        self, base_url: str, timeouts: HttpTimeouts, *, transport: httpx.BaseTransport | None = None
+        self,
+        base_url: str,
+        timeouts: HttpTimeouts,
+        *,
+        transport: httpx.BaseTransport | None = None,
+        auth: httpx.Auth | None = None,
     ) -> None:
-        self._client = JsonClient(base_url, timeouts, transport=transport)
+        self._client = JsonClient(base_url, timeouts, transport=transport, auth=auth)
 
     def close(self) -> None:
         self._client.close()

@@ -45,7 +45,15 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
 from stepsaga.cdk.access import LEDGER_WRITER, OVERDUE_CHECK, RECONCILER, FunctionAccess, access_for
 from stepsaga.cdk.bundling import AssetLayout
 from stepsaga.cdk.saga_deployment import SagaDeployment
-from stepsaga.cdk.settings import BundlingMode, DeploymentError, FunctionSettings, StageSettings
+from stepsaga.cdk.settings import (
+    AutoRedrive,
+    BundlingMode,
+    DeploymentError,
+    FunctionSettings,
+    SignedApi,
+    SignedService,
+    StageSettings,
+)
 from stepsaga.cdk.stack import SagaResources, SagaStack
 
 __all__ = [
@@ -53,6 +61,7 @@ __all__ = [
     "OVERDUE_CHECK",
     "RECONCILER",
     "AssetLayout",
+    "AutoRedrive",
     "BundlingMode",
     "DeploymentError",
     "FunctionAccess",
@@ -60,6 +69,8 @@ __all__ = [
     "SagaDeployment",
     "SagaResources",
     "SagaStack",
+    "SignedApi",
+    "SignedService",
     "StageSettings",
     "access_for",
 ]

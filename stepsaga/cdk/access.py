@@ -18,10 +18,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Final
 
-from stepsaga.ledger.table import BY_CASE_INDEX, GSIS, OPEN_ITEMS_INDEX
+from stepsaga.ledger.table import BUDGET_PREFIX, BY_CASE_INDEX, GSIS, OPEN_ITEMS_INDEX
+from stepsaga.signing import SignedService
 from stepsaga.workflow.saga import RECONCILER_FUNCTION, RECONCILER_HANDLER
 
 __all__ = [
+    "DELETE_ITEM",
+    "INVOKE_SIGNED",
     "LEDGER_WRITER",
     "OPERATOR",
     "OVERDUE_CHECK",
@@ -34,12 +37,23 @@ __all__ = [
 GET_ITEM: Final = "dynamodb:GetItem"
 PUT_ITEM: Final = "dynamodb:PutItem"
 UPDATE_ITEM: Final = "dynamodb:UpdateItem"
+DELETE_ITEM: Final = "dynamodb:DeleteItem"
 CONDITION_CHECK_ITEM: Final = "dynamodb:ConditionCheckItem"
 QUERY: Final = "dynamodb:Query"
 SCAN: Final = "dynamodb:Scan"
 
+#: What a role needs to call a signed API of each kind (``FunctionSettings.signed_apis``),
+#: and the condition that keeps it to IAM-authorized function URLs.
+INVOKE_SIGNED: Final[dict[SignedService, tuple[str, dict[str, dict[str, str]]]]] = {
+    SignedService.EXECUTE_API: ("execute-api:Invoke", {}),
+    SignedService.LAMBDA: (
+        "lambda:InvokeFunctionUrl",
+        {"StringEquals": {"lambda:FunctionUrlAuthType": "AWS_IAM"}},
+    ),
+}
+
 _KNOWN_DYNAMODB_ACTIONS: Final = frozenset(
-    {GET_ITEM, PUT_ITEM, UPDATE_ITEM, CONDITION_CHECK_ITEM, QUERY, SCAN}
+    {GET_ITEM, PUT_ITEM, UPDATE_ITEM, DELETE_ITEM, CONDITION_CHECK_ITEM, QUERY, SCAN}
 )
 
 
@@ -128,6 +142,12 @@ class OperatorAccess:
     #: On exactly the ``indexes`` (recon list, ledger list, ledger sweep: never a Scan).
     index_actions: tuple[str, ...]
     indexes: tuple[str, ...]
+    #: On the table, only on items whose partition key starts with ``budget_key_prefix``
+    #: (``dynamodb:LeadingKeys``): ``Ledger.set_budget`` replaces a tenant's budget shards
+    #: in one transaction and deletes the shards it no longer uses. Nothing else an
+    #: operator runs deletes an item.
+    budget_actions: tuple[str, ...] = ()
+    budget_key_prefix: str = BUDGET_PREFIX
 
 
 OPERATOR: Final = OperatorAccess(
@@ -142,4 +162,5 @@ OPERATOR: Final = OperatorAccess(
     table_actions=(GET_ITEM, PUT_ITEM, UPDATE_ITEM, CONDITION_CHECK_ITEM, QUERY),
     index_actions=(QUERY,),
     indexes=tuple(GSIS),
+    budget_actions=(DELETE_ITEM,),
 )

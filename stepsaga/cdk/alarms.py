@@ -8,8 +8,9 @@ counts business outcomes and faults alike. The alarms separate them:
   BusinessOutcome``, the last from a metric filter on the state machine's log); Lambda
   errors that are not routed outcomes (``Errors - RoutedError``, the handlers' EMF count of
   the non-retryable errors the machine catches); Lambda throttles; DynamoDB throttles and
-  system errors on the ledger; Step Functions execution throttles; and the scheduled
-  overdue check (OPEN items older than the threshold, or the check stopped reporting).
+  system errors on the ledger; ledger transaction conflicts (the handlers' EMF count,
+  per deployment: the tenant rides in metadata); Step Functions execution throttles; and
+  the scheduled overdue check (OPEN items older than the threshold, or the check stopped reporting).
 * **business** (silent: no actions): unknown outcomes, failed compensations and opened
   reconciliation items. The reconciler already publishes one notice per item to the topic;
   an alarm on the same event would be a second notification.
@@ -99,11 +100,26 @@ RULES: Final[Mapping[str, AlarmRule]] = {
     "LedgerThrottles": AlarmRule(5, True, "DynamoDB throttled requests to the ledger"),
     "LedgerSystemErrors": AlarmRule(1, True, "DynamoDB answered ledger requests with 5xx"),
     "ExecutionThrottles": AlarmRule(1, True, "Step Functions throttled executions"),
+    # Each conflict is retried (``Retry`` on ``StoreUnavailableError``); a steady stream
+    # means a hot budget (more shards: ``budget_shards``) or a tenant hammered at once.
+    "LedgerTransactionConflicts": AlarmRule(
+        10,
+        True,
+        "ledger transactions were cancelled by concurrent ones (TransactionConflict, "
+        "retried); the tenant is in the log's metadata: raise its budget shards or spread "
+        "its cases",
+    ),
     "IngressDeadLetters": AlarmRule(
         1,
         True,
         "approved cases wait in the ingress dead-letter queue (invalid, conflicting, or "
         "failing to start): read their stepsaga-reason attribute",
+    ),
+    "AutoRedriveDeadLetters": AlarmRule(
+        1,
+        True,
+        "failed-execution events wait in the automatic redrive's dead-letter queue (not "
+        "readable, or the redriver kept failing on them): redrive those executions by hand",
     ),
     "ReconciliationOverdue": AlarmRule(
         1,
@@ -161,6 +177,7 @@ class SagaAlarms(Construct):
         topic: sns.ITopic,
         overdue_check_period: Duration,
         dead_letters: sqs.IQueue | None = None,
+        redrive_dead_letters: sqs.IQueue | None = None,
     ) -> None:
         super().__init__(scope, construct_id)
         self._stage = stage
@@ -205,6 +222,7 @@ class SagaAlarms(Construct):
                 operations=list(_LEDGER_OPERATIONS), period=_PERIOD
             ),
             "ExecutionThrottles": state_machine.metric_throttled(period=_PERIOD, statistic="Sum"),
+            "LedgerTransactionConflicts": self._emf(metric_names.TRANSACTION_CONFLICT),
             # The check reports every run; a missing datapoint means it did not run.
             "ReconciliationOverdue": self._emf(
                 metric_names.RECONCILIATION_OVERDUE,
@@ -221,12 +239,18 @@ class SagaAlarms(Construct):
                     period=_PERIOD, statistic="Maximum"
                 )
             )
+        if redrive_dead_letters is not None:
+            metrics["AutoRedriveDeadLetters"] = (
+                redrive_dead_letters.metric_approximate_number_of_messages_visible(
+                    period=_PERIOD, statistic="Maximum"
+                )
+            )
         assert set(metrics) <= set(RULES), "one rule per metric"
         action = actions.SnsAction(topic)
         self.alarms: dict[str, cloudwatch.Alarm] = {}
         for name, rule in RULES.items():
             if name not in metrics:
-                continue  # the part it watches is not deployed (no ingress)
+                continue  # the part it watches is not deployed (no ingress, no auto redrive)
             alarm = cloudwatch.Alarm(
                 self,
                 name,

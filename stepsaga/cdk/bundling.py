@@ -97,7 +97,12 @@ LOCK_FILE: Final = Path(__file__).with_name("lambda-requirements.lock")
 ENV_LAMBDA_PYTHON: Final = "STEPSAGA_LAMBDA_PYTHON"
 
 #: Modules every function loads besides the project's references.
-FRAMEWORK_MODULES: Final = ("stepsaga.lambda_handler", "stepsaga.reconciliation.overdue")
+FRAMEWORK_MODULES: Final = (
+    "stepsaga.lambda_handler",
+    "stepsaga.reconciliation.overdue",
+    "stepsaga.auto_redrive",
+    "stepsaga.ingress",
+)
 
 
 def _distribution(requirement: str) -> str:

@@ -16,7 +16,7 @@ from cdk_nag import NagSuppressions
 from constructs import Construct
 
 from stepsaga import deployment, metric_names
-from stepsaga.cdk.access import FunctionAccess
+from stepsaga.cdk.access import INVOKE_SIGNED, FunctionAccess
 from stepsaga.cdk.bundling import ARCHITECTURE, RUNTIME
 from stepsaga.cdk.ledger_table import LedgerTable
 from stepsaga.cdk.settings import (
@@ -25,6 +25,7 @@ from stepsaga.cdk.settings import (
     FunctionSettings,
 )
 from stepsaga.secrets import ENV_SECRET_SOURCES, SecretStore
+from stepsaga.signing import ENV_SIGNED_APIS
 
 #: The alias the state machine invokes (and the state machine's own alias).
 LIVE_ALIAS = "live"
@@ -117,6 +118,8 @@ class SagaFunction(Construct):
                 **{name: secret.secret_arn for name, secret in settings.secrets.items()},
                 **{name: p.parameter_name for name, p in settings.parameters.items()},
                 **_secret_sources(settings),
+                **{name: api.url for name, api in settings.signed_apis.items()},
+                **_signed_apis(settings),
                 **(extra_environment or {}),
             },
             reserved_concurrent_executions=shared.reserved_concurrency,
@@ -135,6 +138,16 @@ class SagaFunction(Construct):
             secret.grant_read(self.function)
         for parameter in settings.parameters.values():
             parameter.grant_read(self.function)
+        for name, api in sorted(settings.signed_apis.items()):
+            action, conditions = INVOKE_SIGNED[api.service]
+            self.role.add_to_principal_policy(
+                iam.PolicyStatement(
+                    sid="Call" + "".join(part.title() for part in name.split("_")),
+                    actions=[action],
+                    resources=list(api.resources),
+                    conditions=conditions or None,
+                )
+            )
         if settings.grant is not None:
             settings.grant(self.function)
         NagSuppressions.add_resource_suppressions(
@@ -204,6 +217,17 @@ def _secret_sources(settings: FunctionSettings) -> dict[str, str]:
     if not sources:
         return {}
     return {ENV_SECRET_SOURCES: json.dumps(sources, sort_keys=True, separators=(",", ":"))}
+
+
+def _signed_apis(settings: FunctionSettings) -> dict[str, str]:
+    """``STEPSAGA_SIGNED_APIS``: each signed API's service and, if given, region."""
+    if not settings.signed_apis:
+        return {}
+    declared = {
+        name: {"service": api.service.value, **({"region": api.region} if api.region else {})}
+        for name, api in settings.signed_apis.items()
+    }
+    return {ENV_SIGNED_APIS: json.dumps(declared, sort_keys=True, separators=(",", ":"))}
 
 
 def state_machine_arn(scope: Construct, name: str) -> str:

@@ -60,6 +60,18 @@ class OperatorPolicy(Construct):
                 [ledger.index_arn_of(index) for index in access.indexes],
             ),
         ]
+        # Budget shards only: the partition key must start with BUDGET# (every key of the
+        # request, so a transaction cannot slip a record or an item in).
+        budget = iam.PolicyStatement(
+            sid="ReplaceTenantBudgets",
+            actions=list(access.budget_actions),
+            resources=[table],
+            conditions={
+                "ForAllValues:StringLike": {
+                    "dynamodb:LeadingKeys": [f"{access.budget_key_prefix}*"]
+                }
+            },
+        )
         self.policy = iam.ManagedPolicy(
             self,
             "Policy",
@@ -71,7 +83,8 @@ class OperatorPolicy(Construct):
                 iam.PolicyStatement(sid=sid, actions=list(actions), resources=resources)
                 for sid, actions, resources in statements
                 if actions
-            ],
+            ]
+            + ([budget] if access.budget_actions else []),
         )
         NagSuppressions.add_resource_suppressions(
             self.policy,

@@ -15,7 +15,9 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING, Final
 
+from stepsaga.auto_redrive import AutoRedrive
 from stepsaga.deployment import DEFAULT_STAGE
+from stepsaga.signing import SignedService
 
 if TYPE_CHECKING:
     from aws_cdk import aws_lambda as lambda_
@@ -24,9 +26,12 @@ if TYPE_CHECKING:
 
 __all__ = [
     "PRODUCTION_STAGES",
+    "AutoRedrive",
     "BundlingMode",
     "DeploymentError",
     "FunctionSettings",
+    "SignedApi",
+    "SignedService",
     "StageSettings",
 ]
 
@@ -45,6 +50,7 @@ _RESERVED_PREFIXES: Final = (
     "STEPSAGA_FUNCTION",
     "STEPSAGA_DEPENDENCIES",
     "STEPSAGA_SECRET_SOURCES",
+    "STEPSAGA_SIGNED_APIS",
 )
 
 
@@ -77,6 +83,9 @@ class StageSettings:
     bundling: BundlingMode = BundlingMode.PIP
     #: The SQS ingress of approved cases and its starter (``stepsaga.cdk.ingress``).
     ingress: bool = True
+    #: The automatic, bounded redrive of technical failures (``stepsaga.cdk.auto_redrive``);
+    #: None turns it off (every technical failure then waits for ``stepsaga redrive``).
+    auto_redrive: AutoRedrive | None = field(default_factory=AutoRedrive)
 
     def __post_init__(self) -> None:
         if not _STAGE.match(self.stage):
@@ -110,6 +119,34 @@ class StageSettings:
         return self.stage in PRODUCTION_STAGES
 
 
+@dataclass(frozen=True)
+class SignedApi:
+    """An IAM-authorized API of the app that a function calls signed with its own role
+    (``stepsaga.signing``): API Gateway (``execute-api``) or a Lambda function URL.
+
+    ``url`` is the base URL the variable holds; ``resources`` what the role may invoke,
+    exactly: ``execute-api`` ARNs (``api.arn_for_execute_api("POST", "/refunds", "prod")``)
+    or, for a function URL, the function's ARN (``SignedApi.function_url(url)``).
+    ``region``: where the API lives (default: the function's own region).
+    """
+
+    url: str
+    resources: tuple[str, ...]
+    service: SignedService = SignedService.EXECUTE_API
+    region: str | None = None
+
+    def __post_init__(self) -> None:
+        if not self.resources:
+            raise DeploymentError(f"signed API {self.url}: name the resources it may invoke")
+        if "${Token[" not in self.url and not self.url.startswith("https://"):
+            raise DeploymentError(f"signed API {self.url!r}: an https:// base URL")
+
+    @classmethod
+    def function_url(cls, url: lambda_.IFunctionUrl, region: str | None = None) -> SignedApi:
+        """A function URL (``AuthType.AWS_IAM``): signed for ``lambda``, invoke on its function."""
+        return cls(url.url, (url.function_arn,), SignedService.LAMBDA, region)
+
+
 #: Called once with the function, to grant it access to the app's own resources
 #: (``table.grant_read_data(fn)``, ``queue.grant_send_messages(fn)``…).
 Grant = Callable[["lambda_.Function"], None]
@@ -126,30 +163,37 @@ class FunctionSettings:
       the variable holds the parameter's name, and the function may read that parameter.
       Both are read in ``Dependencies.aws(ctx)`` with ``ctx.secrets.get(variable)``
       (``stepsaga.secrets``); no value is ever put in the environment.
+    * ``signed_apis`` — variable name → ``SignedApi``: the variable holds the API's base
+      URL, the role may invoke exactly that API, and ``Dependencies.aws(ctx)`` builds a
+      signed client with ``ctx.signed_apis.client(variable)``.
     * ``grant`` — grants on the app's own resources.
     * ``timeout_seconds`` / ``memory_mb`` — unset: the defaults (30 s, 512 MB).
 
-    Per-function settings are merged over the defaults: environments and secrets key by key,
+    Per-function settings are merged over the defaults: environments, secrets and signed
+    APIs key by key,
     both grants apply.
     """
 
     environment: Mapping[str, str] = field(default_factory=dict)
     secrets: Mapping[str, secretsmanager.ISecret] = field(default_factory=dict)
     parameters: Mapping[str, ssm.IParameter] = field(default_factory=dict)
+    signed_apis: Mapping[str, SignedApi] = field(default_factory=dict)
     grant: Grant | None = None
     timeout_seconds: int | None = None
     memory_mb: int | None = None
 
     def __post_init__(self) -> None:
-        for name in (*self.environment, *self.secrets, *self.parameters):
+        named = [*self.environment, *self.secrets, *self.parameters, *self.signed_apis]
+        for name in named:
             if not _ENV_NAME.match(name):
                 raise DeploymentError(f"environment variable {name!r}: not a valid name")
             if name.startswith(_RESERVED_PREFIXES):
                 raise DeploymentError(f"environment variable {name}: set by the construct")
-        named = [*self.environment, *self.secrets, *self.parameters]
         both = sorted({n for n in named if named.count(n) > 1})
         if both:
-            raise DeploymentError(f"{', '.join(both)}: named twice (variable, secret, parameter)")
+            raise DeploymentError(
+                f"{', '.join(both)}: named twice (variable, secret, parameter, signed API)"
+            )
         if self.timeout_seconds is not None and not 1 <= self.timeout_seconds <= 900:
             raise DeploymentError("timeout_seconds: between 1 and 900 (Lambda's limit)")
         if self.memory_mb is not None and not 128 <= self.memory_mb <= 10240:
@@ -167,6 +211,7 @@ class FunctionSettings:
             environment={**defaults.environment, **self.environment},
             secrets={**defaults.secrets, **self.secrets},
             parameters={**defaults.parameters, **self.parameters},
+            signed_apis={**defaults.signed_apis, **self.signed_apis},
             grant=grant_all if grants else None,
             timeout_seconds=self.timeout_seconds or defaults.timeout_seconds,
             memory_mb=self.memory_mb or defaults.memory_mb,

@@ -26,6 +26,7 @@ from constructs import Construct
 from stepsaga import deployment
 from stepsaga.cdk.access import OVERDUE_CHECK, FunctionAccess, access_for
 from stepsaga.cdk.alarms import SagaAlarms, alarm_name_prefix
+from stepsaga.cdk.auto_redrive import SagaAutoRedrive
 from stepsaga.cdk.bundling import AssetLayout, lambda_code
 from stepsaga.cdk.encryption import StackKey
 from stepsaga.cdk.function import (
@@ -67,7 +68,8 @@ class SagaResources(Construct):
     ``lambda_.Function``), ``access`` (logical name → ``FunctionAccess``),
     ``aliases`` (logical name → the ``live`` alias the machine invokes), ``state_machine``,
     ``state_machine_alias_arn``, ``overdue_check``, ``ingress`` (None when ``settings.ingress`` is
-    off), ``operators`` (the operators' managed policy), ``alarms``.
+    off), ``auto_redrive`` (None when ``settings.auto_redrive`` is), ``operators`` (the
+    operators' managed policy), ``alarms``.
     """
 
     def __init__(
@@ -185,6 +187,17 @@ class SagaResources(Construct):
                 shared=replace(shared, reserved_concurrency=None),
             )
 
+        self.auto_redrive: SagaAutoRedrive | None = None
+        if settings.auto_redrive is not None:
+            self.auto_redrive = SagaAutoRedrive(
+                self,
+                "AutoRedrive",
+                saga=saga,
+                state_machine_name=machine_name,
+                shared=replace(shared, reserved_concurrency=None),
+                settings=settings.auto_redrive,
+            )
+
         self.operators = OperatorPolicy(
             self, "Operators", state_machine_name=machine_name, ledger=self.ledger
         ).policy
@@ -201,10 +214,12 @@ class SagaResources(Construct):
                 *self.functions.values(),
                 self.overdue_check,
                 *([self.ingress.starter] if self.ingress else []),
+                *([self.auto_redrive.redriver] if self.auto_redrive else []),
             ],
             table=self.ledger.table,
             topic=self.topic,
             dead_letters=self.ingress.dead_letters if self.ingress else None,
+            redrive_dead_letters=self.auto_redrive.dead_letters if self.auto_redrive else None,
             overdue_check_period=OVERDUE_CHECK_RATE,
         )
 

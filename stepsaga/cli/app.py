@@ -12,7 +12,7 @@ from typing import Annotated
 import typer
 from typer._click.exceptions import ClickException, NoArgsIsHelpError
 
-from stepsaga.cli import asl, console, executions, init, ledger, recon, run, stop
+from stepsaga.cli import asl, console, executions, init, ledger, recon, run, stop, versions
 from stepsaga.cli.common import Backend, CliContext, exit_codes, refusal_lines
 from stepsaga.cli.help import bare_flags
 from stepsaga.deployment import ENV_STACK
@@ -100,6 +100,7 @@ app.command("redrive")(run.redrive)
 app.command("start")(run.start)
 app.command("status")(run.status)
 app.command("stop")(stop.stop)
+app.add_typer(versions.app, name="versions")
 
 
 _mounted: set[str] = set()

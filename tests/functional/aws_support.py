@@ -1,11 +1,16 @@
 """A fake deployment for the ``--backend aws`` tests: moto's Step Functions, DynamoDB and
 CloudFormation with the stack's names, plus helpers to put the ledger and executions in
 the states a test needs (moto runs no Lambda here, so executions stay RUNNING unless told).
+
+moto 5.2 has no ``RedriveExecution``; :class:`RedrivingSfn` adds it with the service's
+semantics over moto's own executions (FAILED/TIMED_OUT/ABORTED → RUNNING, ``redriveCount``
++1, anything else ``ExecutionNotRedrivable``) and delegates every other call to moto.
 """
 
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -14,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import boto3
+from botocore.exceptions import ClientError
 from moto import mock_aws
 from moto.stepfunctions.models import stepfunctions_backends
 
@@ -146,3 +152,53 @@ def run_locally(home: StateHome, case_file: Path, faults: Path | None = None) ->
     assert status.code == 0, status.err
     with open_ledger(home.ledger_url) as ledger:
         return LocalRun(status.json(), ledger.list(), ledger.list_items())
+
+
+REDRIVABLE = {"FAILED", "TIMED_OUT", "ABORTED"}
+
+
+class RedrivingSfn:
+    """moto's Step Functions client plus ``RedriveExecution``; counts every call made."""
+
+    def __init__(self, inner: Any) -> None:
+        self._inner = inner
+        self.redrives: Counter[str] = Counter()
+        self.calls: Counter[str] = Counter()
+
+    def _execution(self, arn: str) -> Any:
+        return stepfunctions_backends[ACCOUNT][REGION].describe_execution(arn)
+
+    def redrive_execution(self, *, executionArn: str, clientToken: str) -> dict[str, Any]:  # noqa: N803
+        self.calls["redrive_execution"] += 1
+        execution = self._execution(executionArn)
+        if execution.status not in REDRIVABLE:
+            raise ClientError(
+                {
+                    "Error": {
+                        "Code": "ExecutionNotRedrivable",
+                        "Message": f"Execution is {execution.status}",
+                    }
+                },
+                "RedriveExecution",
+            )
+        execution.status, execution.stop_date = "RUNNING", None
+        execution.error = execution.cause = None
+        self.redrives[executionArn] += 1
+        return {"redriveDate": datetime.now(UTC)}
+
+    def describe_execution(self, **kwargs: Any) -> dict[str, Any]:
+        self.calls["describe_execution"] += 1
+        described: dict[str, Any] = self._inner.describe_execution(**kwargs)
+        described["redriveCount"] = self.redrives[kwargs["executionArn"]]
+        return described
+
+    def __getattr__(self, name: str) -> Any:
+        attribute = getattr(self._inner, name)
+        if callable(attribute):
+
+            def counted(*args: Any, **kwargs: Any) -> Any:
+                self.calls[name] += 1
+                return attribute(*args, **kwargs)
+
+            return counted
+        return attribute

@@ -1,78 +1,32 @@
 """``redrive --all-failed`` on the AWS backend (moto): the same decisions as locally.
 
-moto 5.2 has no ``RedriveExecution``; :class:`RedrivingSfn` adds it with the service's
-semantics over moto's own executions (FAILED/TIMED_OUT/ABORTED → RUNNING, ``redriveCount``
-+1, anything else ``ExecutionNotRedrivable``) and delegates every other call to moto.
+moto 5.2 has no ``RedriveExecution``; ``aws_support.RedrivingSfn`` adds it with the
+service's semantics over moto's own executions and delegates every other call to moto.
 """
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
-from typing import Any
 
 import pytest
-from botocore.exceptions import ClientError
 from moto.stepfunctions.models import stepfunctions_backends
 from typer.testing import CliRunner
 
 from stepsaga.backends.aws import AwsBackend, FixedClients, SessionClients
 from stepsaga.backends.bulk_redrive import RedriveDecision, redrive_all_failed
 from stepsaga.cli.app import app
-from tests.functional.aws_support import ACCOUNT, REGION, TABLE, FakeAws, fake_aws
+from tests.functional.aws_support import (
+    ACCOUNT,
+    REGION,
+    TABLE,
+    FakeAws,
+    RedrivingSfn,
+    fake_aws,
+)
 from tests.functional.cli_support import case_data
 from workflows.case import parse_case
 from workflows.project import reference_project
-
-REDRIVABLE = {"FAILED", "TIMED_OUT", "ABORTED"}
-
-
-class RedrivingSfn:
-    """moto's Step Functions client plus ``RedriveExecution``; counts every call made."""
-
-    def __init__(self, inner: Any) -> None:
-        self._inner = inner
-        self.redrives: Counter[str] = Counter()
-        self.calls: Counter[str] = Counter()
-
-    def _execution(self, arn: str) -> Any:
-        return stepfunctions_backends[ACCOUNT][REGION].describe_execution(arn)
-
-    def redrive_execution(self, *, executionArn: str, clientToken: str) -> dict[str, Any]:  # noqa: N803
-        self.calls["redrive_execution"] += 1
-        execution = self._execution(executionArn)
-        if execution.status not in REDRIVABLE:
-            raise ClientError(
-                {
-                    "Error": {
-                        "Code": "ExecutionNotRedrivable",
-                        "Message": f"Execution is {execution.status}",
-                    }
-                },
-                "RedriveExecution",
-            )
-        execution.status, execution.stop_date = "RUNNING", None
-        execution.error = execution.cause = None
-        self.redrives[executionArn] += 1
-        return {"redriveDate": datetime.now(UTC)}
-
-    def describe_execution(self, **kwargs: Any) -> dict[str, Any]:
-        self.calls["describe_execution"] += 1
-        described: dict[str, Any] = self._inner.describe_execution(**kwargs)
-        described["redriveCount"] = self.redrives[kwargs["executionArn"]]
-        return described
-
-    def __getattr__(self, name: str) -> Any:
-        attribute = getattr(self._inner, name)
-        if callable(attribute):
-
-            def counted(*args: Any, **kwargs: Any) -> Any:
-                self.calls[name] += 1
-                return attribute(*args, **kwargs)
-
-            return counted
-        return attribute
 
 
 @pytest.fixture

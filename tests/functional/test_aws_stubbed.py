@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -190,6 +190,36 @@ def test_start_accepts_what_aws_answers_for_a_running_same_input(stubbed: Stubbe
     )
     stubbed.describe("RUNNING")
     assert stubbed.backend().start(case).execution_arn == stubbed.arn
+
+
+def test_start_goes_through_the_alias_when_the_stack_has_one(stubbed: Stubbed) -> None:
+    """``StartExecution`` names the ``live`` alias (the execution keeps the version it
+    starts on); AWS answers with the unqualified execution ARN, the one ``owns`` knows."""
+    case = parse_case(case_data())
+    alias = f"{stubbed.aws.state_machine_arn}:live"
+    settings = replace(stubbed.aws.settings, alias_arn=alias)
+    stubbed.stub.add_response(
+        "start_execution",
+        {"executionArn": stubbed.arn, "startDate": STARTED},
+        {
+            "stateMachineArn": alias,
+            "name": NAME,
+            "input": json.dumps(case.execution_input(), sort_keys=True, separators=(",", ":")),
+        },
+    )
+    stubbed.describe(
+        "RUNNING",
+        stateMachineAliasArn=alias,
+        stateMachineVersionArn=f"{stubbed.aws.state_machine_arn}:3",
+    )
+    backend = AwsBackend(
+        settings,
+        project=reference_project(),
+        clients=FixedClients(stubbed.sfn, stubbed.aws.ddb),
+        wait_seconds=0,
+    )
+    assert backend.start(case).execution_arn == stubbed.arn
+    assert settings.owns(stubbed.arn)
 
 
 # --- recon resolve: SendTaskSuccess ------------------------------------------------------

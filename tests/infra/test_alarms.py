@@ -198,3 +198,27 @@ def test_throttles_and_system_errors_are_watched(synthesized: Synthesized) -> No
     executions = alarms[alarm_name("dev", saga, "ExecutionThrottles")]
     assert executions["MetricName"] == "ExecutionThrottled"
     assert executions["Namespace"] == "AWS/States"
+
+
+def test_ledger_transaction_conflicts_alarm_like_the_other_technical_alarms(
+    synthesized: Synthesized,
+) -> None:
+    """The handlers' ``TransactionConflict`` count (one per cancelled transaction, the tenant
+    in metadata) alarms per deployment: on the ``service`` dimension the functions emit,
+    notifying the topic on alarm and on OK, above what ``Retry`` absorbs."""
+    saga = synthesized.saga.name
+    alarm = _alarms(synthesized)[alarm_name("dev", saga, "LedgerTransactionConflicts")]
+    assert alarm["Namespace"] == metric_names.NAMESPACE
+    assert alarm["MetricName"] == metric_names.TRANSACTION_CONFLICT
+    assert alarm["Dimensions"] == [
+        {"Name": "service", "Value": metric_names.service_name("dev", saga)}
+    ]
+    assert alarm["Statistic"] == "Sum"
+    assert alarm["Threshold"] > 1
+    assert alarm["TreatMissingData"] == "notBreaching"
+    (topic_id,) = synthesized.resources("AWS::SNS::Topic")
+    assert alarm["AlarmActions"] == alarm["OKActions"] == [{"Ref": topic_id}]
+    # The functions set that service dimension: the alarm sees what they emit.
+    for _, function in synthesized.saga_functions().values():
+        variables = function["Properties"]["Environment"]["Variables"]
+        assert variables["POWERTOOLS_SERVICE_NAME"] == metric_names.service_name("dev", saga)

@@ -7,7 +7,7 @@ import json
 import sys
 import textwrap
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -20,11 +20,21 @@ from aws_cdk.assertions import Annotations, Match, Template
 from cdk_nag import NagSuppressions
 from cfnlint.api import ManualArgs, lint
 
-from stepsaga import deployment
-from stepsaga.cdk import BundlingMode, DeploymentError, FunctionSettings, SagaStack, StageSettings
+from stepsaga import auto_redrive, deployment
+from stepsaga.cdk import (
+    AutoRedrive,
+    BundlingMode,
+    DeploymentError,
+    FunctionSettings,
+    SagaStack,
+    SignedApi,
+    SignedService,
+    StageSettings,
+)
 from stepsaga.cdk.alarms import RULES
 from stepsaga.project import Project
 from stepsaga.secrets import ENV_SECRET_SOURCES
+from stepsaga.signing import ENV_SIGNED_APIS
 from tests.infra.test_cfn_lint import IGNORED
 
 SAGAS = """
@@ -66,6 +76,17 @@ broken = "acme_flows.sagas:broken"
 
 TOKEN_ARN = "arn:aws:secretsmanager:eu-west-1:111122223333:secret:acme/token-AbCdEf"
 API_KEY_PARAMETER = "/acme/billing/api-key"
+#: The app's IAM-authorized services: an API Gateway route and a function URL.
+PAYMENTS_API = SignedApi(
+    url="https://a1b2c3.execute-api.eu-west-1.amazonaws.com/prod",
+    resources=("arn:aws:execute-api:eu-west-1:111122223333:a1b2c3/prod/POST/refunds",),
+)
+NOTIFIER_FUNCTION_ARN = "arn:aws:lambda:eu-west-1:111122223333:function:acme-notifier"
+NOTIFIER_API = SignedApi(
+    url="https://n0t1f13r.lambda-url.eu-west-1.on.aws",
+    resources=(NOTIFIER_FUNCTION_ARN,),
+    service=SignedService.LAMBDA,
+)
 
 
 @pytest.fixture(scope="module")
@@ -136,7 +157,7 @@ def two_sagas(project: Project, tmp_path_factory: pytest.TempPathFactory) -> Two
         app,
         project=project,
         saga="alpha-order",
-        settings=settings,
+        settings=replace(settings, auto_redrive=AutoRedrive(max_redrives=5, base_delay_seconds=30)),
         defaults=FunctionSettings(environment={"ACME_BILLING_URL": "https://billing.example"}),
         functions={
             "ChargeCard": FunctionSettings(
@@ -144,11 +165,17 @@ def two_sagas(project: Project, tmp_path_factory: pytest.TempPathFactory) -> Two
                 grant=send_to_queue,
                 memory_mb=1024,
                 parameters={"ACME_API_KEY_PARAMETER": api_key},
+                signed_apis={"ACME_PAYMENTS_API_URL": PAYMENTS_API},
             ),
-            "Notify": FunctionSettings(secrets={"ACME_TOKEN_ARN": token}),
+            "Notify": FunctionSettings(
+                secrets={"ACME_TOKEN_ARN": token},
+                signed_apis={"ACME_NOTIFIER_URL": NOTIFIER_API},
+            ),
         },
     )
-    beta = SagaStack(app, project=project, saga="beta-refresh", settings=settings)
+    beta = SagaStack(
+        app, project=project, saga="beta-refresh", settings=replace(settings, auto_redrive=None)
+    )
     app.synth()
     return TwoSagas(alpha=alpha, beta=beta, outdir=outdir)
 
@@ -186,11 +213,38 @@ def test_functions_run_the_generic_entry_with_the_projects_references(
     assert "ACME_BILLING_URL" not in json.dumps(saga_functions[None])  # the check is ours
 
 
+def test_auto_redrive_takes_its_bounds_from_the_settings_and_none_turns_it_off(
+    two_sagas: TwoSagas,
+) -> None:
+    def redrivers(stack: SagaStack) -> list[dict[str, str]]:
+        return [
+            f["Properties"]["Environment"]["Variables"]
+            for f in two_sagas.resources(stack, "AWS::Lambda::Function").values()
+            if f["Properties"]["Handler"] == "stepsaga.auto_redrive.handler"
+        ]
+
+    (alpha,) = redrivers(two_sagas.alpha)
+    assert alpha[auto_redrive.ENV_MAX_REDRIVES] == "5"
+    assert alpha[auto_redrive.ENV_BASE_DELAY_SECONDS] == "30"
+    assert redrivers(two_sagas.beta) == []
+    beta = two_sagas.template(two_sagas.beta)["Resources"]
+    assert not [k for k in beta if k.startswith("AutoRedrive")]
+    assert not [
+        r
+        for r in beta.values()
+        if r["Type"] == "AWS::Events::Rule" and "EventPattern" in r["Properties"]
+    ]
+
+
 def test_the_apps_grant_reaches_only_its_function(two_sagas: TwoSagas) -> None:
     policies = two_sagas.resources(two_sagas.alpha, "AWS::IAM::Policy").values()
     with_send = [p for p in policies if "sqs:SendMessage" in json.dumps(p)]
-    # The ingress starter sends to its own dead-letter queue: the framework's grant.
-    (policy,) = [p for p in with_send if "IngressStarter" not in json.dumps(p["Properties"])]
+    # The ingress starter sends to its own dead-letter queue, the redriver to its own queue
+    # (the backoff): the framework's grants.
+    framework = ("IngressStarter", "AutoRedriveRedriver")
+    (policy,) = [
+        p for p in with_send if not any(f in json.dumps(p["Properties"]) for f in framework)
+    ]
     (role,) = policy["Properties"]["Roles"]
     assert role["Ref"].startswith("ChargeCardRole")
 
@@ -243,11 +297,66 @@ def test_secrets_are_named_never_valued_and_readable_only_by_their_function(
     assert "*" not in json.dumps(statement["Resource"])
 
 
+def test_a_signed_api_is_a_url_in_the_environment_and_invocable_only_by_its_function(
+    two_sagas: TwoSagas,
+) -> None:
+    """The variable holds the base URL, ``STEPSAGA_SIGNED_APIS`` its signing name; the role
+    of that function alone may invoke exactly that API (``execute-api:Invoke`` on the
+    route's ARN; ``lambda:InvokeFunctionUrl`` on the function, IAM-authorized URLs only)."""
+    functions = two_sagas.resources(two_sagas.alpha, "AWS::Lambda::Function").values()
+    by_name = {
+        f["Properties"]["Environment"]["Variables"].get(deployment.ENV_FUNCTION): f["Properties"]
+        for f in functions
+    }
+    charge = by_name["ChargeCard"]["Environment"]["Variables"]
+    assert charge["ACME_PAYMENTS_API_URL"] == PAYMENTS_API.url
+    assert json.loads(charge[ENV_SIGNED_APIS]) == {
+        "ACME_PAYMENTS_API_URL": {"service": "execute-api"}
+    }
+    notify = by_name["Notify"]["Environment"]["Variables"]
+    assert json.loads(notify[ENV_SIGNED_APIS]) == {"ACME_NOTIFIER_URL": {"service": "lambda"}}
+    assert ENV_SIGNED_APIS not in by_name["Reconcile"]["Environment"]["Variables"]
+    policies = two_sagas.resources(two_sagas.alpha, "AWS::IAM::Policy").values()
+    granted: dict[str, list[tuple[str, Any, Any]]] = {}
+    for policy in policies:
+        (role,) = policy["Properties"]["Roles"]
+        for statement in policy["Properties"]["PolicyDocument"]["Statement"]:
+            action = statement["Action"]
+            if action in ("execute-api:Invoke", "lambda:InvokeFunctionUrl"):
+                granted.setdefault(role["Ref"], []).append(
+                    (action, statement["Resource"], statement.get("Condition"))
+                )
+    assert {ref.split("Role")[0] for ref in granted} == {"ChargeCard", "Notify"}
+    for ref, statements in granted.items():
+        if ref.startswith("ChargeCard"):
+            assert statements == [("execute-api:Invoke", PAYMENTS_API.resources[0], None)]
+        else:
+            assert statements == [
+                (
+                    "lambda:InvokeFunctionUrl",
+                    NOTIFIER_FUNCTION_ARN,
+                    {"StringEquals": {"lambda:FunctionUrlAuthType": "AWS_IAM"}},
+                )
+            ]
+
+
+def test_signed_api_settings_are_checked() -> None:
+    with pytest.raises(DeploymentError, match="name the resources"):
+        SignedApi(url="https://x.example", resources=())
+    with pytest.raises(DeploymentError, match="https:// base URL"):
+        SignedApi(url="http://x.example", resources=("arn:aws:execute-api:eu-west-1:1:x/*",))
+    with pytest.raises(DeploymentError, match="named twice"):
+        FunctionSettings(environment={"PAY_URL": "x"}, signed_apis={"PAY_URL": PAYMENTS_API})
+    with pytest.raises(DeploymentError, match="set by the construct"):
+        FunctionSettings(signed_apis={"STEPSAGA_SIGNED_APIS": PAYMENTS_API})
+
+
 def test_alarm_texts_name_the_saga(two_sagas: TwoSagas) -> None:
     for stack, saga in ((two_sagas.alpha, "alpha-order"), (two_sagas.beta, "beta-refresh")):
         alarms = two_sagas.resources(stack, "AWS::CloudWatch::Alarm").values()
         texts = [a["Properties"]["AlarmDescription"] for a in alarms]
-        assert len(texts) == len(RULES)
+        # beta runs without the automatic redrive: no alarm on its dead letters
+        assert len(texts) == len(RULES) - (stack is two_sagas.beta)
         assert all(saga in text for text in texts), texts
         assert not any("replacement" in text for text in texts)
 

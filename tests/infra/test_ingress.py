@@ -16,7 +16,11 @@ def _queues(
     synthesized: Synthesized,
 ) -> tuple[tuple[str, dict[str, Any]], tuple[str, dict[str, Any]]]:
     """(cases queue, dead-letter queue), each as (logical id, properties)."""
-    queues = {k: v["Properties"] for k, v in synthesized.resources("AWS::SQS::Queue").items()}
+    queues = {
+        k: v["Properties"]
+        for k, v in synthesized.resources("AWS::SQS::Queue").items()
+        if k.startswith("Ingress")
+    }
     (cases,) = [(k, p) for k, p in queues.items() if "RedrivePolicy" in p]
     (dead,) = [(k, p) for k, p in queues.items() if "RedrivePolicy" not in p]
     return cases, dead
@@ -31,10 +35,11 @@ def test_queues_are_encrypted_and_redrive_to_the_dead_letters(synthesized: Synth
     for properties in (cases, dead):
         assert properties["SqsManagedSseEnabled"] is True
     assert dead["MessageRetentionPeriod"] == 14 * 24 * 3600
-    policies = synthesized.resources("AWS::SQS::QueuePolicy").values()
+    policies = synthesized.resources("AWS::SQS::QueuePolicy")
     tls = [
         s
-        for p in policies
+        for k, p in policies.items()
+        if k.startswith("Ingress")
         for s in p["Properties"]["PolicyDocument"]["Statement"]
         if s["Effect"] == "Deny" and s["Condition"] == {"Bool": {"aws:SecureTransport": "false"}}
     ]
@@ -56,7 +61,11 @@ def test_the_starter_reads_the_queue_and_knows_its_machine_and_dead_letters(
     assert variables[deployment.ENV_STATE_MACHINE_ARN]["Fn::Join"][1][-1] == (
         f":stateMachine:{machine}"
     )
-    (mapping,) = synthesized.resources("AWS::Lambda::EventSourceMapping").values()
+    (mapping,) = [
+        m
+        for m in synthesized.resources("AWS::Lambda::EventSourceMapping").values()
+        if m["Properties"]["FunctionName"] == {"Ref": starter_id}
+    ]
     assert mapping["Properties"]["EventSourceArn"] == {"Fn::GetAtt": [cases_id, "Arn"]}
     assert mapping["Properties"]["FunctionName"] == {"Ref": starter_id}
     assert mapping["Properties"]["FunctionResponseTypes"] == ["ReportBatchItemFailures"]

@@ -86,7 +86,8 @@ def test_the_init_projects_cdk_app_synthesizes(tmp_path: Path) -> None:
     outdir = tmp_path / "cdk.out"
     template = synth_project(root, outdir)
     functions = [r for r in template["Resources"].values() if r["Type"] == "AWS::Lambda::Function"]
-    # 3 steps, 1 compensation, the reconciler, the overdue check, the ingress starter
-    assert len(functions) == 7
+    # 3 steps, 1 compensation, the reconciler, the overdue check, the ingress starter, the
+    # redriver
+    assert len(functions) == 8
     assert asset_modules_missing(outdir, template) == []
     assert unsuppressed_nag_findings(outdir) == []

@@ -42,12 +42,16 @@ def test_every_statement_is_allow_with_exact_actions(synthesized: Synthesized) -
         *OPERATOR.execution_actions,
         *OPERATOR.table_actions,
         *(f"{a}" for a in OPERATOR.index_actions),
+        *OPERATOR.budget_actions,
     }
     assert granted == expected
     assert all(s["Effect"] == "Allow" for s in statements.values())
     assert not any("*" in a for a in granted), "no wildcard actions"
-    # No raw deletes, no writes outside the ledger, no start (the ingress starts cases).
-    assert not any(a.startswith(("dynamodb:Delete", "iam:", "kms:")) for a in granted)
+    # No raw deletes (DeleteItem only on budget items, below), no writes outside the
+    # ledger, no start (the ingress starts cases).
+    deletes = {sid for sid, s in statements.items() if "dynamodb:DeleteItem" in _actions(s)}
+    assert deletes == {"ReplaceTenantBudgets"}
+    assert not any(a.startswith(("iam:", "kms:")) for a in granted)
     assert "dynamodb:Scan" not in granted, "every listing is an index Query"
     assert "states:StartExecution" not in granted
 
@@ -74,6 +78,18 @@ def test_resources_are_this_deployments_arns(synthesized: Synthesized) -> None:
         "QueryTheLedgerIndexes": sorted(
             "{" + f"{table_id}.Arn" + "}" + f"/index/{index}" for index in GSIS
         ),
+        "ReplaceTenantBudgets": "{" + f"{table_id}.Arn" + "}",
+    }
+
+
+def test_deleting_is_limited_to_budget_items(synthesized: Synthesized) -> None:
+    """``Ledger.set_budget`` deletes the shards it no longer uses; the grant names exactly
+    that action, on the table, for partition keys ``BUDGET#…`` only (every key of the
+    request, so a transaction cannot delete a record or an item)."""
+    statement = _statements(synthesized)["ReplaceTenantBudgets"]
+    assert _actions(statement) == {"dynamodb:DeleteItem"}
+    assert statement["Condition"] == {
+        "ForAllValues:StringLike": {"dynamodb:LeadingKeys": ["BUDGET#*"]}
     }
 
 

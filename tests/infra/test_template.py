@@ -13,6 +13,7 @@ from services.http import HttpPayments
 from services.http.config import ENV_TIMEOUTS, ENV_URLS, HttpServicesConfig, HttpTimeouts
 from stepsaga import AwsContext, deployment, metric_names
 from stepsaga.cdk.alarms import RULES
+from stepsaga.cdk.auto_redrive import AUTO_REDRIVE_HANDLER
 from stepsaga.cdk.ingress import INGRESS_HANDLER
 from stepsaga.clock import SystemClock
 from stepsaga.handlers.settings import load_settings
@@ -31,8 +32,8 @@ def _function_by_handler(synthesized: Synthesized) -> dict[str, tuple[str, dict[
 
 
 def test_resource_counts(synthesized: Synthesized) -> None:
-    # + the overdue reconciliation check and the ingress starter
-    functions = len(synthesized.saga.functions) + 2
+    # + the overdue reconciliation check, the ingress starter and the redriver
+    functions = len(synthesized.saga.functions) + 3
     counts = {
         "AWS::Lambda::Function": functions,
         "AWS::IAM::Role": functions + 1,  # + the state machine's role
@@ -43,9 +44,9 @@ def test_resource_counts(synthesized: Synthesized) -> None:
         "AWS::KMS::Key": 1,
         "AWS::CloudWatch::Alarm": len(RULES),
         "AWS::Logs::MetricFilter": 1,
-        "AWS::Events::Rule": 1,
-        "AWS::SQS::Queue": 2,  # the ingress queue and its dead letters
-        "AWS::Lambda::EventSourceMapping": 1,
+        "AWS::Events::Rule": 2,  # the overdue check's schedule, the failed executions'
+        "AWS::SQS::Queue": 4,  # the ingress and auto-redrive queues and their dead letters
+        "AWS::Lambda::EventSourceMapping": 2,
         "AWS::IAM::ManagedPolicy": 1,  # the operators'
     }
     for type_name, count in counts.items():
@@ -121,7 +122,12 @@ def test_every_saga_function_runs_the_generic_entry_on_the_current_runtime(
         assert variables[deployment.ENV_DEPENDENCIES] == synthesized.saga.dependencies_ref
         assert variables[deployment.ENV_FUNCTION] == name
     functions = _function_by_handler(synthesized)
-    assert set(functions) == {deployment.LAMBDA_HANDLER, OVERDUE_CHECK_HANDLER, INGRESS_HANDLER}
+    assert set(functions) == {
+        deployment.LAMBDA_HANDLER,
+        OVERDUE_CHECK_HANDLER,
+        INGRESS_HANDLER,
+        AUTO_REDRIVE_HANDLER,
+    }
     for _, function in [*saga_functions.values(), functions[OVERDUE_CHECK_HANDLER]]:
         properties = function["Properties"]
         assert properties["Runtime"] == "python3.14"

@@ -62,3 +62,17 @@ def test_the_ingress_starts_cases_on_the_alias(synthesized: Synthesized) -> None
     ]
     variables = starter["Properties"]["Environment"]["Variables"]
     assert variables[ingress.ENV_START_ARN] == {"Fn::GetAtt": [alias_id, "Arn"]}
+
+
+def test_lambda_versions_do_not_accumulate_state_machine_versions_do(
+    synthesized: Synthesized,
+) -> None:
+    """The definition names each function's ``live`` alias, never a version, so an old
+    Lambda version serves nobody once the alias moved: CloudFormation deletes it on the
+    next deploy (no ``Retain``). A state machine version is what an execution runs on for
+    its whole life: retained, and pruned by ``stepsaga versions prune`` (docs/operating-aws.md)."""
+    for logical_id, version in synthesized.resources("AWS::Lambda::Version").items():
+        assert version.get("DeletionPolicy", "Delete") == "Delete", logical_id
+        assert version.get("UpdateReplacePolicy", "Delete") == "Delete", logical_id
+    (machine_version,) = synthesized.resources("AWS::StepFunctions::StateMachineVersion").values()
+    assert machine_version["DeletionPolicy"] == "Retain"

@@ -227,7 +227,7 @@ class AwsBackend:
         try:
             with aws_call("states:StartExecution"):
                 started = sfn.start_execution(
-                    stateMachineArn=settings.state_machine_arn,
+                    stateMachineArn=settings.start_target,
                     name=name,
                     input=json.dumps(wanted, sort_keys=True, separators=(",", ":")),
                 )

@@ -3,10 +3,19 @@
 Read from one place, never mixed, so a setting can never silently come from the wrong stage:
 
 * a **stack** (``--stack NAME``, else ``$STEPSAGA_STACK``): its CloudFormation outputs
-  ``StateMachineArn``, ``LedgerTableName`` and ``ReconciliationTopicArn``
-  (``stepsaga/deployment.py``), read with ``DescribeStacks``;
+  ``StateMachineArn``, ``LedgerTableName``, ``ReconciliationTopicArn`` and
+  ``StateMachineAliasArn`` (``stepsaga/deployment.py``), read with ``DescribeStacks``;
 * otherwise the **environment**: ``$STEPSAGA_STATE_MACHINE_ARN`` and
-  ``$STEPSAGA_LEDGER_TABLE_NAME`` (``$STEPSAGA_RECONCILIATION_TOPIC_ARN`` optional).
+  ``$STEPSAGA_LEDGER_TABLE_NAME`` (``$STEPSAGA_RECONCILIATION_TOPIC_ARN`` and
+  ``$STEPSAGA_STATE_MACHINE_ALIAS_ARN`` optional).
+
+Cases start on the alias when there is one (``start_target``): the execution runs the
+version the alias pointed to at its start, for its whole life, redrives included, while
+new cases get each release. A stack without the output (deployed before versions) starts
+on the unqualified ARN, i.e. the latest revision. Either way the execution's ARN is
+``…:execution:<state machine name>:<execution name>`` (no qualifier: AWS records the
+alias and version as ``stateMachineAliasArn``/``stateMachineVersionArn`` of the
+execution), so ``execution_arn``/``owns`` hold for both.
 
 Region and credentials come from boto3's usual chain (``AWS_PROFILE``, ``AWS_REGION``…);
 Step Functions and DynamoDB are then called in the state machine's own region (the stack
@@ -29,9 +38,11 @@ from stepsaga.deployment import (
     ENV_LEDGER_TABLE_NAME,
     ENV_RECONCILIATION_TOPIC_ARN,
     ENV_STACK,
+    ENV_STATE_MACHINE_ALIAS_ARN,
     ENV_STATE_MACHINE_ARN,
     OUTPUT_LEDGER_TABLE_NAME,
     OUTPUT_RECONCILIATION_TOPIC_ARN,
+    OUTPUT_STATE_MACHINE_ALIAS_ARN,
     OUTPUT_STATE_MACHINE_ARN,
 )
 from stepsaga.errors import InvalidInputError, NotFoundError
@@ -48,6 +59,8 @@ _STATE_MACHINE_ARN = re.compile(
     r"^arn:(?P<partition>aws[a-z-]*):states:(?P<region>[a-z0-9-]+):(?P<account>\d{12}):"
     r"stateMachine:(?P<name>[A-Za-z0-9_-]{1,80})$"
 )
+#: What qualifies a state machine ARN: an alias name or a version number.
+_QUALIFIER = re.compile(r"^[A-Za-z0-9_-]{1,80}$")
 _TABLE_NAME = re.compile(r"^[A-Za-z0-9_.-]{3,255}$")
 _TOPIC_ARN = re.compile(r"^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]{1,256}(\.fifo)?$")
 _STACK_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9-]{0,127}$|^arn:aws[a-z-]*:cloudformation:\S+$")
@@ -66,6 +79,8 @@ class AwsSettings:
     ledger_table_name: str
     reconciliation_topic_arn: str | None = None
     source: str = "environment"
+    #: The state machine's ``live`` alias (``<state machine ARN>:live``), where cases start.
+    alias_arn: str | None = None
 
     def __post_init__(self) -> None:
         if not _STATE_MACHINE_ARN.match(self.state_machine_arn):
@@ -88,6 +103,21 @@ class AwsSettings:
                 f"{topic!r} is not an SNS topic ARN",
                 field="reconciliation_topic_arn",
             )
+        alias = self.alias_arn
+        if alias is not None:
+            machine, _, qualifier = alias.rpartition(":")
+            if machine != self.state_machine_arn or not _QUALIFIER.match(qualifier):
+                raise InvalidInputError(
+                    f"{self._named(OUTPUT_STATE_MACHINE_ALIAS_ARN, ENV_STATE_MACHINE_ALIAS_ARN)}: "
+                    f"{alias!r} is not an alias of {self.state_machine_arn} "
+                    "(<state machine ARN>:<alias>)",
+                    field="alias_arn",
+                )
+
+    @property
+    def start_target(self) -> str:
+        """What ``StartExecution`` names: the alias, else the unqualified state machine."""
+        return self.alias_arn or self.state_machine_arn
 
     def _named(self, output: str, variable: str) -> str:
         return variable if self.source == "environment" else f"output {output} of {self.source}"
@@ -134,6 +164,7 @@ def settings_from_environment(environ: Mapping[str, str]) -> AwsSettings:
     machine = environ.get(ENV_STATE_MACHINE_ARN, "").strip()
     table = environ.get(ENV_LEDGER_TABLE_NAME, "").strip()
     topic = environ.get(ENV_RECONCILIATION_TOPIC_ARN, "").strip() or None
+    alias = environ.get(ENV_STATE_MACHINE_ALIAS_ARN, "").strip() or None
     if not machine and not table:
         raise InvalidInputError(f"--backend aws is not configured: {_WHAT_TO_SET}", field="stack")
     for value, variable in ((machine, ENV_STATE_MACHINE_ARN), (table, ENV_LEDGER_TABLE_NAME)):
@@ -141,7 +172,7 @@ def settings_from_environment(environ: Mapping[str, str]) -> AwsSettings:
             raise InvalidInputError(
                 f"--backend aws: {variable} is not set ({_WHAT_TO_SET})", field=variable
             )
-    return AwsSettings(machine, table, topic, source="environment")
+    return AwsSettings(machine, table, topic, source="environment", alias_arn=alias)
 
 
 def settings_from_stack(client: CloudFormationClient, stack: str) -> AwsSettings:
@@ -179,6 +210,7 @@ def settings_from_stack(client: CloudFormationClient, stack: str) -> AwsSettings
         outputs[OUTPUT_LEDGER_TABLE_NAME],
         outputs.get(OUTPUT_RECONCILIATION_TOPIC_ARN) or None,
         source=f"stack {stack}",
+        alias_arn=outputs.get(OUTPUT_STATE_MACHINE_ALIAS_ARN) or None,
     )
 
 

@@ -3,6 +3,8 @@ problem one ``InvalidInputError`` naming what to set; AWS errors mapped to ours.
 
 from __future__ import annotations
 
+import json
+
 import boto3
 import pytest
 from botocore.exceptions import ClientError, EndpointConnectionError, NoRegionError
@@ -176,3 +178,36 @@ def test_missing_region_and_unreachable_endpoint() -> None:
         raise NoRegionError()
     with pytest.raises(TransientError, match=r"^x: cannot reach AWS"), aws_call("x"):
         raise EndpointConnectionError(endpoint_url="https://states.example")
+
+
+def test_the_alias_is_where_cases_start_and_must_qualify_the_machine() -> None:
+    alias = f"{MACHINE}:live"
+    settings = settings_from_environment({**ENV, "STEPSAGA_STATE_MACHINE_ALIAS_ARN": alias})
+    assert (settings.alias_arn, settings.start_target) == (alias, alias)
+    # Executions started on the alias are still named under the state machine.
+    assert settings.execution_arn("x").endswith(":execution:dev-replacement-order:x")
+    assert settings_from_environment(ENV).start_target == MACHINE
+    other = "arn:aws:states:eu-west-1:123456789012:stateMachine:other:live"
+    for wrong in (other, MACHINE, f"{MACHINE}:", f"{MACHINE}:a:b"):
+        with pytest.raises(InvalidInputError) as caught:
+            AwsSettings(MACHINE, TABLE, alias_arn=wrong)
+        assert caught.value.data["field"] == "alias_arn"
+        assert "is not an alias of" in caught.value.message
+
+
+def test_a_stack_with_the_alias_output_starts_there_one_without_falls_back() -> None:
+    with mock_aws():
+        cfn = boto3.client("cloudformation", region_name="eu-west-1")
+        template = {
+            "Resources": {"Topic": {"Type": "AWS::SNS::Topic"}},
+            "Outputs": {
+                "StateMachineArn": {"Value": MACHINE},
+                "StateMachineAliasArn": {"Value": f"{MACHINE}:live"},
+                "LedgerTableName": {"Value": TABLE},
+            },
+        }
+        cfn.create_stack(StackName="with-alias", TemplateBody=json.dumps(template))
+        del template["Outputs"]["StateMachineAliasArn"]
+        cfn.create_stack(StackName="before-versions", TemplateBody=json.dumps(template))
+        assert settings_from_stack(cfn, "with-alias").start_target == f"{MACHINE}:live"
+        assert settings_from_stack(cfn, "before-versions").start_target == MACHINE

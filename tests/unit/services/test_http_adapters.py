@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import socket
 import struct
 import threading
 import time
 from collections.abc import Callable, Iterator
+from datetime import datetime
 from typing import Any
 
 import pytest
+from botocore.auth import SigV4Auth
+from botocore.awsrequest import AWSRequest
+from botocore.credentials import ReadOnlyCredentials
 from pytest_httpserver import HTTPServer
 from werkzeug import Request, Response
 
@@ -32,6 +37,7 @@ from stepsaga.errors import (
     TransientError,
 )
 from stepsaga.money import Money
+from stepsaga.signing import AwsSigV4, SignedService
 from tests.unit.services.conftest import (
     ctx_for,
     refund_request,
@@ -457,3 +463,43 @@ def test_bad_config_names_the_setting(environ: dict[str, str], field: str) -> No
 def test_timeouts_must_be_explicit_and_bounded(value: float) -> None:
     with pytest.raises(InvalidInputError, match=r"timeouts\.read"):
         HttpTimeouts(read=value)
+
+
+# --- a service behind IAM: SigV4 with the function's role --------------------------------
+
+
+def test_a_signed_service_gets_requests_the_server_can_verify(
+    server: HTTPServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Only the signed service's requests carry a signature, and it is the one botocore
+    computes from what the server received (host, content type, body hash, date, token)."""
+    key = ReadOnlyCredentials("AKIDEXAMPLE", "secret-example", "token-example")
+    signed_at = datetime(2026, 11, 29, 12, 0, 0)
+    monkeypatch.setattr("botocore.auth.get_current_datetime", lambda *a, **k: signed_at)
+    server.clear()
+    seen: Seen = []
+    server.expect_request("/api/refunds", method="POST").respond_with_handler(
+        recording(seen, lambda _: json_reply(refund_json(), 201))
+    )
+    server.expect_request("/api/reservations/RES-1", method="GET").respond_with_handler(
+        recording(seen, lambda _: Response("", 404))
+    )
+    url = server.url_for("/api")
+    signer = AwsSigV4(SignedService.EXECUTE_API, "eu-west-1", lambda: key)
+    config = HttpServicesConfig(url, url, url, timeouts=FAST)
+    with open_http_services(config, auth={"payments": signer}) as services:
+        services.payments.refund(ctx_for("refund_payment"), refund_request())
+        services.inventory.find_reservation(ctx_for("reserve_stock"), "RES-1")
+    signed, unsigned = seen
+    assert "Authorization" not in unsigned.headers
+    body = signed.get_data()
+    assert signed.headers["X-Amz-Content-SHA256"] == hashlib.sha256(body).hexdigest()
+    names = ("host", "content-type", "X-Amz-Content-SHA256", "X-Amz-Date", "X-Amz-Security-Token")
+    verified = AWSRequest(
+        method="POST",
+        url=f"{url}/refunds",
+        data=body,
+        headers={name: signed.headers[name] for name in names},
+    )
+    SigV4Auth(key, "execute-api", "eu-west-1").add_auth(verified)
+    assert signed.headers["Authorization"] == verified.headers["Authorization"]

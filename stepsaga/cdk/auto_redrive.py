@@ -1,0 +1,144 @@
+"""The automatic redrive: an EventBridge rule, its queue and dead-letter queue, the redriver.
+
+The rule forwards this state machine's ``Step Functions Execution Status Change`` events
+with status FAILED and an error that is not ``Saga.*`` (``stepsaga.auto_redrive.event_pattern``)
+to the queue; the redriver (``stepsaga.auto_redrive.handler``) decides and redrives with
+backoff (the message waits on the queue, ``DelaySeconds``). Both queues are encrypted
+(SQS-managed keys) and refuse non-TLS requests; a message the redriver kept failing on
+(malformed, or AWS failing) moves to the dead-letter queue after ``MAX_RECEIVES``
+deliveries, as does an event EventBridge could not deliver; the DLQ has an alarm.
+
+The redriver may ``DescribeExecution`` and ``RedriveExecution`` the executions of this one
+state machine (``execution:<name>:*``; AWS authorizes calls on executions of a version or
+alias against the unqualified ARNs, so the ``live`` alias needs no form of its own), read
+ledger records (``GetItem``: the attempt budget) and send to its own queue (the backoff).
+Nothing else.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from aws_cdk import ArnFormat, Duration, Stack
+from aws_cdk import aws_events as events
+from aws_cdk import aws_events_targets as targets
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_lambda_event_sources as sources
+from aws_cdk import aws_sqs as sqs
+from cdk_nag import NagSuppressions
+from constructs import Construct
+
+from stepsaga import auto_redrive, deployment
+from stepsaga.auto_redrive import AutoRedrive
+from stepsaga.cdk.access import GET_ITEM, FunctionAccess
+from stepsaga.cdk.function import SagaFunction, SharedResources, state_machine_arn
+from stepsaga.cdk.saga_deployment import SagaDeployment
+
+__all__ = ["AUTO_REDRIVE_HANDLER", "MAX_RECEIVES", "REDRIVER_ACCESS", "SagaAutoRedrive"]
+
+AUTO_REDRIVE_HANDLER: Final = f"{auto_redrive.__name__}.handler"
+#: Deliveries before SQS moves a message the redriver kept failing on to the DLQ.
+MAX_RECEIVES: Final = 5
+#: The ledger reads of the attempt-budget check.
+REDRIVER_ACCESS: Final = FunctionAccess(table_actions=(GET_ITEM,))
+_TIMEOUT: Final = Duration.seconds(30)
+
+
+class SagaAutoRedrive(Construct):
+    """``rule``, ``queue``, ``dead_letters`` and ``redriver`` (the function)."""
+
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        saga: SagaDeployment,
+        state_machine_name: str,
+        shared: SharedResources,
+        settings: AutoRedrive,
+    ) -> None:
+        super().__init__(scope, construct_id)
+        self.dead_letters = sqs.Queue(
+            self,
+            "DeadLetters",
+            encryption=sqs.QueueEncryption.SQS_MANAGED,
+            enforce_ssl=True,
+            retention_period=Duration.days(14),
+        )
+        self.queue = sqs.Queue(
+            self,
+            "FailedExecutions",
+            encryption=sqs.QueueEncryption.SQS_MANAGED,
+            enforce_ssl=True,
+            # AWS's advice for a Lambda event source: at least 6x the function's timeout.
+            visibility_timeout=Duration.seconds(_TIMEOUT.to_seconds() * 6),
+            # Events of the last 14 days: past that, Step Functions refuses the redrive.
+            retention_period=Duration.days(14),
+            dead_letter_queue=sqs.DeadLetterQueue(
+                queue=self.dead_letters, max_receive_count=MAX_RECEIVES
+            ),
+        )
+        machine_arn = state_machine_arn(self, state_machine_name)
+        pattern = auto_redrive.event_pattern(machine_arn)
+        self.rule = events.Rule(
+            self,
+            "FailedExecutionsRule",
+            description=f"{saga.name}: technical failures (not Saga.*) to the redriver",
+            event_pattern=events.EventPattern(
+                source=pattern["source"],
+                detail_type=pattern["detail-type"],
+                detail=pattern["detail"],
+            ),
+            targets=[targets.SqsQueue(self.queue, dead_letter_queue=self.dead_letters)],
+        )
+        function = SagaFunction(
+            self,
+            "Redriver",
+            handler=AUTO_REDRIVE_HANDLER,
+            access=REDRIVER_ACCESS,
+            shared=shared,
+            description=f"{saga.name}: redrives technical failures with backoff, bounded",
+            extra_environment={
+                deployment.ENV_SAGA: saga.saga_ref,
+                deployment.ENV_STATE_MACHINE_ARN: machine_arn,
+                auto_redrive.ENV_QUEUE_URL: self.queue.queue_url,
+                **settings.environment(),
+            },
+        )
+        self.redriver: lambda_.Function = function.function
+        function.role.add_to_principal_policy(
+            iam.PolicyStatement(
+                sid="RedriveExecutions",
+                actions=["states:DescribeExecution", "states:RedriveExecution"],
+                resources=[
+                    Stack.of(self).format_arn(
+                        service="states",
+                        resource="execution",
+                        resource_name=f"{state_machine_name}:*",
+                        arn_format=ArnFormat.COLON_RESOURCE_NAME,
+                    )
+                ],
+            )
+        )
+        self.queue.grant_send_messages(self.redriver)  # the backoff: the message waits there
+        self.redriver.add_event_source(
+            sources.SqsEventSource(self.queue, batch_size=10, report_batch_item_failures=True)
+        )
+        NagSuppressions.add_resource_suppressions(
+            function.role,
+            [
+                {
+                    "id": "AwsSolutions-IAM5",
+                    "reason": (
+                        "states:DescribeExecution and states:RedriveExecution on the executions "
+                        "of this saga's one state machine: which execution failed is known only "
+                        "when its event arrives (execution names are the cases')."
+                    ),
+                    "appliesTo": [
+                        {"regex": "/^Resource::arn:<AWS::Partition>:states:.*:execution:.*:\\*$/g"}
+                    ],
+                }
+            ],
+            apply_to_children=True,
+        )
