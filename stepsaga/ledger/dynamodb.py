@@ -3,7 +3,8 @@
 Claims are conditional ``PutItem`` calls with ``ReturnValuesOnConditionCheckFailure=ALL_OLD``
 (a lost race returns the winner's record without another read); anything touching a budget
 or two items is one ``TransactWriteItems`` whose ``CancellationReasons`` say which condition
-failed. Reads are strongly consistent. Client errors are wrapped with ``raise … from``.
+failed. Reads by key are strongly consistent (listings read GSIs, which are not). Client
+errors are wrapped with ``raise … from``.
 
 Item layout (``pk`` / ``sk``):
 - action record ``ACTION#{key}`` / ``ACTION``; TTL ``expires_at`` in epoch seconds;
