@@ -1,7 +1,7 @@
 """Embedded engine vs moto's Step Functions interpreter, measured side by side in one run.
 
 Prints ratios, never asserts timings. The workload is the compiled replacement-order saga on
-its happy path (Prepare → ReserveStock → RefundPayment → CreateShipment → Completed) with
+its happy path (ReserveStock → RefundPayment → CreateShipment, the last one ending it) with
 trivial task handlers; the engine keeps its durable SQLite history on (WAL, one store).
 
     .venv/bin/python bench/engine.py            # full: 10k executions for the memory figure

@@ -29,7 +29,6 @@ LEDGER_OPERATIONS = ("reserve_stock", "refund_payment", "create_shipment", "rele
 
 #: States of the replacement-order saga a kill may strike on entering.
 STATES = (
-    "Prepare",
     "ReserveStock",
     "RefundPayment",
     "CreateShipment",
@@ -41,7 +40,6 @@ STATES = (
     "EscalateRefundPayment",
     "ReleaseReservation",
     "RecordReleaseReservationFailure",
-    "Completed",
     "Compensated",
 )
 

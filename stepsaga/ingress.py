@@ -4,7 +4,9 @@ A message body is the case JSON exactly as a case file holds it, or an EventBrid
 whose ``detail`` is that case (an EventBridge rule targeting the queue delivers this form).
 For each message the starter (``stepsaga.ingress.handler``, deployed by the construct)
 validates the case against the saga's input model, derives the execution name from tenant,
-case and revision (``stepsaga.backends.naming``) and starts it:
+case and revision (``stepsaga.backends.naming``), records the case's pointer in the ledger
+table (``stepsaga.backends.aws.pointers``: how ``stepsaga status CASE_ID`` finds it) and
+starts it:
 
 ==========================  ================================================================
 what arrived                what happens
@@ -12,6 +14,8 @@ what arrived                what happens
 a new case                  ``StartExecution`` under the derived name (``started``)
 the same case again         nothing: the existing execution is the answer (``duplicate``)
 same name, another input    sent to the dead-letter queue with the reason (``conflict``)
+a pointer to another        sent to the dead-letter queue with the reason (``conflict``)
+execution (a shared table)
 invalid JSON or case        sent to the dead-letter queue with the field named (``invalid``)
 AWS throttles or fails      reported as a batch item failure: SQS delivers it again, and
                             after the queue's ``maxReceiveCount`` moves it to the DLQ
@@ -26,18 +30,20 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any, Final, Protocol
 
 from stepsaga.backends.aws.errors import aws_call
-from stepsaga.backends.naming import execution_name
+from stepsaga.backends.aws.pointers import Pointer, record_pointer
 from stepsaga.case import OpenCase, parse_case
+from stepsaga.clock import Clock, SystemClock
 from stepsaga.engine.errors import ExecutionAlreadyExists
 from stepsaga.errors import InvalidInputError, StepSagaError
 from stepsaga.workflow.saga import Saga
 
 if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
     from mypy_boto3_stepfunctions import SFNClient
 
 __all__ = [
@@ -96,19 +102,33 @@ class Starter:
     sfn: SFNClient
     sqs: Sender
     dead_letter_queue_url: str
+    #: The ledger table, where each start's case pointer is recorded first.
+    ddb: DynamoDBClient
+    table_name: str
     #: ``StartExecution`` target: an alias or version ARN pins the definition a case runs.
     start_arn: str | None = None
+    clock: Clock = field(default_factory=SystemClock)
 
     def start(self, body: str) -> Outcome:
         """One message body → its outcome; AWS failures raise (the message is retried)."""
         try:
             case = parse_case(_case_data(body), self.saga.input_model or OpenCase)
+            wanted = case.execution_input()
+            self.saga.check_input(wanted)  # what ``stepsaga start`` refuses, refused here too
         except InvalidInputError as exc:
             return Outcome(Verdict.INVALID, reason=exc.message, field=str(exc.data.get("field")))
-        name = execution_name(case.tenant_id, case.case_id, case.approval.revision)
-        wanted = case.execution_input()
-        prefix, _, machine = self.state_machine_arn.rpartition(":stateMachine:")
-        arn = f"{prefix}:execution:{machine}:{name}"
+        pointer = Pointer.of(
+            self.state_machine_arn,
+            case.tenant_id,
+            case.case_id,
+            case.approval.revision,
+            at=self.clock.now(),
+        )
+        name, arn = pointer.execution_name, pointer.execution_arn
+        try:
+            record_pointer(self.ddb, self.table_name, pointer)
+        except ExecutionAlreadyExists as exc:
+            return Outcome(Verdict.CONFLICT, name, arn, reason=exc.message)
         try:
             with aws_call("states:StartExecution"):
                 started = self.sfn.start_execution(
@@ -191,7 +211,7 @@ def _from_environment() -> Starter:
     import boto3
 
     from stepsaga.aws_region import region_from
-    from stepsaga.deployment import ENV_SAGA, ENV_STATE_MACHINE_ARN
+    from stepsaga.deployment import ENV_LEDGER_TABLE_NAME, ENV_SAGA, ENV_STATE_MACHINE_ARN
     from stepsaga.workflow.loader import load_saga
 
     region = region_from(os.environ)
@@ -201,6 +221,8 @@ def _from_environment() -> Starter:
         sfn=boto3.client("stepfunctions", region_name=region),
         sqs=boto3.client("sqs", region_name=region),
         dead_letter_queue_url=os.environ[ENV_DEAD_LETTER_QUEUE_URL],
+        ddb=boto3.client("dynamodb", region_name=region),
+        table_name=os.environ[ENV_LEDGER_TABLE_NAME],
         start_arn=os.environ.get(ENV_START_ARN) or None,
     )
 

@@ -71,7 +71,6 @@ _SHIPPED = step_result(f"{_KEY}:create_shipment", {"shipment_id": "SH-1"})
 _RELEASED = step_result(f"{_KEY}:release_line", {"released": True})
 
 _RESERVE_LINES = (
-    "Prepare",
     "ReserveLines",
     *["ReserveLine", "ReserveLineItemDone"] * len(LINES),
     "ReserveLinesOutcome",

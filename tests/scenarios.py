@@ -79,7 +79,7 @@ _RELEASE_UNAVAILABLE = "inventory: not sent (503)"
 _RELEASE_UNCERTAIN = _error("OutcomeUnknownError", "inventory.release: no reply (timeout)")
 _ESCALATED = _recorded("undecided", "RECON-REFUND-1")
 
-_FORWARD = ("Prepare", "ReserveStock", "RefundPayment", "CreateShipment")
+_FORWARD = ("ReserveStock", "RefundPayment", "CreateShipment")
 _REJECTED = (*_FORWARD, "EscalateRefundPayment", "ReleaseReservation")
 #: A failed release, reconciled automatically; the Choice then routes on its outcome.
 _RELEASE_RECONCILED = ("RecordReleaseReservationFailure", "ReleaseReservationDecision")
@@ -93,7 +93,7 @@ REPLACEMENT_ORDER_SCENARIOS: tuple[Scenario, ...] = (
             "RefundPayment": (_REFUNDED,),
             "CreateShipment": (_SHIPPED,),
         },
-        path=(*_FORWARD, "Completed"),
+        path=_FORWARD,
         status="SUCCEEDED",
     ),
     Scenario(
@@ -107,7 +107,7 @@ REPLACEMENT_ORDER_SCENARIOS: tuple[Scenario, ...] = (
             ),
             "CreateShipment": (_SHIPPED,),
         },
-        path=(*_FORWARD, "Completed"),
+        path=_FORWARD,
         status="SUCCEEDED",
         retries={"RefundPayment": 2},
     ),
@@ -225,7 +225,6 @@ REPLACEMENT_ORDER_SCENARIOS: tuple[Scenario, ...] = (
             "CreateShipment": (_SHIPPED,),
         },
         path=(
-            "Prepare",
             "ReserveStock",
             "RefundPayment",
             "ReconcileRefundPayment",
@@ -234,7 +233,6 @@ REPLACEMENT_ORDER_SCENARIOS: tuple[Scenario, ...] = (
             "RefundPaymentDecision",
             "RefundPayment",
             "CreateShipment",
-            "Completed",
         ),
         status="SUCCEEDED",
         caught={"RefundPayment": "OutcomeUnknownError"},
@@ -257,7 +255,6 @@ REPLACEMENT_ORDER_SCENARIOS: tuple[Scenario, ...] = (
             "ReconcileCreateShipment",
             "CreateShipmentDecision",
             "CreateShipment",
-            "Completed",
         ),
         status="SUCCEEDED",
         caught={"CreateShipment": "AttemptBudgetExhaustedError"},

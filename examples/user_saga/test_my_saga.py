@@ -61,7 +61,7 @@ def stepsaga_mock_config() -> MockConfigBuilder:
 def test_a_throttled_refund_is_retried(saga_backend: Backend) -> None:
     arn = saga_backend.deploy_saga(returns)
     history = saga_backend.run(arn, CASE, test_case="RefundThrottled").history
-    assert_path(history, ["Prepare", "IssueLabel", "RefundPayment", "Completed"])
+    assert_path(history, ["IssueLabel", "RefundPayment"])
     assert_retries(history, "RefundPayment", 2)
     assert_outcome(history, "SUCCEEDED")
 
@@ -69,6 +69,6 @@ def test_a_throttled_refund_is_retried(saga_backend: Backend) -> None:
 def test_a_rejected_refund_voids_the_label(saga_backend: Backend) -> None:
     arn = saga_backend.deploy_saga(returns)
     history = saga_backend.run(arn, CASE, test_case="RefundRejected").history
-    assert_path(history, ["Prepare", "IssueLabel", "RefundPayment", "VoidLabel", "Compensated"])
+    assert_path(history, ["IssueLabel", "RefundPayment", "VoidLabel", "Compensated"])
     assert_caught(history, "RefundPayment", "BusinessRejectedError", next_state="VoidLabel")
     assert_outcome(history, "FAILED", error="Saga.Compensated")

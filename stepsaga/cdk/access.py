@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Final
 
-from stepsaga.ledger.table import BUDGET_PREFIX, BY_CASE_INDEX, GSIS, OPEN_ITEMS_INDEX
+from stepsaga.ledger.table import BUDGET_PREFIX, BY_CASE_INDEX, CASE_PREFIX, GSIS, OPEN_ITEMS_INDEX
 from stepsaga.signing import SignedService
 from stepsaga.workflow.saga import RECONCILER_FUNCTION, RECONCILER_HANDLER
 
@@ -28,10 +28,13 @@ __all__ = [
     "LEDGER_WRITER",
     "OPERATOR",
     "OVERDUE_CHECK",
+    "POINTER_ACTIONS",
+    "POINTER_CONDITIONS",
     "RECONCILER",
     "FunctionAccess",
     "OperatorAccess",
     "access_for",
+    "leading_key_conditions",
 ]
 
 GET_ITEM: Final = "dynamodb:GetItem"
@@ -55,6 +58,29 @@ INVOKE_SIGNED: Final[dict[SignedService, tuple[str, dict[str, dict[str, str]]]]]
 _KNOWN_DYNAMODB_ACTIONS: Final = frozenset(
     {GET_ITEM, PUT_ITEM, UPDATE_ITEM, DELETE_ITEM, CONDITION_CHECK_ITEM, QUERY, SCAN}
 )
+
+
+#: Case pointers (``stepsaga.backends.aws.pointers``): what a start path writes and a lookup
+#: reads, granted on the ledger table under :data:`POINTER_CONDITIONS` only.
+POINTER_ACTIONS: Final = (GET_ITEM, PUT_ITEM, QUERY)
+
+
+#: Only items whose partition key starts ``CASE#``. ``ForAllValues`` is vacuously true
+#: when a request carries no ``dynamodb:LeadingKeys`` (a Scan does not), so ``Null`` requires
+#: the key to be there.
+def leading_key_conditions(prefix: str) -> Mapping[str, Mapping[str, object]]:
+    """IAM conditions: every item a request touches has a partition key starting with
+    ``prefix`` (each key of a transaction too). ``ForAllValues`` is vacuously true when a
+    request carries no ``dynamodb:LeadingKeys`` (a Scan does not), so ``Null`` requires
+    the key to be there."""
+    return {
+        "ForAllValues:StringLike": {"dynamodb:LeadingKeys": [f"{prefix}*"]},
+        "Null": {"dynamodb:LeadingKeys": "false"},
+    }
+
+
+#: Only items whose partition key starts ``CASE#``.
+POINTER_CONDITIONS: Final = leading_key_conditions(CASE_PREFIX)
 
 
 @dataclass(frozen=True)
@@ -143,11 +169,14 @@ class OperatorAccess:
     index_actions: tuple[str, ...]
     indexes: tuple[str, ...]
     #: On the table, only on items whose partition key starts with ``budget_key_prefix``
-    #: (``dynamodb:LeadingKeys``): ``Ledger.set_budget`` replaces a tenant's budget shards
-    #: in one transaction and deletes the shards it no longer uses. Nothing else an
+    #: (:func:`leading_key_conditions`): ``Ledger.set_budget`` replaces a tenant's budget
+    #: shards in one transaction and deletes the shards it no longer uses. Nothing else an
     #: operator runs deletes an item.
     budget_actions: tuple[str, ...] = ()
     budget_key_prefix: str = BUDGET_PREFIX
+    #: On case pointer items only (:data:`POINTER_CONDITIONS`): find a case's executions
+    #: (and record one for an operator who also starts cases).
+    pointer_actions: tuple[str, ...] = POINTER_ACTIONS
 
 
 OPERATOR: Final = OperatorAccess(

@@ -4,7 +4,9 @@ Producers send each approved case to the queue (``IngressQueueUrl``), directly o
 an EventBridge rule that targets it; the starter (``stepsaga.ingress.handler``) starts one
 execution per case. The queue redrives a message the starter could not handle after
 ``MAX_RECEIVES`` deliveries; the starter itself dead-letters invalid and conflicting cases at
-once. Both queues are encrypted (SQS-managed keys) and refuse non-TLS requests. The
+once. Before each start it records the case's pointer in the ledger table: its only access
+to the table, limited to ``CASE#`` items (``access.POINTER_CONDITIONS``). Both queues are
+encrypted (SQS-managed keys) and refuse non-TLS requests. The
 dead-letter queue keeps messages 14 days (SQS's maximum) and has an alarm (``SagaAlarms``).
 """
 
@@ -78,7 +80,7 @@ class SagaIngress(Construct):
             self,
             "Starter",
             handler=INGRESS_HANDLER,
-            access=FunctionAccess(),  # nothing on the ledger: the steps use it
+            access=FunctionAccess(),  # of the ledger, only case pointers (below)
             shared=shared,
             description=f"{saga.name}: starts one execution per approved case from the queue",
             extra_environment={
@@ -110,6 +112,7 @@ class SagaIngress(Construct):
                 ],
             )
         )
+        function.role.add_to_principal_policy(shared.ledger.pointer_statement("RecordCasePointers"))
         self.dead_letters.grant_send_messages(self.starter)
         self.starter.add_event_source(
             sources.SqsEventSource(self.queue, batch_size=10, report_batch_item_failures=True)

@@ -8,10 +8,14 @@ adding a boundary. The AWS-managed key still logs its use in CloudTrail and rota
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from aws_cdk import RemovalPolicy
 from aws_cdk import aws_dynamodb as dynamodb
+from aws_cdk import aws_iam as iam
 from constructs import Construct
 
+from stepsaga.cdk.access import POINTER_ACTIONS, POINTER_CONDITIONS
 from stepsaga.ledger import table as layout
 
 
@@ -59,3 +63,15 @@ class LedgerTable(Construct):
         if index not in layout.GSIS:
             raise ValueError(f"{index!r}: not an index of the ledger table")
         return f"{self.table.table_arn}/index/{index}"
+
+    def pointer_statement(
+        self, sid: str, actions: Sequence[str] = POINTER_ACTIONS
+    ) -> iam.PolicyStatement:
+        """``actions`` on case pointer items only (``access.POINTER_CONDITIONS``): a start
+        path records pointers without write access to the ledger's other items."""
+        return iam.PolicyStatement(
+            sid=sid,
+            actions=list(actions),
+            resources=[self.table.table_arn],
+            conditions={k: dict(v) for k, v in POINTER_CONDITIONS.items()},
+        )

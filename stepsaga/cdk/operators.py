@@ -12,7 +12,7 @@ from aws_cdk import aws_iam as iam
 from cdk_nag import NagSuppressions
 from constructs import Construct
 
-from stepsaga.cdk.access import OPERATOR, OperatorAccess
+from stepsaga.cdk.access import OPERATOR, OperatorAccess, leading_key_conditions
 from stepsaga.cdk.ledger_table import LedgerTable
 
 
@@ -67,10 +67,13 @@ class OperatorPolicy(Construct):
             actions=list(access.budget_actions),
             resources=[table],
             conditions={
-                "ForAllValues:StringLike": {
-                    "dynamodb:LeadingKeys": [f"{access.budget_key_prefix}*"]
-                }
+                k: dict(v) for k, v in leading_key_conditions(access.budget_key_prefix).items()
             },
+        )
+        pointers = (
+            [ledger.pointer_statement("FindCasesByTheirPointers", access.pointer_actions)]
+            if access.pointer_actions
+            else []
         )
         self.policy = iam.ManagedPolicy(
             self,
@@ -84,7 +87,8 @@ class OperatorPolicy(Construct):
                 for sid, actions, resources in statements
                 if actions
             ]
-            + ([budget] if access.budget_actions else []),
+            + ([budget] if access.budget_actions else [])
+            + pointers,
         )
         NagSuppressions.add_resource_suppressions(
             self.policy,

@@ -36,6 +36,15 @@ AUDIT_PREFIX: Final = "AUDIT#"
 AUDIT_SORT: Final = "RESOLUTION"
 #: Open recon items: ``gsi1pk`` = this prefix + tenant, ``gsi1sk`` = ``{created_at}#{item_id}``.
 OPEN_ITEMS_TENANT_PREFIX: Final = "TENANT#"
+#: Case → execution pointers (``CASE#{case_id}`` / ``{tenant}#{revision:06d}``), one per
+#: started revision, written before ``StartExecution`` and never updated, with no
+#: ``expires_at``: a case id finds its executions with one ``Query`` on its partition, even
+#: after AWS forgets executions closed more than 90 days ago
+#: (``stepsaga.backends.aws.pointers``).
+CASE_PREFIX: Final = "CASE#"
+#: Digits of the revision in a pointer's sort key (``MAX_REVISION`` has 7: sort by the
+#: ``revision`` attribute, never by the key).
+POINTER_REVISION_DIGITS: Final = 6
 
 # --- lookups (``stepsaga.ledger.lookups`` decides which index serves which listing) ---------
 #: Records (``R#``) and recon items (``I#``) share these GSIs: an item carries each index's

@@ -14,6 +14,8 @@ Install with ``pip install "stepsaga[testing]"``; the pytest plugin
 - :class:`LocalStack` — LocalStack's Step Functions in host mode (no Docker), a second
   reference interpreter; :func:`moto_stepfunctions` — moto's interpreter serving mock
   configs. With the engine and Step Functions Local, ``saga_backend`` runs a test on each.
+- :func:`moto_deployment`, :class:`MotoDeployment` — your synthesized stack on moto, every
+  Lambda invocation running the function's real handler in-process (end-to-end tests).
 - :class:`LedgerTable`, :func:`create_ledger_table` — a ledger table on any DynamoDB.
 - :class:`StepEnvironment` — one step's real handler alone, with fake clients and a real
   ledger (like Temporal's ``ActivityEnvironment``).
@@ -61,6 +63,12 @@ if TYPE_CHECKING:
     from stepsaga.testing.localstack import LocalStack, LocalStackError, localstack_python
     from stepsaga.testing.mockconfig import MockConfigBuilder, Return, Throw
     from stepsaga.testing.moto import moto_stepfunctions
+    from stepsaga.testing.moto_stack import (
+        DeployedFunction,
+        FunctionCall,
+        MotoDeployment,
+        moto_deployment,
+    )
     from stepsaga.testing.scenarios import (
         Scenario,
         mock_config,
@@ -100,6 +108,7 @@ _MODULES = {
     "ledger": ("LedgerTable", "create_ledger_table"),
     "localstack": ("LocalStack", "LocalStackError", "localstack_python"),
     "moto": ("moto_stepfunctions",),
+    "moto_stack": ("DeployedFunction", "FunctionCall", "MotoDeployment", "moto_deployment"),
     "mockconfig": ("MockConfigBuilder", "Return", "Throw"),
     "step": ("StepEnvironment",),
     "scenarios": (
@@ -117,16 +126,19 @@ _WHERE = {
 __all__ = [
     "Backend",
     "Caught",
+    "DeployedFunction",
     "DockerStatus",
     "DynamoDBLocalContainer",
     "EngineBackend",
     "Execution",
     "ExecutionEnd",
+    "FunctionCall",
     "History",
     "LedgerTable",
     "LocalStack",
     "LocalStackError",
     "MockConfigBuilder",
+    "MotoDeployment",
     "Return",
     "Scenario",
     "StateNotMockedError",
@@ -145,6 +157,7 @@ __all__ = [
     "lambda_arn",
     "localstack_python",
     "mock_config",
+    "moto_deployment",
     "moto_stepfunctions",
     "reconciliation_result",
     "step_result",

@@ -30,11 +30,15 @@ if TYPE_CHECKING:
 
 __all__ = ["moto_stepfunctions"]
 
-_CONFIG: Any = {"stepfunctions": {"execute_state_machine": True}, "lambda": {"use_docker": False}}
+MOTO_CONFIG: Any = {
+    "stepfunctions": {"execute_state_machine": True},
+    "lambda": {"use_docker": False},
+}
 _BACKEND = "moto.stepfunctions.parser.models.StepFunctionsParserBackend"
 _EXECUTION = "moto.stepfunctions.parser.backend.execution.Execution"
 _ENVIRONMENT = "moto.stepfunctions.parser.asl.eval.environment.Environment"
-_RETRY_CLOCK = "moto.stepfunctions.parser.asl.component.common.retry.retrier_decl.time"
+#: What moto's retrier sleeps with: patched so retry delays are skipped.
+RETRY_CLOCK = "moto.stepfunctions.parser.asl.component.common.retry.retrier_decl.time"
 
 
 @contextmanager
@@ -83,11 +87,11 @@ def moto_stepfunctions(
         return started
 
     with (
-        mock_aws(config=_CONFIG),
+        mock_aws(config=MOTO_CONFIG),
         mock.patch(f"{_BACKEND}.start_execution", start),
         mock.patch(f"{_EXECUTION}._get_start_execution_worker", worker),
         mock.patch(f"{_ENVIRONMENT}.get_current_mocked_response", _by_invocation),
-        mock.patch(_RETRY_CLOCK, SimpleNamespace(sleep=lambda seconds: None)),
+        mock.patch(RETRY_CLOCK, SimpleNamespace(sleep=lambda seconds: None)),
     ):
         client: SFNClient = boto3.client(
             "stepfunctions",

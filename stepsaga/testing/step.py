@@ -41,7 +41,7 @@ from stepsaga.home import StateHome
 from stepsaga.ledger import Ledger, LedgerPolicy, Record
 from stepsaga.workflow import compile
 from stepsaga.workflow.events import StepResult
-from stepsaga.workflow.names import PREPARE, item_operation
+from stepsaga.workflow.names import item_operation
 from stepsaga.workflow.saga import Parallel, Saga
 from stepsaga.workflow.validate import nested_machines
 
@@ -179,18 +179,17 @@ class StepEnvironment:
     def _state(
         self, case: ApprovedCase, step: str, item: Mapping[str, Any] | None, index: int
     ) -> dict[str, Any]:
-        """The state ``step`` runs in: after ``Prepare`` (the case kept apart from the
-        results), in a parallel group's branch, or in one item's iteration."""
-        prepare = self._definition["States"][PREPARE]["Parameters"]
-        env = Env(case.execution_input(), {}, random.Random(0))  # noqa: S311 - no secrets
-        state: dict[str, Any] = compile_template(prepare, "Parameters").evaluate(env)
+        """The state data ``step`` runs in: the case itself at the top level (the machine
+        adds its results next to the case's fields), one item's iteration for a per-item
+        step. The case is read from the context object either way (``_invoke``)."""
         key = self._item_id(step, item, index)
         if key is not None:
-            state |= {"item": dict(item or {}), "key": key}
+            return {"item": dict(item or {}), "key": key, "results": {}}
+        state = case.execution_input()
         for element in self.saga.steps:
             if isinstance(element, Parallel) and any(s.name == step for s in element.steps):
                 branches: list[dict[str, Any]] = [{"results": {}} for _ in element.branches]
-                state["groups"][element.name] = {"branches": branches, "failures": []}
+                state["groups"] = {element.name: {"branches": branches, "failures": []}}
         return state
 
     def _task(self, name: str) -> Mapping[str, Any]:
@@ -211,7 +210,7 @@ class StepEnvironment:
         parameters = self._task(state_name)["Parameters"]
         name = execution_name(case.tenant_id, case.case_id, case.approval.revision)
         context = {
-            "Execution": {"Name": name},
+            "Execution": {"Name": name, "Input": case.execution_input()},
             "State": {"Name": state_name, "RetryCount": retry_count},
         }
         env = Env(state, context, random.Random(0))  # noqa: S311 - no secrets

@@ -7,19 +7,24 @@ produces into the engine (``stepsaga.workflow.validate.check_definition`` →
 ``Task`` (``lambda:invoke`` and ``lambda:invoke.waitForTaskToken`` with
 ``{"FunctionName": "${<Function>FunctionArn}", "Payload": {…}}``), ``Pass``, ``Choice``,
 ``Parallel``, inline ``Map``, ``Succeed`` and ``Fail``; reference paths, the ``[*]``
-wildcard in ``ResultSelector``, the context object (``$$.Execution.Name``,
-``$$.State.Name``, ``$$.State.RetryCount``, ``$$.Task.Token``, ``$$.Map.Item.Value``,
-``$$.Map.Item.Index``); no intrinsic functions, never ``OutputPath`` or
+wildcard in ``ResultSelector``, the context object (``$$.Execution.Input.<path>``,
+``$$.Execution.Name``, ``$$.State.Name``, ``$$.State.RetryCount``, ``$$.Task.Token``,
+``$$.Map.Item.Value``, ``$$.Map.Item.Index``); no intrinsic functions, never ``OutputPath`` or
 ``HeartbeatSeconds``, and ``InputPath`` only where a group's first rejection becomes
 ``$.failure``. ``QueryLanguage`` only when ``Saga.query_language`` is JSONata: the JSONPath
 machine is then translated field for field (``stepsaga.workflow.jsonata``), same states
 and routes, and loaded into the engine as well.
 
-State layout. ``Prepare`` (a Pass) wraps the execution input so every path is unambiguous::
-
-    {"case": <execution input>, "results": {}, "compensations": {}, "reconciliation": {}}
-
-(plus ``"groups": {}`` when the saga has a parallel group or a per-item step).
+State layout. No state only moves data (each costs a billed transition): every read of the
+case goes to the context object, ``$$.Execution.Input.<path>`` — the original input, free,
+the same after a redrive — and the state data *starts as the case itself*, gaining these
+top-level fields through ``ResultPath`` (which creates the objects on its way). A case may
+not have a top-level field of these names (``names.StateField``, the one table):
+``Saga`` refuses such an input model, ``Saga.check_input`` such an input at start.
+The last forward element ends the execution (``"End": true`` on its task, also when
+``<X>Decision`` sends it round again); only a final group, whose outcome is a Choice (which
+cannot end an execution), goes on to ``Completed`` (``Succeed``). Success is the
+execution's status, never a state's name.
 
 * ``$.results.<Step>`` — each forward step's ``StepResult``;
 * ``$.failure`` — the ``{Error, Cause}`` a ``Catch`` caught on a forward step;
@@ -72,10 +77,12 @@ Routes out of a forward step ``X`` (error names come from ``stepsaga.errors``):
 
 Parallel groups and per-item steps. A group ``G`` (``Parallel``) is a ``Parallel`` state
 whose branches run their steps with exactly the routes above, except that a rejection
-ends the branch (``G Branch<i>Rejected``, a Pass keeping the failure) instead of
+ends the branch (``G Branch<i>Rejected`` for its first step, ``…RejectedLater`` for a
+later one: a Pass keeping the failure and what completed) instead of
 unwinding: no branch ever fails another, so an uncertain step waits in reconciliation in
 its branch while the others finish and keep their proof. A per-item step ``X``
-(``ForEach``) is an inline ``Map`` over the case's list (``MaxConcurrency``), each
+(``ForEach``) is an inline ``Map`` over the case's list (``ItemsPath`` into the context
+object, which Step Functions and moto/LocalStack accept; ``MaxConcurrency``), each
 iteration running ``X`` for one item (``params`` = the item, ``item`` = its declared key,
 so the action key is ``…:<op>#<item>``) and ending ``<X>ItemDone`` or ``<X>ItemRejected``.
 Then ``<G>Outcome`` (Choice: is ``$.groups.<G>.failures[0]`` present?) goes on, or
@@ -135,11 +142,12 @@ from stepsaga.workflow.validate import DefinitionError, check_definition
 LAMBDA_INVOKE = names.LAMBDA_INVOKE
 LAMBDA_INVOKE_WAIT_FOR_TASK_TOKEN = names.LAMBDA_INVOKE_WAIT_FOR_TASK_TOKEN
 
-#: Context-object paths the compiled machines read.
+#: Context-object paths the compiled machines read (besides ``CASE``, the case itself).
 CONTEXT_PATHS = ("$$.Execution.Name", "$$.State.Name", "$$.State.RetryCount", "$$.Task.Token")
 
-FAILURE_PATH = "$.failure"
-COMPENSATION_FAILURE_PATH = "$.compensation_failure"
+CASE = names.CASE_PATH_ROOT
+FAILURE_PATH = f"$.{names.StateField.FAILURE}"
+COMPENSATION_FAILURE_PATH = f"$.{names.StateField.COMPENSATION_FAILURE}"
 
 COMPENSATED_CAUSE = (
     "A step was rejected; the completed steps were compensated or escalated to reconciliation."
@@ -151,19 +159,19 @@ COMPENSATION_FAILED_CAUSE = (
 
 
 def results_path(step: str) -> str:
-    return f"$.results.{step}"
+    return f"$.{names.StateField.RESULTS}.{step}"
 
 
 def compensations_path(step: str) -> str:
-    return f"$.compensations.{step}"
+    return f"$.{names.StateField.COMPENSATIONS}.{step}"
 
 
 def reconciliation_path(state: str) -> str:
-    return f"$.reconciliation.{state}"
+    return f"$.{names.StateField.RECONCILIATION}.{state}"
 
 
 def groups_path(group: str) -> str:
-    return f"$.groups.{group}"
+    return f"$.{names.StateField.GROUPS}.{group}"
 
 
 #: ``ResultSelector`` of a group: every branch/iteration state, and the rejections among them.
@@ -214,6 +222,11 @@ class _Undo:
         if self.kind is _UndoKind.MEMBER:
             return f"{groups_path(self.group)}.branches[{self.branch}].results.{self.step.name}"
         return results_path(self.step.name)
+
+
+def _next(state: str | None) -> dict[str, Any]:
+    """``Next`` to ``state``, or ``End`` when there is none (no Succeed state to pay for)."""
+    return {"End": True} if state is None else {"Next": state}
 
 
 def _disposition_entry(step: Step) -> str:
@@ -277,7 +290,7 @@ class _Compiler:
         return undos
 
     def definition(self) -> dict[str, Any]:
-        states: dict[str, Any] = {names.PREPARE: self.prepare()}
+        states: dict[str, Any] = {}
         for k, element in enumerate(self.elements):
             if isinstance(element, Step):
                 states |= self.step_states(
@@ -291,7 +304,9 @@ class _Compiler:
                 )
                 states[names.group_outcome(element.name)] = self.group_outcome(k, element)
                 states[names.group_rejected(element.name)] = self.group_rejected(k, element)
-        states[names.COMPLETED] = {"Type": "Succeed", "Comment": "Every step completed."}
+        if not isinstance(self.elements[-1], Step):
+            # A group's outcome is a Choice, which cannot end the execution.
+            states[names.COMPLETED] = {"Type": "Succeed", "Comment": "Every step completed."}
         for position, undo in enumerate(self.undos):
             after = self.after(position)
             if undo.kind is _UndoKind.ITEMS:
@@ -317,7 +332,7 @@ class _Compiler:
             }
         return {
             "Comment": self.saga.comment or f"stepsaga saga {self.saga.name}",
-            "StartAt": names.PREPARE,
+            "StartAt": self.elements[0].name,
             "States": states,
         }
 
@@ -326,7 +341,7 @@ class _Compiler:
     def identity(self) -> dict[str, Any]:
         fields: dict[str, Any] = {"saga": self.saga.name}
         for field, path in IDENTITY_PATHS.items():
-            fields[field] = Path(f"$.case.{path}")
+            fields[field] = Path(f"{CASE}.{path}")
         return fields
 
     @staticmethod
@@ -342,7 +357,7 @@ class _Compiler:
     def params(step: Step, at: _At) -> Path | dict[str, Any]:
         if at.per_item:
             return Path("$.item")
-        return Path(f"$.case.{step.params}") if step.params is not None else {}
+        return Path(f"{CASE}.{step.params}") if step.params is not None else {}
 
     @staticmethod
     def item(at: _At) -> dict[str, Any]:
@@ -363,7 +378,7 @@ class _Compiler:
         result_path: str,
         timeout: int,
         retry: Sequence[RetryPolicy],
-        next_state: str,
+        next_state: str | None,
         catch: list[dict[str, Any]] | None = None,
         wait_for_token: bool = False,
     ) -> dict[str, Any]:
@@ -379,8 +394,7 @@ class _Compiler:
         }
         if catch:
             state["Catch"] = catch
-        state["Next"] = next_state
-        return state
+        return state | _next(next_state)
 
     def reconciler_task(
         self,
@@ -403,8 +417,9 @@ class _Compiler:
             next_state=next_state,
         )
 
-    def next_forward(self, k: int) -> str:
-        return self.elements[k + 1].name if k + 1 < len(self.elements) else names.COMPLETED
+    def next_forward(self, k: int) -> str | None:
+        """The element after ``k``; ``None`` after the last one (its task ends the execution)."""
+        return self.elements[k + 1].name if k + 1 < len(self.elements) else None
 
     def unwind_from(self, k: int, *, inclusive: bool = False) -> str:
         """First state of the way back when element ``k`` is rejected: the first undo of an
@@ -422,23 +437,9 @@ class _Compiler:
 
     # --- forward states ----------------------------------------------------------------
 
-    def prepare(self) -> dict[str, Any]:
-        parameters: dict[str, Any] = {
-            "case.$": "$",
-            "results": {},
-            "compensations": {},
-            "reconciliation": {},
-        }
-        if any(not isinstance(e, Step) for e in self.elements):
-            parameters["groups"] = {}
-        return {
-            "Type": "Pass",
-            "Comment": "Keep the case apart from the results, so every path is unambiguous.",
-            "Parameters": parameters,
-            "Next": self.elements[0].name,
-        }
-
-    def step_states(self, step: Step, at: _At, *, next_state: str, rejected: str) -> dict[str, Any]:
+    def step_states(
+        self, step: Step, at: _At, *, next_state: str | None, rejected: str
+    ) -> dict[str, Any]:
         """A forward step and, if it has an effect, its reconciliation states."""
         states = {step.name: self.forward(step, at, next_state, rejected)}
         if step.has_effect:
@@ -447,7 +448,7 @@ class _Compiler:
             states[names.await_decision(step.name)] = self.await_decision(step, at)
         return states
 
-    def forward(self, step: Step, at: _At, next_state: str, rejected: str) -> dict[str, Any]:
+    def forward(self, step: Step, at: _At, next_state: str | None, rejected: str) -> dict[str, Any]:
         catch = [
             {
                 "ErrorEquals": error_names(COMPENSATE),
@@ -557,22 +558,34 @@ class _Compiler:
         branches = []
         for i, branch in enumerate(group.branches):
             done, rejected = names.branch_done(group.name, i), names.branch_rejected(group.name, i)
+            later = names.branch_rejected_later(group.name, i)
             states: dict[str, Any] = {}
             for j, step in enumerate(branch):
                 following = branch[j + 1].name if j + 1 < len(branch) else done
-                states |= self.step_states(step, TOP, next_state=following, rejected=rejected)
+                states |= self.step_states(
+                    step, TOP, next_state=following, rejected=later if j else rejected
+                )
             states[done] = {
                 "Type": "Pass",
                 "Comment": "The branch completed: keep its results.",
                 "Parameters": {"results.$": "$.results"},
                 "End": True,
             }
+            # The branch's first step rejected: nothing in it completed, and ``$.results``
+            # may not exist yet (the state data starts as the case; no state creates it).
             states[rejected] = {
                 "Type": "Pass",
-                "Comment": "A step was rejected: end the branch, keep what completed and why.",
-                "Parameters": {"results.$": "$.results", "failure.$": FAILURE_PATH},
+                "Comment": "The branch's first step was rejected: end the branch, keep why.",
+                "Parameters": {"results": {}, "failure.$": FAILURE_PATH},
                 "End": True,
             }
+            if len(branch) > 1:
+                states[later] = {
+                    "Type": "Pass",
+                    "Comment": "A step was rejected: end the branch, keep what completed and why.",
+                    "Parameters": {"results.$": "$.results", "failure.$": FAILURE_PATH},
+                    "End": True,
+                }
             branches.append({"StartAt": branch[0].name, "States": states})
         return {
             "Type": "Parallel",
@@ -610,9 +623,8 @@ class _Compiler:
             "Type": "Map",
             "Comment": f"{step.name} once per item of {each.items}, keyed by "
             + (each.item_key or "position (declared stable)"),
-            "ItemsPath": f"$.case.{each.items}",
+            "ItemsPath": f"{CASE}.{each.items}",
             "ItemSelector": {
-                "case.$": "$.case",
                 "item.$": "$$.Map.Item.Value",
                 "key.$": key,
                 "results": {},
@@ -641,7 +653,7 @@ class _Compiler:
                     "Next": names.group_rejected(group.name),
                 }
             ],
-            "Default": self.next_forward(k),
+            "Default": self.next_forward(k) or names.COMPLETED,
         }
 
     def group_rejected(self, k: int, group: Parallel | ForEach) -> dict[str, Any]:
@@ -684,7 +696,6 @@ class _Compiler:
             "Comment": f"Undo every item of {step.name} that completed.",
             "ItemsPath": f"{groups_path(undo.group)}.items",
             "ItemSelector": {
-                "case.$": "$.case",
                 "item.$": "$$.Map.Item.Value.item",
                 "key.$": "$$.Map.Item.Value.key",
                 "results.$": "$$.Map.Item.Value.results",

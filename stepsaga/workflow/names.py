@@ -33,10 +33,31 @@ class QueryLanguage(StrEnum):
     JSONATA = "JSONata"
 
 
-PREPARE = "Prepare"
+#: The Succeed state a saga ends in only when its last element is a group (a Choice cannot
+#: end an execution); otherwise the last forward task itself has ``"End": true``.
 COMPLETED = "Completed"
 COMPENSATED = "Compensated"
 COMPENSATION_FAILED = "CompensationFailed"
+
+
+class StateField(StrEnum):
+    """The top-level fields the compiled machine adds to its state data, which starts as the
+    case itself (no wrapping state): the one table of names a case may not use at its top
+    level (``Saga`` refuses such an input model, ``Saga.check_input`` such an input)."""
+
+    RESULTS = "results"
+    COMPENSATIONS = "compensations"
+    RECONCILIATION = "reconciliation"
+    GROUPS = "groups"
+    FAILURE = "failure"
+    COMPENSATION_FAILURE = "compensation_failure"
+
+
+RESERVED_CASE_FIELDS: frozenset[str] = frozenset(field.value for field in StateField)
+
+#: Where every state reads the case: the context object's copy of the execution input (the
+#: original input, free to read, and the same after a redrive).
+CASE_PATH_ROOT = "$$.Execution.Input"
 
 
 def reconcile(step: str) -> str:
@@ -82,6 +103,11 @@ def branch_done(group: str, index: int) -> str:
 
 def branch_rejected(group: str, index: int) -> str:
     return f"{group}Branch{index + 1}Rejected"
+
+
+def branch_rejected_later(group: str, index: int) -> str:
+    """Where a branch ends when a step after its first is rejected (``$.results`` exists)."""
+    return f"{group}Branch{index + 1}RejectedLater"
 
 
 def item_done(step: str) -> str:

@@ -17,7 +17,7 @@ from pydantic import BaseModel
 
 @dataclass(frozen=True)
 class Path:
-    """A JSONPath evaluated at run time (``$.case.reserve``, ``$$.Task.Token``)."""
+    """A JSONPath evaluated at run time (``$$.Execution.Input.reserve``, ``$.item``)."""
 
     path: str
 

@@ -174,7 +174,7 @@ class Step:
     #: Undeclared means ``physical``: never repeated on an uncertain outcome.
     effect: EffectClass = UNDECLARED
     #: Dotted path in the execution input whose value is the step's ``params``
-    #: (e.g. ``"reserve"`` → ``$.case.reserve``); ``None`` sends ``{}``.
+    #: (e.g. ``"reserve"`` → ``$$.Execution.Input.reserve``); ``None`` sends ``{}``.
     params: str | None = None
     #: The pydantic model of ``params`` (documents the event; checked against the input
     #: model when the saga has one).
@@ -460,6 +460,7 @@ class Saga:
         self._check_state_names(where)
         self._check_functions(where)
         if self.input_model is not None:
+            self._check_reserved_fields(where, self.input_model)
             self._check_paths(where, self.input_model)
             object.__setattr__(self, "steps", self._with_params_models(self.input_model))
 
@@ -472,8 +473,16 @@ class Saga:
         return tuple(out)
 
     def check_input(self, execution_input: Mapping[str, Any]) -> None:
-        """Refuse, before anything starts, an input whose per-item lists cannot key every
-        item (missing list or key, bad or repeated id: ``InvalidInputError``)."""
+        """Refuse, before anything starts, an input the machine would misread: a top-level
+        field the machine writes itself (``names.RESERVED_CASE_FIELDS``), or per-item lists
+        that cannot key every item (missing list or key, bad or repeated id):
+        ``InvalidInputError``."""
+        for field in sorted(names.RESERVED_CASE_FIELDS & set(execution_input)):
+            raise InvalidInputError(
+                f"case field {field!r} is reserved: saga {self.name} keeps its own "
+                f"{field!r} next to the case's fields (rename it)",
+                field=field,
+            )
         for element in self.steps:
             if isinstance(element, ForEach):
                 element.item_ids(execution_input)
@@ -533,7 +542,7 @@ class Saga:
 
     def state_names(self) -> list[str]:
         """Every state the compiled machine may contain (unchecked for reachability)."""
-        states = [names.PREPARE]
+        states: list[str] = []
         for element in self.steps:
             states += self._group_state_names(element)
         for step in self.all_steps:
@@ -560,6 +569,8 @@ class Saga:
             for i in range(len(element.branches)):
                 states += [names.branch_done(element.name, i)]
                 states += [names.branch_rejected(element.name, i)]
+                if len(element.branches[i]) > 1:
+                    states += [names.branch_rejected_later(element.name, i)]
             states += [names.was_applied(s.name) for s in element.steps if s.has_effect]
             return states
         if isinstance(element, ForEach):
@@ -622,6 +633,19 @@ class Saga:
                 item = _item_model_at(model, element.items)
                 elements.append(replace(element, step=typed(element.step, item)))
         return tuple(elements)
+
+    @staticmethod
+    def _check_reserved_fields(where: str, model: type[BaseModel]) -> None:
+        """The machine's state data is the case plus ``names.StateField``'s fields: a case
+        model with one of those at its top level would be overwritten."""
+        for name, info in model.model_fields.items():
+            for used in sorted({name, info.alias or name, info.serialization_alias or name}):
+                if used in names.RESERVED_CASE_FIELDS:
+                    raise SagaDefinitionError(
+                        f"{where}: input model {model.__name__} field {used!r} is reserved "
+                        "(the compiled machine keeps its own "
+                        f"{', '.join(sorted(names.RESERVED_CASE_FIELDS))} next to the case)"
+                    )
 
     def _check_paths(self, where: str, model: type[BaseModel]) -> None:
         for field, path in IDENTITY_PATHS.items():

@@ -130,7 +130,7 @@ SCENARIOS: dict[str, tuple[tuple[dict[str, object], ...], tuple[KillPoint, ...],
             fault("refund", "throttle", times=3),
             fault("find_refund_by_key", "lose_response", times=2),
         ),
-        (KillPoint(KillSite.STATE_ENTERED, "Prepare"),),
+        (KillPoint(KillSite.STATE_ENTERED, "ReserveStock"),),
         "completed",
     ),
     # Regression (handlers): a refused same-key call after a lost reply is not "not applied".

@@ -21,9 +21,11 @@ from typing import Any
 import boto3
 from botocore.exceptions import ClientError
 from moto import mock_aws
+from moto.dynamodb.models import dynamodb_backends
 from moto.stepfunctions.models import stepfunctions_backends
 
 from stepsaga.backends.aws import AwsBackend, AwsSettings, FixedClients
+from stepsaga.backends.aws.pointers import Pointer, record_pointer
 from stepsaga.deployment import (
     OUTPUT_LEDGER_TABLE_NAME,
     OUTPUT_RECONCILIATION_TOPIC_ARN,
@@ -91,6 +93,43 @@ class FakeAws:
             store.put(record, expect=None)
         for item in items:
             store.put_item(item, expect=None)
+
+    def start_recorded(self, data: dict[str, Any], *, at: datetime | None = None) -> str:
+        """Start an execution of ``data`` (a case, or just its identity) the way the start
+        paths do: its pointer first (``pointers.record_pointer``), then ``StartExecution``
+        under the derived name (no validation, no ledger reads: fast for many cases)."""
+        pointer = Pointer.of(
+            self.state_machine_arn,
+            data["tenant_id"],
+            data["case_id"],
+            data["approval"]["revision"],
+            at=at or datetime.now(UTC),
+        )
+        record_pointer(self.ddb, TABLE, pointer)
+        self.sfn.start_execution(
+            stateMachineArn=self.state_machine_arn,
+            name=pointer.execution_name,
+            input=json.dumps(data),
+        )
+        return pointer.execution_name
+
+    def seed_recorded(self, identities: list[dict[str, Any]]) -> None:
+        """What :meth:`start_recorded` leaves, for many cases at once: the same pointer
+        items and executions, written into moto's models directly (no HTTP round trip per
+        call), so a test can fill the state machine with thousands of executions."""
+        sfn = stepfunctions_backends[ACCOUNT][REGION]
+        table = dynamodb_backends[ACCOUNT][REGION]
+        now = datetime.now(UTC)
+        for data in identities:
+            pointer = Pointer.of(
+                self.state_machine_arn,
+                data["tenant_id"],
+                data["case_id"],
+                data["approval"]["revision"],
+                at=now,
+            )
+            table.put_item(TABLE, pointer.item())
+            sfn.start_execution(self.state_machine_arn, pointer.execution_name, json.dumps(data))
 
     def execution_arn(self, name: str) -> str:
         return f"arn:aws:states:{REGION}:{ACCOUNT}:execution:{MACHINE}:{name}"

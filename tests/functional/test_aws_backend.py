@@ -245,7 +245,11 @@ def test_unknown_refs(aws: FakeAws) -> None:
     backend.start(_case())
     with pytest.raises(NotFoundError) as caught:
         backend.status("CASE-404")
-    assert caught.value.message == (f"no execution or case 'CASE-404' on {aws.state_machine_arn}")
+    assert caught.value.message.startswith(
+        f"no execution or case 'CASE-404' on {aws.state_machine_arn} (a case id is found by "
+        "the pointer its start recorded; executions started before stepsaga recorded "
+        "pointers are found by ARN or exact name)"
+    )
     with pytest.raises(NotFoundError, match=r"^no execution arn:"):
         backend.status(aws.execution_arn("acme-CASE-404-r1"))
     with pytest.raises(InvalidInputError, match="must not be empty"):

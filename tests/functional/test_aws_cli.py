@@ -160,7 +160,9 @@ def test_a_conflicting_start_and_an_unknown_case_are_exit_2(aws: FakeAws, tmp_pa
     unknown = aws_cli(_env(aws), "status", "CASE-404")
     assert unknown.code == 2
     assert unknown.err.splitlines() == [
-        f"error: no execution or case 'CASE-404' on {aws.state_machine_arn}"
+        f"error: no execution or case 'CASE-404' on {aws.state_machine_arn} (a case id is "
+        "found by the pointer its start recorded; executions started before stepsaga "
+        "recorded pointers are found by ARN or exact name)"
     ]
 
 
@@ -192,13 +194,10 @@ def test_redrive_through_the_cli(aws: FakeAws, monkeypatch: pytest.MonkeyPatch) 
             {"tenant_id": "acme", "case_id": "CASE-1001", "approval": {"revision": 1}}
         ),
     }
-    # A name is looked up as a case id too (no other case may look the same): one listing.
-    listed = {"executions": [{**described, "status": "FAILED"}]}
-    listed["executions"][0].pop("input")
+    # A name is looked up as a case id too, and redrive looks for a later revision: both
+    # through the case pointers on moto's DynamoDB (none here), so no Step Functions call.
     with Stubber(sfn) as stub:
         stub.add_response("describe_execution", {**described, "status": "FAILED"})
-        stub.add_response("list_executions", listed)
-        stub.add_response("list_executions", {"executions": []})  # no later revision
         stub.add_response("redrive_execution", {"redriveDate": "2026-11-29T12:01:00Z"})
         stub.add_response(
             "describe_execution", {**described, "status": "RUNNING", "redriveCount": 1}
@@ -207,8 +206,6 @@ def test_redrive_through_the_cli(aws: FakeAws, monkeypatch: pytest.MonkeyPatch) 
         assert result.code == 0, result.err
         assert (result.json()["redriveCount"], result.json()["outcome"]) == (1, "running")
         stub.add_response("describe_execution", {**described, "status": "SUCCEEDED"})
-        stub.add_response("list_executions", listed)
-        stub.add_response("list_executions", {"executions": []})
         stub.add_response("get_execution_history", {"events": []})  # for the live display
         stub.add_client_error(
             "redrive_execution", "ExecutionNotRedrivable", "Execution is SUCCEEDED"

@@ -18,12 +18,13 @@ from botocore.stub import Stubber
 
 from stepsaga.backends import Progress, ProgressKind
 from stepsaga.backends.aws import AwsBackend, DecisionNotDeliveredError, FixedClients, redrive_token
+from stepsaga.backends.aws.pointers import Pointer, record_pointer
 from stepsaga.engine.errors import ExecutionNotRedrivable
 from stepsaga.errors import InvalidInputError, TransientError
 from stepsaga.home import StateHome
 from stepsaga.ledger import ReconOutcome, ReconStatus
 from stepsaga.reconciliation import decision_of
-from tests.functional.aws_support import REGION, FakeAws, fake_aws, run_locally
+from tests.functional.aws_support import REGION, TABLE, FakeAws, fake_aws, run_locally
 from tests.functional.cli_support import EXAMPLES, case_data, write_case
 from workflows.case import parse_case
 from workflows.project import reference_project
@@ -64,27 +65,14 @@ class Stubbed:
         self.stub.add_response("describe_execution", response, {"executionArn": self.arn})
 
     def located(self, status: str, **fields: Any) -> None:
-        """Finding ``NAME``: its ``DescribeExecution``, then one ``ListExecutions`` pass (a
-        name is looked up as a case id too: no other case may look the same)."""
+        """Finding ``NAME``: its ``DescribeExecution`` (the ``Query`` of pointers that
+        checks no case id looks the same goes to moto's DynamoDB)."""
         self.describe(status, **fields)
-        listed = {"executionArn": self.arn, "name": NAME, "status": status}
-        self.stub.add_response(
-            "list_executions",
-            {
-                "executions": [
-                    {**listed, "stateMachineArn": self.aws.state_machine_arn, "startDate": STARTED}
-                ]
-            },
-            {"stateMachineArn": self.aws.state_machine_arn, "maxResults": 1000},
-        )
 
-    def no_other_revisions(self) -> None:
-        """``ListExecutions`` (redrive looks for a later revision) finding none."""
-        self.stub.add_response(
-            "list_executions",
-            {"executions": []},
-            {"stateMachineArn": self.aws.state_machine_arn, "maxResults": 1000},
-        )
+    def no_other_revisions(self, status: str, **fields: Any) -> None:
+        """Redrive looks for a later revision: the case's pointers (moto) name only this
+        execution, described once more."""
+        self.describe(status, **fields)
 
     def history(self, *types: str) -> None:
         events = [
@@ -104,6 +92,8 @@ class Stubbed:
 def stubbed() -> Iterator[Stubbed]:
     with fake_aws() as aws:
         sfn = boto3.client("stepfunctions", region_name=REGION)
+        started = Pointer.of(aws.state_machine_arn, "acme", "CASE-1001", 1, at=STARTED)
+        record_pointer(aws.ddb, TABLE, started)
         with Stubber(sfn) as stub:
             yield Stubbed(aws, sfn, stub)
             stub.assert_no_pending_responses()
@@ -114,7 +104,7 @@ def stubbed() -> Iterator[Stubbed]:
 
 def test_redrive_sends_a_token_fixed_by_execution_and_redrive_count(stubbed: Stubbed) -> None:
     stubbed.located("FAILED", error="TransientError", redriveStatus="REDRIVABLE")
-    stubbed.no_other_revisions()
+    stubbed.no_other_revisions("FAILED")
     token = redrive_token(stubbed.arn, 0)
     stubbed.stub.add_response(
         "redrive_execution",
@@ -131,7 +121,7 @@ def test_redrive_sends_a_token_fixed_by_execution_and_redrive_count(stubbed: Stu
 
 def test_a_non_redrivable_execution_is_refused_with_the_service_reason(stubbed: Stubbed) -> None:
     stubbed.located("SUCCEEDED", stopDate=STARTED, redriveStatus="NOT_REDRIVABLE")
-    stubbed.no_other_revisions()
+    stubbed.no_other_revisions("SUCCEEDED")
     stubbed.stub.add_client_error(
         "redrive_execution",
         service_error_code="ExecutionNotRedrivable",
@@ -149,7 +139,7 @@ def test_a_non_redrivable_execution_is_refused_with_the_service_reason(stubbed: 
 
 def test_redrive_reports_only_what_happens_after_it(stubbed: Stubbed) -> None:
     stubbed.located("FAILED", error="TransientError")
-    stubbed.no_other_revisions()
+    stubbed.no_other_revisions("FAILED")
     stubbed.history("ExecutionStarted", "TaskStateEntered", "ExecutionFailed")
     stubbed.stub.add_response("redrive_execution", {"redriveDate": STARTED})
     stubbed.describe("RUNNING", redriveCount=1)
@@ -171,6 +161,8 @@ def test_redrive_reports_only_what_happens_after_it(stubbed: Stubbed) -> None:
     ],
 )
 def test_start_errors(stubbed: Stubbed, code: str, kind: type[Exception], words: str) -> None:
+    # The fixture's pointer names an execution AWS does not know: an interrupted start.
+    stubbed.stub.add_client_error("describe_execution", service_error_code="ExecutionDoesNotExist")
     stubbed.stub.add_client_error("start_execution", service_error_code=code, service_message="no")
     with pytest.raises(kind, match=words):
         stubbed.backend().start(parse_case(case_data()))
@@ -179,6 +171,7 @@ def test_start_errors(stubbed: Stubbed, code: str, kind: type[Exception], words:
 def test_start_accepts_what_aws_answers_for_a_running_same_input(stubbed: Stubbed) -> None:
     """AWS answers a repeated StartExecution of a running execution with its ARN."""
     case = parse_case(case_data())
+    stubbed.describe("RUNNING")  # its pointer's execution: a re-start
     stubbed.stub.add_response(
         "start_execution",
         {"executionArn": stubbed.arn, "startDate": STARTED},

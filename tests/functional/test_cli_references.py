@@ -3,7 +3,6 @@ backends; ``--tenant`` or the ARN says which."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
@@ -46,9 +45,7 @@ def test_aws_status_refuses_a_lookalike_listing_both() -> None:
             ("evil", LOOKALIKE, f"evil-{LOOKALIKE}-r1"),
         ):
             data = {"tenant_id": tenant, "case_id": case, "approval": {"revision": 1}}
-            aws.sfn.start_execution(
-                stateMachineArn=aws.state_machine_arn, name=name, input=json.dumps(data)
-            )
+            assert aws.start_recorded(data) == name
         backend = aws.backend()
         with pytest.raises(InvalidInputError, match="is ambiguous") as caught:
             backend.status(LOOKALIKE)

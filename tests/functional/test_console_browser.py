@@ -106,10 +106,10 @@ def test_2_a_compensated_execution_shows_its_path(page: Page, console: str, case
     assert {"CreateShipment", "EscalateRefundPayment", "ReleaseReservation", "Compensated"} <= set(
         names
     )
-    assert "Completed" not in names
+    assert "CompensationFailed" not in names
     shape = page.locator('svg#saga-graph g.node[data-state="EscalateRefundPayment"] rect')
     assert shape.evaluate("r => getComputedStyle(r).stroke") == "rgb(47, 133, 90)"  # green
-    other = page.locator('svg#saga-graph g.node[data-state="Completed"] rect')
+    other = page.locator('svg#saga-graph g.node[data-state="CompensationFailed"] rect')
     assert other.evaluate("r => getComputedStyle(r).stroke") != "rgb(47, 133, 90)"
     taken = page.locator('svg#saga-graph g.edge.taken[data-source="CreateShipment"]')
     assert taken.get_attribute("data-target") == "EscalateRefundPayment"

@@ -6,15 +6,18 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
 import boto3
 import pytest
 from botocore.exceptions import ClientError
 
+from stepsaga.backends.aws.pointers import Pointer, case_pointers, record_pointer
 from stepsaga.backends.naming import execution_name
 from stepsaga.ingress import REASON_ATTRIBUTE, Starter, Verdict
-from tests.functional.aws_support import REGION, FakeAws, fake_aws
+from stepsaga.workflow import EffectClass, Saga, Step
+from tests.functional.aws_support import REGION, TABLE, FakeAws, fake_aws
 from tests.functional.cli_support import case_data
 from workflows.replacement_order import saga
 
@@ -66,7 +69,7 @@ def ingress() -> Iterator[Ingress]:
         sqs = boto3.client("sqs", region_name=REGION)
         dlq = sqs.create_queue(QueueName="ingress-dlq")["QueueUrl"]
         queue = sqs.create_queue(QueueName="ingress")["QueueUrl"]
-        starter = Starter(saga, aws.state_machine_arn, aws.sfn, sqs, dlq)
+        starter = Starter(saga, aws.state_machine_arn, aws.sfn, sqs, dlq, aws.ddb, TABLE)
         yield Ingress(aws, sqs, queue, dlq, starter)
 
 
@@ -78,6 +81,35 @@ def test_a_case_starts_its_derived_execution(ingress: Ingress) -> None:
     assert answer == {"batchItemFailures": []}
     assert ingress.executions() == [NAME]
     assert ingress.dead_letters() == []
+
+
+def test_the_starter_records_the_case_pointer_once_and_status_finds_it(ingress: Ingress) -> None:
+    body = json.dumps(case_data())
+    ingress.deliver(body)
+    (first,) = case_pointers(ingress.aws.ddb, TABLE, "CASE-1001")
+    assert (first.tenant_id, first.revision, first.execution_name) == ("acme", 1, NAME)
+    assert first.execution_arn == ingress.aws.execution_arn(NAME)
+    ingress.deliver(body)  # a duplicate keeps the first pointer as it is
+    assert case_pointers(ingress.aws.ddb, TABLE, "CASE-1001") == [first]
+    assert ingress.aws.backend().status("CASE-1001").name == NAME
+
+
+def test_a_pointer_to_another_execution_is_dead_lettered_and_nothing_starts(
+    ingress: Ingress,
+) -> None:
+    other = "arn:aws:states:us-east-1:123456789012:stateMachine:another-saga"
+    taken = Pointer.of(other, "acme", "CASE-1001", 1, at=datetime.now(UTC))
+    record_pointer(ingress.aws.ddb, TABLE, taken)
+    assert ingress.deliver(json.dumps(case_data())) == {"batchItemFailures": []}
+    assert ingress.executions() == []
+    ((_, reason),) = ingress.dead_letters()
+    assert f"already runs as {taken.execution_arn}" in reason
+    assert case_pointers(ingress.aws.ddb, TABLE, "CASE-1001") == [taken]
+
+
+def test_an_invalid_case_records_no_pointer(ingress: Ingress) -> None:
+    ingress.deliver(json.dumps(case_data(unexpected="x")))
+    assert case_pointers(ingress.aws.ddb, TABLE, "CASE-1001") == []
 
 
 def test_an_eventbridge_event_carrying_the_case_starts_it_too(ingress: Ingress) -> None:
@@ -155,6 +187,8 @@ def test_a_throttled_start_is_retried_not_dead_lettered(ingress: Ingress) -> Non
         ThrottledStepFunctions(ingress.aws.sfn),  # type: ignore[arg-type]
         ingress.sqs,
         ingress.dlq_url,
+        ingress.aws.ddb,
+        TABLE,
     )
     ingress.starter = throttled
     good, bad = json.dumps(case_data()), "{not json"
@@ -174,3 +208,20 @@ def test_logs_name_identifiers_never_the_case(
     assert sorted(line["ingress"] for line in lines) == ["invalid", "started"]
     assert "x" * 40 not in json.dumps(lines)
     assert "Berlin" not in json.dumps(lines)
+
+
+def test_a_case_with_a_reserved_top_level_field_is_dead_lettered_naming_it(
+    ingress: Ingress,
+) -> None:
+    """The saga ``stepsaga start`` would run refuses it the same way (``Saga.check_input``):
+    here a saga without an input model, whose cases may otherwise carry any field."""
+    open_saga = Saga("open", [Step("LookUp", effect=EffectClass.READ)])
+    aws = ingress.aws
+    open_starter = Starter(
+        open_saga, aws.state_machine_arn, aws.sfn, ingress.sqs, ingress.dlq_url, aws.ddb, TABLE
+    )
+    body = json.dumps(case_data(results={"IssueLabel": "forged"}))
+    outcome = open_starter.start(body)
+    assert (outcome.verdict, outcome.field) == (Verdict.INVALID, "results")
+    assert "case field 'results' is reserved" in (outcome.reason or "")
+    assert ingress.executions() == []

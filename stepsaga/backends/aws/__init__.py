@@ -1,8 +1,9 @@
 """``--backend aws``: the operator's verbs against the deployed CDK stack.
 
 ``settings.py`` finds the stack (outputs or environment), ``clients.py`` makes the boto3
-clients, ``errors.py`` maps AWS errors to ours, ``locate.py`` finds the execution a
-reference names, ``history.py`` reads histories, ``backend.py`` holds the verbs.
+clients, ``errors.py`` maps AWS errors to ours, ``pointers.py`` records and reads the
+case → execution pointers, ``locate.py`` finds the execution a reference names (through
+them), ``history.py`` reads histories, ``backend.py`` holds the verbs.
 :func:`open_backend` is what the CLI calls (``stepsaga.cli.backend``).
 """
 

@@ -1,11 +1,14 @@
 """The operator's verbs on the deployed stack: Step Functions for executions, the DynamoDB
 ledger for steps and reconciliation items.
 
-* ``start``: ``StartExecution`` named after the case; ``ExecutionAlreadyExists`` (or AWS
-  quietly returning a running one) → ``DescribeExecution``: the same input reports that
-  execution, another input is refused naming it.
-* ``status``: ``DescribeExecution`` + a ``GetItem`` per planned action + the tenant's
-  OPEN items (the ``open-items-by-tenant`` index).
+* ``start``: the case's other revisions (one ``Query`` of its pointers, a
+  ``DescribeExecution`` each) decide whether it may start; its pointer is recorded
+  (``pointers.py``), then ``StartExecution`` named after the case; ``ExecutionAlreadyExists``
+  (or AWS quietly returning a running one) → ``DescribeExecution``: the same input reports
+  that execution, another input is refused naming it.
+* ``status``: the execution (``locate.py``: a fixed number of calls, whatever the history)
+  + a ``GetItem`` per planned action + the tenant's OPEN items (the ``open-items-by-tenant``
+  index).
 * ``history``: every ``GetExecutionHistory`` page, oldest first.
 * ``list_executions``: ``ListExecutions`` pages, the other filters applied here
   (``listing.py``).
@@ -59,6 +62,7 @@ from stepsaga.backends.aws.locate import (
     locate,
 )
 from stepsaga.backends.aws.operators import CallerIdentity, record_resolution
+from stepsaga.backends.aws.pointers import Pointer, record_pointer
 from stepsaga.backends.aws.settings import (
     DEFAULT_POLL_SECONDS,
     DEFAULT_WAIT_SECONDS,
@@ -110,6 +114,7 @@ from stepsaga.workflow import names
 from stepsaga.workflow.saga import Saga
 
 if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
     from mypy_boto3_stepfunctions import SFNClient
 
     from stepsaga.engine import MockConfig
@@ -217,13 +222,23 @@ class AwsBackend:
         arn = settings.execution_arn(name)
         retention = self.ledger.policy.retention
         check_approval_window(case.approval.approved_at, self.clock.now(), retention)
-        if case.approval.revision > 1 and describe_or_none(sfn, arn) is None:
-            # One ListExecutions pass: revision 1 skips it (nothing earlier to wait for).
-            identity = CaseIdentity(case.tenant_id, case.case_id, case.approval.revision)
-            found = case_executions(sfn, settings, case.tenant_id, case.case_id)
-            refusal = start_refusal(identity, [Sibling.of(d) for d in found])
+        identity = CaseIdentity(case.tenant_id, case.case_id, case.approval.revision)
+        found = case_executions(sfn, self._ddb(), settings, identity, previous_by_name=True)
+        siblings = [Sibling.of(d) for d in found]
+        if all(s.identity.revision != identity.revision for s in siblings):
+            # Not a re-start: the other revisions decide whether this one may start.
+            refusal = start_refusal(identity, siblings)
             if refusal is not None:
                 raise InvalidInputError(refusal, field="approval.revision")
+        # Recorded before StartExecution: a crash in between leaves a "not started" pointer.
+        pointer = Pointer.of(
+            settings.state_machine_arn,
+            case.tenant_id,
+            case.case_id,
+            case.approval.revision,
+            at=self.clock.now(),
+        )
+        record_pointer(self._ddb(), settings.ledger_table_name, pointer)
         try:
             with aws_call("states:StartExecution"):
                 started = sfn.start_execution(
@@ -248,11 +263,11 @@ class AwsBackend:
         return self._follow(described, on_event, seen=0)
 
     def status(self, ref: str, *, tenant: str | None = None) -> ExecutionView:
-        return self._view(locate(self._sfn(), self.settings, ref, tenant))
+        return self._view(self._locate(ref, tenant))
 
     def history(self, ref: str, *, tenant: str | None = None) -> dict[str, Any]:
         sfn = self._sfn()
-        described = locate(sfn, self.settings, ref, tenant)
+        described = self._locate(ref, tenant)
         return {"events": all_events(sfn, described["executionArn"])}
 
     def redrive(
@@ -265,7 +280,7 @@ class AwsBackend:
     ) -> ExecutionView:
         _refuse_local_only(time_scale=time_scale)
         sfn = self._sfn()
-        described = locate(sfn, self.settings, ref, tenant)
+        described = self._locate(ref, tenant)
         arn = described["executionArn"]
         refusal = redrive_refusal(described, lambda: self._siblings(described))
         if refusal is not None:
@@ -362,7 +377,7 @@ class AwsBackend:
         settled (``lifecycle.settle_stopped``); AWS closes the execution's task tokens."""
         by, note = check_person(by, "--by"), check_note(note)
         sfn = self._sfn()
-        described = locate(sfn, self.settings, ref, tenant)
+        described = self._locate(ref, tenant)
         arn = described["executionArn"]
         self._view(described, [])  # refuses another stack's execution before stopping it
         if not stopped(described):
@@ -483,6 +498,12 @@ class AwsBackend:
     def _sfn(self) -> SFNClient:
         return self._clients.stepfunctions(self.settings.region)
 
+    def _ddb(self) -> DynamoDBClient:
+        return self._clients.dynamodb(self.settings.region)
+
+    def _locate(self, ref: str, tenant: str | None) -> Described:
+        return locate(self._sfn(), self._ddb(), self.settings, ref, tenant, now=self.clock.now())
+
     # --- following an execution --------------------------------------------------------
 
     def _follow(
@@ -530,7 +551,7 @@ class AwsBackend:
 
     def _siblings(self, described: Described) -> list[Sibling]:
         case = CaseIdentity.from_input(described["input"])
-        found = case_executions(self._sfn(), self.settings, case.tenant_id, case.case_id)
+        found = case_executions(self._sfn(), self._ddb(), self.settings, case)
         return [Sibling.of(other) for other in found]
 
     def _execution_of(self, item: ReconItem) -> Described | None:

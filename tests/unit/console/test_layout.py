@@ -29,17 +29,15 @@ def _overlaps(picture: GraphPicture) -> list[tuple[str, str]]:
 
 def test_the_reference_saga_is_drawn_whole_with_the_path_marked() -> None:
     graph = build_graph(compile(saga), saga.name)
-    path = ["Prepare", "ReserveStock", "RefundPayment", "CreateShipment", "Completed"]
+    path = ["ReserveStock", "RefundPayment", "CreateShipment"]
     picture = layout(graph, Visited.from_path(path))
     assert sorted(n.name for n in picture.nodes) == sorted(n.name for n in graph.nodes)
     assert len(picture.edges) == len(graph.edges)
     assert {n.name for n in picture.nodes if n.visited} == set(path)
     taken = {(e.source, e.target) for e in picture.edges if e.taken}
     assert taken == {
-        ("Prepare", "ReserveStock"),
         ("ReserveStock", "RefundPayment"),
         ("RefundPayment", "CreateShipment"),
-        ("CreateShipment", "Completed"),
     }
     assert _overlaps(picture) == []
     by_name = {n.name: n for n in picture.nodes}

@@ -41,7 +41,8 @@ def evaluate(template: Any, state: Any, context: dict[str, Any]) -> Any:
 
 
 def set_path(data: dict[str, Any], path: str, value: Any) -> dict[str, Any]:
-    """ResultPath: a copy of ``data`` with ``value`` at ``path`` (parents must exist)."""
+    """ResultPath: a copy of ``data`` with ``value`` at ``path`` (missing parents are
+    created, as ASL does)."""
     if path == "$":
         assert isinstance(value, dict)
         return value
@@ -51,7 +52,7 @@ def set_path(data: dict[str, Any], path: str, value: Any) -> dict[str, Any]:
     parts = path[2:].split(".")
     target = out
     for part in parts[:-1]:
-        target = target[part]
+        target = target.setdefault(part, {})
     target[parts[-1]] = value
     return out
 
@@ -82,6 +83,7 @@ def walk(
     data, Fail error or None)``; an uncaught error is returned as ``(path, data, error)``.
     """
     context = context or {"Execution": {"Name": "e"}, "State": {"Name": "", "RetryCount": 0}}
+    context = {**context, "Execution": {**context["Execution"], "Input": execution_input}}
     states = definition["States"]
     name = definition["StartAt"]
     data = execution_input

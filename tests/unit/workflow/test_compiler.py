@@ -36,7 +36,6 @@ OK = {"action_key": "k", "status": "COMPLETED", "result": {}, "replayed": False}
 UNDECIDED = {"outcome": "undecided", "item_id": "R-1"}
 
 STATES = [
-    "Prepare",
     "ReserveStock",
     "ReconcileReserveStock",
     "ReserveStockDecision",
@@ -49,7 +48,6 @@ STATES = [
     "ReconcileCreateShipment",
     "CreateShipmentDecision",
     "AwaitDecisionCreateShipment",
-    "Completed",
     "EscalateRefundPayment",
     "ReleaseReservation",
     "RecordReleaseReservationFailure",
@@ -61,7 +59,9 @@ FORWARD = ["ReserveStock", "RefundPayment", "CreateShipment"]
 
 
 def test_state_list(definition: dict[str, Any]) -> None:
-    assert definition["StartAt"] == "Prepare"
+    assert definition["StartAt"] == "ReserveStock"
+    assert definition["States"]["CreateShipment"]["End"] is True
+    assert "Next" not in definition["States"]["CreateShipment"]
     assert list(definition["States"]) == STATES
 
 
@@ -202,7 +202,14 @@ def test_no_intrinsic_functions_and_no_jsonata(definition: dict[str, Any]) -> No
     assert "QueryLanguage" not in text
     assert "{%" not in text
     context = {v for v in _values(definition) if isinstance(v, str) and v.startswith("$$")}
-    assert context == {"$$.Execution.Name", "$$.State.Name", "$$.State.RetryCount", "$$.Task.Token"}
+    case_reads = {v for v in context if v.startswith("$$.Execution.Input.")}
+    assert context - case_reads == {
+        "$$.Execution.Name",
+        "$$.State.Name",
+        "$$.State.RetryCount",
+        "$$.Task.Token",
+    }
+    assert "$$.Execution.Input.tenant_id" in case_reads
 
 
 def _values(value: Any) -> list[Any]:
@@ -229,10 +236,11 @@ def test_happy_path(definition: dict[str, Any], case: Case) -> None:
     path, data, error = run(
         definition, case, ReserveStock=[OK], RefundPayment=[OK], CreateShipment=[OK]
     )
-    assert path == ["Prepare", *FORWARD, "Completed"]
+    assert path == FORWARD
     assert error is None
     assert set(data["results"]) == set(FORWARD)
-    assert data["case"] == case.execution_input()
+    # The state data is the case itself, with the results next to its fields.
+    assert {k: data[k] for k in case.execution_input()} == case.execution_input()
 
 
 def test_shipment_rejected_escalates_the_refund_and_releases_stock(
@@ -263,7 +271,7 @@ def test_first_step_rejected_has_nothing_to_compensate(
     definition: dict[str, Any], case: Case
 ) -> None:
     path, _, error = run(definition, case, ReserveStock=[ScriptedError("InvalidInputError")])
-    assert path == ["Prepare", "ReserveStock", "Compensated"]
+    assert path == ["ReserveStock", "Compensated"]
     assert error == SAGA_COMPENSATED
 
 
@@ -322,7 +330,7 @@ def test_a_release_proven_not_applied_runs_again(definition: dict[str, Any], cas
         ReleaseReservation=[ScriptedError("OutcomeUnknownError"), {**OK, "result": {"n": 2}}],
         RecordReleaseReservationFailure=[{"outcome": "not_applied", "item_id": "R-2"}],
     )
-    assert path[2:] == [
+    assert path[1:] == [
         "RefundPayment",
         "ReleaseReservation",
         "RecordReleaseReservationFailure",
@@ -377,7 +385,7 @@ def test_only_the_ledger_ends_a_compensation_that_keeps_failing(
     )
     rounds = ["ReleaseReservation", "RecordReleaseReservationFailure", "ReleaseReservationDecision"]
     # Every attempt the budget allows, then the refused claim, then a person.
-    assert path[3:] == rounds * (budget + 1) + ["CompensationFailed"]
+    assert path[2:] == rounds * (budget + 1) + ["CompensationFailed"]
     assert error == SAGA_COMPENSATION_FAILED
     assert ledger.attempts == budget
 
@@ -449,14 +457,13 @@ def test_uncertain_shipment_waits_for_a_person_then_continues(
         ReconcileCreateShipment=[UNDECIDED],
         AwaitDecisionCreateShipment=[{"outcome": "applied", "item_id": "R-1", "decided_by": "ops"}],
     )
-    assert path[3:] == [
+    assert path[2:] == [
         "CreateShipment",
         "ReconcileCreateShipment",
         "CreateShipmentDecision",
         "AwaitDecisionCreateShipment",
         "CreateShipmentDecision",
         "CreateShipment",
-        "Completed",
     ]
     assert error is None
     assert data["results"]["CreateShipment"]["replayed"] is True
@@ -473,7 +480,7 @@ def test_automatic_reconciliation_not_applied_runs_the_step_again(
         ReconcileRefundPayment=[{"outcome": "not_applied", "item_id": None}],
         CreateShipment=[OK],
     )
-    assert path[2:7] == [
+    assert path[1:6] == [
         "RefundPayment",
         "ReconcileRefundPayment",
         "RefundPaymentDecision",
@@ -514,7 +521,7 @@ def test_a_saga_in_a_few_lines() -> None:
     assert [c["Next"] for c in states["LookUpOrder"]["Catch"]] == ["Compensated"]
     assert states["Notify"]["Catch"][0]["Next"] == "VoidLabel"
     assert states["IssueLabel"]["Parameters"]["Payload"]["effect"] == "physical"
-    assert states["IssueLabel"]["Parameters"]["Payload"]["params.$"] == "$.case.label"
+    assert states["IssueLabel"]["Parameters"]["Payload"]["params.$"] == "$$.Execution.Input.label"
     assert states["LookUpOrder"]["Parameters"]["Payload"]["params"] == {}
     assert "EscalateNotify" not in states  # the last step's disposition never runs
     assert saga.functions["VoidLabel"] == "compensations.void_label:VoidLabel"
@@ -547,7 +554,7 @@ def test_a_reconciled_compensation_unwinds_to_the_next_one(case: Case) -> None:
             "Unhold": [OK],
         },
     )
-    assert path[3:] == [
+    assert path[2:] == [
         "Ship",
         "Unbook",
         "RecordUnbookFailure",

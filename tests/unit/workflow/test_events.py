@@ -21,6 +21,7 @@ from stepsaga.workflow import (
     parse_event,
     parse_reconciliation_event,
 )
+from stepsaga.workflow.names import RESERVED_CASE_FIELDS
 from stepsaga.workflow.payloads import Path, template
 from tests.unit.workflow.asl_eval import evaluate, get_path
 from workflows.case import Case
@@ -46,15 +47,7 @@ COMPLETED = {
 
 def state_after_failure(definition: dict[str, Any], case: Case) -> dict[str, Any]:
     """The state as it is when the compensation chain runs: two steps done, one caught error."""
-    state: dict[str, Any] = evaluate(
-        definition["States"]["Prepare"]["Parameters"], case.execution_input(), {}
-    )
-    assert state == {
-        "case": case.execution_input(),
-        "results": {},
-        "compensations": {},
-        "reconciliation": {},
-    }
+    state: dict[str, Any] = case.execution_input()  # the state data starts as the case
     state["results"] = {"ReserveStock": COMPLETED, "RefundPayment": COMPLETED}
     state["failure"] = {"Error": "BusinessRejectedError", "Cause": '{"errorMessage": "no"}'}
     state["compensation_failure"] = {"Error": "States.Timeout", "Cause": "timed out"}
@@ -64,7 +57,9 @@ def state_after_failure(definition: dict[str, Any], case: Case) -> dict[str, Any
 
 def payload(definition: dict[str, Any], state_name: str, state: dict[str, Any]) -> Any:
     parameters = definition["States"][state_name]["Parameters"]
-    return evaluate(parameters, state, CONTEXT)["Payload"]
+    case = {k: v for k, v in state.items() if k not in RESERVED_CASE_FIELDS}
+    context = {**CONTEXT, "Execution": {"Name": "acme-CASE-1001-r1", "Input": case}}
+    return evaluate(parameters, state, context)["Payload"]
 
 
 @pytest.mark.parametrize(
@@ -215,10 +210,10 @@ def test_a_payload_template_cannot_drift_from_its_model() -> None:
             StepEvent,
             kind="step",
             saga="s",
-            tenant_id=Path("$.case.tenant_id"),
-            case_id=Path("$.case.case_id"),
-            revision=Path("$.case.approval.revision"),
-            approved_at=Path("$.case.approval.approved_at"),
+            tenant_id=Path("$$.Execution.Input.tenant_id"),
+            case_id=Path("$$.Execution.Input.case_id"),
+            revision=Path("$$.Execution.Input.approval.revision"),
+            approved_at=Path("$$.Execution.Input.approval.approved_at"),
             step="S",
             operation="s",
             effect="physical",

@@ -25,7 +25,7 @@ def kinds(definition: dict[str, Any]) -> dict[tuple[str, str], set[EdgeKind]]:
 
 def test_edges_are_classified(definition: dict[str, Any]) -> None:
     edges = kinds(definition)
-    assert edges["Prepare", "ReserveStock"] == {EdgeKind.FORWARD}
+    assert edges["ReserveStock", "RefundPayment"] == {EdgeKind.FORWARD}
     assert edges["RefundPayment", "CreateShipment"] == {EdgeKind.FORWARD}
     assert edges["CreateShipment", "EscalateRefundPayment"] == {EdgeKind.COMPENSATION}
     assert edges["EscalateRefundPayment", "ReleaseReservation"] == {EdgeKind.COMPENSATION}
@@ -57,7 +57,7 @@ def test_node_roles(definition: dict[str, Any]) -> None:
 def test_mermaid_draws_each_kind_with_its_own_arrow(definition: dict[str, Any]) -> None:
     text = to_mermaid(build_graph(definition, "replacement-order"))
     assert text.startswith("flowchart TD\n")
-    assert "    Prepare --> ReserveStock\n" in text
+    assert "    ReserveStock --> RefundPayment\n" in text
     assert "    CreateShipment -.->|rejected| EscalateRefundPayment\n" in text
     assert "    CreateShipment ==>|uncertain| ReconcileCreateShipment\n" in text
     assert "    CreateShipmentDecision ==>|applied| CreateShipment\n" in text
@@ -70,7 +70,7 @@ def test_mermaid_draws_each_kind_with_its_own_arrow(definition: dict[str, Any]) 
 def test_dot_draws_each_kind_with_its_own_style(definition: dict[str, Any]) -> None:
     text = to_dot(build_graph(definition, "replacement-order"))
     assert text.startswith('digraph "replacement-order" {')
-    assert '"Prepare" -> "ReserveStock" [style=solid' in text
+    assert '"ReserveStock" -> "RefundPayment" [style=solid' in text
     assert '"CreateShipment" -> "EscalateRefundPayment" [style=dashed' in text
     assert '"CreateShipment" -> "ReconcileCreateShipment" [style=bold' in text
     assert '"ReserveStockDecision" [label="ReserveStockDecision\\nchoice", shape=diamond' in text
@@ -78,13 +78,16 @@ def test_dot_draws_each_kind_with_its_own_style(definition: dict[str, Any]) -> N
 
 
 def test_a_run_is_highlighted(definition: dict[str, Any]) -> None:
-    visited = Visited.from_path(["Prepare", "ReserveStock", "RefundPayment"])
-    assert visited.transitions == {("Prepare", "ReserveStock"), ("ReserveStock", "RefundPayment")}
+    visited = Visited.from_path(["ReserveStock", "RefundPayment", "CreateShipment"])
+    assert visited.transitions == {
+        ("ReserveStock", "RefundPayment"),
+        ("RefundPayment", "CreateShipment"),
+    }
     mermaid = draw(definition, GraphFormat.mermaid, visited=visited)
-    assert "    class Prepare,ReserveStock,RefundPayment visited\n" in mermaid
-    assert "    linkStyle 0,1 stroke:#2f855a,stroke-width:4px\n" in mermaid
+    assert "    class ReserveStock,RefundPayment,CreateShipment visited\n" in mermaid
+    assert "    linkStyle 0,8 stroke:#2f855a,stroke-width:4px\n" in mermaid
     dot = draw(definition, GraphFormat.dot, visited=visited)
-    assert '"Prepare" -> "ReserveStock" [style=solid, color="#2f855a", penwidth=3];' in dot
+    assert '"ReserveStock" -> "RefundPayment" [style=solid, color="#2f855a", penwidth=3];' in dot
     assert '"CreateShipment" [label="CreateShipment\\nphysical", shape=box' in dot
     assert dot.count("penwidth=3") == 5  # three states, two transitions
 
@@ -124,3 +127,14 @@ def test_branches_and_items_are_drawn_inside_their_state() -> None:
     dot = to_dot(graph)
     assert dot.count("subgraph ") == 3
     assert dot.count("{") == dot.count("}")
+
+
+def test_an_execution_of_the_layout_with_prepare_highlights_on_todays_graph(
+    definition: dict[str, Any],
+) -> None:
+    """The console and ``stepsaga graph`` draw today's machine; an older execution's states
+    that it no longer has (``Prepare``, ``Completed``) are left out, not an error."""
+    old = ["Prepare", "ReserveStock", "RefundPayment", "CreateShipment", "Completed"]
+    mermaid = draw(definition, GraphFormat.mermaid, visited=Visited.from_path(old))
+    assert "    class ReserveStock,RefundPayment,CreateShipment visited\n" in mermaid
+    assert "Prepare" not in mermaid

@@ -136,7 +136,7 @@ def test_the_map_iterates_the_case_list_keyed_by_the_declared_field(
 ) -> None:
     state = definition["States"]["ReserveLines"]
     assert state["Type"] == "Map"
-    assert state["ItemsPath"] == "$.case.lines"
+    assert state["ItemsPath"] == "$$.Execution.Input.lines"
     assert state["MaxConcurrency"] == 2
     assert state["ItemSelector"]["key.$"] == "$$.Map.Item.Value.line_id"
     task = state["ItemProcessor"]["States"]["ReserveLine"]
@@ -284,3 +284,15 @@ def test_a_saga_refuses_an_input_whose_items_cannot_all_be_keyed() -> None:
     with pytest.raises(InvalidInputError) as raised:
         saga.check_input({"items": [{"id": "A"}, {"id": "A"}]})
     assert raised.value.data["field"] == "items[1].id"
+
+
+def test_only_a_final_group_needs_a_succeed_state() -> None:
+    """A Choice (the group's outcome) cannot end an execution; a task can."""
+    group = Parallel("Both", [[_step("A", "a")], [_step("B", "b")]])
+    ends_with_group = compile(Saga("g", [_step("S", "s"), group]))
+    assert ends_with_group["States"]["BothOutcome"]["Default"] == "Completed"
+    assert ends_with_group["States"]["Completed"]["Type"] == "Succeed"
+    ends_with_step = compile(Saga("t", [group, _step("S", "s")]))
+    assert "Completed" not in ends_with_step["States"]
+    assert ends_with_step["States"]["BothOutcome"]["Default"] == "S"
+    assert ends_with_step["States"]["S"]["End"] is True

@@ -5,8 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from pydantic import BaseModel
+from hypothesis import given
+from hypothesis import strategies as st
+from pydantic import BaseModel, Field, create_model
 
+from stepsaga.errors import InvalidInputError
 from stepsaga.workflow import (
     Compensate,
     EffectClass,
@@ -16,6 +19,7 @@ from stepsaga.workflow import (
     SagaDefinitionError,
     Step,
 )
+from stepsaga.workflow.names import RESERVED_CASE_FIELDS
 from stepsaga.workflow.saga import RECONCILER_FUNCTION
 from workflows.case import Case, Refund, Reserve
 
@@ -235,3 +239,54 @@ def test_only_reads_means_no_reconciler() -> None:
     saga = Saga("reads", [Step("LookUp", effect=EffectClass.READ)])
     assert saga.functions == {"LookUp": "tasks.look_up:LookUp"}
     assert not saga.uses_reconciler
+
+
+# --- the machine's own top-level fields (names.StateField) -----------------------------
+
+
+@pytest.mark.parametrize("field", sorted(RESERVED_CASE_FIELDS))
+def test_an_input_model_with_a_reserved_top_level_field_is_refused(field: str) -> None:
+    fields: dict[str, Any] = {field: (dict[str, Any], {})}
+    model = create_model("Clashing", __base__=Case, **fields)
+    with pytest.raises(SagaDefinitionError) as raised:
+        Saga("s", [write()], input_model=model)
+    assert f"field {field!r} is reserved" in str(raised.value)
+
+
+def test_a_reserved_name_deeper_in_the_case_is_fine() -> None:
+    class Deep(Case):
+        notes: dict[str, Any] = {}
+
+    Saga("s", [write()], input_model=Deep)  # ``notes.results`` would not collide
+
+
+def test_an_alias_counts_as_the_field_name() -> None:
+    class Aliased(Case):
+        outcome: dict[str, Any] = Field(default_factory=dict, alias="results")
+
+    with pytest.raises(SagaDefinitionError, match=r"field 'results' is reserved"):
+        Saga("s", [write()], input_model=Aliased)
+
+
+@given(
+    field=st.sampled_from(sorted(RESERVED_CASE_FIELDS)),
+    value=st.one_of(
+        st.none(),
+        st.integers(),
+        st.text(max_size=5),
+        st.dictionaries(st.text(max_size=3), st.integers(), max_size=2),
+    ),
+)
+def test_an_input_with_a_reserved_top_level_field_is_refused_naming_it(
+    field: str, value: Any
+) -> None:
+    saga = Saga("s", [write()])
+    with pytest.raises(InvalidInputError) as raised:
+        saga.check_input({"tenant_id": "acme", "case_id": "C-1", field: value})
+    assert raised.value.data["field"] == field
+    assert f"case field {field!r} is reserved" in raised.value.message
+    assert "\n" not in raised.value.message
+
+
+def test_an_input_without_reserved_fields_passes() -> None:
+    Saga("s", [write()]).check_input({"tenant_id": "acme", "reserve": {"results": 1}})

@@ -65,11 +65,11 @@ RS = ["States", "ReserveStock"]
         ),
         (
             _set(["States", "Orphan"], {"Type": "Succeed"}),
-            ENGINE + "state 'Orphan': not reachable from StartAt 'Prepare'",
+            ENGINE + "state 'Orphan': not reachable from StartAt 'ReserveStock'",
         ),
         (
-            _set(["States", "Completed"], {"Type": "Pass", "Next": "Completed"}),
-            "Completed: no terminal state can be reached from it",
+            _set(["States", "Compensated"], {"Type": "Pass", "Next": "Compensated"}),
+            "Compensated: no terminal state can be reached from it",
         ),
         (
             _set([*RS, "Catch", "0", "ErrorEquals"], ["States.ALL", "BusinessRejectedError"]),
