@@ -19,7 +19,7 @@ from typing import NoReturn
 from reliability.plan import KillPoint, KillSite
 from services.simulated import CrashSite
 from stepsaga.backends.progress import Progress, ProgressKind
-from stepsaga.ledger.models import ReconItem, Record, Status
+from stepsaga.ledger.models import ReconItem, Record, ResolutionAudit, Status
 from stepsaga.ledger.store import (
     Expect,
     ForwardingStore,
@@ -112,9 +112,10 @@ class KillingStore(ForwardingStore):
         *,
         record_expect: Expect | None,
         budget_delta: int = 0,
+        audit: ResolutionAudit | None = None,
     ) -> WriteResult:
         result = self._inner.resolve(
-            item, record, record_expect=record_expect, budget_delta=budget_delta
+            item, record, record_expect=record_expect, budget_delta=budget_delta, audit=audit
         )
         if result is WriteResult.WRITTEN:
             self._switch.maybe_fire(KillSite.AFTER_RESOLVE)

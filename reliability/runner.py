@@ -40,6 +40,8 @@ from stepsaga.workflow.saga import Saga
 from workflows.project import reference_project
 
 OPERATOR = "chaos-operator@example.com"
+#: Who seconds a ``not-applied`` on a dual-control step (the reference app's refund).
+SECOND_OPERATOR = "chaos-second@example.com"
 
 
 class Command(StrEnum):
@@ -175,14 +177,23 @@ def run_job(space: Workspace, job: Job) -> dict[str, Any]:
             return {"outcome": view.outcome.value}
         if switch.armed(KillSite.AFTER_RESOLVE):
             _resolve_then_die(home.ledger_url, clock, switch, job)
-        resolution = backend.recon_resolve(
-            job.item_id,
-            job.decision,
-            OPERATOR,
-            "decided from the services' effects table",
-            time_scale=0,
-            on_event=switch.on_progress,
-        )
+        shown = backend.recon_show(job.item_id)  # a killed run may have approved first
+        first = shown.first_approval["by"] if shown.first_approval else None
+        resolution = None
+        for by in (OPERATOR, SECOND_OPERATOR):
+            if by == first:
+                continue
+            resolution = backend.recon_resolve(
+                job.item_id,
+                job.decision,
+                by,
+                "decided from the services' effects table",
+                time_scale=0,
+                on_event=switch.on_progress,
+            )
+            if not resolution.item.awaiting_second_approver:
+                break
+        assert resolution is not None
         execution = resolution.execution
         return {"outcome": execution.outcome.value if execution else None}
 
@@ -190,12 +201,19 @@ def run_job(space: Workspace, job: Job) -> dict[str, Any]:
 def _resolve_then_die(url: str, clock: ShiftedClock, switch: KillSwitch, job: Job) -> None:
     """``recon resolve`` dying between its ledger commit and resuming the waiting case."""
     ledger = Ledger(KillingStore(open_store(url), switch), clock=clock)
-    resolve(
-        ledger,
-        job.item_id,
-        job.decision,
-        OPERATOR,
-        "decided from the services' effects table",
-        send_task_success=None,
-    )
+    item = ledger.get_item(job.item_id)
+    first = item.first_approval.by if item is not None and item.first_approval else None
+    for by in (OPERATOR, SECOND_OPERATOR):  # two people under dual control
+        if by == first:
+            continue
+        decided = resolve(
+            ledger,
+            job.item_id,
+            job.decision,
+            by,
+            "decided from the services' effects table",
+            send_task_success=None,
+        )
+        if not decided.awaiting_second_approver:
+            break
     switch.fire(KillSite.AFTER_RESOLVE.value)  # already resolved the same way: die anyway

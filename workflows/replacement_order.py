@@ -6,7 +6,8 @@ damaged item → create the replacement shipment.
 * ``RefundPayment`` (``keyed_write``: payments accept our key as Idempotency-Key). A refund
   is never reversed automatically: if the shipment is rejected, it is escalated to
   reconciliation ("refund issued, replacement not shipped") — a record for a person, not an
-  automatic charge.
+  automatic charge. Under ``dual_control`` a person's ``not-applied`` on its items (which
+  pays the refund again) needs a second, other person.
 * ``CreateShipment`` (``physical``: no key downstream, irreversible). An uncertain outcome
   is reconciled by business reference, never retried blindly (the handler raises
   ``OutcomeUnknownError``, which is never retried and routes to ``ReconcileCreateShipment``).
@@ -43,6 +44,8 @@ saga = Saga(
             effect=EffectClass.KEYED_WRITE,
             params="refund",
             on_later_failure=Escalate("refund issued, replacement not shipped"),
+            # A person's "not applied" re-runs the refund: two people must agree.
+            dual_control=True,
         ),
         Step(
             "CreateShipment",

@@ -22,7 +22,7 @@ from stepsaga.backends.views import (
     StepView,
 )
 from stepsaga.errors import InvalidInputError
-from stepsaga.ledger import ReconItem, ReconStatus, Record
+from stepsaga.ledger import ReconItem, ReconStatus, Record, ResolutionAudit
 from stepsaga.ledger.paging import decode_token
 from stepsaga.paging import MAX_LIMIT, check_limit
 from stepsaga.workflow.names import item_operation
@@ -68,6 +68,8 @@ class PlannedAction:
     kind: StepKind
     operation: str
     action_key: str
+    #: The step's (or the compensated step's) ``dual_control``: its items need two people.
+    dual_control: bool = False
 
 
 def _operations(saga: Saga, step: Step, case: CaseIdentity) -> list[str]:
@@ -89,13 +91,19 @@ def planned_actions(saga: Saga, case: CaseIdentity) -> list[PlannedAction]:
     for step in saga.all_steps:
         if step.has_effect:
             for op in _operations(saga, step, case):
-                actions.append(PlannedAction(step.name, StepKind.STEP, op, case.key(op)))
+                actions.append(
+                    PlannedAction(step.name, StepKind.STEP, op, case.key(op), step.dual_control)
+                )
     for step in saga.all_steps:
         comp = step.compensation
         if comp is not None:
             for op in _operations(saga, step, case):
                 key = f"{case.key(op)}:compensate:{comp.operation}"
-                actions.append(PlannedAction(comp.name, StepKind.COMPENSATION, comp.operation, key))
+                actions.append(
+                    PlannedAction(
+                        comp.name, StepKind.COMPENSATION, comp.operation, key, step.dual_control
+                    )
+                )
     return actions
 
 
@@ -256,7 +264,7 @@ def item_views(
     return [item_view(item) for item in chosen]
 
 
-def item_view(item: ReconItem) -> ReconItemView:
+def item_view(item: ReconItem, audit: ResolutionAudit | None = None) -> ReconItemView:
     return ReconItemView(
         id=item.item_id,
         tenant_id=item.tenant_id,
@@ -273,6 +281,10 @@ def item_view(item: ReconItem) -> ReconItemView:
         created_at=item.created_at,
         updated_at=item.updated_at,
         resolved_at=item.resolved_at,
+        dual_control=item.dual_control,
+        first_approval=item.first_approval.to_dict() if item.first_approval else None,
+        awaiting_second_approver=item.awaiting_second_approver,
+        audit=audit.to_dict() if audit is not None else None,
     )
 
 

@@ -130,6 +130,7 @@ def settle_stopped(
             f"{Reason.EXECUTION_STOPPED.value}: outcome unknown (attempt {record.attempts})",
             step=action.state,
             evidence=evidence(record, stopped=reason, next=STOPPED_NEXT),
+            dual_control=action.dual_control,
         )
         asked.add(record.key)
         ids.append(item.item_id)

@@ -403,9 +403,9 @@ class LocalBackend:
     def recon_show(self, item_id: str) -> ReconItemView:
         ledger = self._existing_ledger()
         item = ledger.get_item(item_id) if ledger is not None else None
-        if item is None:
+        if ledger is None or item is None:
             raise NotFoundError(f"no reconciliation item {item_id!r}", item_id=item_id)
-        return item_view(item)
+        return item_view(item, ledger.get_audit(item_id))
 
     def recon_resolve(
         self,
@@ -449,15 +449,19 @@ class LocalBackend:
             resolution = resolve(ledger, item_id, outcome, by, note, send_task_success=send)
             token = resolution.item.task_token
             waiting = {task.task_token for task in engine.list_waiting_tasks()}
-            if not resolution.resumed and token is not None and token in waiting:
+            decided = resolution.item.status is ReconStatus.RESOLVED
+            if decided and not resolution.resumed and token is not None and token in waiting:
                 # Decided before (or by an identical resolve a moment ago) but not resumed
                 # yet: whoever decided may have died before resuming the case.
                 resume_waiting(ledger, item_id, send)
-            answered = _answered(engine, token) if token is not None and not resumed else None
+            answered = (
+                _answered(engine, token) if decided and token is not None and not resumed else None
+            )
             if answered is not None:  # the case this decision let continue, as it stands
                 resumed.append(engine.describe_execution(answered))
             execution = self._view(engine, resumed[-1]) if resumed else None
-        return ResolutionView(item=item_view(resolution.item), execution=execution)
+        audit = ledger.get_audit(item_id) if decided else None
+        return ResolutionView(item=item_view(resolution.item, audit), execution=execution)
 
     def whoami(self) -> str:
         return local_operator()

@@ -124,6 +124,14 @@ class ReconItemView(_View):
     created_at: datetime
     updated_at: datetime
     resolved_at: datetime | None = None
+    #: A person's ``not_applied`` needs two different people (the step's ``dual_control``).
+    dual_control: bool = False
+    #: The first of those two approvals (``by``, ``at``, ``note``): pending while OPEN.
+    first_approval: dict[str, Any] | None = None
+    #: OPEN with a first approval: one more, other person must decide.
+    awaiting_second_approver: bool = False
+    #: The audit record its resolution wrote (``recon show`` only; ``None`` in lists).
+    audit: dict[str, Any] | None = None
 
 
 class ReconPage(_View):

@@ -130,20 +130,43 @@ def render_item(console: Console, item: ReconItemView) -> None:
     table = Table("field", "value", show_header=False)
     data = item.model_dump(mode="json")
     for name, value in data.items():
-        if name == "evidence":
+        if name in ("evidence", "first_approval", "audit"):
             continue
         table.add_row(name, "" if value is None else str(value))
+    if item.first_approval is not None:
+        first = item.first_approval
+        table.add_row("first_approval", f"{first['by']} at {first['at']}: {first['note']}")
     for name, value in sorted(item.evidence.items()):
         table.add_row(f"evidence.{name}", _short(json.dumps(value, default=str), 120))
+    if item.audit is not None:
+        audit = item.audit
+        table.add_row("audit.outcome", str(audit["outcome"]))
+        table.add_row("audit.at", str(audit["at"]))
+        for n, decider in enumerate(audit["deciders"], start=1):
+            line = f"{decider['by']} at {decider['at']}: {decider['note']}"
+            table.add_row(f"audit.decider.{n}", line)
+        for name, value in sorted(audit["identity"].items()):
+            table.add_row(f"audit.{name}", str(value))
     console.print(table)
 
 
 def render_resolution(console: Console, resolution: ResolutionView) -> None:
     item = resolution.item
+    if item.awaiting_second_approver:
+        assert item.first_approval is not None
+        console.print(
+            f"item {item.id}: not-applied approved by {item.first_approval['by']}, "
+            "[bold]awaiting a second approver[/] (another person must resolve it not-applied)",
+            highlight=False,
+        )
+        return
     console.print(
         f"item {item.id} resolved as [bold]{item.outcome}[/] by {item.resolved_by}",
         highlight=False,
     )
+    if item.audit is not None and len(item.audit["deciders"]) > 1:
+        first = item.audit["deciders"][0]
+        console.print(f"first approver: {first['by']} ({first['note']})", highlight=False)
     if resolution.execution is None:
         console.print("no case was waiting on it")
         return

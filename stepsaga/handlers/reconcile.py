@@ -148,6 +148,7 @@ class _Reconciler:
                 last_error=failure_of(event.failure),
                 original_result=dict(event.original.result),
             ),
+            dual_control=step.dual_control,
         )
         self._recorded(item, opened, log, decision="escalated")
         return _result(ReconciliationOutcome.UNDECIDED, item.item_id)
@@ -183,6 +184,7 @@ class _Reconciler:
             send_task_success=self.deps.send_task_success,
             topic=compensation_failed_reason(compensate.operation),
             context={"failure": failure_of(event.failure)},
+            dual_control=step.dual_control,
         )
         if verdict.outcome is ReconciliationOutcome.UNDECIDED:
             if verdict.opened:
@@ -226,6 +228,7 @@ class _Reconciler:
             failure=failure_of(event.failure),
             look=self._looker(operation, params, action),
             send_task_success=self.deps.send_task_success,
+            dual_control=step.dual_control,
         )
 
     def _looker(
@@ -278,6 +281,7 @@ class _Reconciler:
                     AUTO_RESOLVER,
                     verdict.note,
                     send_task_success=send,
+                    automatic=True,
                 )
             log.bind(decision=f"reconcile_{verdict.outcome.value}")
         except StepSagaError as exc:

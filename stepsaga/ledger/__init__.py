@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from stepsaga.ledger.connect import open_ledger, parse_url
     from stepsaga.ledger.models import (
         Action,
+        Approval,
         Claim,
         EffectClass,
         Intent,
@@ -27,6 +28,7 @@ if TYPE_CHECKING:
         ReconStatus,
         Record,
         Replay,
+        ResolutionAudit,
         Status,
     )
     from stepsaga.ledger.outcomes import (
@@ -50,6 +52,7 @@ _WHERE = {
     "open_ledger": "stepsaga.ledger.connect",
     "parse_url": "stepsaga.ledger.connect",
     "Action": "stepsaga.ledger.models",
+    "Approval": "stepsaga.ledger.models",
     "Claim": "stepsaga.ledger.models",
     "EffectClass": "stepsaga.ledger.models",
     "Intent": "stepsaga.ledger.models",
@@ -58,6 +61,7 @@ _WHERE = {
     "ReconStatus": "stepsaga.ledger.models",
     "Record": "stepsaga.ledger.models",
     "Replay": "stepsaga.ledger.models",
+    "ResolutionAudit": "stepsaga.ledger.models",
     "Status": "stepsaga.ledger.models",
     "ERROR_TABLE": "stepsaga.ledger.outcomes",
     "ErrorCell": "stepsaga.ledger.outcomes",
@@ -80,6 +84,7 @@ __all__ = [
     "ERROR_TABLE",
     "Action",
     "ActionScope",
+    "Approval",
     "Claim",
     "EffectClass",
     "ErrorCell",
@@ -96,6 +101,7 @@ __all__ = [
     "Record",
     "RegionalLedgers",
     "Replay",
+    "ResolutionAudit",
     "Settlement",
     "Status",
     "Writes",

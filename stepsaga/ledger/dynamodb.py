@@ -15,6 +15,9 @@ Item layout (``pk`` / ``sk``):
   in the claim's transaction; the record's ``budget_shard`` names it for the refund;
 - recon item ``RECON#{item_id}`` / ``RECON``; ``gsi1pk`` = ``TENANT#{tenant}`` and
   ``gsi1sk`` = ``{created_at}#{item_id}`` only while OPEN (the sparse index);
+  ``dual_control`` (BOOL) and ``first_approval`` (JSON) under dual control;
+- audit record ``AUDIT#{item_id}`` / ``RESOLUTION``: one more ``Put`` (condition
+  ``attribute_not_exists``) in the resolution's own ``TransactWriteItems``;
 - on records and items, the index attributes of ``lookups.py``: every listing is a
   ``Query`` of a fixed set of index partitions (eventually consistent, as GSIs are);
 - extra items (``stepsaga.ledger.writes``: session cursors and the like) under the caller's
@@ -45,11 +48,13 @@ from stepsaga.ledger.codec import (
 from stepsaga.ledger.contention import CONFLICT_RETRY, ConflictRetry
 from stepsaga.ledger.lookups import Kind, Partition, index_attributes, lease_partitions, partitions
 from stepsaga.ledger.models import (
+    Approval,
     EffectClass,
     ReconItem,
     ReconOutcome,
     ReconStatus,
     Record,
+    ResolutionAudit,
     Status,
 )
 from stepsaga.ledger.shards import candidates, gathering, split
@@ -57,6 +62,8 @@ from stepsaga.ledger.store import Expect, ItemWrite, Page, WriteOutcome, WriteRe
 from stepsaga.ledger.table import (
     ACTION_PREFIX,
     ACTION_SORT,
+    AUDIT_PREFIX,
+    AUDIT_SORT,
     BUDGET_PREFIX,
     BUDGET_SHARD_PREFIX,
     BUDGET_SHARDS,
@@ -443,7 +450,7 @@ class DynamoDBStore:
                     TableName=self.table,
                     Item=_recon_item(item),
                     ReturnValuesOnConditionCheckFailure="ALL_OLD",
-                    **_item_condition(expect),
+                    **_item_condition(expect, approval_of=item if expect else None),
                 )
         except ClientError as exc:
             old: Item | None = exc.response.get("Item")  # type: ignore[assignment]
@@ -457,6 +464,7 @@ class DynamoDBStore:
         *,
         record_expect: Expect | None,
         budget_delta: int = 0,
+        audit: ResolutionAudit | None = None,
     ) -> WriteResult:
         if record_expect is None and record is not None:
             raise ValueError("a record is written only under record_expect")
@@ -465,7 +473,7 @@ class DynamoDBStore:
                 "Put": {
                     "TableName": self.table,
                     "Item": _recon_item(item),
-                    **_item_condition(ReconStatus.OPEN, token_of=item),
+                    **_item_condition(ReconStatus.OPEN, token_of=item, approval_of=item),
                 }
             }
         ]
@@ -485,6 +493,16 @@ class DynamoDBStore:
             transaction.append(
                 {"Put": {"TableName": self.table, "Item": _record_item(record), **condition}}
             )
+        if audit is not None:
+            transaction.append(
+                {
+                    "Put": {
+                        "TableName": self.table,
+                        "Item": _audit_item(audit),
+                        "ConditionExpression": f"attribute_not_exists({PARTITION_KEY})",
+                    }
+                }
+            )
         if budget_delta > 0:
             transaction.append({"Update": self._refund(item.tenant_id, budget_delta, record)})
         elif budget_delta:
@@ -492,9 +510,34 @@ class DynamoDBStore:
         reasons = self._transact(transaction)
         if reasons is None:
             return WriteResult.WRITTEN
-        if _failed(reasons, 0) or _failed(reasons, 1):
+        if _failed(reasons, 0) or _failed(reasons, 1) or (audit and _failed(reasons, 2)):
             return WriteResult.STALE
         raise _cancelled(reasons)
+
+    def put_first_approval(self, item: ReconItem) -> ItemWrite:
+        condition = _item_condition(ReconStatus.OPEN, token_of=item)
+        condition["ExpressionAttributeNames"]["#first"] = "first_approval"
+        condition["ConditionExpression"] += " AND attribute_not_exists(#first)"
+        try:
+            with self._aws():
+                self.client.put_item(TableName=self.table, Item=_recon_item(item), **condition)
+        except ClientError:  # the condition failed (``_aws`` passes only that through)
+            return ItemWrite(False)
+        return ItemWrite(True)
+
+    def get_audit(self, item_id: str) -> ResolutionAudit | None:
+        with self._aws():
+            response = self.client.get_item(
+                TableName=self.table,
+                Key=_key(AUDIT_PREFIX + item_id, AUDIT_SORT),
+                ConsistentRead=True,
+            )
+        raw = response.get("Item")
+        if raw is None:
+            return None
+        if "record" not in raw:
+            return _legacy_audit(raw)
+        return ResolutionAudit.from_dict(parse_json(_s(raw, "record")) or {})
 
     def query_items(
         self,
@@ -697,10 +740,15 @@ def _record_condition(expect: Expect | None) -> Item:
     }
 
 
-def _item_condition(expect: ReconStatus | None, *, token_of: ReconItem | None = None) -> Item:
+def _item_condition(
+    expect: ReconStatus | None,
+    *,
+    token_of: ReconItem | None = None,
+    approval_of: ReconItem | None = None,
+) -> Item:
     """Absent (``expect`` None), or the stored status; with ``token_of`` also that item's
     task token (absent when it has none), so a token attached after the read is never
-    overwritten."""
+    overwritten; with ``approval_of`` likewise its first approval."""
     if expect is None:
         return {"ConditionExpression": f"attribute_not_exists({PARTITION_KEY})"}
     condition: Item = {
@@ -708,15 +756,68 @@ def _item_condition(expect: ReconStatus | None, *, token_of: ReconItem | None = 
         "ExpressionAttributeNames": {"#status": "status"},
         "ExpressionAttributeValues": {":expect_status": {"S": expect.value}},
     }
-    if token_of is None:
-        return condition
-    condition["ExpressionAttributeNames"]["#token"] = "task_token"
-    if token_of.task_token is None:
-        condition["ConditionExpression"] += " AND attribute_not_exists(#token)"
-    else:
-        condition["ConditionExpression"] += " AND #token = :expect_token"
-        condition["ExpressionAttributeValues"][":expect_token"] = {"S": token_of.task_token}
+    if token_of is not None:
+        _same(condition, "token", "task_token", token_of.task_token)
+    if approval_of is not None:
+        _same(condition, "first", "first_approval", _approval_text(approval_of.first_approval))
     return condition
+
+
+def _same(condition: Item, alias: str, name: str, value: str | None) -> None:
+    """Add "the stored ``name`` is ``value``" (absent when None) to ``condition``."""
+    condition["ExpressionAttributeNames"][f"#{alias}"] = name
+    if value is None:
+        condition["ConditionExpression"] += f" AND attribute_not_exists(#{alias})"
+    else:
+        condition["ConditionExpression"] += f" AND #{alias} = :expect_{alias}"
+        condition["ExpressionAttributeValues"][f":expect_{alias}"] = {"S": value}
+
+
+def _legacy_audit(raw: Item) -> ResolutionAudit:
+    """An audit record written apart from its resolution (before audit records joined the
+    resolution's transaction): flat strings, one decider."""
+    text = {name: str(value.get("S", "")) for name, value in raw.items()}
+    at = parse_time(text["recorded_at"])
+    return ResolutionAudit(
+        item_id=text["item_id"],
+        tenant_id=text["tenant_id"],
+        case_id=text["case_id"],
+        step=text["step"],
+        action_key=text["action_key"],
+        outcome=ReconOutcome(text["outcome"]),
+        deciders=(Approval(by=text["resolved_by"], at=at, note=text.get("note", "")),),
+        at=at,
+        identity={k: v for k, v in text.items() if k.startswith("caller_")},
+    )
+
+
+def _approval_text(approval: Approval | None) -> str | None:
+    return None if approval is None else json_text(approval.to_dict())
+
+
+def _audit_item(audit: ResolutionAudit) -> Item:
+    """``AUDIT#{item_id}`` / ``RESOLUTION``: flat strings a person can read in the console
+    (the identity's details included), and ``record``, the whole audit as JSON."""
+    first = audit.deciders[0] if len(audit.deciders) > 1 else None
+    raw: Item = {
+        **_key(AUDIT_PREFIX + audit.item_id, AUDIT_SORT),
+        "item_id": {"S": audit.item_id},
+        "tenant_id": {"S": audit.tenant_id},
+        "case_id": {"S": audit.case_id},
+        "step": {"S": audit.step},
+        "action_key": {"S": audit.action_key},
+        "outcome": {"S": audit.outcome.value},
+        "resolved_by": {"S": audit.resolved_by},
+        "note": {"S": audit.deciders[-1].note},
+        "recorded_at": {"S": time_text(audit.at)},
+        "record": {"S": json_text(audit.to_dict()) or "{}"},
+    }
+    if first is not None:
+        raw["first_approver"] = {"S": first.by}
+        raw["first_note"] = {"S": first.note}
+    for name, value in audit.identity.items():
+        raw[name] = {"S": value}
+    return raw
 
 
 def _put_optional(item: Item, name: str, value: str | int | None) -> None:
@@ -827,6 +928,9 @@ def _recon_item(item: ReconItem) -> Item:
     _put_optional(raw, "note", item.note)
     _put_optional(raw, "task_token", item.task_token)
     _put_optional(raw, "resolved_at", opt_time_text(item.resolved_at))
+    if item.dual_control:
+        raw["dual_control"] = {"BOOL": True}
+    _put_optional(raw, "first_approval", _approval_text(item.first_approval))
     return raw
 
 
@@ -848,7 +952,14 @@ def _recon(raw: Item) -> ReconItem:
         created_at=parse_time(str(raw["created_at"]["S"])),
         updated_at=parse_time(str(raw["updated_at"]["S"])),
         resolved_at=opt_parse_time(_s(raw, "resolved_at")),
+        dual_control=bool(raw.get("dual_control", {}).get("BOOL", False)),
+        first_approval=_approval(_s(raw, "first_approval")),
     )
+
+
+def _approval(text: str | None) -> Approval | None:
+    data = parse_json(text)
+    return None if data is None else Approval.from_dict(data)
 
 
 def create_table(client: DynamoDBClient, table: str) -> None:

@@ -318,11 +318,30 @@ class Replay:
 
 
 @dataclass(frozen=True)
+class Approval:
+    """One person's decision on an item: who, when, and why (their note)."""
+
+    by: str
+    at: datetime
+    note: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"by": self.by, "at": _iso(self.at), "note": self.note}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Approval:
+        return cls(by=str(data["by"]), at=_parse_iso(str(data["at"])), note=str(data["note"]))
+
+
+@dataclass(frozen=True)
 class ReconItem:
     """A question for reconciliation: did this action's effect happen?
 
     One item per (action key, reason). ``task_token`` lets a waiting Step Functions task
-    be resumed when the item is resolved.
+    be resumed when the item is resolved. ``dual_control`` is set when the item is opened
+    (from its step's declaration): a person's ``not_applied`` then needs a second, other
+    person (``stepsaga.ledger.approvals``); ``first_approval`` is the first of those two —
+    pending while the item is OPEN, kept once it is RESOLVED.
     """
 
     item_id: str
@@ -340,6 +359,13 @@ class ReconItem:
     note: str | None = None
     task_token: str | None = None
     resolved_at: datetime | None = None
+    dual_control: bool = False
+    first_approval: Approval | None = None
+
+    @property
+    def awaiting_second_approver(self) -> bool:
+        """OPEN with one ``not_applied`` approval recorded: one more person must agree."""
+        return self.status is ReconStatus.OPEN and self.first_approval is not None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -358,7 +384,66 @@ class ReconItem:
             "created_at": _iso(self.created_at),
             "updated_at": _iso(self.updated_at),
             "resolved_at": _iso(self.resolved_at),
+            "dual_control": self.dual_control,
+            "first_approval": self.first_approval.to_dict() if self.first_approval else None,
         }
+
+
+@dataclass(frozen=True)
+class ResolutionAudit:
+    """What a resolution leaves behind, written in the resolution's own transaction and
+    never changed: the item, the outcome, every person who decided it (one, or two under
+    dual control, first approver first) and, on AWS, the signing identity's details."""
+
+    item_id: str
+    tenant_id: str
+    case_id: str
+    step: str
+    action_key: str
+    outcome: ReconOutcome
+    deciders: tuple[Approval, ...]
+    at: datetime
+    #: ``caller_arn`` / ``caller_account`` / ``caller_user_id`` on AWS; empty locally.
+    identity: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+
+    @property
+    def resolved_by(self) -> str:
+        """Who made the decision final (the last decider)."""
+        return self.deciders[-1].by
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "item_id": self.item_id,
+            "tenant_id": self.tenant_id,
+            "case_id": self.case_id,
+            "step": self.step,
+            "action_key": self.action_key,
+            "outcome": self.outcome.value,
+            "resolved_by": self.resolved_by,
+            "deciders": [d.to_dict() for d in self.deciders],
+            "notes": [d.note for d in self.deciders],
+            "at": _iso(self.at),
+            "identity": dict(self.identity),
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> ResolutionAudit:
+        """The inverse of :meth:`to_dict` (the derived keys are ignored)."""
+        return cls(
+            item_id=str(data["item_id"]),
+            tenant_id=str(data["tenant_id"]),
+            case_id=str(data["case_id"]),
+            step=str(data["step"]),
+            action_key=str(data["action_key"]),
+            outcome=ReconOutcome(data["outcome"]),
+            deciders=tuple(Approval.from_dict(d) for d in data["deciders"]),
+            at=_parse_iso(str(data["at"])),
+            identity=MappingProxyType({str(k): str(v) for k, v in data["identity"].items()}),
+        )
+
+
+def _parse_iso(text: str) -> datetime:
+    return datetime.fromisoformat(text.replace("Z", "+00:00")).astimezone(UTC)
 
 
 def _iso(value: datetime | None) -> str | None:

@@ -23,7 +23,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING
 
 from stepsaga.errors import InvalidInputError, NotHomeRegionError
-from stepsaga.ledger.models import ReconItem, ReconStatus, Record, check_tenant
+from stepsaga.ledger.models import ReconItem, ReconStatus, Record, ResolutionAudit, check_tenant
 from stepsaga.ledger.store import (
     Expect,
     ForwardingStore,
@@ -125,9 +125,16 @@ class HomeRegionGuard(ForwardingStore):
         *,
         record_expect: Expect | None,
         budget_delta: int = 0,
+        audit: ResolutionAudit | None = None,
     ) -> WriteResult:
         self._check(item.tenant_id)
-        return super().resolve(item, record, record_expect=record_expect, budget_delta=budget_delta)
+        return super().resolve(
+            item, record, record_expect=record_expect, budget_delta=budget_delta, audit=audit
+        )
+
+    def put_first_approval(self, item: ReconItem) -> ItemWrite:
+        self._check(item.tenant_id)
+        return super().put_first_approval(item)
 
 
 def check_replicas(replicas: Sequence[str], *, region: str, homes: HomeRegions | None) -> None:

@@ -16,7 +16,7 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
-from types import TracebackType
+from types import MappingProxyType, TracebackType
 from typing import Any, NoReturn
 
 from stepsaga.clock import Clock, SystemClock
@@ -35,11 +35,12 @@ from stepsaga.errors import (
     StepSagaError,
     StoreUnavailableError,
 )
-from stepsaga.ledger import revisions
+from stepsaga.ledger import approvals, revisions
 from stepsaga.ledger.canonical import iso_utc
 from stepsaga.ledger.lease import lease_end
 from stepsaga.ledger.models import (
     Action,
+    Approval,
     Claim,
     EffectClass,
     ReconItem,
@@ -47,6 +48,7 @@ from stepsaga.ledger.models import (
     ReconStatus,
     Record,
     Replay,
+    ResolutionAudit,
     Status,
     check_tenant,
 )
@@ -423,23 +425,45 @@ class Ledger:
     # --- reconciliation ------------------------------------------------------------------
 
     def open_item(
-        self, record_key: str, reason: str, *, step: str, evidence: Mapping[str, Any]
+        self,
+        record_key: str,
+        reason: str,
+        *,
+        step: str,
+        evidence: Mapping[str, Any],
+        dual_control: bool = False,
     ) -> ReconItem:
-        """Ask reconciliation about a recorded action; one item per (action key, reason)."""
+        """Ask reconciliation about a recorded action; one item per (action key, reason).
+        ``dual_control``: a person's ``not_applied`` needs a second person
+        (``approvals.py``); the step that opens the item knows."""
         record = self._store.get(record_key)
         if record is None:
             raise NotFoundError(f"no ledger record {record_key!r}", key=record_key)
-        return self._open(record_key, record.tenant_id, record.case_id, reason, step, evidence)
+        return self._open(
+            record_key, record.tenant_id, record.case_id, reason, step, evidence, dual_control
+        )
 
     def open_item_for(
-        self, action: Action, reason: str, *, step: str, evidence: Mapping[str, Any]
+        self,
+        action: Action,
+        reason: str,
+        *,
+        step: str,
+        evidence: Mapping[str, Any],
+        dual_control: bool = False,
     ) -> ReconItem:
         """Ask about ``action`` whether or not it has a record: a claim refused before
         anything was written (tenant budget, replay window) leaves none, yet a person must
         decide. The item carries the action's tenant, case and key; ``resolve_item`` treats
         it as "nothing happened" while the action stays unrecorded."""
         return self._open(
-            action.key, action.tenant_id, action.intent.case_id, reason, step, evidence
+            action.key,
+            action.tenant_id,
+            action.intent.case_id,
+            reason,
+            step,
+            evidence,
+            dual_control,
         )
 
     def _open(
@@ -450,6 +474,7 @@ class Ledger:
         reason: str,
         step: str,
         evidence: Mapping[str, Any],
+        dual_control: bool,
     ) -> ReconItem:
         reason, step = _text(reason, "reason"), _text(step, "step")
         item_id = item_id_for(record_key, reason)
@@ -468,6 +493,7 @@ class Ledger:
             status=ReconStatus.OPEN,
             created_at=now,
             updated_at=now,
+            dual_control=bool(dual_control),
         )
         written = self._store.put_item(item, expect=None)
         if written.written:
@@ -563,10 +589,13 @@ class Ledger:
         note: str,
         result: Mapping[str, Any] | None = None,
         reference: str | None = None,
+        *,
+        identity: Mapping[str, str] | None = None,
+        automatic: bool = False,
     ) -> tuple[ReconItem, bool]:
-        """Decide an uncertain action, in one transaction with its record; returns the
-        resolved item and whether this call wrote it (``False``: it was already resolved
-        the same way, perhaps a moment ago by an identical concurrent call).
+        """Decide an uncertain action, in one transaction with its record and its audit
+        record; returns the item and whether this call wrote it (``False``: it was already
+        resolved the same way, perhaps a moment ago by an identical concurrent call).
 
         ``APPLIED`` → record COMPLETED with ``result`` (what replays return) and
         ``reference`` (the downstream id, e.g. the refund found by key; default: the one
@@ -574,13 +603,20 @@ class Ledger:
         more attempt if its lifetime attempt budget is spent) and the debit refunded.
         Resolving again with the same outcome returns the resolved item, unwritten.
 
+        A dual-control item (``approvals.py``) takes a person's ``NOT_APPLIED`` twice, from
+        two people: the first call records ``first_approval`` and returns the item still
+        OPEN; the same person again, or another answering ``APPLIED``, is refused
+        (``IllegalTransitionError``). ``automatic`` (``stepsaga:auto``) is exempt.
+        ``identity`` is the signing identity's details the audit record keeps (AWS).
+
         An action that was never claimed (no record: its first claim was refused) can
         only be ``NOT_APPLIED``: nothing happened, no record changes, and the step may run
         again with the same key. ``APPLIED`` is refused: the ledger never dispatched it and
         will not vouch for an effect made elsewhere.
 
-        The item is written only if it still carries the task token it was read with, so a
-        case that began to wait meanwhile is never lost: the returned item holds its token.
+        The item is written only if it still carries the task token and first approval it
+        was read with, so a case that began to wait meanwhile is never lost, and of two
+        first approvals racing only one counts as first.
         """
         decided = _outcome(outcome)
         by, note = _text(by, "by"), _text(note, "note")
@@ -600,8 +636,20 @@ class Ledger:
                 raise IllegalTransitionError(
                     f"item {item_id} was already resolved as {item.outcome}", item_id=item_id
                 )
-            record = self._store.get(item.record_key)
             now = self._clock.now()
+            mine = Approval(by=by, at=now, note=note)
+            step = approvals.next_step(item, decided, by, automatic=automatic)
+            if step is approvals.Step.REFUSE_SAME_PERSON:
+                raise _refused_same_person(item)
+            if step is approvals.Step.REFUSE_DISAGREEMENT:
+                raise _refused_disagreement(item, mine)
+            if step is approvals.Step.FIRST_APPROVAL:
+                self._check_not_applied(item, now)
+                pending = replace(item, first_approval=mine, updated_at=now)
+                if self._store.put_first_approval(pending).written:
+                    return pending, True
+                continue  # another decision came first: decide again on what it wrote
+            record = self._store.get(item.record_key)
             record_expect: Expect | None = None  # None: the record must still be absent
             new_record: Record | None = None
             delta = 0
@@ -612,6 +660,7 @@ class Ledger:
                     item_id, record, decided, payload, reference, by, note, now
                 )
                 record_expect = Expect(record.status, record.owner)
+            first = item.first_approval if decided is ReconOutcome.NOT_APPLIED else None
             resolved = replace(
                 item,
                 status=ReconStatus.RESOLVED,
@@ -621,15 +670,41 @@ class Ledger:
                 resolved_at=now,
                 updated_at=now,
             )
+            audit = ResolutionAudit(
+                item_id=item.item_id,
+                tenant_id=item.tenant_id,
+                case_id=item.case_id,
+                step=item.step,
+                action_key=item.record_key,
+                outcome=decided,
+                deciders=(first, mine) if first is not None else (mine,),
+                at=now,
+                identity=MappingProxyType(dict(identity or {})),
+            )
             written = self._store.resolve(
                 resolved,
                 new_record,
                 record_expect=record_expect,
                 budget_delta=delta,
+                audit=audit,
             )
             if written is WriteResult.WRITTEN:
                 return resolved, True
         raise StoreUnavailableError(f"item {item_id}: too much contention", item_id=item_id)
+
+    def get_audit(self, item_id: str) -> ResolutionAudit | None:
+        """The audit record a resolution of ``item_id`` wrote, or None (still OPEN, or
+        resolved before audit records were kept in the resolution's transaction)."""
+        return self._store.get_audit(item_id)
+
+    def _check_not_applied(self, item: ReconItem, now: datetime) -> None:
+        """Refuse a first approval the final ``not_applied`` could never make (a record
+        that cannot be resolved so), before asking a second person."""
+        record = self._store.get(item.record_key)
+        if record is not None:
+            self._reconciled(
+                item.item_id, record, ReconOutcome.NOT_APPLIED, {}, None, "-", "-", now
+            )
 
     # --- lifecycle -----------------------------------------------------------------------
 
@@ -1075,6 +1150,34 @@ def _condition_failed(
         pk=write.pk,
         sk=write.sk,
         write=index,
+    )
+
+
+def _refused_same_person(item: ReconItem) -> IllegalTransitionError:
+    first = item.first_approval
+    assert first is not None
+    return IllegalTransitionError(
+        f"item {item.item_id} needs a second approver: {first.by} already approved "
+        f"not_applied at {_iso(first.at)}; another person must decide",
+        item_id=item.item_id,
+        first_approver=first.by,
+    )
+
+
+def _refused_disagreement(item: ReconItem, mine: Approval) -> IllegalTransitionError:
+    first = item.first_approval
+    assert first is not None
+    return IllegalTransitionError(
+        f"item {item.item_id}: disagreement, not resolved: {first.by} said not_applied "
+        f"({first.note!r}), {mine.by} says applied ({mine.note!r}); agree first "
+        f"({first.by} may answer applied)",
+        item_id=item.item_id,
+        first_approver=first.by,
+        first_outcome=ReconOutcome.NOT_APPLIED.value,
+        first_note=first.note,
+        second_approver=mine.by,
+        second_outcome=ReconOutcome.APPLIED.value,
+        second_note=mine.note,
     )
 
 

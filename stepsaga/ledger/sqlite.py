@@ -30,11 +30,13 @@ from stepsaga.ledger.codec import (
 )
 from stepsaga.ledger.lookups import position
 from stepsaga.ledger.models import (
+    Approval,
     EffectClass,
     ReconItem,
     ReconOutcome,
     ReconStatus,
     Record,
+    ResolutionAudit,
     Status,
 )
 from stepsaga.ledger.store import Expect, ItemWrite, Page, WriteOutcome, WriteResult
@@ -45,9 +47,11 @@ T = TypeVar("T")
 
 SYNCHRONOUS_MODES = ("OFF", "NORMAL", "FULL", "EXTRA")
 #: 2 added ``extra_items`` (``CREATE … IF NOT EXISTS``: a version-1 file upgrades in place);
-#: 3 added the ``terms`` column of ``actions`` (``_MIGRATIONS``); 4 the listing indexes (one
-#: per filter a listing takes, each ending in its order, so pages are keyset range reads).
-SCHEMA_VERSION = 4
+#: 3 added the ``terms`` column of ``actions`` (``_MIGRATIONS``); 4 added dual control
+#: (``recon_items.dual_control``, ``recon_items.first_approval``) and the ``audit`` table;
+#: 5 the listing indexes (one per filter a listing takes, each ending in its order, so
+#: pages are keyset range reads).
+SCHEMA_VERSION = 5
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS actions (
@@ -98,7 +102,9 @@ CREATE TABLE IF NOT EXISTS recon_items (
     task_token TEXT,
     created_at TEXT NOT NULL,
     updated_at TEXT NOT NULL,
-    resolved_at TEXT
+    resolved_at TEXT,
+    dual_control INTEGER NOT NULL DEFAULT 0,
+    first_approval TEXT
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS recon_by_time ON recon_items (created_at, item_id);
 CREATE INDEX IF NOT EXISTS recon_by_tenant_time ON recon_items (tenant_id, created_at, item_id);
@@ -111,6 +117,12 @@ CREATE TABLE IF NOT EXISTS extra_items (
     sk TEXT NOT NULL,
     attributes TEXT NOT NULL,
     PRIMARY KEY (pk, sk)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS audit (
+    item_id TEXT PRIMARY KEY,
+    tenant_id TEXT NOT NULL,
+    recorded_at TEXT NOT NULL,
+    record TEXT NOT NULL
 ) WITHOUT ROWID;
 """
 
@@ -127,7 +139,11 @@ _INSERT = (
 _MIGRATIONS: dict[int, tuple[str, ...]] = {
     1: (),
     2: ("ALTER TABLE actions ADD COLUMN terms TEXT",),
-    3: ("DROP INDEX IF EXISTS recon_by_tenant",),  # recon_by_tenant_status covers it
+    3: (
+        "ALTER TABLE recon_items ADD COLUMN dual_control INTEGER NOT NULL DEFAULT 0",
+        "ALTER TABLE recon_items ADD COLUMN first_approval TEXT",
+    ),
+    4: ("DROP INDEX IF EXISTS recon_by_tenant",),  # recon_by_tenant_status covers it
 }
 _UPDATE = (
     "UPDATE actions SET "
@@ -139,7 +155,8 @@ _GET = f"{_SELECT} WHERE key = ?"
 
 _ITEM_COLUMNS = (
     "item_id, record_key, tenant_id, case_id, reason, step, evidence, status, outcome, "
-    "resolved_by, note, task_token, created_at, updated_at, resolved_at"
+    "resolved_by, note, task_token, created_at, updated_at, resolved_at, dual_control, "
+    "first_approval"
 )
 
 
@@ -426,12 +443,15 @@ class SqliteStore:
         *,
         record_expect: Expect | None,
         budget_delta: int = 0,
+        audit: ResolutionAudit | None = None,
     ) -> WriteResult:
         if record_expect is None and record is not None:
             raise ValueError("a record is written only under record_expect")
 
         def body(conn: sqlite3.Connection) -> tuple[bool, WriteResult]:
             if not _put_item(conn, item, ReconStatus.OPEN, same_token=True):
+                return False, WriteResult.STALE
+            if audit is not None and not _put_audit(conn, audit):
                 return False, WriteResult.STALE
             key = item.record_key
             if record_expect is None:
@@ -453,6 +473,17 @@ class SqliteStore:
             return outcome.result is WriteResult.WRITTEN, outcome.result
 
         return self._write(body)
+
+    def put_first_approval(self, item: ReconItem) -> ItemWrite:
+        def body(conn: sqlite3.Connection) -> tuple[bool, ItemWrite]:
+            written = _put_item(conn, item, ReconStatus.OPEN, same_token=True, first=True)
+            return written, ItemWrite(written)
+
+        return self._write(body)
+
+    def get_audit(self, item_id: str) -> ResolutionAudit | None:
+        rows = self._read("SELECT record FROM audit WHERE item_id = ?", (item_id,))
+        return ResolutionAudit.from_dict(parse_json(rows[0][0]) or {}) if rows else None
 
     def query_items(
         self,
@@ -618,9 +649,11 @@ def _put_item(
     expect: ReconStatus | None,
     *,
     same_token: bool = False,
+    first: bool = False,
 ) -> bool:
-    """Insert (``expect`` None) or update under the stored status; ``same_token`` also
-    requires the stored task token to be ``item.task_token`` (``IS`` matches NULLs)."""
+    """Insert (``expect`` None) or update under the stored status and first approval
+    (``item``'s; ``first``: none stored, so one first approval wins); ``same_token`` also
+    requires the stored task token to be ``item``'s (``IS`` matches NULLs)."""
     values = (
         item.item_id,
         item.record_key,
@@ -637,19 +670,27 @@ def _put_item(
         time_text(item.created_at),
         time_text(item.updated_at),
         opt_time_text(item.resolved_at),
+        int(item.dual_control),
+        _approval_text(item.first_approval),
     )
     if expect is None:
         cursor = conn.execute(
-            f"INSERT INTO recon_items ({_ITEM_COLUMNS}) VALUES ({', '.join('?' * 15)}) "
+            f"INSERT INTO recon_items ({_ITEM_COLUMNS}) VALUES ({', '.join('?' * 17)}) "
             "ON CONFLICT (item_id) DO NOTHING",
             values,
         )
     else:
         columns = [c.strip() for c in _ITEM_COLUMNS.split(",")[1:]]
-        where = " WHERE item_id = ? AND status = ?" + (" AND task_token IS ?" if same_token else "")
+        where = " WHERE item_id = ? AND status = ?"
         condition: tuple[Any, ...] = (item.item_id, expect.value)
         if same_token:
+            where += " AND task_token IS ?"
             condition += (item.task_token,)
+        if first:
+            where += " AND first_approval IS NULL"
+        else:  # never replace a first approval written since the item was read
+            where += " AND first_approval IS ?"
+            condition += (_approval_text(item.first_approval),)
         cursor = conn.execute(
             "UPDATE recon_items SET " + ", ".join(f"{c} = ?" for c in columns) + where,
             (*values[1:], *condition),
@@ -733,4 +774,25 @@ def _item(row: Sequence[Any]) -> ReconItem:
         created_at=parse_time(row[12]),
         updated_at=parse_time(row[13]),
         resolved_at=opt_parse_time(row[14]),
+        dual_control=bool(row[15]),
+        first_approval=_approval(row[16]),
     )
+
+
+def _approval_text(approval: Approval | None) -> str | None:
+    return None if approval is None else json_text(approval.to_dict())
+
+
+def _approval(text: str | None) -> Approval | None:
+    data = parse_json(text)
+    return None if data is None else Approval.from_dict(data)
+
+
+def _put_audit(conn: sqlite3.Connection, audit: ResolutionAudit) -> bool:
+    """Insert the audit record if the item has none (never overwritten)."""
+    cursor = conn.execute(
+        "INSERT INTO audit (item_id, tenant_id, recorded_at, record) VALUES (?, ?, ?, ?) "
+        "ON CONFLICT (item_id) DO NOTHING",
+        (audit.item_id, audit.tenant_id, time_text(audit.at), json_text(audit.to_dict())),
+    )
+    return cursor.rowcount == 1

@@ -13,7 +13,7 @@ from datetime import datetime
 from enum import Enum
 from typing import Generic, Protocol, TypeVar
 
-from stepsaga.ledger.models import ReconItem, ReconStatus, Record, Status
+from stepsaga.ledger.models import ReconItem, ReconStatus, Record, ResolutionAudit, Status
 from stepsaga.ledger.writes import ExtraWrite, Scalar
 
 T = TypeVar("T")
@@ -127,7 +127,15 @@ class LedgerStore(Protocol):
     def get_item(self, item_id: str) -> ReconItem | None: ...
 
     def put_item(self, item: ReconItem, *, expect: ReconStatus | None) -> ItemWrite:
-        """Write ``item`` if absent (``expect`` None) or if its stored status is ``expect``."""
+        """Write ``item`` if absent (``expect`` None) or if its stored status is ``expect``
+        and its stored first approval is ``item``'s (one written since the read is never
+        replaced)."""
+        ...
+
+    def put_first_approval(self, item: ReconItem) -> ItemWrite:
+        """Write ``item`` (OPEN, its ``first_approval`` set) only if the stored one is OPEN,
+        carries ``item.task_token`` and has no first approval yet: of two first approvals
+        racing, exactly one is written."""
         ...
 
     def resolve(
@@ -137,18 +145,25 @@ class LedgerStore(Protocol):
         *,
         record_expect: Expect | None,
         budget_delta: int = 0,
+        audit: ResolutionAudit | None = None,
     ) -> WriteResult:
-        """One transaction: the item, the record and the budget change; ``STALE`` (nothing
-        written) when a precondition fails.
+        """One transaction: the item, the record, the budget change and the ``audit``
+        record (written only if none exists for the item); ``STALE`` (nothing written)
+        when a precondition fails.
 
-        - item: the stored one must be OPEN *and* carry ``item.task_token`` (both absent
-          counts as equal). ``item`` is built from the item as read, so a task token
-          attached after that read fails the write instead of being overwritten;
+        - item: the stored one must be OPEN *and* carry ``item.task_token`` and
+          ``item.first_approval`` (both absent counts as equal). ``item`` is built from
+          the item as read, so a task token or first approval written after that read
+          fails the write instead of being overwritten;
         - record: with ``record_expect``, the stored status/owner must match it (``record``
           None leaves the record unchanged); with ``record_expect`` None there must be no
           record at all (an item about an action that was never claimed; ``record`` must be
           None too).
         """
+        ...
+
+    def get_audit(self, item_id: str) -> ResolutionAudit | None:
+        """The audit record of the resolved item, or None."""
         ...
 
     def query_items(
@@ -224,6 +239,9 @@ class ForwardingStore:
     def put_item(self, item: ReconItem, *, expect: ReconStatus | None) -> ItemWrite:
         return self._inner.put_item(item, expect=expect)
 
+    def put_first_approval(self, item: ReconItem) -> ItemWrite:
+        return self._inner.put_first_approval(item)
+
     def resolve(
         self,
         item: ReconItem,
@@ -231,10 +249,14 @@ class ForwardingStore:
         *,
         record_expect: Expect | None,
         budget_delta: int = 0,
+        audit: ResolutionAudit | None = None,
     ) -> WriteResult:
         return self._inner.resolve(
-            item, record, record_expect=record_expect, budget_delta=budget_delta
+            item, record, record_expect=record_expect, budget_delta=budget_delta, audit=audit
         )
+
+    def get_audit(self, item_id: str) -> ResolutionAudit | None:
+        return self._inner.get_audit(item_id)
 
     def query_items(
         self,

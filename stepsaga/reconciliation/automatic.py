@@ -99,13 +99,15 @@ def reconcile_action(
     send_task_success: TaskSuccessSender | None = None,
     topic: str | None = None,
     context: Mapping[str, Any] | None = None,
+    dual_control: bool = False,
 ) -> Verdict:
     """Decide ``action`` after ``failure`` (see the module docstring).
 
     ``topic`` prefixes every item's reason (``compensation release_reservation failed``:
     an item about a compensation reads so in ``recon list``); ``context`` is more evidence
-    for a person (what started compensating)."""
-    ask = _Asker(ledger, step, reason, failure, topic, dict(context or {}))
+    for a person (what started compensating); ``dual_control`` marks the items opened
+    (a person's ``not_applied`` needs a second person; this module's own are exempt)."""
+    ask = _Asker(ledger, step, reason, failure, topic, dict(context or {}), dual_control)
     for _ in range(MAX_ROUNDS):
         try:
             return _decide(ledger, action, ask, look, send_task_success)
@@ -180,6 +182,7 @@ def _by_lookup(
         ask.question(record),
         step=ask.step,
         evidence=ask.evidence(record, lookup=found.evidence),
+        dual_control=ask.dual_control,
     )
     if isinstance(found, Found):
         note = f"found downstream: {found.evidence}"
@@ -192,11 +195,18 @@ def _by_lookup(
             send_task_success=send,
             result=found.result,
             reference=found.reference,
+            automatic=True,
         )
         return Verdict(ReconciliationOutcome.APPLIED, note, item=resolution.item)
     note = f"absent downstream: {found.evidence}"
     resolution = resolve(
-        ledger, item.item_id, ReconOutcome.NOT_APPLIED, AUTO_RESOLVER, note, send_task_success=send
+        ledger,
+        item.item_id,
+        ReconOutcome.NOT_APPLIED,
+        AUTO_RESOLVER,
+        note,
+        send_task_success=send,
+        automatic=True,
     )
     return Verdict(ReconciliationOutcome.NOT_APPLIED, note, item=resolution.item)
 
@@ -212,14 +222,25 @@ def _released_once(
         return ask.item(record, Reason.ATTEMPT_BUDGET_EXHAUSTED)
     question = ask.question(record)
     item, opened = open_question(
-        ledger, record.key, question, step=ask.step, evidence=ask.evidence(record)
+        ledger,
+        record.key,
+        question,
+        step=ask.step,
+        evidence=ask.evidence(record),
+        dual_control=ask.dual_control,
     )
     if item.reason != question:  # asked and answered before: no attempt since
         note = f"undecided: {item.reason}; the last run made no attempt"
         return Verdict(ReconciliationOutcome.UNDECIDED, note, item=item, opened=opened)
     note = "the record is RELEASED: nothing was applied"
     resolution = resolve(
-        ledger, item.item_id, ReconOutcome.NOT_APPLIED, AUTO_RESOLVER, note, send_task_success=send
+        ledger,
+        item.item_id,
+        ReconOutcome.NOT_APPLIED,
+        AUTO_RESOLVER,
+        note,
+        send_task_success=send,
+        automatic=True,
     )
     return Verdict(ReconciliationOutcome.NOT_APPLIED, note, item=resolution.item)
 
@@ -266,6 +287,7 @@ class _Asker:
     failure: Mapping[str, str]
     topic: str | None
     context: Mapping[str, Any]
+    dual_control: bool = False
 
     def question(self, record: Record, reason: Reason | None = None) -> str:
         """The item's reason. An uncertain outcome is per attempt: a later attempt that ends
@@ -290,6 +312,7 @@ class _Asker:
             self.question(record, reason),
             step=self.step,
             evidence=self.evidence(record, lookup=lookup, **more),
+            dual_control=self.dual_control,
         )
         note = f"undecided: {item.reason}" + (f"; lookup {lookup}" if lookup else "")
         return Verdict(ReconciliationOutcome.UNDECIDED, note, item=item, opened=opened)
@@ -307,6 +330,7 @@ class _Asker:
                 request_digest=action.digest,
                 next=_UNCLAIMED_NEXT.get(self.reason, _UNCLAIMED_DEFAULT),
             ),
+            dual_control=self.dual_control,
         )
         note = f"undecided: {item.reason}"
         return Verdict(ReconciliationOutcome.UNDECIDED, note, item=item, opened=opened)

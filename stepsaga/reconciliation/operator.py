@@ -10,6 +10,12 @@ if a case waits on the item (a task token is attached), it sends the ``OperatorD
 the case continues. Resolving a resolved item the same way changes nothing — also when an
 identical resolve ran at the same moment and won: the loser gets the same resolved item
 (``changed`` false) and resumes nothing itself; another way is refused.
+
+Dual control (``stepsaga.ledger.approvals``): on an item of a step declared
+``dual_control=True``, a person's first ``not_applied`` only records a first approval (the
+item stays OPEN, nothing is resumed: ``Resolution.awaiting_second_approver``); a second,
+other person's ``not_applied`` resolves it. Automatic reconciliation passes
+``automatic=True`` and is exempt.
 """
 
 from __future__ import annotations
@@ -32,6 +38,11 @@ class Resolution:
     changed: bool
     #: True when a waiting case was sent the decision.
     resumed: bool
+
+    @property
+    def awaiting_second_approver(self) -> bool:
+        """A first ``not_applied`` approval is recorded; another person must decide."""
+        return self.item.awaiting_second_approver
 
 
 def parse_outcome(value: ReconOutcome | str) -> ReconOutcome:
@@ -70,6 +81,8 @@ def resolve(
     send_task_success: TaskSuccessSender | None,
     result: Mapping[str, Any] | None = None,
     reference: str | None = None,
+    identity: Mapping[str, str] | None = None,
+    automatic: bool = False,
 ) -> Resolution:
     """Decide ``item_id`` (see the module docstring).
 
@@ -81,6 +94,8 @@ def resolve(
     ``None`` resolves without resuming (e.g. no case waits, or the caller resumes later
     with ``resume_waiting``). If the ledger is resolved but resuming fails, a
     ``TransientError`` says so (the resolution stands; ``resume_waiting`` retries it).
+    ``identity`` is kept in the audit record (AWS: the signing identity's details);
+    ``automatic`` marks automatic reconciliation, which dual control does not hold.
     """
     decided, by = parse_outcome(outcome), check_person(by, "by")
     item = _require(ledger, item_id)
@@ -102,10 +117,19 @@ def resolve(
             else {"reconciled": {"item_id": item_id, "outcome": decided.value, "by": by}}
         )
     resolved, written = ledger.decide_item(
-        item_id, decided, by, note, result=payload, reference=reference
+        item_id,
+        decided,
+        by,
+        note,
+        result=payload,
+        reference=reference,
+        identity=identity,
+        automatic=automatic,
     )
     if not written:  # an identical resolve won the race: the same result, its to resume
         return Resolution(item=resolved, changed=False, resumed=False)
+    if resolved.status is not ReconStatus.RESOLVED:  # a first approval: nothing to resume
+        return Resolution(item=resolved, changed=True, resumed=False)
     token = resolved.task_token
     if token is None or send_task_success is None:
         return Resolution(item=resolved, changed=True, resumed=False)

@@ -31,6 +31,7 @@ def open_question(
     *,
     step: str,
     evidence: Mapping[str, Any],
+    dual_control: bool = False,
 ) -> tuple[ReconItem, bool]:
     """The open item asking ``reason`` about ``subject`` and whether this call opened it.
 
@@ -42,8 +43,14 @@ def open_question(
         existing = ledger.get_item(item_id_for(record_key, text))
         if existing is None:
             if isinstance(subject, str):
-                return ledger.open_item(subject, text, step=step, evidence=evidence), True
-            return ledger.open_item_for(subject, text, step=step, evidence=evidence), True
+                opened = ledger.open_item(
+                    subject, text, step=step, evidence=evidence, dual_control=dual_control
+                )
+            else:
+                opened = ledger.open_item_for(
+                    subject, text, step=step, evidence=evidence, dual_control=dual_control
+                )
+            return opened, True
         if existing.status is ReconStatus.OPEN:
             return existing, False
     raise IllegalTransitionError(
@@ -54,11 +61,20 @@ def open_question(
 
 
 def record_once(
-    ledger: Ledger, record_key: str, reason: str, *, step: str, evidence: Mapping[str, Any]
+    ledger: Ledger,
+    record_key: str,
+    reason: str,
+    *,
+    step: str,
+    evidence: Mapping[str, Any],
+    dual_control: bool = False,
 ) -> tuple[ReconItem, bool]:
     """The item for (key, reason), opened if absent, returned as it is otherwise (an
     escalation or a failed compensation is one fact, recorded once)."""
     existing = ledger.get_item(item_id_for(record_key, reason))
     if existing is not None:
         return existing, False
-    return ledger.open_item(record_key, reason, step=step, evidence=evidence), True
+    opened = ledger.open_item(
+        record_key, reason, step=step, evidence=evidence, dual_control=dual_control
+    )
+    return opened, True

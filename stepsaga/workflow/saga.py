@@ -185,10 +185,16 @@ class Step:
     handler: str | None = None
     retry: Sequence[RetryPolicy] = DEFAULT_RETRY
     timeout_seconds: int = DEFAULT_TASK_TIMEOUT
+    #: Money-moving steps: a person's ``not_applied`` on an item of this step (or of its
+    #: compensation) re-runs the effect, so it needs a second, other person
+    #: (``stepsaga.ledger.approvals``). ``applied`` needs one.
+    dual_control: bool = False
 
     def __post_init__(self) -> None:
         where = f"step {self.name!r}"
         _state_name(self.name, where)
+        if not isinstance(self.dual_control, bool):
+            raise SagaDefinitionError(f"{where}: dual_control must be True or False")
         object.__setattr__(self, "effect", _effect(self.effect, where))
         if self.operation is None:
             if self.has_effect:
@@ -217,6 +223,10 @@ class Step:
         if not self.has_effect and self.on_later_failure is not None:
             raise SagaDefinitionError(
                 f"{where}: a read step has no effect to compensate or escalate"
+            )
+        if not self.has_effect and self.dual_control:
+            raise SagaDefinitionError(
+                f"{where}: a read step opens no reconciliation item; dual_control needs an effect"
             )
         if self.on_later_failure is not None and not isinstance(
             self.on_later_failure, Compensate | Escalate

@@ -39,7 +39,7 @@ from tests.functional.aws_support import (
     fake_aws,
     run_locally,
 )
-from tests.functional.cli_support import EXAMPLES, case_data, write_case
+from tests.functional.cli_support import EXAMPLES, case_data, write_case, write_faults
 from workflows.case import Case, parse_case
 from workflows.project import reference_project
 
@@ -499,3 +499,94 @@ def test_following_an_execution_moto_runs() -> None:
         (ProgressKind.STATE_ENTERED, "Compensated"),
         (ProgressKind.ENDED, SAGA_COMPENSATED),
     ]
+
+
+#: The refund's reply is lost twice and the automatic looks fail: a person decides it.
+REFUND_UNVERIFIABLE = (
+    {"service": "payments", "operation": "refund", "times": 2, "fault": "lose_response"},
+    {"service": "payments", "operation": "find_refund_by_key", "times": 2, "fault": "throttle"},
+)
+
+
+def test_on_aws_not_applied_on_a_refund_takes_two_iam_identities_and_one_audit_record(
+    aws: FakeAws, home: StateHome, tmp_path: Path
+) -> None:
+    local = run_locally(home, write_case(tmp_path), write_faults(tmp_path, *REFUND_UNVERIFIABLE))
+    aws.copy_ledger(local.records, [replace(item, task_token=None) for item in local.items])
+    item_id = local.view["open_items"][0]
+    alice = _operator_session("stepsaga-operator", "alice")
+    bob = _operator_session("stepsaga-operator-2", "bob")
+    alice_arn = f"arn:aws:sts::{ACCOUNT}:assumed-role/stepsaga-operator/alice"
+    bob_arn = f"arn:aws:sts::{ACCOUNT}:assumed-role/stepsaga-operator-2/bob"
+
+    first = aws.backend(identity=alice).recon_resolve(
+        item_id, ReconOutcome.NOT_APPLIED, None, "PSP shows nothing"
+    )
+
+    assert (first.item.status, first.item.awaiting_second_approver) == ("OPEN", True)
+    assert first.item.first_approval is not None
+    assert first.item.first_approval["by"] == alice_arn
+    assert first.execution is None
+    assert read_resolution_audit(aws.ddb, TABLE, item_id) is None
+    with pytest.raises(IllegalTransitionError, match="needs a second approver"):
+        aws.backend(identity=alice).recon_resolve(item_id, ReconOutcome.NOT_APPLIED, None, "x")
+    with pytest.raises(IllegalTransitionError, match="disagreement"):
+        aws.backend(identity=bob).recon_resolve(item_id, ReconOutcome.APPLIED, None, "seen")
+
+    second = aws.backend(identity=bob).recon_resolve(
+        item_id, ReconOutcome.NOT_APPLIED, None, "confirmed with PSP"
+    )
+
+    assert (second.item.status, second.item.resolved_by) == ("RESOLVED", bob_arn)
+    record = aws.ledger().get("acme:CASE-1001:r1:refund_payment")
+    assert record is not None
+    assert record.status is Status.RELEASED
+    flat = read_resolution_audit(aws.ddb, TABLE, item_id)
+    assert flat is not None
+    assert {k: flat[k] for k in ("outcome", "resolved_by", "first_approver", "caller_arn")} == {
+        "outcome": "not_applied",
+        "resolved_by": bob_arn,
+        "first_approver": alice_arn,
+        "caller_arn": bob_arn,
+    }
+    assert flat["caller_account"] == ACCOUNT
+    shown = aws.backend().recon_show(item_id)
+    assert shown.audit is not None
+    assert [d["by"] for d in shown.audit["deciders"]] == [alice_arn, bob_arn]
+    assert shown.audit["notes"] == ["PSP shows nothing", "confirmed with PSP"]
+    assert shown.audit["identity"]["caller_user_id"]
+
+
+def test_an_audit_record_written_apart_from_its_resolution_still_reads(aws: FakeAws) -> None:
+    """Items resolved before audit records joined the resolution's transaction keep the
+    flat record ``record_resolution`` wrote; ``recon show`` reads it as one decider."""
+    flat = {
+        "item_id": "rec-old",
+        "tenant_id": "acme",
+        "case_id": "CASE-1",
+        "step": "CreateShipment",
+        "action_key": "acme:CASE-1:r1:create_shipment",
+        "outcome": "applied",
+        "resolved_by": "arn:aws:sts::1:assumed-role/Ops/alice",
+        "caller_arn": "arn:aws:sts::1:assumed-role/Ops/alice",
+        "caller_account": "1",
+        "caller_user_id": "AROA:alice",
+        "note": "carrier shows it",
+        "recorded_at": "2026-11-30T10:00:00+00:00",
+    }
+    aws.ddb.put_item(
+        TableName=TABLE,
+        Item={
+            "pk": {"S": "AUDIT#rec-old"},
+            "sk": {"S": "RESOLUTION"},
+            **{k: {"S": v} for k, v in flat.items()},
+        },
+    )
+    audit = aws.ledger().get_audit("rec-old")
+    assert audit is not None
+    assert [(d.by, d.note) for d in audit.deciders] == [(flat["resolved_by"], flat["note"])]
+    assert dict(audit.identity) == {
+        "caller_arn": flat["caller_arn"],
+        "caller_account": "1",
+        "caller_user_id": "AROA:alice",
+    }

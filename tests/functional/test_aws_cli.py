@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -327,3 +328,75 @@ def test_resolve_on_aws_records_the_iam_identity_and_notes_that_by_is_ignored(
         "note: --by is ignored on AWS; resolved_by is your IAM identity (sts:GetCallerIdentity)"
     ]
     assert resolved.json()["item"]["resolved_by"] == "arn:aws:sts::123456789012:user/moto"
+
+
+def _assumed(role: str, session: str) -> dict[str, str]:
+    """Environment credentials of an assumed role's session (moto's IAM and STS)."""
+    trust = {
+        "Version": "2012-10-17",
+        "Statement": [
+            {"Effect": "Allow", "Principal": {"AWS": "123456789012"}, "Action": "sts:AssumeRole"}
+        ],
+    }
+    iam = boto3.client("iam", region_name=REGION)
+    arn = iam.create_role(RoleName=role, AssumeRolePolicyDocument=json.dumps(trust))["Role"]["Arn"]
+    granted = boto3.client("sts", region_name=REGION).assume_role(
+        RoleArn=arn, RoleSessionName=session
+    )["Credentials"]
+    return {
+        "AWS_ACCESS_KEY_ID": granted["AccessKeyId"],
+        "AWS_SECRET_ACCESS_KEY": granted["SecretAccessKey"],
+        "AWS_SESSION_TOKEN": granted["SessionToken"],
+    }
+
+
+def test_not_applied_on_a_refund_needs_a_second_iam_identity(
+    aws: FakeAws, home: StateHome, tmp_path: Path
+) -> None:
+    faults = tmp_path / "refund-faults.json"
+    faults.write_text(
+        json.dumps(
+            {
+                "faults": [
+                    {
+                        "service": "payments",
+                        "operation": "refund",
+                        "times": 2,
+                        "fault": "lose_response",
+                    },
+                    {
+                        "service": "payments",
+                        "operation": "find_refund_by_key",
+                        "times": 2,
+                        "fault": "throttle",
+                    },
+                ]
+            }
+        )
+    )
+    local = run_locally(home, write_case(tmp_path), faults)
+    aws.copy_ledger(local.records, [replace(i, task_token=None) for i in local.items])
+    item_id = local.view["open_items"][0]
+    alice = _env(aws, **_assumed("ops-alice", "alice"))
+    bob = _env(aws, **_assumed("ops-bob", "bob"))
+    resolve = ("recon", "resolve", item_id, "--outcome")
+
+    first = aws_cli(alice, *resolve, "not-applied", "--note", "PSP shows nothing")
+    assert first.code == 0, first.err
+    assert "awaiting a second approver" in first.out
+    same = aws_cli(alice, *resolve, "not-applied", "--note", "again")
+    assert same.code == 2
+    assert len(same.err.strip().splitlines()) == 1
+    assert "needs a second approver" in same.err
+    other = aws_cli(bob, *resolve, "applied", "--note", "PSP shows RF-1")
+    assert other.code == 2
+    assert "assumed-role/ops-alice/alice said not_applied" in other.err
+    assert "assumed-role/ops-bob/bob says applied" in other.err
+    second = aws_cli(bob, *resolve, "not-applied", "--note", "confirmed", "--json")
+    assert second.code == 0, second.err
+    assert second.json()["item"]["status"] == "RESOLVED"
+    shown = aws_cli(bob, "recon", "show", item_id, "--json").json()
+    assert [d["by"].rsplit("/", 1)[-1] for d in shown["audit"]["deciders"]] == ["alice", "bob"]
+    assert shown["audit"]["identity"]["caller_arn"].endswith("assumed-role/ops-bob/bob")
+    table = aws_cli(bob, "recon", "show", item_id)
+    assert "audit.caller_arn" in table.out

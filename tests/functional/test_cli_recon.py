@@ -28,6 +28,10 @@ ITEM_KEYS = {
     "created_at",
     "updated_at",
     "resolved_at",
+    "dual_control",
+    "first_approval",
+    "awaiting_second_approver",
+    "audit",
 }
 UNVERIFIABLE = EXAMPLES / "faults-shipment-unverifiable.json"
 
@@ -270,3 +274,110 @@ def test_recon_list_by_case_and_limit(home: StateHome, tmp_path: Path) -> None:
     assert cli(home, "recon", "list", "--case", "CASE-404", "--json").json()["items"] == []
     refused = cli(home, "recon", "list", "--limit", "0")
     assert refused.code == 2
+
+
+#: The refund's reply is lost twice and both automatic looks fail: a person decides the
+#: refund (``RefundPayment`` is under dual control in the reference app).
+REFUND_UNVERIFIABLE = (
+    {"service": "payments", "operation": "refund", "times": 2, "fault": "lose_response"},
+    {"service": "payments", "operation": "find_refund_by_key", "times": 2, "fault": "throttle"},
+)
+
+
+def _resolve(home: StateHome, item_id: str, outcome: str, by: str, note: str) -> Any:
+    return cli(home, "recon", "resolve", item_id, "--outcome", outcome, "--by", by, "--note", note)
+
+
+def test_not_applied_on_a_refund_needs_two_different_people(
+    home: StateHome, tmp_path: Path
+) -> None:
+    faults = write_faults(tmp_path, *REFUND_UNVERIFIABLE)
+    view = _waiting_case(home, tmp_path, faults)
+    assert view["waiting_for"] == ["AwaitDecisionRefundPayment"]
+    item_id = view["open_items"][0]
+    assert effects(home)["refund"] == 1  # applied, reply lost: not_applied would be wrong
+
+    first = _resolve(home, item_id, "not-applied", "ann@acme.example", "no refund at PSP")
+    assert first.code == 0, first.err
+    assert "awaiting a second approver" in first.out
+    shown = cli(home, "recon", "show", item_id, "--json").json()
+    assert (shown["status"], shown["dual_control"], shown["awaiting_second_approver"]) == (
+        "OPEN",
+        True,
+        True,
+    )
+    assert shown["first_approval"]["by"] == "ann@acme.example"
+    assert shown["first_approval"]["note"] == "no refund at PSP"
+    assert shown["audit"] is None
+    status = cli(home, "status", "CASE-1001", "--json").json()
+    assert status["waiting_for"] == ["AwaitDecisionRefundPayment"]  # nothing resumed
+
+    same = _resolve(home, item_id, "not-applied", " ANN@acme.example", "really")
+    assert same.code == 2
+    assert len(same.err.strip().splitlines()) == 1
+    assert "needs a second approver" in same.err
+    disagree = _resolve(home, item_id, "applied", "bob@acme.example", "PSP shows it")
+    assert disagree.code == 2
+    assert len(disagree.err.strip().splitlines()) == 1
+    assert "ann@acme.example said not_applied" in disagree.err
+    assert "bob@acme.example says applied" in disagree.err
+    still = cli(home, "recon", "show", item_id, "--json").json()
+    assert (still["status"], still["first_approval"]) == ("OPEN", shown["first_approval"])
+
+    second = cli(
+        home,
+        "recon",
+        "resolve",
+        item_id,
+        "--outcome",
+        "not-applied",
+        "--by",
+        "bob@acme.example",
+        "--note",
+        "confirmed with PSP",
+        "--json",
+    )
+    assert second.code == 0, second.err
+    data = second.json()
+    assert (data["item"]["status"], data["item"]["resolved_by"]) == (
+        "RESOLVED",
+        "bob@acme.example",
+    )
+    assert data["execution"]["outcome"] == "completed"
+    # The step ran again under the same key: the payments service found its refund.
+    assert effects(home) == {"reserve": 1, "refund": 1, "create_shipment": 1}
+    audit = cli(home, "recon", "show", item_id, "--json").json()["audit"]
+    assert audit["outcome"] == "not_applied"
+    assert [d["by"] for d in audit["deciders"]] == ["ann@acme.example", "bob@acme.example"]
+    assert audit["notes"] == ["no refund at PSP", "confirmed with PSP"]
+    assert audit["identity"] == {}
+    table = cli(home, "recon", "show", item_id)
+    assert "audit.decider.2" in table.out
+    assert "bob@acme.example" in table.out
+
+
+def test_applied_on_a_refund_needs_one_person_and_leaves_an_audit_record(
+    home: StateHome, tmp_path: Path
+) -> None:
+    faults = write_faults(tmp_path, *REFUND_UNVERIFIABLE)
+    item_id = _waiting_case(home, tmp_path, faults)["open_items"][0]
+    # The first approver may change their own answer to applied.
+    assert _resolve(home, item_id, "not-applied", "ann@acme.example", "none").code == 0
+    result = _resolve(home, item_id, "applied", "ann@acme.example", "found it after all")
+    assert result.code == 0, result.err
+    shown = cli(home, "recon", "show", item_id, "--json").json()
+    assert (shown["status"], shown["outcome"]) == ("RESOLVED", "applied")
+    assert [d["by"] for d in shown["audit"]["deciders"]] == ["ann@acme.example"]
+    assert effects(home) == {"reserve": 1, "refund": 1, "create_shipment": 1}
+
+
+def test_a_step_without_dual_control_resolves_in_one_call_with_an_audit_record(
+    home: StateHome, tmp_path: Path
+) -> None:
+    item_id = _waiting_case(home, tmp_path)["open_items"][0]
+    result = _resolve(home, item_id, "not-applied", "ops@acme.example", "carrier has none")
+    assert result.code == 0, result.err
+    assert "awaiting" not in result.out
+    shown = cli(home, "recon", "show", item_id, "--json").json()
+    assert (shown["status"], shown["dual_control"]) == ("RESOLVED", False)
+    assert shown["audit"]["resolved_by"] == "ops@acme.example"

@@ -283,3 +283,50 @@ def test_stopping_without_the_csrf_field_is_refused(local: TestClient, cases: Ca
     response = local.post(f"/executions/{name}/stop", data={"note": "x"})
     assert response.status_code == 403
     assert "RUNNING" in local.get(f"/executions/{name}").text
+
+
+def test_a_refund_item_shows_its_first_approval_and_then_its_audit_record(
+    local: TestClient, home: StateHome, tmp_path: Path
+) -> None:
+    """``RefundPayment`` is under dual control: the console's first not-applied leaves the
+    item open, awaiting a second approver; the same operator again is refused (409)."""
+    faults = write_faults(
+        tmp_path,
+        {"service": "payments", "operation": "refund", "times": 2, "fault": "lose_response"},
+        {"service": "payments", "operation": "find_refund_by_key", "times": 2, "fault": "throttle"},
+    )
+    case = write_case(tmp_path, "CASE-9")
+    view = cli(home, "start", str(case), "--faults", str(faults), "--json").json()
+    item = view["open_items"][0]
+    page = local.get(f"/reconciliation/{item}").text
+    assert 'id="item-dual-control"' in page
+    operator = re.search(r'id="operator">([^<]+)<', page)
+    assert operator is not None
+    form = {"csrf": csrf_token(TOKEN), "outcome": "not_applied", "note": "PSP shows nothing"}
+
+    first = local.post(f"/reconciliation/{item}/resolve", data=form)
+
+    assert first.status_code == 200
+    assert 'id="awaiting-second"' in first.text
+    assert f"by {operator.group(1)} at" in first.text
+    again = local.post(f"/reconciliation/{item}/resolve", data=form)
+    assert again.status_code == 409
+    assert "needs a second approver" in again.text
+    second = cli(
+        home,
+        "recon",
+        "resolve",
+        item,
+        "--outcome",
+        "not-applied",
+        "--by",
+        "second@acme.example",
+        "--note",
+        "confirmed",
+    )
+    assert second.code == 0, second.err
+    done = local.get(f"/reconciliation/{item}").text
+    assert 'id="audit"' in done
+    deciders = re.findall(r'class="audit-decider">([^<]+)<', done)
+    assert [d.split(" at ")[0] for d in deciders] == [operator.group(1), "second@acme.example"]
+    assert 'id="awaiting-second"' not in done

@@ -141,7 +141,12 @@ def test_a_refused_first_claim_waits_on_an_item_without_a_record(tmp_path: Path)
     assert (waiting.item_id, waiting.task_token) == (item_id, "tok-1")
 
     aws.deps.ledger.set_budget("acme", 1)
-    resolve(aws.deps.ledger, item_id, "not_applied", "ops", "top-up", send_task_success=aws.sent)
+    # RefundPayment is under dual control: the first not-applied waits for a second person.
+    first = resolve(
+        aws.deps.ledger, item_id, "not_applied", "ops", "top-up", send_task_success=aws.sent
+    )
+    assert (first.awaiting_second_approver, aws.sent.calls) == (True, [])
+    resolve(aws.deps.ledger, item_id, "not_applied", "ops-2", "ok", send_task_success=aws.sent)
 
     assert aws.deps.ledger.get(REFUND_KEY) is None
     assert [(t, out["outcome"]) for t, out in aws.sent.calls] == [("tok-1", "not_applied")]

@@ -61,7 +61,7 @@ from stepsaga.backends.aws.locate import (
     describe_or_none,
     locate,
 )
-from stepsaga.backends.aws.operators import CallerIdentity, record_resolution
+from stepsaga.backends.aws.operators import CallerIdentity
 from stepsaga.backends.aws.pointers import Pointer, record_pointer
 from stepsaga.backends.aws.settings import (
     DEFAULT_POLL_SECONDS,
@@ -425,7 +425,7 @@ class AwsBackend:
         item = self.ledger.get_item(item_id)
         if item is None:
             raise NotFoundError(f"no reconciliation item {item_id!r}", item_id=item_id)
-        return item_view(item)
+        return item_view(item, self.ledger.get_audit(item_id))
 
     def recon_resolve(
         self,
@@ -438,9 +438,11 @@ class AwsBackend:
         on_event: ProgressListener | None = None,
     ) -> ResolutionView:
         """Resolve in the ledger as the caller's IAM identity (``by`` is ignored: on AWS
-        the decider is who signs the calls, ``stepsaga.backends.aws.operators``), write the
-        audit record, then resume the waiting case ourselves (not through ``resolve``'s
-        sender) so a wait that already ended gets its own clear message.
+        the decider is who signs the calls, ``stepsaga.backends.aws.operators``), with the
+        audit record (the identity's details in it) in the same transaction, then resume
+        the waiting case ourselves (not through ``resolve``'s sender) so a wait that
+        already ended gets its own clear message. A first approval under dual control
+        resumes nothing: the item stays OPEN for a second approver.
 
         Resolving again the same way sends the decision again: that resumes a case whose
         first ``SendTaskSuccess`` failed, and is a no-op (``TaskTimedOut``) otherwise.
@@ -448,19 +450,23 @@ class AwsBackend:
         _refuse_local_only(time_scale=time_scale)
         ledger = self.ledger
         caller = CallerIdentity.of(self._clients.sts(self.settings.region))
-        resolution = resolve(ledger, item_id, outcome, caller.arn, note, send_task_success=None)
-        item = resolution.item
-        record_resolution(
-            self._clients.dynamodb(self.settings.region),
-            self.settings.ledger_table_name,
-            item,
-            caller,
-            at=self.clock.now(),
+        resolution = resolve(
+            ledger,
+            item_id,
+            outcome,
+            caller.arn,
+            note,
+            send_task_success=None,
+            identity=caller.details(),
         )
+        item = resolution.item
+        if resolution.awaiting_second_approver:
+            return ResolutionView(item=item_view(item), execution=None)
+        audit = ledger.get_audit(item_id)
         stored = item if item.task_token else ledger.get_item(item_id)
         token = stored.task_token if stored is not None else None
         if token is None:
-            return ResolutionView(item=item_view(item), execution=None)
+            return ResolutionView(item=item_view(item, audit), execution=None)
         sfn = self._sfn()
         waiting = self._execution_of(item)
         arn = waiting["executionArn"] if waiting is not None else None
@@ -468,9 +474,9 @@ class AwsBackend:
         name = waiting["name"] if waiting is not None else f"of case {item.case_id}"
         self._send_decision(token, item, name, repeat=not resolution.changed)
         if arn is None:
-            return ResolutionView(item=item_view(item), execution=None)
+            return ResolutionView(item=item_view(item, audit), execution=None)
         execution = self._follow(describe(sfn, arn), on_event, seen)
-        return ResolutionView(item=item_view(item), execution=execution)
+        return ResolutionView(item=item_view(item, audit), execution=execution)
 
     def whoami(self) -> str:
         """The caller's IAM identity: the ARN ``recon_resolve`` records as the decider

@@ -6,28 +6,25 @@ caller), so the ledger, the decision sent to the waiting case and the audit reco
 the same principal. ``--by`` is ignored there (the CLI says so).
 
 The audit record (``AUDIT#{item_id}`` / ``RESOLUTION``, layout in ``stepsaga.ledger.table``)
-is written once per item with a conditional put: it keeps the decision, the identity's
-ARN, account and user id, and when it was recorded. Resolving again the same way (to resume
-a case) writes it only if the first attempt could not.
+is one more ``Put`` (``attribute_not_exists``) in the resolution's own
+``TransactWriteItems`` (``DynamoDBStore.resolve``): the decision, every decider (two under
+dual control), their notes, the identity's ARN, account and user id (:meth:`CallerIdentity.details`)
+and when. No resolution without its audit record, and never a second one.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import datetime
 from typing import TYPE_CHECKING, Any, Protocol
 
-from botocore.exceptions import ClientError
-
-from stepsaga.backends.aws.errors import aws_call, error_code
-from stepsaga.ledger import ReconItem
+from stepsaga.backends.aws.errors import aws_call
 from stepsaga.ledger.table import AUDIT_PREFIX, AUDIT_SORT, PARTITION_KEY, SORT_KEY
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
 
-__all__ = ["CallerIdentity", "IdentitySource", "read_resolution_audit", "record_resolution"]
+__all__ = ["CallerIdentity", "IdentitySource", "read_resolution_audit"]
 
 
 class IdentitySource(Protocol):
@@ -50,40 +47,13 @@ class CallerIdentity:
             answer = sts.get_caller_identity()
         return cls(str(answer["Arn"]), str(answer["Account"]), str(answer["UserId"]))
 
-
-def record_resolution(
-    client: DynamoDBClient, table: str, item: ReconItem, caller: CallerIdentity, *, at: datetime
-) -> bool:
-    """Write the audit record of the resolved ``item``; False when it already exists."""
-    record = {
-        PARTITION_KEY: {"S": AUDIT_PREFIX + item.item_id},
-        SORT_KEY: {"S": AUDIT_SORT},
-        "item_id": {"S": item.item_id},
-        "tenant_id": {"S": item.tenant_id},
-        "case_id": {"S": item.case_id},
-        "step": {"S": item.step},
-        "action_key": {"S": item.record_key},
-        "outcome": {"S": item.outcome.value if item.outcome else ""},
-        "resolved_by": {"S": item.resolved_by or ""},
-        "caller_arn": {"S": caller.arn},
-        "caller_account": {"S": caller.account},
-        "caller_user_id": {"S": caller.user_id},
-        "note": {"S": item.note or ""},
-        "recorded_at": {"S": at.isoformat()},
-    }
-    with aws_call("dynamodb:PutItem"):
-        try:
-            client.put_item(
-                TableName=table,
-                Item=record,
-                ConditionExpression="attribute_not_exists(#pk)",
-                ExpressionAttributeNames={"#pk": PARTITION_KEY},
-            )
-        except ClientError as exc:
-            if error_code(exc) == "ConditionalCheckFailedException":
-                return False
-            raise
-    return True
+    def details(self) -> dict[str, str]:
+        """What the audit record keeps of the identity (attribute names included)."""
+        return {
+            "caller_arn": self.arn,
+            "caller_account": self.account,
+            "caller_user_id": self.user_id,
+        }
 
 
 def read_resolution_audit(

@@ -23,6 +23,7 @@ from stepsaga.ledger import (
     ReconOutcome,
     ReconStatus,
     Record,
+    ResolutionAudit,
     Status,
 )
 from stepsaga.ledger.store import (
@@ -61,12 +62,13 @@ class Interleaved(ForwardingStore):
         *,
         record_expect: Expect | None,
         budget_delta: int = 0,
+        audit: ResolutionAudit | None = None,
     ) -> WriteResult:
         hook, self._before_resolve = self._before_resolve, None
         if hook is not None:
             hook()
         return self._inner.resolve(
-            item, record, record_expect=record_expect, budget_delta=budget_delta
+            item, record, record_expect=record_expect, budget_delta=budget_delta, audit=audit
         )
 
     def put_item(self, item: ReconItem, *, expect: ReconStatus | None) -> ItemWrite:

@@ -143,8 +143,11 @@ def test_a_ledger_written_before_terms_is_migrated_and_keeps_its_records(tmp_pat
         granted = ledger.claim(make_action(revision=1))
         assert isinstance(granted, Claim)
         ledger.complete(granted, {"refund_id": "RF-1"})
-    conn = sqlite3.connect(path)  # back to schema 1: no terms column
+    conn = sqlite3.connect(path)  # back to schema 1: no terms column, no dual control
     conn.execute("ALTER TABLE actions DROP COLUMN terms")
+    conn.execute("ALTER TABLE recon_items DROP COLUMN dual_control")
+    conn.execute("ALTER TABLE recon_items DROP COLUMN first_approval")
+    conn.execute("DROP TABLE audit")
     conn.execute("PRAGMA user_version = 1")
     conn.commit()
     conn.close()

@@ -20,7 +20,7 @@ from stepsaga.errors import (
     TransientError,
 )
 from stepsaga.ledger import Claim, LedgerPolicy, ReconOutcome, ReconStatus, Status
-from stepsaga.reconciliation import AUTO_RESOLVER, resolve
+from stepsaga.reconciliation import AUTO_RESOLVER, Resolution, resolve
 from tests.unit.handlers.conftest import WorldFactory
 from tests.unit.handlers.helpers import (
     World,
@@ -97,6 +97,14 @@ def test_proven_absent_releases_for_the_same_key(make: WorldFactory) -> None:
     assert world.effects("refund")[0].reference == REFUND_KEY  # the same key went down
 
 
+def not_applied_by_two(world: World, item_id: str, note: str, *, send: bool = True) -> Resolution:
+    """``RefundPayment`` is under dual control: a person's not-applied takes two people."""
+    sender = world.sent if send else None
+    first = resolve(world.ledger, item_id, "not-applied", "ops", note, send_task_success=sender)
+    assert (first.awaiting_second_approver, first.resumed) == (True, False)
+    return resolve(world.ledger, item_id, "not-applied", "ops-2", note, send_task_success=sender)
+
+
 def test_absent_with_every_attempt_used_waits_for_a_person(make: WorldFactory) -> None:
     world = make(
         policy=LedgerPolicy(attempt_budget=1),
@@ -113,7 +121,7 @@ def test_absent_with_every_attempt_used_waits_for_a_person(make: WorldFactory) -
     assert (item.reason, item.status) == ("outcome unknown (attempt 1)", ReconStatus.OPEN)
     assert item.evidence["lookup"].startswith("absent downstream: ")
     assert "only a person grants another" in item.evidence["lookup"]
-    resolve(world.ledger, item.item_id, "not_applied", "ops", "no refund", send_task_success=None)
+    not_applied_by_two(world, item.item_id, "no refund")
     world.run("RefundPayment", step_event("RefundPayment"))
     assert len(world.effects("refund")) == 1
 
@@ -206,14 +214,7 @@ def test_tenant_budget_without_a_record_opens_an_item_and_waits(world: World) ->
     with pytest.raises(IllegalTransitionError, match="never claimed"):
         resolve(world.ledger, item.item_id, "applied", "ops", "?", send_task_success=world.sent)
     world.ledger.set_budget("acme", 3)
-    resolution = resolve(
-        world.ledger,
-        item.item_id,
-        "not-applied",
-        "ops",
-        "budget raised",
-        send_task_success=world.sent,
-    )
+    resolution = not_applied_by_two(world, item.item_id, "budget raised")
     assert resolution.resumed is True
     assert [(t, out["outcome"]) for t, out in world.sent.calls] == [("tok-1", "not_applied")]
     assert world.ledger.get(REFUND_KEY) is None
@@ -228,7 +229,7 @@ def test_go_again_without_a_top_up_asks_a_person_again(world: World) -> None:
     with pytest.raises(BudgetExhaustedError):
         world.run("RefundPayment", step_event("RefundPayment"))
     first = world.run("Reconcile", reconcile_event("RefundPayment", BUDGET))
-    resolve(world.ledger, first["item_id"], "not_applied", "ops", "retry", send_task_success=None)
+    not_applied_by_two(world, first["item_id"], "retry", send=False)
 
     with pytest.raises(BudgetExhaustedError):  # still no budget: refused again
         world.run("RefundPayment", step_event("RefundPayment"))
@@ -290,7 +291,7 @@ def test_tenant_budget_with_a_record_opens_an_item_and_asks_again(make: WorldFac
     assert item.reason == "tenant budget exhausted (attempt 1)"
 
     # "Go again" without a top-up: the same question comes back as a new item, not a loop.
-    resolve(world.ledger, item.item_id, "not_applied", "ops@acme", "retry", send_task_success=None)
+    not_applied_by_two(world, item.item_id, "retry", send=False)
     with pytest.raises(BudgetExhaustedError):
         world.run("RefundPayment", step_event("RefundPayment"))
     second = world.run("Reconcile", reconcile_event("RefundPayment", "BudgetExhaustedError"))

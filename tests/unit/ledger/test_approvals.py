@@ -1,0 +1,101 @@
+"""The dual-control rule (``stepsaga.ledger.approvals``): who may decide what, when."""
+
+from __future__ import annotations
+
+import sqlite3
+from datetime import UTC, datetime
+from pathlib import Path
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from stepsaga.ledger import Approval, ReconItem, ReconOutcome, ReconStatus, open_ledger
+from stepsaga.ledger.approvals import APPROVAL_RULES, Earlier, Step, next_step, same_person
+from stepsaga.ledger.sqlite import SCHEMA_VERSION
+from tests.conformance.ledger.helpers import make_action
+
+AT = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
+people = st.sampled_from(["ann@acme", "Ann@Acme", "bob@acme", "carol@acme"])
+outcomes = st.sampled_from(list(ReconOutcome))
+
+
+def item(*, dual: bool, first: str | None) -> ReconItem:
+    return ReconItem(
+        item_id="rec-1",
+        record_key="acme:CASE-1:r1:refund_payment",
+        tenant_id="acme",
+        case_id="CASE-1",
+        reason="outcome unknown",
+        step="RefundPayment",
+        evidence={},
+        status=ReconStatus.OPEN,
+        created_at=AT,
+        updated_at=AT,
+        dual_control=dual,
+        first_approval=Approval(first, AT, "first note") if first else None,
+    )
+
+
+def test_the_table_covers_every_case_once() -> None:
+    assert set(APPROVAL_RULES) == {(o, e) for o in ReconOutcome for e in Earlier}
+
+
+@given(outcome=outcomes, by=people, first=st.none() | people)
+def test_without_dual_control_or_for_automatic_decisions_one_call_resolves(
+    outcome: ReconOutcome, by: str, first: str | None
+) -> None:
+    assert next_step(item(dual=False, first=None), outcome, by, automatic=False) is Step.RESOLVE
+    dual = item(dual=True, first=first)
+    assert next_step(dual, outcome, by, automatic=True) is Step.RESOLVE
+
+
+@given(outcome=outcomes, by=people, first=st.none() | people)
+def test_not_applied_resolves_only_with_two_different_people(
+    outcome: ReconOutcome, by: str, first: str | None
+) -> None:
+    step = next_step(item(dual=True, first=first), outcome, by, automatic=False)
+    if outcome is ReconOutcome.NOT_APPLIED and step is Step.RESOLVE:
+        assert first is not None
+        assert not same_person(first, by)
+    if outcome is ReconOutcome.NOT_APPLIED and first is None:
+        assert step is Step.FIRST_APPROVAL
+
+
+@given(by=people, first=st.none() | people)
+def test_applied_needs_one_person_unless_another_said_not_applied(
+    by: str, first: str | None
+) -> None:
+    step = next_step(item(dual=True, first=first), ReconOutcome.APPLIED, by, automatic=False)
+    disagrees = first is not None and not same_person(first, by)
+    assert step is (Step.REFUSE_DISAGREEMENT if disagrees else Step.RESOLVE)
+
+
+def test_identities_compare_without_case_or_surrounding_space() -> None:
+    assert same_person(" Ann@Acme ", "ann@acme")
+    assert not same_person("ann@acme", "anne@acme")
+
+
+def test_a_schema_3_ledger_is_migrated_and_keeps_its_items(tmp_path: Path) -> None:
+    path = tmp_path / "old.sqlite3"
+    with open_ledger(f"sqlite:///{path}") as ledger:
+        opened = ledger.open_item_for(
+            make_action(), "budget (never claimed)", step="R", evidence={}
+        )
+    conn = sqlite3.connect(path)  # back to schema 3: no dual control, no audit table
+    conn.execute("ALTER TABLE recon_items DROP COLUMN dual_control")
+    conn.execute("ALTER TABLE recon_items DROP COLUMN first_approval")
+    conn.execute("DROP TABLE audit")
+    conn.execute("PRAGMA user_version = 3")
+    conn.commit()
+    conn.close()
+
+    with open_ledger(f"sqlite:///{path}") as ledger:
+        kept = ledger.get_item(opened.item_id)
+        assert kept is not None
+        assert (kept.dual_control, kept.first_approval) == (False, None)
+        resolved = ledger.resolve_item(opened.item_id, "not_applied", "ops@acme", "topped up")
+        assert resolved.status is ReconStatus.RESOLVED
+        assert ledger.get_audit(opened.item_id) is not None
+    conn = sqlite3.connect(path)
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 5
+    conn.close()
