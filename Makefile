@@ -84,6 +84,7 @@ bench: $(VENV)/.dev
 	$(BIN)/python bench/chaos.py
 	$(BIN)/python bench/peers.py
 	$(BIN)/python bench/cost.py
+	$(BIN)/python bench/lookups.py
 
 clean:
 	rm -rf $(VENV) $(LOCALSTACK_VENV) .stepsaga .stepsaga-demo cdk.out .mypy_cache .ruff_cache .pytest_cache

@@ -8,21 +8,28 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from stepsaga.backends.outcome import OutcomeFacts, derive_outcome
 from stepsaga.backends.views import (
     CaseOutcome,
     ExecutionSummary,
     ExecutionView,
+    ReconFilter,
     ReconItemView,
+    ReconPage,
     StepKind,
     StepView,
 )
 from stepsaga.errors import InvalidInputError
-from stepsaga.ledger import ReconItem, Record, ResolutionAudit
+from stepsaga.ledger import ReconItem, ReconStatus, Record, ResolutionAudit
+from stepsaga.ledger.paging import decode_token
+from stepsaga.paging import MAX_LIMIT, check_limit
 from stepsaga.workflow.names import item_operation
 from stepsaga.workflow.saga import Saga, Step
+
+if TYPE_CHECKING:
+    from stepsaga.ledger.rules import Ledger
 
 
 @dataclass(frozen=True)
@@ -196,6 +203,53 @@ def listed_summary(
         revision=identity.revision,
         outcome=derive_outcome(facts),
     )
+
+
+def recon_list(
+    ledger: Ledger | None,
+    *,
+    status: ReconFilter,
+    tenant: str | None,
+    case: str | None,
+    limit: int | None,
+) -> list[ReconItemView]:
+    """``recon_list`` of both backends: every page, or the first ``limit`` items."""
+    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
+        raise InvalidInputError("--limit must be a whole number of at least 1", field="limit")
+    if ledger is None:
+        return []
+    wanted = _recon_status(status)
+    if limit is not None and limit <= MAX_LIMIT:
+        page = ledger.page_items(tenant=tenant, status=wanted, case=case, limit=limit)
+        return [item_view(item) for item in page.items]
+    items = ledger.list_items(tenant=tenant, status=wanted, case=case)
+    return item_views(items, limit=limit)
+
+
+def recon_page(
+    ledger: Ledger | None,
+    *,
+    status: ReconFilter,
+    tenant: str | None,
+    case: str | None,
+    limit: int | None,
+    next_token: str | None,
+) -> ReconPage:
+    """``recon_page`` of both backends (a home without a ledger has no items, but a bad
+    ``--limit`` or ``--next-token`` is refused all the same)."""
+    if ledger is None:
+        check_limit(limit)
+        wanted = _recon_status(status)
+        decode_token("items", (tenant, case, wanted.value if wanted else None), next_token)
+        return ReconPage(items=())
+    page = ledger.page_items(
+        tenant=tenant, status=_recon_status(status), case=case, limit=limit, next_token=next_token
+    )
+    return ReconPage(items=tuple(item_view(i) for i in page.items), next_token=page.next_token)
+
+
+def _recon_status(status: ReconFilter) -> ReconStatus | None:
+    return None if status is ReconFilter.ALL else ReconStatus(status.value.upper())
 
 
 def item_views(

@@ -39,6 +39,7 @@ from stepsaga.backends.views import (
     ExecutionView,
     ReconFilter,
     ReconItemView,
+    ReconPage,
     ResolutionView,
 )
 from stepsaga.case import ApprovedCase
@@ -134,6 +135,20 @@ class SagaBackend(Protocol):
     ) -> list[ReconItemView]:
         """Reconciliation items (of ``tenant``, of ``case``), oldest first, at most
         ``limit``."""
+        ...
+
+    def recon_page(
+        self,
+        *,
+        status: ReconFilter = ReconFilter.OPEN,
+        tenant: str | None = None,
+        case: str | None = None,
+        limit: int | None = None,
+        next_token: str | None = None,
+    ) -> ReconPage:
+        """One page of ``recon_list`` (``limit`` 1 to 1000, default 100), read from the
+        ledger's indexes; ``next_token`` is the previous page's, with the same filters
+        (else ``InvalidInputError``)."""
         ...
 
     def recon_show(self, item_id: str) -> ReconItemView:

@@ -17,25 +17,36 @@ opaque page token.
 
 from __future__ import annotations
 
-import base64
-import binascii
-import hashlib
-import json
 import re
 from datetime import UTC, datetime, timedelta
-from typing import Literal, TypeVar
+from typing import Any, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
 from stepsaga.backends.outcome import OUTCOME_STATUSES
 from stepsaga.backends.views import CaseOutcome, ExecutionPage
 from stepsaga.engine.models import ExecutionStatus
 from stepsaga.errors import InvalidInputError
+from stepsaga.paging import (
+    DEFAULT_LIMIT,
+    MAX_LIMIT,
+    MAX_TOKEN_CHARS,
+    check_limit,
+    decode,
+    digest,
+    encode,
+)
 
-DEFAULT_LIMIT = 100
-MAX_LIMIT = 1000
-#: A token longer than this is not one we made (ours are well under 1 KiB).
-MAX_TOKEN_CHARS = 4096
+__all__ = [
+    "DEFAULT_LIMIT",
+    "MAX_LIMIT",
+    "MAX_TOKEN_CHARS",
+    "ExecutionQuery",
+    "PageToken",
+    "empty_page",
+    "first_since",
+    "parse_since",
+]
 
 _AGE = re.compile(r"^(\d{1,9})([smhdw])$")
 _UNITS = {"s": 1, "m": 60, "h": 3_600, "d": 86_400, "w": 604_800}
@@ -74,11 +85,7 @@ class ExecutionQuery(BaseModel):
         """Every flag checked, each refusal one line naming it."""
         checked_status = _enum(ExecutionStatus, status, "--status", upper=True)
         checked_outcome = _enum(CaseOutcome, outcome, "--outcome", upper=False)
-        size = DEFAULT_LIMIT if limit is None else limit
-        if isinstance(size, bool) or not isinstance(size, int) or not 1 <= size <= MAX_LIMIT:
-            raise InvalidInputError(
-                f"--limit must be a whole number from 1 to {MAX_LIMIT}", field="limit"
-            )
+        size = check_limit(limit)
         given = [
             _text(saga, "--saga"),
             _text(tenant, "--tenant"),
@@ -86,7 +93,6 @@ class ExecutionQuery(BaseModel):
             checked_outcome.value if checked_outcome else None,
             since.isoformat() if isinstance(since, datetime) else since,
         ]
-        digest = hashlib.sha256(json.dumps(given).encode()).hexdigest()[:16]
         return cls(
             saga=given[0],
             tenant=given[1],
@@ -94,7 +100,7 @@ class ExecutionQuery(BaseModel):
             outcome=checked_outcome,
             since=parse_since(since, now) if since is not None else None,
             limit=size,
-            filters=digest,
+            filters=digest(*given),
         )
 
     def statuses(self) -> frozenset[str] | None:
@@ -155,10 +161,7 @@ class PageToken(BaseModel):
     size: int = Field(default=MAX_LIMIT, ge=1, le=MAX_LIMIT)
 
     def encode(self) -> str:
-        text = json.dumps(
-            self.model_dump(mode="json", exclude_defaults=True), separators=(",", ":")
-        )
-        return base64.urlsafe_b64encode(text.encode()).decode().rstrip("=")
+        return encode(self)
 
     @classmethod
     def decode(
@@ -168,25 +171,17 @@ class PageToken(BaseModel):
         ``InvalidInputError`` naming ``--next-token``."""
         if token is None:
             return None
-        refused = InvalidInputError(
-            "--next-token: not a token of this listing (made for other filters or another "
-            "backend, or damaged); list again without it",
-            field="next_token",
-        )
-        text = token.strip()
-        if not text or len(text) > MAX_TOKEN_CHARS:
-            raise refused
-        try:
-            raw = base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
-            data = json.loads(raw.decode())
-            if isinstance(data, dict) and isinstance(data.get("after"), list):
+
+        def tuples(data: dict[str, Any]) -> None:
+            if isinstance(data.get("after"), list):
                 data["after"] = tuple(data["after"])
-            decoded = cls.model_validate(data)
-        except (binascii.Error, ValueError, UnicodeDecodeError, ValidationError):
-            raise refused from None
-        if decoded.backend != backend or decoded.filters != query.filters:
-            raise refused
-        return decoded
+
+        return decode(
+            cls,
+            token,
+            accept=lambda t: t.backend == backend and t.filters == query.filters,
+            prepare=tuples,
+        )
 
     def since_date(self) -> datetime | None:
         return None if self.since is None else datetime.fromtimestamp(self.since, UTC)

@@ -31,8 +31,9 @@ from stepsaga.backends.assemble import (
     CaseIdentity,
     execution_view,
     item_view,
-    item_views,
     listed_summary,
+    recon_list,
+    recon_page,
 )
 from stepsaga.backends.lifecycle import (
     MOVING,
@@ -53,6 +54,7 @@ from stepsaga.backends.views import (
     ExecutionView,
     ReconFilter,
     ReconItemView,
+    ReconPage,
     ResolutionView,
 )
 from stepsaga.case import ApprovedCase
@@ -381,11 +383,21 @@ class LocalBackend:
         limit: int | None = None,
     ) -> list[ReconItemView]:
         ledger = self._existing_ledger()
-        if ledger is None:
-            return item_views([], limit=limit)
-        wanted = None if status is ReconFilter.ALL else ReconStatus(status.value.upper())
-        items = ledger.list_items(tenant=tenant, status=wanted)
-        return item_views(items, case=case, limit=limit)
+        return recon_list(ledger, status=status, tenant=tenant, case=case, limit=limit)
+
+    def recon_page(
+        self,
+        *,
+        status: ReconFilter = ReconFilter.OPEN,
+        tenant: str | None = None,
+        case: str | None = None,
+        limit: int | None = None,
+        next_token: str | None = None,
+    ) -> ReconPage:
+        ledger = self._existing_ledger()
+        return recon_page(
+            ledger, status=status, tenant=tenant, case=case, limit=limit, next_token=next_token
+        )
 
     def recon_show(self, item_id: str) -> ReconItemView:
         ledger = self._existing_ledger()

@@ -134,6 +134,14 @@ class ReconItemView(_View):
     audit: dict[str, Any] | None = None
 
 
+class ReconPage(_View):
+    """``recon list``: one page, oldest first; ``next_token`` (opaque) fetches the next
+    with the same filters, ``None`` when there is none."""
+
+    items: tuple[ReconItemView, ...]
+    next_token: str | None = None
+
+
 class ExecutionSummary(_View):
     """One row of ``stepsaga list``: a ``ListExecutions`` item plus whose case it runs and
     what became of it (no steps: a page stays one query, not one per action)."""

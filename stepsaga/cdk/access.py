@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Final
 
-from stepsaga.ledger.table import BUDGET_PREFIX, CASE_PREFIX
+from stepsaga.ledger.table import BUDGET_PREFIX, BY_CASE_INDEX, CASE_PREFIX, GSIS, OPEN_ITEMS_INDEX
 from stepsaga.signing import SignedService
 from stepsaga.workflow.saga import RECONCILER_FUNCTION, RECONCILER_HANDLER
 
@@ -87,15 +87,16 @@ POINTER_CONDITIONS: Final = leading_key_conditions(CASE_PREFIX)
 class FunctionAccess:
     """The AWS calls one function makes against the framework's resources.
 
-    ``table_actions`` apply to the ledger table's ARN, ``index_actions`` to the ARN of the
-    ``open-items-by-tenant`` index only. ``publish_reconciliation`` grants ``sns:Publish`` on
-    the reconciliation topic (plus the KMS calls SNS makes for an encrypted topic);
-    ``send_task_success`` grants ``states:SendTaskSuccess`` on this saga's state machine,
-    for a handler that resumes a case waiting on a task token.
+    ``table_actions`` apply to the ledger table's ARN, ``index_actions`` to the ARNs of
+    exactly the ``indexes`` named (``stepsaga.ledger.table.GSIS``). ``publish_reconciliation``
+    grants ``sns:Publish`` on the reconciliation topic (plus the KMS calls SNS makes for an
+    encrypted topic); ``send_task_success`` grants ``states:SendTaskSuccess`` on this saga's
+    state machine, for a handler that resumes a case waiting on a task token.
     """
 
     table_actions: tuple[str, ...] = ()
     index_actions: tuple[str, ...] = ()
+    indexes: tuple[str, ...] = ()
     publish_reconciliation: bool = False
     send_task_success: bool = False
 
@@ -105,24 +106,34 @@ class FunctionAccess:
                 raise ValueError(f"{action!r}: not an action stepsaga's functions use")
         if not set(self.index_actions) <= {QUERY, SCAN}:
             raise ValueError("index_actions: only Query and Scan read an index")
+        if bool(self.index_actions) != bool(self.indexes):
+            raise ValueError("index_actions and indexes go together")
+        for index in self.indexes:
+            if index not in GSIS:
+                raise ValueError(f"{index!r}: not an index of the ledger table")
 
 
 #: Claim, complete/fail/release (conditional writes), the budget debit transaction and the
-#: read of the tenant's budget shards before it (a ``Query`` of one ``BUDGET#`` partition).
+#: read of the tenant's budget shards before it (a ``Query`` of one ``BUDGET#`` partition);
+#: a revision far above the last one finds its case's earlier records in ``by-case``.
 LEDGER_WRITER: Final = FunctionAccess(
     table_actions=(GET_ITEM, PUT_ITEM, UPDATE_ITEM, CONDITION_CHECK_ITEM, QUERY),
+    index_actions=(QUERY,),
+    indexes=(BY_CASE_INDEX,),
 )
 
 #: Writes reconciliation items and ledger outcomes (one transaction), notifies the topic,
 #: and resumes a waiting case when automatic reconciliation decides (it reads budgets too).
 RECONCILER: Final = FunctionAccess(
     table_actions=(GET_ITEM, PUT_ITEM, UPDATE_ITEM, CONDITION_CHECK_ITEM, QUERY),
+    index_actions=(QUERY,),
+    indexes=(BY_CASE_INDEX,),
     publish_reconciliation=True,
     send_task_success=True,
 )
 
 #: The scheduled overdue check reads only the sparse index of open items.
-OVERDUE_CHECK: Final = FunctionAccess(index_actions=(SCAN,))
+OVERDUE_CHECK: Final = FunctionAccess(index_actions=(SCAN,), indexes=(OPEN_ITEMS_INDEX,))
 
 
 def access_for(functions: Mapping[str, str]) -> Mapping[str, FunctionAccess]:
@@ -152,10 +163,11 @@ class OperatorAccess:
     state_machine_actions: tuple[str, ...]
     #: On its executions: status, history, redrive, stop.
     execution_actions: tuple[str, ...]
-    #: On the ledger table (recon list/show/resolve with its audit record, ledger list).
+    #: On the ledger table (recon show/resolve with its audit record, ledger show).
     table_actions: tuple[str, ...]
-    #: On the table's index.
+    #: On exactly the ``indexes`` (recon list, ledger list, ledger sweep: never a Scan).
     index_actions: tuple[str, ...]
+    indexes: tuple[str, ...]
     #: On the table, only on items whose partition key starts with ``budget_key_prefix``
     #: (:func:`leading_key_conditions`): ``Ledger.set_budget`` replaces a tenant's budget
     #: shards in one transaction and deletes the shards it no longer uses. Nothing else an
@@ -176,7 +188,8 @@ OPERATOR: Final = OperatorAccess(
         "states:RedriveExecution",
         "states:StopExecution",
     ),
-    table_actions=(GET_ITEM, PUT_ITEM, UPDATE_ITEM, CONDITION_CHECK_ITEM, QUERY, SCAN),
+    table_actions=(GET_ITEM, PUT_ITEM, UPDATE_ITEM, CONDITION_CHECK_ITEM, QUERY),
     index_actions=(QUERY,),
+    indexes=tuple(GSIS),
     budget_actions=(DELETE_ITEM,),
 )

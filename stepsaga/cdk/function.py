@@ -178,9 +178,9 @@ class SagaFunction(Construct):
         if access.index_actions:
             self.role.add_to_principal_policy(
                 iam.PolicyStatement(
-                    sid="OpenItemsIndex",
+                    sid="LedgerIndexes",
                     actions=list(access.index_actions),
-                    resources=[shared.ledger.index_arn],
+                    resources=[shared.ledger.index_arn_of(index) for index in access.indexes],
                 )
             )
         if access.publish_reconciliation:

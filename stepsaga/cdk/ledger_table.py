@@ -20,7 +20,7 @@ from stepsaga.ledger import table as layout
 
 
 class LedgerTable(Construct):
-    """The ledger table: on demand, TTL, point-in-time recovery, the open-items index."""
+    """The ledger table: on demand, TTL, point-in-time recovery, the lookup indexes."""
 
     def __init__(self, scope: Construct, construct_id: str, *, protected: bool) -> None:
         super().__init__(scope, construct_id)
@@ -41,21 +41,28 @@ class LedgerTable(Construct):
             # A protected (production) ledger outlives its stack; a dev one goes with it.
             removal_policy=RemovalPolicy.RETAIN if protected else RemovalPolicy.DESTROY,
         )
-        # Sparse: only OPEN reconciliation items carry gsi1pk/gsi1sk.
-        self.table.add_global_secondary_index(
-            index_name=layout.OPEN_ITEMS_INDEX,
-            partition_key=dynamodb.Attribute(
-                name=layout.OPEN_ITEMS_PARTITION_KEY, type=dynamodb.AttributeType.STRING
-            ),
-            sort_key=dynamodb.Attribute(
-                name=layout.OPEN_ITEMS_SORT_KEY, type=dynamodb.AttributeType.STRING
-            ),
-            projection_type=dynamodb.ProjectionType.ALL,
-        )
+        # One GSI per entry of the layout's table (``lookups.py`` says which listing each
+        # serves). CloudFormation adds or deletes one GSI per stack update: a stack from
+        # before the lookups adds them over several deploys (docs/lookups.md).
+        for name, (partition, sort) in layout.GSIS.items():
+            self.table.add_global_secondary_index(
+                index_name=name,
+                partition_key=dynamodb.Attribute(
+                    name=partition, type=dynamodb.AttributeType.STRING
+                ),
+                sort_key=dynamodb.Attribute(name=sort, type=dynamodb.AttributeType.STRING),
+                projection_type=dynamodb.ProjectionType.ALL,
+            )
 
     @property
     def index_arn(self) -> str:
-        return f"{self.table.table_arn}/index/{layout.OPEN_ITEMS_INDEX}"
+        """The open-items index (the overdue check scans it)."""
+        return self.index_arn_of(layout.OPEN_ITEMS_INDEX)
+
+    def index_arn_of(self, index: str) -> str:
+        if index not in layout.GSIS:
+            raise ValueError(f"{index!r}: not an index of the ledger table")
+        return f"{self.table.table_arn}/index/{index}"
 
     def pointer_statement(
         self, sid: str, actions: Sequence[str] = POINTER_ACTIONS

@@ -54,7 +54,11 @@ class OperatorPolicy(Construct):
             ("FindAndResumeCases", access.state_machine_actions, [machine_arn]),
             ("FollowAndRedriveExecutions", access.execution_actions, [executions_arn]),
             ("ReadAndResolveTheLedger", access.table_actions, [table]),
-            ("QueryTheLedgerIndexes", access.index_actions, [f"{table}/index/*"]),
+            (
+                "QueryTheLedgerIndexes",
+                access.index_actions,
+                [ledger.index_arn_of(index) for index in access.indexes],
+            ),
         ]
         # Budget shards only: the partition key must start with BUDGET# (every key of the
         # request, so a transaction cannot slip a record or an item in).
@@ -93,13 +97,12 @@ class OperatorPolicy(Construct):
                     "id": "AwsSolutions-IAM5",
                     "reason": (
                         "Resource wildcards name only this deployment's own resources: the "
-                        "executions of its one state machine (execution names are the cases'), "
-                        "the ledger table's indexes, and this stack's id suffix; every action "
+                        "executions of its one state machine (execution names are the cases') "
+                        "and this stack's id suffix; every action "
                         "is listed explicitly."
                     ),
                     "appliesTo": [
                         {"regex": "/^Resource::arn:<AWS::Partition>:states:.*:execution:.*:\\*$/g"},
-                        {"regex": "/^Resource::<.+\\.Arn>\\/index\\/\\*$/g"},
                         {"regex": "/^Resource::arn:<AWS::Partition>:cloudformation:.*\\/\\*$/g"},
                     ],
                 }

@@ -7,6 +7,7 @@ Exit codes are a contract: 0 done (whatever the business outcome), 2 bad input o
 from __future__ import annotations
 
 import json
+import shlex
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -87,6 +88,17 @@ def refuse(exc: StepSagaError) -> NoReturn:
 
 def print_json(data: Any) -> None:
     sys.stdout.write(json.dumps(data, indent=2, sort_keys=False, default=str) + "\n")
+
+
+def next_page_command(
+    words: list[str], flags: dict[str, str | None], token: str | None
+) -> str | None:
+    """The command line that prints the next page (the same flags, the page's token), or
+    None when there is no next page."""
+    if token is None:
+        return None
+    given = [part for flag, value in flags.items() if value is not None for part in (flag, value)]
+    return shlex.join([*words, *given, "--next-token", token])
 
 
 def emit(data: Any, as_json: bool, render: Callable[[Any], None]) -> None:

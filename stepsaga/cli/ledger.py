@@ -9,14 +9,26 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
-from stepsaga.cli.common import Backend, CliContext, cli_context, emit, exit_codes, stdout
+from stepsaga.cli.common import (
+    Backend,
+    CliContext,
+    cli_context,
+    emit,
+    exit_codes,
+    next_page_command,
+    stdout,
+)
 from stepsaga.cli.output import JsonOption, OutputOption, wants_json
 from stepsaga.errors import NotFoundError
 from stepsaga.ledger import Ledger, open_ledger, parse_url
 from stepsaga.ledger.connect import SqliteUrl
+from stepsaga.ledger.models import Record
+from stepsaga.ledger.paging import LedgerPage, decode_token
 from stepsaga.ledger.rules import parse_status
+from stepsaga.paging import check_limit
 
 app = typer.Typer(
     help="Inspect the action ledger and sweep stale claims into reconciliation.",
@@ -56,6 +68,16 @@ def ledger_of(cli: CliContext, url: str | None = None) -> Ledger | None:
     return open_ledger(url)
 
 
+LimitOption = Annotated[
+    int | None,
+    typer.Option("--limit", metavar="N", help="At most N per page, 1 to 1000 (default 100)."),
+]
+NextTokenOption = Annotated[
+    str | None,
+    typer.Option("--next-token", metavar="TOKEN", help="The previous page's token (same filters)."),
+]
+
+
 @app.command("list")
 def list_records(
     ctx: typer.Context,
@@ -65,23 +87,31 @@ def list_records(
         str | None,
         typer.Option("--status", help="IN_PROGRESS, COMPLETED, FAILED, UNKNOWN or RELEASED."),
     ] = None,
-    limit: Annotated[int | None, typer.Option("--limit", min=1, help="At most N records.")] = None,
+    limit: LimitOption = None,
+    next_token: NextTokenOption = None,
     url: UrlOption = None,
     output: OutputOption = None,
     as_json: JsonOption = False,
 ) -> None:
-    """List action records, oldest first."""
+    """List action records, oldest first, one page at a time (an index query, never a scan)."""
     as_json = wants_json(output, as_json)
     with exit_codes():
         ledger = _open(ctx, url)
         if ledger is None:
-            parse_status(status)  # nothing to read, but a bad flag is still an error
-            records: list[dict[str, Any]] = []
+            check_limit(limit)
+            wanted = parse_status(status)  # nothing to read, but a bad flag is still an error
+            decode_token("records", (tenant, case, wanted.value if wanted else None), next_token)
+            page: LedgerPage[Record] = LedgerPage(())
         else:
             with ledger:
-                found = ledger.list(tenant=tenant, case=case, status=status, limit=limit)
-                records = [record.to_dict() for record in found]
-        emit(records, as_json, _render_list)
+                page = ledger.page(
+                    tenant=tenant, case=case, status=status, limit=limit, next_token=next_token
+                )
+        data = {"records": [r.to_dict() for r in page.items], "next_token": page.next_token}
+        flags = {"--tenant": tenant, "--case": case, "--status": status, "--url": url}
+        flags["--limit"] = None if limit is None else str(limit)
+        command = next_page_command(["stepsaga", "ledger", "list"], flags, page.next_token)
+        emit(data, as_json, lambda d: _render_list(d["records"], command))
 
 
 @app.command("show")
@@ -108,28 +138,47 @@ def show(
 @app.command("sweep")
 def sweep(
     ctx: typer.Context,
+    limit: LimitOption = None,
+    next_token: NextTokenOption = None,
     url: UrlOption = None,
     output: OutputOption = None,
     as_json: JsonOption = False,
 ) -> None:
-    """Turn IN_PROGRESS records whose lease expired past the grace period into UNKNOWN.
+    """Turn IN_PROGRESS records whose lease expired past the grace period into UNKNOWN,
+    at most --limit per run (the leases index, earliest lease first).
 
     Never refunds: an expired lease proves a lost worker, not a failed effect.
     """
     as_json = wants_json(output, as_json)
     with exit_codes():
         ledger = _open(ctx, url)
-        swept: list[dict[str, Any]] = []
-        if ledger is not None:
+        page: LedgerPage[Record] = LedgerPage(())
+        if ledger is None:
+            check_limit(limit)
+            decode_token("sweep", (), next_token)
+        else:
             with ledger:
-                swept = [record.to_dict() for record in ledger.sweep()]
-        emit(swept, as_json, _render_swept)
+                page = ledger.sweep_page(limit=limit, next_token=next_token)
+        data = {"swept": [r.to_dict() for r in page.items], "next_token": page.next_token}
+        flags = {"--url": url, "--limit": None if limit is None else str(limit)}
+        command = next_page_command(["stepsaga", "ledger", "sweep"], flags, page.next_token)
+        emit(data, as_json, lambda d: _render_swept(d["swept"], command))
 
 
-def _render_list(records: list[dict[str, Any]]) -> None:
+def _render_list(records: list[dict[str, Any]], next_command: str | None = None) -> None:
     if not records:
         stdout.print("no ledger records")
-        return
+    else:
+        _render_table(records)
+    _render_next(next_command)
+
+
+def _render_next(next_command: str | None) -> None:
+    if next_command is not None:
+        stdout.print(f"[dim]next page: {escape(next_command)}[/]", highlight=False)
+
+
+def _render_table(records: list[dict[str, Any]]) -> None:
     table = Table("key", "status", "effect", "attempts", "updated", "reference")
     for record in records:
         table.add_row(
@@ -150,9 +199,10 @@ def _render_one(record: dict[str, Any]) -> None:
     stdout.print(table)
 
 
-def _render_swept(records: list[dict[str, Any]]) -> None:
+def _render_swept(records: list[dict[str, Any]], next_command: str | None = None) -> None:
     if not records:
         stdout.print("no stale claims")
-        return
-    stdout.print(f"{len(records)} stale claim(s) are now UNKNOWN, ready for reconciliation:")
-    _render_list(records)
+    else:
+        stdout.print(f"{len(records)} stale claim(s) are now UNKNOWN, ready for reconciliation:")
+        _render_table(records)
+    _render_next(next_command)

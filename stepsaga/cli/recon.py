@@ -9,10 +9,12 @@ from __future__ import annotations
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 
 from stepsaga.backends import ReconFilter, to_json
 from stepsaga.cli.backend import command_errors, open_backend, print_json
-from stepsaga.cli.common import Backend, cli_context, stdout
+from stepsaga.cli.common import Backend, cli_context, next_page_command, stdout
+from stepsaga.cli.ledger import LimitOption, NextTokenOption
 from stepsaga.cli.output import JsonOption, OutputOption, wants_json
 from stepsaga.cli.progress import live
 from stepsaga.cli.run import TimeScaleOption
@@ -34,21 +36,27 @@ def list_items(
     ] = ReconFilter.OPEN,
     tenant: Annotated[str | None, typer.Option("--tenant", help="Only this tenant.")] = None,
     case: Annotated[str | None, typer.Option("--case", help="Only this case id.")] = None,
-    limit: Annotated[
-        int | None, typer.Option("--limit", min=1, help="At most this many (the oldest).")
-    ] = None,
+    limit: LimitOption = None,
+    next_token: NextTokenOption = None,
     output: OutputOption = None,
     as_json: JsonOption = False,
 ) -> None:
-    """List reconciliation items, oldest first."""
+    """List reconciliation items, oldest first, one page at a time (an index query)."""
     cli = cli_context(ctx)
     as_json = wants_json(output, as_json)
     with command_errors(), open_backend(cli) as backend:
-        items = backend.recon_list(status=status, tenant=tenant, case=case, limit=limit)
+        page = backend.recon_page(
+            status=status, tenant=tenant, case=case, limit=limit, next_token=next_token
+        )
         if as_json:
-            print_json(to_json(items))
-        else:
-            render_items(stdout, items)
+            print_json(to_json(page))
+            return
+        flags = {"--status": status.value, "--tenant": tenant, "--case": case}
+        flags["--limit"] = None if limit is None else str(limit)
+        render_items(stdout, page.items)
+        command = next_page_command(["stepsaga", "recon", "list"], flags, page.next_token)
+        if command is not None:
+            stdout.print(f"[dim]next page: {escape(command)}[/]", highlight=False)
 
 
 @app.command("show")

@@ -3,7 +3,8 @@
 Claims are conditional ``PutItem`` calls with ``ReturnValuesOnConditionCheckFailure=ALL_OLD``
 (a lost race returns the winner's record without another read); anything touching a budget
 or two items is one ``TransactWriteItems`` whose ``CancellationReasons`` say which condition
-failed. Reads are strongly consistent. Client errors are wrapped with ``raise … from``.
+failed. Reads by key are strongly consistent (listings read GSIs, which are not). Client
+errors are wrapped with ``raise … from``.
 
 Item layout (``pk`` / ``sk``):
 - action record ``ACTION#{key}`` / ``ACTION``; TTL ``expires_at`` in epoch seconds;
@@ -17,6 +18,8 @@ Item layout (``pk`` / ``sk``):
   ``dual_control`` (BOOL) and ``first_approval`` (JSON) under dual control;
 - audit record ``AUDIT#{item_id}`` / ``RESOLUTION``: one more ``Put`` (condition
   ``attribute_not_exists``) in the resolution's own ``TransactWriteItems``;
+- on records and items, the index attributes of ``lookups.py``: every listing is a
+  ``Query`` of a fixed set of index partitions (eventually consistent, as GSIs are);
 - extra items (``stepsaga.ledger.writes``: session cursors and the like) under the caller's
   own ``pk`` / ``sk``, scalar attributes as ``S`` / ``N`` / ``BOOL``.
 """
@@ -25,11 +28,11 @@ from __future__ import annotations
 
 import random
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from botocore.exceptions import BotoCoreError, ClientError, NoCredentialsError, NoRegionError
 
@@ -43,6 +46,7 @@ from stepsaga.ledger.codec import (
     time_text,
 )
 from stepsaga.ledger.contention import CONFLICT_RETRY, ConflictRetry
+from stepsaga.ledger.lookups import Kind, Partition, index_attributes, lease_partitions, partitions
 from stepsaga.ledger.models import (
     Approval,
     EffectClass,
@@ -54,7 +58,7 @@ from stepsaga.ledger.models import (
     Status,
 )
 from stepsaga.ledger.shards import candidates, gathering, split
-from stepsaga.ledger.store import Expect, ItemWrite, WriteOutcome, WriteResult
+from stepsaga.ledger.store import Expect, ItemWrite, Page, WriteOutcome, WriteResult
 from stepsaga.ledger.table import (
     ACTION_PREFIX,
     ACTION_SORT,
@@ -64,10 +68,7 @@ from stepsaga.ledger.table import (
     BUDGET_SHARD_PREFIX,
     BUDGET_SHARDS,
     BUDGET_SORT,
-    OPEN_ITEMS_INDEX,
-    OPEN_ITEMS_PARTITION_KEY,
-    OPEN_ITEMS_SORT_KEY,
-    OPEN_ITEMS_TENANT_PREFIX,
+    GSIS,
     PARTITION_KEY,
     RECON_PREFIX,
     RECON_SORT,
@@ -80,6 +81,7 @@ if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
 
 Item = dict[str, Any]
+T = TypeVar("T")
 
 
 _UNAVAILABLE = {
@@ -304,24 +306,39 @@ class DynamoDBStore:
         tenant: str | None = None,
         case: str | None = None,
         status: Status | None = None,
-        limit: int | None = None,
-    ) -> list[Record]:
-        filters = {"tenant_id": tenant, "case_id": case, "status": status}
-        records = [_record(item) for item in self._scan(ACTION_SORT, filters)]
-        records.sort(key=lambda r: (r.created_at, r.key))
-        return records[:limit] if limit is not None else records
+        limit: int,
+        after: str | None = None,
+    ) -> Page[Record]:
+        where = partitions(
+            Kind.RECORD,
+            [s.value for s in Status],
+            tenant=tenant,
+            case=case,
+            status=status.value if status else None,
+        )
+        return self._page(where, limit=limit, after=after, read=_record)
 
-    def stale(self, *, lease_expired_before: datetime) -> list[Record]:
-        records = [
-            _record(item)
-            for item in self._scan(
-                ACTION_SORT,
-                {"status": Status.IN_PROGRESS},
-                lease_before=time_text(lease_expired_before),
-            )
-        ]
-        records.sort(key=lambda r: (r.lease_expires_at or r.created_at, r.key))
-        return records
+    def stale(
+        self, *, lease_expired_before: datetime, limit: int, after: str | None = None
+    ) -> Page[Record]:
+        where = lease_partitions(time_text(lease_expired_before))
+        return self._page(where, limit=limit, after=after, read=_record)
+
+    def bulk_insert(self, records: Iterable[Record], items: Iterable[ReconItem] = ()) -> int:
+        """Put many records and items unconditionally, 25 per ``BatchWriteItem`` (imports,
+        benchmarks; never the claim path), with their index attributes. Returns how many."""
+        puts = [_record_item(r) for r in records] + [_recon_item(i) for i in items]
+        for start in range(0, len(puts), 25):
+            pending: Any = {
+                self.table: [{"PutRequest": {"Item": item}} for item in puts[start : start + 25]]
+            }
+            while pending:
+                with self._aws():
+                    response = self.client.batch_write_item(RequestItems=pending)
+                pending = response.get("UnprocessedItems") or None
+                if pending:
+                    self._sleep(0.05)
+        return len(puts)
 
     # --- budgets ---------------------------------------------------------------------
 
@@ -523,64 +540,90 @@ class DynamoDBStore:
         return ResolutionAudit.from_dict(parse_json(_s(raw, "record")) or {})
 
     def query_items(
-        self, *, tenant: str | None = None, status: ReconStatus | None = None
-    ) -> list[ReconItem]:
-        if tenant is not None and status is ReconStatus.OPEN:
-            items = list(self._open_items(tenant))
-        else:
-            filters = {"tenant_id": tenant, "status": status}
-            items = [_recon(raw) for raw in self._scan(RECON_SORT, filters)]
-        items.sort(key=lambda i: (i.created_at, i.item_id))
-        return items
-
-    def _open_items(self, tenant: str) -> Iterator[ReconItem]:
-        """The sparse index holds only OPEN items; fetch whole items if it projects keys only."""
-        paginator = self.client.get_paginator("query")
-        with self._aws():
-            for page in paginator.paginate(
-                TableName=self.table,
-                IndexName=OPEN_ITEMS_INDEX,
-                KeyConditionExpression="#gpk = :gpk",
-                ExpressionAttributeNames={"#gpk": OPEN_ITEMS_PARTITION_KEY},
-                ExpressionAttributeValues={":gpk": {"S": f"{OPEN_ITEMS_TENANT_PREFIX}{tenant}"}},
-            ):
-                for raw in page.get("Items", []):
-                    if "record_key" in raw:
-                        yield _recon(raw)
-                        continue
-                    item_id = raw[PARTITION_KEY]["S"].removeprefix(RECON_PREFIX)
-                    full = self.get_item(item_id)
-                    if full is not None and full.status is ReconStatus.OPEN:
-                        yield full
+        self,
+        *,
+        tenant: str | None = None,
+        case: str | None = None,
+        status: ReconStatus | None = None,
+        limit: int,
+        after: str | None = None,
+    ) -> Page[ReconItem]:
+        where = partitions(
+            Kind.ITEM,
+            [s.value for s in ReconStatus],
+            tenant=tenant,
+            case=case,
+            status=status.value if status else None,
+        )
+        return self._page(where, limit=limit, after=after, read=_recon)
 
     # --- plumbing --------------------------------------------------------------------
 
-    def _scan(
-        self, sort: str, filters: Mapping[str, object], *, lease_before: str | None = None
-    ) -> Iterator[Item]:
-        names = {"#sk": SORT_KEY}
-        values: Item = {":sk": {"S": sort}}
-        clauses = ["#sk = :sk"]
-        for i, (attribute, value) in enumerate(filters.items()):
-            if value is None:
-                continue
-            names[f"#f{i}"] = attribute
-            values[f":f{i}"] = {"S": str(value)}
-            clauses.append(f"#f{i} = :f{i}")
-        if lease_before is not None:
-            names["#lease"] = "lease_expires_at"
-            values[":lease"] = {"S": lease_before}
-            clauses.append("#lease < :lease")
-        paginator = self.client.get_paginator("scan")
-        with self._aws():
-            for page in paginator.paginate(
-                TableName=self.table,
-                FilterExpression=" AND ".join(clauses),
-                ExpressionAttributeNames=names,
-                ExpressionAttributeValues=values,
-                ConsistentRead=True,
-            ):
-                yield from page.get("Items", [])
+    def _page(
+        self,
+        where: Sequence[Partition],
+        *,
+        limit: int,
+        after: str | None,
+        read: Callable[[Item], T],
+    ) -> Page[T]:
+        """Merge the partitions (k-way, by sort key): the first ``limit + 1`` entries of
+        each after ``after`` hold the first ``limit + 1`` of their union, so ``limit``
+        bounds the calls, whatever the table holds."""
+        found: list[tuple[str, Item]] = []
+        for partition in where:
+            found += self._range(partition, after, limit + 1)
+        found.sort(key=lambda entry: entry[0])
+        chosen = found[:limit]
+        more = len(found) > limit
+        return Page(tuple(read(raw) for _, raw in chosen), chosen[-1][0] if more else None)
+
+    def _range(self, partition: Partition, after: str | None, want: int) -> list[tuple[str, Item]]:
+        """Up to ``want`` entries of one partition after ``after`` (and before its bound),
+        with their sort keys; filtered partitions read on until ``want`` match."""
+        names = {"#pk": partition.key_attribute, "#sk": partition.sort_attribute}
+        values: Item = {":pk": {"S": partition.key}}
+        condition = "#pk = :pk"
+        if after is not None and partition.before is not None:
+            condition += " AND #sk BETWEEN :after AND :before"  # inclusive: ``after`` dropped
+        elif after is not None:
+            condition += " AND #sk > :after"
+        elif partition.before is not None:
+            condition += " AND #sk < :before"
+        if after is not None:
+            values[":after"] = {"S": after}
+        if partition.before is not None:
+            values[":before"] = {"S": partition.before}
+        if after is None and partition.before is None:
+            del names["#sk"]
+        request: Item = {
+            "TableName": self.table,
+            "IndexName": partition.index,
+            "KeyConditionExpression": condition,
+            "ExpressionAttributeNames": names,
+            "ExpressionAttributeValues": values,
+            "Limit": want,
+        }
+        if partition.filters:
+            clauses = []
+            for i, (attribute, value) in enumerate(partition.filters):
+                names[f"#f{i}"] = attribute
+                values[f":f{i}"] = {"S": value}
+                clauses.append(f"#f{i} = :f{i}")
+            request["FilterExpression"] = " AND ".join(clauses)
+        entries: list[tuple[str, Item]] = []
+        while len(entries) < want:
+            with self._aws():
+                response = self.client.query(**request)
+            for raw in response.get("Items", []):
+                sort = str(raw[partition.sort_attribute]["S"])
+                if sort != after and (partition.before is None or sort < partition.before):
+                    entries.append((sort, raw))
+            start = response.get("LastEvaluatedKey")
+            if not start:
+                break
+            request["ExclusiveStartKey"] = start
+        return entries[:want]
 
     def _transact(self, transaction: list[Item]) -> list[Item] | None:
         """Run the transaction, again after a conflict as ``contention`` says; None when it
@@ -808,6 +851,16 @@ def _record_item(record: Record) -> Item:
     _put_optional(item, "cost", record.cost)
     _put_optional(item, "budget_shard", record.budget_shard)
     _put_optional(item, "terms", json_text(record.terms))
+    lookups = index_attributes(
+        Kind.RECORD,
+        identity=record.key,
+        tenant=record.tenant_id,
+        case=record.case_id,
+        status=record.status.value,
+        created_at=time_text(record.created_at),
+        lease_expires_at=opt_time_text(record.lease_expires_at),
+    )
+    item.update({name: {"S": value} for name, value in lookups.items()})
     return item
 
 
@@ -861,9 +914,15 @@ def _recon_item(item: ReconItem) -> Item:
         "created_at": {"S": time_text(item.created_at)},
         "updated_at": {"S": time_text(item.updated_at)},
     }
-    if item.status is ReconStatus.OPEN:  # the sparse index sees open items only
-        raw[OPEN_ITEMS_PARTITION_KEY] = {"S": f"{OPEN_ITEMS_TENANT_PREFIX}{item.tenant_id}"}
-        raw[OPEN_ITEMS_SORT_KEY] = {"S": f"{time_text(item.created_at)}#{item.item_id}"}
+    lookups = index_attributes(  # open items only in the sparse open-items index
+        Kind.ITEM,
+        identity=item.item_id,
+        tenant=item.tenant_id,
+        case=item.case_id,
+        status=item.status.value,
+        created_at=time_text(item.created_at),
+    )
+    raw.update({name: {"S": value} for name, value in lookups.items()})
     _put_optional(raw, "outcome", item.outcome.value if item.outcome else None)
     _put_optional(raw, "resolved_by", item.resolved_by)
     _put_optional(raw, "note", item.note)
@@ -909,10 +968,12 @@ def create_table(client: DynamoDBClient, table: str) -> None:
         TableName=table,
         BillingMode="PAY_PER_REQUEST",
         AttributeDefinitions=[
-            {"AttributeName": PARTITION_KEY, "AttributeType": "S"},
-            {"AttributeName": SORT_KEY, "AttributeType": "S"},
-            {"AttributeName": OPEN_ITEMS_PARTITION_KEY, "AttributeType": "S"},
-            {"AttributeName": OPEN_ITEMS_SORT_KEY, "AttributeType": "S"},
+            {"AttributeName": name, "AttributeType": "S"}
+            for name in (
+                PARTITION_KEY,
+                SORT_KEY,
+                *sorted({a for keys in GSIS.values() for a in keys}),
+            )
         ],
         KeySchema=[
             {"AttributeName": PARTITION_KEY, "KeyType": "HASH"},
@@ -920,13 +981,14 @@ def create_table(client: DynamoDBClient, table: str) -> None:
         ],
         GlobalSecondaryIndexes=[
             {
-                "IndexName": OPEN_ITEMS_INDEX,
+                "IndexName": name,
                 "KeySchema": [
-                    {"AttributeName": OPEN_ITEMS_PARTITION_KEY, "KeyType": "HASH"},
-                    {"AttributeName": OPEN_ITEMS_SORT_KEY, "KeyType": "RANGE"},
+                    {"AttributeName": hash_key, "KeyType": "HASH"},
+                    {"AttributeName": range_key, "KeyType": "RANGE"},
                 ],
                 "Projection": {"ProjectionType": "ALL"},
             }
+            for name, (hash_key, range_key) in GSIS.items()
         ],
     )
     client.get_waiter("table_exists").wait(TableName=table)

@@ -53,9 +53,11 @@ from stepsaga.ledger.models import (
     check_tenant,
 )
 from stepsaga.ledger.outcomes import ErrorFamily, Settlement, error_family, settlement_for
+from stepsaga.ledger.paging import LedgerPage, decode_token, encode_token
 from stepsaga.ledger.policy import LedgerPolicy
 from stepsaga.ledger.store import Expect, LedgerStore, WriteOutcome, WriteResult
 from stepsaga.ledger.writes import ExtraWrite, Scalar, Writes, checked
+from stepsaga.paging import MAX_LIMIT, check_limit
 
 log = logging.getLogger(__name__)
 
@@ -319,24 +321,71 @@ class Ledger:
         status: Status | str | None = None,
         limit: int | None = None,
     ) -> builtins.list[Record]:
-        """Records matching every given filter, oldest first."""
+        """Records matching every given filter, oldest first: every page (or ``limit``)."""
         if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int)):
             raise InvalidInputError("limit must be an integer", field="limit")
         if limit is not None and limit < 1:
             raise InvalidInputError("limit must be at least 1", field="limit")
-        return self._store.query(tenant=tenant, case=case, status=parse_status(status), limit=limit)
+        wanted = parse_status(status)
+        found: builtins.list[Record] = []
+        after: str | None = None
+        while True:
+            size = MAX_LIMIT if limit is None else min(MAX_LIMIT, limit - len(found))
+            page = self._store.query(
+                tenant=tenant, case=case, status=wanted, limit=size, after=after
+            )
+            found += page.items
+            after = page.after
+            if after is None or (limit is not None and len(found) >= limit):
+                return found
+
+    def page(
+        self,
+        tenant: str | None = None,
+        case: str | None = None,
+        status: Status | str | None = None,
+        limit: int | None = None,
+        next_token: str | None = None,
+    ) -> LedgerPage[Record]:
+        """One page of ``list`` (``limit`` 1 to 1000, default 100); ``next_token`` is the
+        previous page's, with the same filters (else ``InvalidInputError``)."""
+        size = check_limit(limit)
+        wanted = parse_status(status)
+        filters = (tenant, case, wanted.value if wanted else None)
+        after = decode_token("records", filters, next_token)
+        page = self._store.query(tenant=tenant, case=case, status=wanted, limit=size, after=after)
+        return LedgerPage(page.items, encode_token("records", filters, page.after))
 
     # --- sweeping ------------------------------------------------------------------------
 
     def sweep(self) -> builtins.list[Record]:
         """Stale IN_PROGRESS (lease expired more than the grace ago) → UNKNOWN. No refunds."""
+        swept: builtins.list[Record] = []
+        token: str | None = None
+        while True:
+            page = self.sweep_page(limit=MAX_LIMIT, next_token=token)
+            swept += page.items
+            token = page.next_token
+            if token is None:
+                return swept
+
+    def sweep_page(
+        self, limit: int | None = None, next_token: str | None = None
+    ) -> LedgerPage[Record]:
+        """``sweep`` over at most ``limit`` stale claims (default 100): the ones it turned
+        UNKNOWN, and a token to sweep on from the last one looked at."""
+        size = check_limit(limit)
+        after = decode_token("sweep", (), next_token)
         now = self._clock.now()
         swept: builtins.list[Record] = []
-        for record in self._store.stale(lease_expired_before=now - self._policy.sweep_grace):
+        stale = self._store.stale(
+            lease_expired_before=now - self._policy.sweep_grace, limit=size, after=after
+        )
+        for record in stale.items:
             unknown, outcome = self._lease_expired(record, now, "; swept")
             if outcome.result is WriteResult.WRITTEN:
                 swept.append(unknown)
-        return swept
+        return LedgerPage(tuple(swept), encode_token("sweep", (), stale.after))
 
     def abandon(self, key: str, reason: str) -> Record | None:
         """IN_PROGRESS → UNKNOWN whatever its lease: the execution that held the claim was
@@ -455,18 +504,41 @@ class Ledger:
         return self._store.get_item(item_id)
 
     def list_items(
-        self, tenant: str | None = None, status: ReconStatus | str | None = None
+        self,
+        tenant: str | None = None,
+        status: ReconStatus | str | None = None,
+        case: str | None = None,
     ) -> builtins.list[ReconItem]:
-        if status is not None:
-            try:
-                status = ReconStatus(str(status).upper())
-            except ValueError:
-                raise InvalidInputError(
-                    f"unknown item status {status!r}; one of "
-                    + ", ".join(s.value for s in ReconStatus),
-                    field="status",
-                ) from None
-        return self._store.query_items(tenant=tenant, status=status)
+        """Items matching every given filter, oldest first: every page."""
+        wanted = _item_status(status)
+        found: builtins.list[ReconItem] = []
+        after: str | None = None
+        while True:
+            page = self._store.query_items(
+                tenant=tenant, case=case, status=wanted, limit=MAX_LIMIT, after=after
+            )
+            found += page.items
+            after = page.after
+            if after is None:
+                return found
+
+    def page_items(
+        self,
+        tenant: str | None = None,
+        status: ReconStatus | str | None = None,
+        case: str | None = None,
+        limit: int | None = None,
+        next_token: str | None = None,
+    ) -> LedgerPage[ReconItem]:
+        """One page of ``list_items``, as ``page``."""
+        size = check_limit(limit)
+        wanted = _item_status(status)
+        filters = (tenant, case, wanted.value if wanted else None)
+        after = decode_token("items", filters, next_token)
+        page = self._store.query_items(
+            tenant=tenant, case=case, status=wanted, limit=size, after=after
+        )
+        return LedgerPage(page.items, encode_token("items", filters, page.after))
 
     def attach_task_token(self, item_id: str, token: str) -> ReconItem:
         """Remember the Step Functions task token to resume when the item is resolved.
@@ -677,7 +749,7 @@ class Ledger:
         if earlier is None and lowest > 1:
             found = [
                 record
-                for record in self._store.query(tenant=tenant, case=case)
+                for record in self.list(tenant=tenant, case=case)
                 if record.operation == action.operation and record.revision < lowest
             ]
             earlier = max(found, key=lambda record: record.revision, default=None)
@@ -1164,6 +1236,18 @@ def _text(value: object, name: str = "reason") -> str:
     if not isinstance(value, str) or not value.strip():
         raise InvalidInputError(f"{name} must be a non-empty string", field=name)
     return value
+
+
+def _item_status(status: ReconStatus | str | None) -> ReconStatus | None:
+    if status is None:
+        return None
+    try:
+        return ReconStatus(str(status).upper())
+    except ValueError:
+        raise InvalidInputError(
+            f"unknown item status {status!r}; one of " + ", ".join(s.value for s in ReconStatus),
+            field="status",
+        ) from None
 
 
 def parse_status(value: Status | str | None) -> Status | None:

@@ -12,7 +12,7 @@ import os
 import sqlite3
 import threading
 import weakref
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import suppress
 from datetime import datetime
 from pathlib import Path
@@ -28,6 +28,7 @@ from stepsaga.ledger.codec import (
     parse_time,
     time_text,
 )
+from stepsaga.ledger.lookups import position
 from stepsaga.ledger.models import (
     Approval,
     EffectClass,
@@ -38,7 +39,7 @@ from stepsaga.ledger.models import (
     ResolutionAudit,
     Status,
 )
-from stepsaga.ledger.store import Expect, ItemWrite, WriteOutcome, WriteResult
+from stepsaga.ledger.store import Expect, ItemWrite, Page, WriteOutcome, WriteResult
 from stepsaga.ledger.writes import ExtraWrite, Scalar
 from stepsaga.sqlite_wal import enable_wal
 
@@ -47,8 +48,10 @@ T = TypeVar("T")
 SYNCHRONOUS_MODES = ("OFF", "NORMAL", "FULL", "EXTRA")
 #: 2 added ``extra_items`` (``CREATE … IF NOT EXISTS``: a version-1 file upgrades in place);
 #: 3 added the ``terms`` column of ``actions`` (``_MIGRATIONS``); 4 added dual control
-#: (``recon_items.dual_control``, ``recon_items.first_approval``) and the ``audit`` table.
-SCHEMA_VERSION = 4
+#: (``recon_items.dual_control``, ``recon_items.first_approval``) and the ``audit`` table;
+#: 5 the listing indexes (one per filter a listing takes, each ending in its order, so
+#: pages are keyset range reads).
+SCHEMA_VERSION = 5
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS actions (
@@ -75,6 +78,11 @@ CREATE TABLE IF NOT EXISTS actions (
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS actions_in_progress ON actions (lease_expires_at)
     WHERE status = 'IN_PROGRESS';
+CREATE INDEX IF NOT EXISTS actions_by_time ON actions (created_at, key);
+CREATE INDEX IF NOT EXISTS actions_by_tenant ON actions (tenant_id, created_at, key);
+CREATE INDEX IF NOT EXISTS actions_by_tenant_status ON actions (tenant_id, status, created_at, key);
+CREATE INDEX IF NOT EXISTS actions_by_status ON actions (status, created_at, key);
+CREATE INDEX IF NOT EXISTS actions_by_case ON actions (case_id, created_at, key);
 CREATE TABLE IF NOT EXISTS budgets (
     tenant_id TEXT PRIMARY KEY,
     remaining INTEGER NOT NULL
@@ -98,7 +106,12 @@ CREATE TABLE IF NOT EXISTS recon_items (
     dual_control INTEGER NOT NULL DEFAULT 0,
     first_approval TEXT
 ) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS recon_by_tenant ON recon_items (tenant_id, status);
+CREATE INDEX IF NOT EXISTS recon_by_time ON recon_items (created_at, item_id);
+CREATE INDEX IF NOT EXISTS recon_by_tenant_time ON recon_items (tenant_id, created_at, item_id);
+CREATE INDEX IF NOT EXISTS recon_by_tenant_status
+    ON recon_items (tenant_id, status, created_at, item_id);
+CREATE INDEX IF NOT EXISTS recon_by_status ON recon_items (status, created_at, item_id);
+CREATE INDEX IF NOT EXISTS recon_by_case ON recon_items (case_id, created_at, item_id);
 CREATE TABLE IF NOT EXISTS extra_items (
     pk TEXT NOT NULL,
     sk TEXT NOT NULL,
@@ -130,6 +143,7 @@ _MIGRATIONS: dict[int, tuple[str, ...]] = {
         "ALTER TABLE recon_items ADD COLUMN dual_control INTEGER NOT NULL DEFAULT 0",
         "ALTER TABLE recon_items ADD COLUMN first_approval TEXT",
     ),
+    4: ("DROP INDEX IF EXISTS recon_by_tenant",),  # recon_by_tenant_status covers it
 }
 _UPDATE = (
     "UPDATE actions SET "
@@ -367,34 +381,26 @@ class SqliteStore:
         tenant: str | None = None,
         case: str | None = None,
         status: Status | None = None,
-        limit: int | None = None,
-    ) -> list[Record]:
-        where: list[str] = []
-        args: list[Any] = []
-        if tenant is not None:
-            # Keys start with "{tenant}:{case}:", so the primary key serves these filters.
-            prefix = f"{tenant}:" if case is None else f"{tenant}:{case}:"
-            where.append("key >= ? AND key < ?")
-            args += [prefix, prefix[:-1] + ";"]
-        for column, value in (("tenant_id", tenant), ("case_id", case), ("status", status)):
-            if value is not None:
-                where.append(f"{column} = ?")
-                args.append(str(value))
-        sql = _SELECT + (" WHERE " + " AND ".join(where) if where else "")
-        sql += " ORDER BY created_at, key"
-        if limit is not None:
-            sql += " LIMIT ?"
-            args.append(limit)
-        return [_record(row) for row in self._read(sql, args)]
+        limit: int,
+        after: str | None = None,
+    ) -> Page[Record]:
+        filters = {"tenant_id": tenant, "case_id": case, "status": status}
+        sql, args = _keyset(_SELECT, filters, ("created_at", "key"), limit, after)
+        return _paged([_record(row) for row in self._read(sql, args)], limit, _record_position)
 
-    def stale(self, *, lease_expired_before: datetime) -> list[Record]:
-        # The literal status lets SQLite use the partial index of IN_PROGRESS records.
-        rows = self._read(
-            f"{_SELECT} WHERE status = 'IN_PROGRESS' AND lease_expires_at < ? "
-            "ORDER BY lease_expires_at",
-            (time_text(lease_expired_before),),
+    def stale(
+        self, *, lease_expired_before: datetime, limit: int, after: str | None = None
+    ) -> Page[Record]:
+        # The partial index of IN_PROGRESS records, in lease order (the literal status lets
+        # SQLite use it; named, because the status index would otherwise win and sort).
+        select = (
+            f"{_SELECT} INDEXED BY actions_in_progress "
+            "WHERE status = 'IN_PROGRESS' AND lease_expires_at < ?"
         )
-        return [_record(row) for row in rows]
+        sql, args = _keyset(
+            select, {}, ("lease_expires_at", "key"), limit, after, [time_text(lease_expired_before)]
+        )
+        return _paged([_record(row) for row in self._read(sql, args)], limit, _lease_position)
 
     # --- budgets ---------------------------------------------------------------------
 
@@ -480,19 +486,63 @@ class SqliteStore:
         return ResolutionAudit.from_dict(parse_json(rows[0][0]) or {}) if rows else None
 
     def query_items(
-        self, *, tenant: str | None = None, status: ReconStatus | None = None
-    ) -> list[ReconItem]:
-        where: list[str] = []
-        args: list[Any] = []
-        if tenant is not None:
-            where.append("tenant_id = ?")
-            args.append(tenant)
-        if status is not None:
-            where.append("status = ?")
-            args.append(status.value)
-        sql = f"SELECT {_ITEM_COLUMNS} FROM recon_items"
-        sql += (" WHERE " + " AND ".join(where) if where else "") + " ORDER BY created_at, item_id"
-        return [_item(row) for row in self._read(sql, args)]
+        self,
+        *,
+        tenant: str | None = None,
+        case: str | None = None,
+        status: ReconStatus | None = None,
+        limit: int,
+        after: str | None = None,
+    ) -> Page[ReconItem]:
+        filters = {"tenant_id": tenant, "case_id": case, "status": status}
+        select = f"SELECT {_ITEM_COLUMNS} FROM recon_items"
+        sql, args = _keyset(select, filters, ("created_at", "item_id"), limit, after)
+        return _paged([_item(row) for row in self._read(sql, args)], limit, _item_position)
+
+
+def _keyset(
+    select: str,
+    filters: Mapping[str, object],
+    order: tuple[str, str],
+    limit: int,
+    after: str | None,
+    args: list[Any] | None = None,
+) -> tuple[str, list[Any]]:
+    """A page as a range read of the index ending in ``order``: equality filters, then
+    ``order > after`` (a row value), ``limit + 1`` rows to learn whether more follow."""
+    where: list[str] = []
+    values = list(args or [])
+    for column, value in filters.items():
+        if value is not None:
+            where.append(f"{column} = ?")
+            values.append(str(value))
+    if after is not None:
+        at, _, identity = after.partition("#")
+        where.append(f"({order[0]}, {order[1]}) > (?, ?)")
+        values += [at, identity]
+    joiner = " AND " if " WHERE " in select else " WHERE "
+    sql = select + (joiner + " AND ".join(where) if where else "")
+    sql += f" ORDER BY {order[0]}, {order[1]} LIMIT ?"
+    values.append(limit + 1)
+    return sql, values
+
+
+def _paged(rows: list[T], limit: int, position: Callable[[T], str]) -> Page[T]:
+    if len(rows) <= limit:
+        return Page(tuple(rows))
+    return Page(tuple(rows[:limit]), position(rows[limit - 1]))
+
+
+def _record_position(record: Record) -> str:
+    return position(time_text(record.created_at), record.key)
+
+
+def _lease_position(record: Record) -> str:
+    return position(opt_time_text(record.lease_expires_at) or "", record.key)
+
+
+def _item_position(item: ReconItem) -> str:
+    return position(time_text(item.created_at), item.item_id)
 
 
 class _ErrorMapping:

@@ -11,10 +11,22 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from enum import Enum
-from typing import Protocol
+from typing import Generic, Protocol, TypeVar
 
 from stepsaga.ledger.models import ReconItem, ReconStatus, Record, ResolutionAudit, Status
 from stepsaga.ledger.writes import ExtraWrite, Scalar
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Page(Generic[T]):
+    """One page of a listing, in its order. ``after`` is the position (``lookups.position``:
+    ``{time}#{id}``) of the last item when at least one more follows, else None; pass it
+    back as ``after`` for the next page. Both stores use the same positions."""
+
+    items: tuple[T, ...]
+    after: str | None = None
 
 
 class WriteResult(Enum):
@@ -94,13 +106,18 @@ class LedgerStore(Protocol):
         tenant: str | None = None,
         case: str | None = None,
         status: Status | None = None,
-        limit: int | None = None,
-    ) -> list[Record]:
-        """Records matching every given filter, oldest first."""
+        limit: int,
+        after: str | None = None,
+    ) -> Page[Record]:
+        """Records matching every given filter, oldest first (by ``created_at``, then key),
+        at most ``limit``, starting after position ``after``; from an index, never a scan."""
         ...
 
-    def stale(self, *, lease_expired_before: datetime) -> list[Record]:
-        """``IN_PROGRESS`` records whose lease ended before the given time."""
+    def stale(
+        self, *, lease_expired_before: datetime, limit: int, after: str | None = None
+    ) -> Page[Record]:
+        """``IN_PROGRESS`` records whose lease ended before the given time, earliest lease
+        first (positions are ``{lease_expires_at}#{key}``)."""
         ...
 
     def get_budget(self, tenant_id: str) -> int | None: ...
@@ -150,8 +167,16 @@ class LedgerStore(Protocol):
         ...
 
     def query_items(
-        self, *, tenant: str | None = None, status: ReconStatus | None = None
-    ) -> list[ReconItem]: ...
+        self,
+        *,
+        tenant: str | None = None,
+        case: str | None = None,
+        status: ReconStatus | None = None,
+        limit: int,
+        after: str | None = None,
+    ) -> Page[ReconItem]:
+        """Items matching every given filter, oldest first (``created_at``, then id)."""
+        ...
 
     def close(self) -> None: ...
 
@@ -190,12 +215,17 @@ class ForwardingStore:
         tenant: str | None = None,
         case: str | None = None,
         status: Status | None = None,
-        limit: int | None = None,
-    ) -> list[Record]:
-        return self._inner.query(tenant=tenant, case=case, status=status, limit=limit)
+        limit: int,
+        after: str | None = None,
+    ) -> Page[Record]:
+        return self._inner.query(tenant=tenant, case=case, status=status, limit=limit, after=after)
 
-    def stale(self, *, lease_expired_before: datetime) -> list[Record]:
-        return self._inner.stale(lease_expired_before=lease_expired_before)
+    def stale(
+        self, *, lease_expired_before: datetime, limit: int, after: str | None = None
+    ) -> Page[Record]:
+        return self._inner.stale(
+            lease_expired_before=lease_expired_before, limit=limit, after=after
+        )
 
     def get_budget(self, tenant_id: str) -> int | None:
         return self._inner.get_budget(tenant_id)
@@ -229,9 +259,17 @@ class ForwardingStore:
         return self._inner.get_audit(item_id)
 
     def query_items(
-        self, *, tenant: str | None = None, status: ReconStatus | None = None
-    ) -> list[ReconItem]:
-        return self._inner.query_items(tenant=tenant, status=status)
+        self,
+        *,
+        tenant: str | None = None,
+        case: str | None = None,
+        status: ReconStatus | None = None,
+        limit: int,
+        after: str | None = None,
+    ) -> Page[ReconItem]:
+        return self._inner.query_items(
+            tenant=tenant, case=case, status=status, limit=limit, after=after
+        )
 
     def close(self) -> None:
         self._inner.close()

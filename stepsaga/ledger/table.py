@@ -45,3 +45,37 @@ CASE_PREFIX: Final = "CASE#"
 #: Digits of the revision in a pointer's sort key (``MAX_REVISION`` has 7: sort by the
 #: ``revision`` attribute, never by the key).
 POINTER_REVISION_DIGITS: Final = 6
+
+# --- lookups (``stepsaga.ledger.lookups`` decides which index serves which listing) ---------
+#: Records (``R#``) and recon items (``I#``) share these GSIs: an item carries each index's
+#: partition attribute, and all three share the sort attribute ``pos`` =
+#: ``{created_at}#{key or item_id}`` (fixed-width UTC time: sorts as it reads).
+LOOKUP_SORT_KEY: Final = "pos"
+#: ``tpk`` = ``{R|I}#{tenant}#{status}``: a tenant's records/items in one status, by time.
+#: (OPEN items use ``OPEN_ITEMS_INDEX`` instead, which holds them since before this index.)
+BY_TENANT_INDEX: Final = "by-tenant"
+BY_TENANT_PARTITION_KEY: Final = "tpk"
+#: ``spk`` = ``{R|I}#{status}#{shard}``: every tenant's records/items in one status, spread
+#: over ``LOOKUP_SHARDS`` partitions so no single key takes every claim's write.
+BY_STATUS_INDEX: Final = "by-status"
+BY_STATUS_PARTITION_KEY: Final = "spk"
+#: ``cpk`` = ``{R|I}#{case_id}``: one case's records/items (any tenant sharing the case id).
+BY_CASE_INDEX: Final = "by-case"
+BY_CASE_PARTITION_KEY: Final = "cpk"
+#: Sparse: only ``IN_PROGRESS`` records with a lease: ``lpk`` = ``L#{shard}``, ``lsk`` =
+#: ``{lease_expires_at}#{key}``; the sweep queries ``lsk < cutoff`` in every shard.
+LEASES_INDEX: Final = "leases"
+LEASES_PARTITION_KEY: Final = "lpk"
+LEASES_SORT_KEY: Final = "lsk"
+#: Partitions per "all tenants" key (status, leases): 4 times DynamoDB's 1,000 writes/s per
+#: partition key, and 4 Queries per status a listing without ``--tenant`` fans out to.
+LOOKUP_SHARDS: Final = 4
+#: Every GSI: name → (partition key, sort key) attribute, all strings, projecting ALL; the
+#: CDK construct, ``create_table`` and the grants (``dynamodb:Query`` on exactly these) read it.
+GSIS: Final[dict[str, tuple[str, str]]] = {
+    OPEN_ITEMS_INDEX: (OPEN_ITEMS_PARTITION_KEY, OPEN_ITEMS_SORT_KEY),
+    BY_TENANT_INDEX: (BY_TENANT_PARTITION_KEY, LOOKUP_SORT_KEY),
+    BY_STATUS_INDEX: (BY_STATUS_PARTITION_KEY, LOOKUP_SORT_KEY),
+    BY_CASE_INDEX: (BY_CASE_PARTITION_KEY, LOOKUP_SORT_KEY),
+    LEASES_INDEX: (LEASES_PARTITION_KEY, LEASES_SORT_KEY),
+}

@@ -48,8 +48,12 @@ def test_one_case_id_under_two_tenants_shares_no_record_result_or_item(tmp_path:
         views[tenant] = cli(home, "start", str(case), "--faults", str(faults), "--json").json()
         assert views[tenant]["outcome"] == "awaiting_reconciliation"
 
-    records = {t: cli(home, "ledger", "list", "--tenant", t, "--json").json() for t in TENANTS}
-    items = {t: cli(home, "recon", "list", "--tenant", t, "--json").json() for t in TENANTS}
+    records = {
+        t: cli(home, "ledger", "list", "--tenant", t, "--json").json()["records"] for t in TENANTS
+    }
+    items = {
+        t: cli(home, "recon", "list", "--tenant", t, "--json").json()["items"] for t in TENANTS
+    }
     effects = {t: cli(home, "sim", "effects", "--tenant", t, "--json").json() for t in TENANTS}
     for tenant in TENANTS:
         assert records[tenant], tenant
@@ -90,7 +94,7 @@ def test_one_case_id_under_two_tenants_shares_no_record_result_or_item(tmp_path:
     assert resolved["execution"]["outcome"] == "completed"
     other = cli(home, "status", "CASE-1001", "--tenant", "globex", "--json").json()
     assert other["outcome"] == "awaiting_reconciliation"
-    still = cli(home, "recon", "list", "--tenant", "globex", "--json").json()
+    still = cli(home, "recon", "list", "--tenant", "globex", "--json").json()["items"]
     assert [i["status"] for i in still] == ["OPEN"]
 
 

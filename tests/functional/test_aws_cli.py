@@ -95,10 +95,10 @@ def test_recon_json_equals_the_local_backend(aws: FakeAws, home: StateHome, tmp_
     aws.copy_ledger(local.records, local.items)
     local_items = json.loads(
         runner.invoke(app, ["--home", str(home.root), "recon", "list", "--json"]).stdout
-    )
+    )["items"]
     listed = aws_cli(_env(aws), "recon", "list", "--json")
     assert listed.code == 0, listed.err
-    assert listed.json() == local_items
+    assert listed.json()["items"] == local_items
     shown = aws_cli(_env(aws), "recon", "show", local_items[0]["id"], "--json")
     assert shown.json() == local_items[0]
 
@@ -279,7 +279,8 @@ def test_ledger_commands_use_the_stacks_table(aws: FakeAws) -> None:
     aws.ledger().perform(action, lambda claim: {"refund_id": "R-1"})
     listed = aws_cli({}, "ledger", "list", "--json", root=("--stack", STACK))
     assert listed.code == 0, listed.err
-    assert [(r["key"], r["status"]) for r in listed.json()] == [(action.key, "COMPLETED")]
+    records = listed.json()["records"]
+    assert [(r["key"], r["status"]) for r in records] == [(action.key, "COMPLETED")]
     unconfigured = aws_cli({}, "ledger", "list")
     assert unconfigured.code == 2
     assert len(unconfigured.err.splitlines()) == 1
@@ -300,7 +301,7 @@ def test_stack_is_read_in_aws_region_not_only_aws_default_region(aws: FakeAws) -
     env = {"AWS_REGION": "eu-west-1", "STEPSAGA_AWS_WAIT_SECONDS": "0"}
     listed = aws_cli(env, "recon", "list", "--json", root=("--stack", "stepsaga-dev-eu"))
     assert listed.code == 0, listed.err
-    assert listed.json() == []
+    assert listed.json() == {"items": [], "next_token": None}
     # Without AWS_REGION, AWS_DEFAULT_REGION (us-east-1 here) is where the stack is looked for.
     missing = aws_cli(
         {"STEPSAGA_AWS_WAIT_SECONDS": "0"}, "recon", "list", root=("--stack", "stepsaga-dev-eu")

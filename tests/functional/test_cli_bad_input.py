@@ -224,7 +224,7 @@ def test_unknown_names_on_an_empty_home(home: StateHome, args: list[str]) -> Non
 
 def test_reads_of_an_empty_home_write_nothing(home: StateHome) -> None:
     result = cli(home, "recon", "list", "--json")
-    assert (result.code, result.json()) == (0, [])
+    assert (result.code, result.json()) == (0, {"items": [], "next_token": None})
     assert files(home) == []
 
 

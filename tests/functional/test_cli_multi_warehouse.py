@@ -77,7 +77,7 @@ def test_a_rejected_branch_undoes_every_applied_effect_exactly_once(
     assert ops == Counter({"reserve": 3, "release": 3, "refund": 1})
     released = {key for op, key in effects if op == "release"}
     assert released == {_key(f"reserve_line#{line}:compensate:release_line") for line in LINES}
-    items = cli(home, "recon", "list", "--json").json()
+    items = cli(home, "recon", "list", "--json").json()["items"]
     assert [(i["step"], i["action_key"]) for i in items] == [
         ("RefundPayment", _key("refund_payment"))
     ]
@@ -96,7 +96,7 @@ def test_a_rejected_refund_releases_the_lines_and_escalates_the_shipment(
     assert (view["status"], view["outcome"]) == ("FAILED", "compensated")
     ops = Counter(op for op, _ in _effects(home).elements())
     assert ops == Counter({"reserve": 3, "release": 3, "create_shipment": 1})
-    items = cli(home, "recon", "list", "--json").json()
+    items = cli(home, "recon", "list", "--json").json()["items"]
     assert [i["step"] for i in items] == ["CreateShipment"]
 
 

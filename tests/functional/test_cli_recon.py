@@ -58,7 +58,8 @@ def test_recon_list_and_show_json(home: StateHome, tmp_path: Path) -> None:
     view = _waiting_case(home, tmp_path)
     listed = cli(home, "recon", "list", "--json")
     assert listed.code == 0
-    items = listed.json()
+    assert listed.json()["next_token"] is None
+    items = listed.json()["items"]
     assert [item["id"] for item in items] == view["open_items"]
     item = items[0]
     assert set(item) == ITEM_KEYS
@@ -74,9 +75,9 @@ def test_recon_list_and_show_json(home: StateHome, tmp_path: Path) -> None:
     shown = cli(home, "recon", "show", item["id"], "--json")
     assert shown.code == 0
     assert shown.json() == item
-    assert cli(home, "recon", "list", "--status", "resolved", "--json").json() == []
-    assert cli(home, "recon", "list", "--tenant", "globex", "--json").json() == []
-    assert len(cli(home, "recon", "list", "--status", "all", "--json").json()) == 1
+    assert cli(home, "recon", "list", "--status", "resolved", "--json").json()["items"] == []
+    assert cli(home, "recon", "list", "--tenant", "globex", "--json").json()["items"] == []
+    assert len(cli(home, "recon", "list", "--status", "all", "--json").json()["items"]) == 1
 
 
 def test_recon_tables(home: StateHome, tmp_path: Path) -> None:
@@ -264,13 +265,13 @@ def test_recon_list_by_case_and_limit(home: StateHome, tmp_path: Path) -> None:
         case = write_case(tmp_path, case_id)
         started = cli(home, "start", str(case), "--faults", str(UNVERIFIABLE), "--json")
         assert started.json()["outcome"] == "awaiting_reconciliation", started.err
-    every = cli(home, "recon", "list", "--json").json()
+    every = cli(home, "recon", "list", "--json").json()["items"]
     assert [item["case_id"] for item in every] == ["CASE-2001", "CASE-2002", "CASE-2003"]
-    only = cli(home, "recon", "list", "--case", "CASE-2002", "--json").json()
+    only = cli(home, "recon", "list", "--case", "CASE-2002", "--json").json()["items"]
     assert [item["case_id"] for item in only] == ["CASE-2002"]
-    oldest = cli(home, "recon", "list", "--limit", "2", "--json").json()
+    oldest = cli(home, "recon", "list", "--limit", "2", "--json").json()["items"]
     assert oldest == every[:2]
-    assert cli(home, "recon", "list", "--case", "CASE-404", "--json").json() == []
+    assert cli(home, "recon", "list", "--case", "CASE-404", "--json").json()["items"] == []
     refused = cli(home, "recon", "list", "--limit", "0")
     assert refused.code == 2
 

@@ -48,7 +48,7 @@ def test_a_changed_refund_waits_for_a_person_who_reads_the_change(
     view = cli(home, "start", changed, "--json").json()
     assert view["outcome"] == "awaiting_reconciliation"
     assert effects(home) == {"reserve": 1, "refund": 1, "create_shipment": 1}
-    (item,) = cli(home, "recon", "list", "--json").json()
+    (item,) = cli(home, "recon", "list", "--json").json()["items"]
     assert item["reason"].startswith("revision conflict")
     assert item["evidence"]["last_error"]["message"] == (
         "revision 2 changes refund_payment already applied under revision 1: "
@@ -88,7 +88,7 @@ def test_stop_closes_the_case_and_its_uncertain_shipment_goes_to_a_person(
     )
     assert view["cause"] == "stopped by ops@acme.example: customer cancelled"
     assert view["waiting_for"] == []
-    (item,) = cli(home, "recon", "list", "--json").json()
+    (item,) = cli(home, "recon", "list", "--json").json()["items"]
     assert item["waiting"] is False  # open, still to decide, but nothing waits on it
     assert view["open_items"] == [item["id"]]
     # Stopped: never redriven, and stopping again changes nothing.
@@ -103,7 +103,7 @@ def test_stop_closes_the_case_and_its_uncertain_shipment_goes_to_a_person(
     second = cli(home, "start", _revision(tmp_path, 2), "--json").json()
     assert second["outcome"] == "awaiting_reconciliation"
     assert effects(home) == {"reserve": 1, "refund": 1, "create_shipment": 1}
-    reasons = sorted(i["reason"] for i in cli(home, "recon", "list", "--json").json())
+    reasons = sorted(i["reason"] for i in cli(home, "recon", "list", "--json").json()["items"])
     assert reasons[-1].startswith("revision conflict")
 
 

@@ -122,7 +122,7 @@ def test_a_bad_resolution_is_one_line_and_changes_nothing(
         )
         assert response.status_code == 400
         assert message in response.text
-    listed = cli(home, "recon", "list", "--case", "CASE-2", "--json").json()
+    listed = cli(home, "recon", "list", "--case", "CASE-2", "--json").json()["items"]
     assert [i["status"] for i in listed] == [ReconStatus.OPEN.value]
 
 

@@ -105,7 +105,7 @@ def test_a_rejected_step_is_compensated(project: Path) -> None:
     )
     assert view["outcome"] == "compensated"
     assert effects(project) == {"charge_card": 1, "provision_seat": 1, "deprovision_seat": 1}
-    items = ok(stepsaga(project, "recon", "list", "--json"))
+    items = ok(stepsaga(project, "recon", "list", "--json"))["items"]
     assert [item["reason"] for item in items] == ["escalated: card charged, seats not provisioned"]
 
 
@@ -121,7 +121,7 @@ def test_an_uncertain_step_waits_for_a_person_then_completes(project: Path) -> N
     )
     assert view["outcome"] == "awaiting_reconciliation"
     assert view["waiting_for"] == ["AwaitDecisionProvisionSeat"]
-    (item,) = ok(stepsaga(project, "recon", "list", "--json"))
+    (item,) = ok(stepsaga(project, "recon", "list", "--json"))["items"]
     assert item["action_key"] == f"{KEY}:provision_seat"
 
     resolved = ok(
@@ -169,7 +169,7 @@ def test_a_verb_aimed_at_an_undeclared_saga_exits_2(project: Path) -> None:
         project, "start", "examples/case.json", "--json", UPGRADE_FAULT="provision_seat:uncertain"
     )
     assert ok(waiting)["outcome"] == "awaiting_reconciliation"
-    (item,) = ok(stepsaga(project, "recon", "list", "--json"))
+    (item,) = ok(stepsaga(project, "recon", "list", "--json"))["items"]
     pyproject = project / "pyproject.toml"
     pyproject.write_text(
         pyproject.read_text().replace(

@@ -9,6 +9,7 @@ from aws_cdk.assertions import Match
 
 from stepsaga import deployment
 from stepsaga.cdk.access import OPERATOR
+from stepsaga.ledger.table import GSIS
 from tests.infra.conftest import Synthesized
 
 
@@ -54,6 +55,7 @@ def test_every_statement_is_allow_with_exact_actions(synthesized: Synthesized) -
     deletes = {sid for sid, s in statements.items() if "dynamodb:DeleteItem" in _actions(s)}
     assert deletes == {"ReplaceTenantBudgets"}
     assert not any(a.startswith(("iam:", "kms:")) for a in granted)
+    assert "dynamodb:Scan" not in granted, "every listing is an index Query"
     assert "states:StartExecution" not in granted
 
 
@@ -64,13 +66,21 @@ def test_resources_are_this_deployments_arns(synthesized: Synthesized) -> None:
     (table_id,) = synthesized.resources("AWS::DynamoDB::Table")
     prefix = "arn:{AWS::Partition}:"
     where = "{AWS::Region}:{AWS::AccountId}"
-    resources = {sid: _joined(s["Resource"]) for sid, s in statements.items()}
+    resources = {
+        sid: sorted(_joined(r) for r in s["Resource"])
+        if isinstance(s["Resource"], list)
+        else _joined(s["Resource"])
+        for sid, s in statements.items()
+    }
     assert resources == {
         "ReadTheStacksOutputs": f"{prefix}cloudformation:{where}:stack/{stack_name}/*",
         "FindAndResumeCases": f"{prefix}states:{where}:stateMachine:{machine_name}",
         "FollowAndRedriveExecutions": f"{prefix}states:{where}:execution:{machine_name}:*",
         "ReadAndResolveTheLedger": "{" + f"{table_id}.Arn" + "}",
-        "QueryTheLedgerIndexes": "{" + f"{table_id}.Arn" + "}/index/*",
+        # Exactly the lookup indexes (no index/*): recon list, ledger list and sweep Query them.
+        "QueryTheLedgerIndexes": sorted(
+            "{" + f"{table_id}.Arn" + "}" + f"/index/{index}" for index in GSIS
+        ),
         "ReplaceTenantBudgets": "{" + f"{table_id}.Arn" + "}",
         "FindCasesByTheirPointers": "{" + f"{table_id}.Arn" + "}",
     }

@@ -98,7 +98,12 @@ def test_access_lists_only_known_actions() -> None:
         FunctionAccess(table_actions=("dynamodb:DeleteTable",))
     with pytest.raises(ValueError, match="only Query and Scan read an index"):
         FunctionAccess(index_actions=("dynamodb:GetItem",))
-    assert FunctionAccess(index_actions=(QUERY,)).index_actions == (QUERY,)
+    with pytest.raises(ValueError, match="index_actions and indexes go together"):
+        FunctionAccess(index_actions=(QUERY,))
+    with pytest.raises(ValueError, match="'by-nothing': not an index"):
+        FunctionAccess(index_actions=(QUERY,), indexes=("by-nothing",))
+    access = FunctionAccess(index_actions=(QUERY,), indexes=("by-case",))
+    assert (access.index_actions, access.indexes) == ((QUERY,), ("by-case",))
 
 
 def test_saga_names_must_fit_stack_names() -> None:

@@ -70,15 +70,17 @@ def test_table_layout_ttl_pitr_encryption_and_sparse_index(synthesized: Synthesi
                 "PointInTimeRecoverySpecification": {"PointInTimeRecoveryEnabled": True},
                 # SSEEnabled without a key id: KMS with the AWS-managed alias/aws/dynamodb.
                 "SSESpecification": {"SSEEnabled": True, "KMSMasterKeyId": Match.absent()},
+                # Exactly the layout's indexes (the lookups), each projecting everything.
                 "GlobalSecondaryIndexes": [
                     {
-                        "IndexName": layout.OPEN_ITEMS_INDEX,
+                        "IndexName": name,
                         "KeySchema": [
-                            {"AttributeName": layout.OPEN_ITEMS_PARTITION_KEY, "KeyType": "HASH"},
-                            {"AttributeName": layout.OPEN_ITEMS_SORT_KEY, "KeyType": "RANGE"},
+                            {"AttributeName": partition, "KeyType": "HASH"},
+                            {"AttributeName": sort, "KeyType": "RANGE"},
                         ],
                         "Projection": {"ProjectionType": "ALL"},
                     }
+                    for name, (partition, sort) in layout.GSIS.items()
                 ],
                 # The dev stage: no deletion protection, the table goes with the stack.
                 "DeletionProtectionEnabled": False,

@@ -45,9 +45,10 @@ from stepsaga.backends.assemble import (
     CaseIdentity,
     execution_view,
     item_view,
-    item_views,
     listed_summary,
     planned_actions,
+    recon_list,
+    recon_page,
 )
 from stepsaga.backends.aws.clients import Clients, SessionClients
 from stepsaga.backends.aws.errors import aws_call
@@ -85,6 +86,7 @@ from stepsaga.backends.views import (
     ExecutionView,
     ReconFilter,
     ReconItemView,
+    ReconPage,
     ResolutionView,
 )
 from stepsaga.case import ApprovedCase
@@ -404,9 +406,20 @@ class AwsBackend:
         case: str | None = None,
         limit: int | None = None,
     ) -> list[ReconItemView]:
-        wanted = None if status is ReconFilter.ALL else ReconStatus(status.value.upper())
-        items = self.ledger.list_items(tenant=tenant, status=wanted)
-        return item_views(items, case=case, limit=limit)
+        return recon_list(self.ledger, status=status, tenant=tenant, case=case, limit=limit)
+
+    def recon_page(
+        self,
+        *,
+        status: ReconFilter = ReconFilter.OPEN,
+        tenant: str | None = None,
+        case: str | None = None,
+        limit: int | None = None,
+        next_token: str | None = None,
+    ) -> ReconPage:
+        return recon_page(
+            self.ledger, status=status, tenant=tenant, case=case, limit=limit, next_token=next_token
+        )
 
     def recon_show(self, item_id: str) -> ReconItemView:
         item = self.ledger.get_item(item_id)

@@ -59,7 +59,7 @@ def used_home(home: StateHome) -> StateHome:
 def test_list_json(used_home: StateHome) -> None:
     code, out, _ = ledger_cli(used_home, "list", "--json")
     assert code == 0
-    records = json.loads(out)
+    records = json.loads(out)["records"]
     assert [r["operation"] for r in records] == [
         "reserve_stock",
         "refund_payment",
@@ -72,13 +72,13 @@ def test_list_json(used_home: StateHome) -> None:
 
 def test_list_filters(used_home: StateHome) -> None:
     _, out, _ = ledger_cli(used_home, "list", "--case", "CASE-2", "--json")
-    assert [r["operation"] for r in json.loads(out)] == ["refund_payment"]
+    assert [r["operation"] for r in json.loads(out)["records"]] == ["refund_payment"]
     _, out, _ = ledger_cli(used_home, "list", "--status", "in_progress", "--json")
-    assert [r["operation"] for r in json.loads(out)] == ["create_shipment"]
+    assert [r["operation"] for r in json.loads(out)["records"]] == ["create_shipment"]
     _, out, _ = ledger_cli(used_home, "list", "--tenant", "globex", "--json")
-    assert json.loads(out) == []
+    assert json.loads(out) == {"records": [], "next_token": None}
     _, out, _ = ledger_cli(used_home, "list", "--limit", "1", "--json")
-    assert len(json.loads(out)) == 1
+    assert len(json.loads(out)["records"]) == 1
 
 
 def test_list_table(used_home: StateHome, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -91,7 +91,7 @@ def test_list_table(used_home: StateHome, monkeypatch: pytest.MonkeyPatch) -> No
 
 def test_list_of_a_home_without_a_ledger_creates_nothing(home: StateHome) -> None:
     code, out, _ = ledger_cli(home, "list", "--json")
-    assert (code, json.loads(out)) == (0, [])
+    assert (code, json.loads(out)) == (0, {"records": [], "next_token": None})
     code, out, _ = ledger_cli(home, "list")
     assert (code, out.strip()) == (0, "no ledger records")
     assert not home.ledger_path.exists()
@@ -118,8 +118,8 @@ def test_show_of_a_missing_key_is_exit_2(used_home: StateHome) -> None:
 def test_sweep(used_home: StateHome) -> None:
     code, out, _ = ledger_cli(used_home, "sweep", "--json")
     assert code == 0
-    assert [r["operation"] for r in json.loads(out)] == ["create_shipment"]
-    assert json.loads(out)[0]["status"] == "UNKNOWN"
+    assert [r["operation"] for r in json.loads(out)["swept"]] == ["create_shipment"]
+    assert json.loads(out)["swept"][0]["status"] == "UNKNOWN"
     code, out, _ = ledger_cli(used_home, "sweep")
     assert (code, out.strip()) == (0, "no stale claims")
 
@@ -189,7 +189,9 @@ def test_dynamodb_url(home: StateHome) -> None:
             ledger.perform(make_action(), Counter())
         code, out, _ = ledger_cli(home, "list", "--url", url, "--json")
         assert code == 0
-        assert [r["key"] for r in json.loads(out)] == ["acme:CASE-1001:r1:refund_payment"]
+        assert [r["key"] for r in json.loads(out)["records"]] == [
+            "acme:CASE-1001:r1:refund_payment"
+        ]
         code, out, _ = ledger_cli(home, "show", "acme:CASE-1001:r1:refund_payment", "--url", url)
         assert code == 0
 

@@ -1,0 +1,47 @@
+"""Every SQLite listing is a range read of an index in the listing's order (``EXPLAIN
+QUERY PLAN``): no table scan, no sort of the matching rows, whatever the filters."""
+
+from __future__ import annotations
+
+import sqlite3
+from datetime import UTC, datetime
+from pathlib import Path
+
+from stepsaga.ledger.models import ReconStatus, Status
+from stepsaga.ledger.sqlite import SqliteStore
+from stepsaga.testing.bulk import history
+
+NOW = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
+AFTER = "2026-11-29T11:00:00.000000Z#tenant-1:CASE-1:r1:reserve_stock"
+
+
+def test_every_listing_reads_an_index_in_order(tmp_path: Path) -> None:
+    path = tmp_path / "ledger.sqlite3"
+    store = SqliteStore(path)
+    records, items = history(50, now=NOW)
+    store.bulk_insert(records)
+    for item in items:
+        store.put_item(item, expect=None)
+    ran: list[str] = []
+    store._conn().set_trace_callback(ran.append)  # the SQL the store runs, values bound
+    for after in (None, AFTER):
+        store.query(limit=5, after=after)
+        store.query(tenant="tenant-1", limit=5, after=after)
+        store.query(tenant="tenant-1", status=Status.FAILED, limit=5, after=after)
+        store.query(status=Status.UNKNOWN, limit=5, after=after)
+        store.query(case="CASE-3", limit=5, after=after)
+        store.query(tenant="tenant-1", case="CASE-3", limit=5, after=after)
+        store.stale(lease_expired_before=NOW, limit=5, after=after)
+        store.query_items(limit=5, after=after)
+        store.query_items(tenant="tenant-0", limit=5, after=after)
+        store.query_items(tenant="tenant-0", status=ReconStatus.OPEN, limit=5, after=after)
+        store.query_items(status=ReconStatus.RESOLVED, limit=5, after=after)
+        store.query_items(case="CASE-5", limit=5, after=after)
+    selects = [sql for sql in ran if sql.startswith("SELECT")]
+    assert len(selects) == 24
+    with sqlite3.connect(path) as conn:
+        for sql in selects:
+            plan = [row[3] for row in conn.execute(f"EXPLAIN QUERY PLAN {sql}")]
+            assert len(plan) == 1, (sql, plan)  # one step: no temp B-tree for ORDER BY
+            assert "USING INDEX" in plan[0] or "USING COVERING INDEX" in plan[0], (sql, plan)
+    store.close()
