@@ -84,7 +84,7 @@ def test_start_shows_progress_and_a_table(home: StateHome, tmp_path: Path) -> No
     result = cli(home, "start", str(write_case(tmp_path)), "--faults", str(faults))
     assert result.code == 0, result.err
     out = result.out
-    for state in ("→ Prepare", "→ ReserveStock", "→ RefundPayment", "→ Completed"):
+    for state in ("→ ReserveStock", "→ RefundPayment", "→ CreateShipment"):
         assert state in out
     assert "✗ TransientError" in out
     assert "↻ retry 1 of RefundPayment in" in out
