@@ -12,6 +12,8 @@ this app's own configuration, passed to its functions as their environment
 - ``reserved_concurrency`` (default none): reserved concurrency of each saga function.
 - ``overdue_reconciliation_hours`` (default 24): age at which an OPEN item raises an alarm.
 - ``bundling`` (default ``pip``): ``sources`` skips pip (synth-only checks, offline).
+- ``ledger_indexes`` (default: all): how many of the ledger table's indexes to declare,
+  for upgrading a stack one index per deploy (docs/lookups.md).
 - ``inventory_url``, ``payments_url``, ``shipping_url`` (required): base URLs of the
   downstream services the saga functions call over HTTPS (``ServiceEndpoints``);
   ``allow_insecure_service_urls`` (default false) also accepts ``http://``;
@@ -161,6 +163,9 @@ class StageConfig:
                 else _int(node, "reserved_concurrency", 0),
                 overdue_reconciliation_hours=_int(node, "overdue_reconciliation_hours", 24),
                 bundling=mode,
+                ledger_indexes=None
+                if _text(node, "ledger_indexes") is None
+                else _int(node, "ledger_indexes", 0),
             )
         except DeploymentError as exc:
             raise ContextError(str(exc)) from None

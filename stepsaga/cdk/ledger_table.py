@@ -22,7 +22,9 @@ from stepsaga.ledger import table as layout
 class LedgerTable(Construct):
     """The ledger table: on demand, TTL, point-in-time recovery, the lookup indexes."""
 
-    def __init__(self, scope: Construct, construct_id: str, *, protected: bool) -> None:
+    def __init__(
+        self, scope: Construct, construct_id: str, *, protected: bool, indexes: int | None = None
+    ) -> None:
         super().__init__(scope, construct_id)
         self.table = dynamodb.Table(
             self,
@@ -44,7 +46,7 @@ class LedgerTable(Construct):
         # One GSI per entry of the layout's table (``lookups.py`` says which listing each
         # serves). CloudFormation adds or deletes one GSI per stack update: a stack from
         # before the lookups adds them over several deploys (docs/lookups.md).
-        for name, (partition, sort) in layout.GSIS.items():
+        for name, (partition, sort) in list(layout.GSIS.items())[:indexes]:
             self.table.add_global_secondary_index(
                 index_name=name,
                 partition_key=dynamodb.Attribute(

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Final
 
 from stepsaga.auto_redrive import AutoRedrive
 from stepsaga.deployment import DEFAULT_STAGE
+from stepsaga.ledger.table import GSIS
 from stepsaga.signing import SignedService
 
 if TYPE_CHECKING:
@@ -86,6 +87,10 @@ class StageSettings:
     #: The automatic, bounded redrive of technical failures (``stepsaga.cdk.auto_redrive``);
     #: None turns it off (every technical failure then waits for ``stepsaga redrive``).
     auto_redrive: AutoRedrive | None = field(default_factory=AutoRedrive)
+    #: How many of the ledger's indexes (``stepsaga.ledger.table.GSIS``, in order) the
+    #: table declares; None: all. CloudFormation adds one GSI per stack update, so a stack
+    #: deployed with fewer steps up one deploy at a time (docs/lookups.md).
+    ledger_indexes: int | None = None
 
     def __post_init__(self) -> None:
         if not _STAGE.match(self.stage):
@@ -102,6 +107,10 @@ class StageSettings:
             )
         if self.overdue_reconciliation_hours < 1:
             raise DeploymentError("overdue_reconciliation_hours: at least 1")
+        if self.ledger_indexes is not None and not 1 <= self.ledger_indexes <= len(GSIS):
+            raise DeploymentError(
+                f"ledger_indexes {self.ledger_indexes}: 1 to {len(GSIS)}, or unset for all"
+            )
 
     @classmethod
     def for_stage(cls, stage: str = DEFAULT_STAGE, **overrides: object) -> StageSettings:

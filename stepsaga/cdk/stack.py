@@ -98,7 +98,9 @@ class SagaResources(Construct):
         removal = RemovalPolicy.RETAIN if protected else RemovalPolicy.DESTROY
         retention = _RETENTION[settings.log_retention_days]
         self.key = StackKey(self, "Encryption", removal_policy=removal).key
-        self.ledger = LedgerTable(self, "Ledger", protected=protected)
+        self.ledger = LedgerTable(
+            self, "Ledger", protected=protected, indexes=settings.ledger_indexes
+        )
         self.topic = ReconciliationTopic(
             self,
             "Reconciliation",
