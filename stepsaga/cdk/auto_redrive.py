@@ -25,7 +25,6 @@ from aws_cdk import aws_events_targets as targets
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_lambda_event_sources as sources
-from aws_cdk import aws_sqs as sqs
 from cdk_nag import NagSuppressions
 from constructs import Construct
 
@@ -33,6 +32,7 @@ from stepsaga import auto_redrive, deployment
 from stepsaga.auto_redrive import AutoRedrive
 from stepsaga.cdk.access import GET_ITEM, FunctionAccess
 from stepsaga.cdk.function import SagaFunction, SharedResources, state_machine_arn
+from stepsaga.cdk.queues import FeedQueues
 from stepsaga.cdk.saga_deployment import SagaDeployment
 
 __all__ = ["AUTO_REDRIVE_HANDLER", "MAX_RECEIVES", "REDRIVER_ACCESS", "SagaAutoRedrive"]
@@ -59,26 +59,15 @@ class SagaAutoRedrive(Construct):
         settings: AutoRedrive,
     ) -> None:
         super().__init__(scope, construct_id)
-        self.dead_letters = sqs.Queue(
-            self,
-            "DeadLetters",
-            encryption=sqs.QueueEncryption.SQS_MANAGED,
-            enforce_ssl=True,
-            retention_period=Duration.days(14),
-        )
-        self.queue = sqs.Queue(
+        queues = FeedQueues(
             self,
             "FailedExecutions",
-            encryption=sqs.QueueEncryption.SQS_MANAGED,
-            enforce_ssl=True,
-            # AWS's advice for a Lambda event source: at least 6x the function's timeout.
-            visibility_timeout=Duration.seconds(_TIMEOUT.to_seconds() * 6),
+            function_timeout=_TIMEOUT,
+            max_receives=MAX_RECEIVES,
             # Events of the last 14 days: past that, Step Functions refuses the redrive.
-            retention_period=Duration.days(14),
-            dead_letter_queue=sqs.DeadLetterQueue(
-                queue=self.dead_letters, max_receive_count=MAX_RECEIVES
-            ),
+            retention=Duration.days(14),
         )
+        self.dead_letters, self.queue = queues.dead_letters, queues.queue
         machine_arn = state_machine_arn(self, state_machine_name)
         pattern = auto_redrive.event_pattern(machine_arn)
         self.rule = events.Rule(

@@ -18,13 +18,13 @@ from aws_cdk import ArnFormat, Duration, Stack
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_lambda_event_sources as sources
-from aws_cdk import aws_sqs as sqs
 from cdk_nag import NagSuppressions
 from constructs import Construct
 
 from stepsaga import deployment, ingress
 from stepsaga.cdk.access import FunctionAccess
 from stepsaga.cdk.function import SagaFunction, SharedResources
+from stepsaga.cdk.queues import FeedQueues
 from stepsaga.cdk.saga_deployment import SagaDeployment
 
 __all__ = ["INGRESS_HANDLER", "MAX_RECEIVES", "SagaIngress"]
@@ -51,24 +51,10 @@ class SagaIngress(Construct):
         """``start_arn``: where cases start (the state machine's ``live`` alias), else the
         state machine itself."""
         super().__init__(scope, construct_id)
-        self.dead_letters = sqs.Queue(
-            self,
-            "DeadLetters",
-            encryption=sqs.QueueEncryption.SQS_MANAGED,
-            enforce_ssl=True,
-            retention_period=Duration.days(14),
+        queues = FeedQueues(
+            self, "Cases", function_timeout=_STARTER_TIMEOUT, max_receives=MAX_RECEIVES
         )
-        self.queue = sqs.Queue(
-            self,
-            "Cases",
-            encryption=sqs.QueueEncryption.SQS_MANAGED,
-            enforce_ssl=True,
-            # AWS's advice for a Lambda event source: at least 6x the function's timeout.
-            visibility_timeout=Duration.seconds(_STARTER_TIMEOUT.to_seconds() * 6),
-            dead_letter_queue=sqs.DeadLetterQueue(
-                queue=self.dead_letters, max_receive_count=MAX_RECEIVES
-            ),
-        )
+        self.dead_letters, self.queue = queues.dead_letters, queues.queue
         stack = Stack.of(self)
         machine_arn = stack.format_arn(
             service="states",
