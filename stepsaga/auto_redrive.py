@@ -102,12 +102,16 @@ DETAIL_TYPE: Final = "Step Functions Execution Status Change"
 
 def event_pattern(state_machine_arn: str) -> dict[str, Any]:
     """The EventBridge pattern of the rule: this state machine's FAILED executions whose
-    error is not a business outcome (``Saga.*``). The redriver refuses those too."""
+    error is not a business outcome (``Saga.*``). The redriver refuses those too.
+
+    The machine is matched unqualified or as any of its versions and aliases (``<arn>:…``):
+    cases start on the ``live`` alias, and whichever form the event names, it is this
+    machine's (the ``:`` keeps ``<arn>-other`` out)."""
     return {
         "source": [SOURCE],
         "detail-type": [DETAIL_TYPE],
         "detail": {
-            "stateMachineArn": [state_machine_arn],
+            "stateMachineArn": [state_machine_arn, {"prefix": f"{state_machine_arn}:"}],
             "status": ["FAILED"],
             "error": [{"anything-but": {"prefix": SAGA_OUTCOME_PREFIX}}],
         },

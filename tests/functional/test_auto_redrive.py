@@ -388,6 +388,10 @@ def test_the_rule_sends_technical_failures_of_this_machine_only(
     arn = aws.execution_arn("acme-CASE-1-r1")
     other = _event(aws, arn)
     other["detail"]["stateMachineArn"] = f"arn:aws:states:{REGION}:{ACCOUNT}:stateMachine:other"
+    on_alias = _event(aws, arn, "TransientError")
+    on_alias["detail"]["stateMachineArn"] = f"{aws.state_machine_arn}:live"
+    lookalike = _event(aws, arn, "TransientError")
+    lookalike["detail"]["stateMachineArn"] = f"{aws.state_machine_arn}-other"
     succeeded = _event(aws, arn)
     succeeded["detail"].update(status="SUCCEEDED", error=None)
     sent = {
@@ -396,6 +400,8 @@ def test_the_rule_sends_technical_failures_of_this_machine_only(
         "Saga.Compensated": _event(aws, arn, "Saga.Compensated"),
         "Saga.CompensationFailed": _event(aws, arn, "Saga.CompensationFailed"),
         "other machine": other,
+        "on the alias": on_alias,
+        "a lookalike machine": lookalike,
         "succeeded": succeeded,
     }
     for event in sent.values():
@@ -410,8 +416,14 @@ def test_the_rule_sends_technical_failures_of_this_machine_only(
             ]
         )
     got = queues.sqs.receive_message(QueueUrl=queues.url, MaxNumberOfMessages=10)
-    errors = sorted(json.loads(m["Body"])["detail"]["error"] for m in got.get("Messages", []))
-    assert errors == ["States.Timeout", "TransientError"]
+    details = [json.loads(m["Body"])["detail"] for m in got.get("Messages", [])]
+    assert sorted(d["error"] for d in details) == [
+        "States.Timeout",
+        "TransientError",
+        "TransientError",
+    ]
+    machine = aws.state_machine_arn
+    assert {d["stateMachineArn"] for d in details} == {machine, f"{machine}:live"}
 
 
 def test_settings_come_from_the_environment_checked(aws: FakeAws, queues: Queues) -> None:

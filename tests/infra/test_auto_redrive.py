@@ -47,9 +47,15 @@ def test_the_rule_forwards_failed_technical_executions_of_this_machine(
     rules = synthesized.resources("AWS::Events::Rule").values()
     (rule,) = [r["Properties"] for r in rules if "EventPattern" in r["Properties"]]
     pattern = rule["EventPattern"]
-    (machine,) = pattern["detail"]["stateMachineArn"]
+    machine, qualified = pattern["detail"]["stateMachineArn"]
     assert _machine_arn_of(machine)
-    assert pattern == auto_redrive.event_pattern(machine)
+    # ``f"{arn}:"`` of a token: the same join, with ":" appended.
+    (joined,) = qualified["prefix"]["Fn::Join"][1][-1:]
+    assert joined == f"{MACHINE_SUFFIX}:"
+    assert qualified["prefix"]["Fn::Join"][1][:-1] == machine["Fn::Join"][1][:-1]
+    assert {k: v for k, v in pattern.items() if k != "detail"} == {
+        k: v for k, v in auto_redrive.event_pattern("arn").items() if k != "detail"
+    }
     assert pattern["detail"]["error"] == [{"anything-but": {"prefix": "Saga."}}]
     assert pattern["detail"]["status"] == ["FAILED"]
     (target,) = rule["Targets"]
