@@ -29,6 +29,7 @@ from stepsaga.auto_redrive import (
 )
 from stepsaga.backends.assemble import CaseIdentity, planned_actions
 from stepsaga.backends.aws.backend import redrive_token
+from stepsaga.clock import Clock, ManualClock, SystemClock
 from stepsaga.deployment import ENV_LEDGER_TABLE_NAME, ENV_SAGA, ENV_STATE_MACHINE_ARN
 from stepsaga.errors import InvalidInputError
 from stepsaga.handlers.metrics import RecordingMetrics
@@ -113,6 +114,7 @@ def _redriver(
     settings: AutoRedrive | None = None,
     policy: LedgerPolicy | None = None,
     metrics: RecordingMetrics | None = None,
+    clock: Clock | None = None,
 ) -> Redriver:
     return Redriver(
         saga=saga,
@@ -123,6 +125,7 @@ def _redriver(
         queue_url=queues.url,
         metrics=metrics or RecordingMetrics(),
         settings=settings or AutoRedrive(),
+        clock=clock or SystemClock(),
     )
 
 
@@ -227,7 +230,11 @@ def test_a_fresh_failure_waits_on_the_queue_not_in_the_function(
 def test_the_wait_doubles_with_each_redrive_up_to_900_seconds(aws: FakeAws, queues: Queues) -> None:
     sfn = RedrivingSfn(aws.sfn)
     arn = _failed(aws, _started(aws, "CASE-1"), "TransientError")
-    redriver = _redriver(aws, sfn, queues, settings=AutoRedrive(max_redrives=10))
+    # "Now" is the failure itself, so each wait is the whole delay (no time has passed).
+    stopped = stepfunctions_backends[ACCOUNT][REGION].describe_execution(arn).stop_date
+    redriver = _redriver(
+        aws, sfn, queues, settings=AutoRedrive(max_redrives=10), clock=ManualClock(stopped)
+    )
     delays: list[int] = []
     for count in range(6):
         sfn.redrives[arn] = count
