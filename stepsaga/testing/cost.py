@@ -124,15 +124,20 @@ class DynamoDBMeter:
     """Request units of every DynamoDB call made by clients created after :meth:`attach`.
 
     ``reader`` is a client of its own (not metered) that reads an item before and after
-    a write, since a write's units follow the larger of the two.
+    a write, since a write's units follow the larger of the two. Each global secondary
+    index the item is in (before or after) costs its own write, as DynamoDB bills it: an
+    entry added or removed is one write of its size, an entry whose index key changed is a
+    delete and a put, and an unchanged key is one write of the larger size (indexes project
+    the whole item here). Index writes are not doubled in a transaction.
     """
 
     reader: Any
     write_units: int = 0
     read_units: float = 0.0
     calls: Counter[str] = field(default_factory=Counter)
-    _pending: tuple[str, Mapping[str, Any], list[int]] = ("", {}, [])
+    _pending: tuple[str, Mapping[str, Any], list[Mapping[str, Any]]] = ("", {}, [])
     _schemas: dict[str, list[str]] = field(default_factory=dict)
+    _indexes: dict[str, list[list[str]]] = field(default_factory=dict)
 
     def attach(self, events: Any) -> None:
         """Hook into a boto3 session's (or client's) event system: ``session.events``."""
@@ -156,7 +161,7 @@ class DynamoDBMeter:
 
     def _params(self, params: dict[str, Any], model: Any, **_: Any) -> None:
         writes = self._writes(model.name, params)
-        before = [self._stored_size(table, key) for table, key, _ in writes]
+        before = [self._stored(table, key) for table, key, _ in writes]
         self._pending = (model.name, params, before)
 
     def _after(self, parsed: dict[str, Any], model: Any, **_: Any) -> None:
@@ -165,8 +170,10 @@ class DynamoDBMeter:
         if name in ("PutItem", "UpdateItem", "DeleteItem", "TransactWriteItems"):
             factor = 2 if name == "TransactWriteItems" else 1
             for (table, key, written), old in zip(self._writes(name, params), before, strict=True):
-                new = item_size(written) if written is not None else self._stored_size(table, key)
-                self.write_units += factor * _units(max(old, new), _WRITE_UNIT)
+                new = written if written is not None else self._stored(table, key)
+                size = max(item_size(old), item_size(new))
+                self.write_units += factor * _units(size, _WRITE_UNIT)
+                self.write_units += self._index_units(table, old, new)
         elif name == "GetItem":
             size = item_size(parsed.get("Item") or {})
             self.read_units += _units(size, _READ_UNIT) * (
@@ -201,17 +208,45 @@ class DynamoDBMeter:
             return found
         return []
 
-    def _stored_size(self, table: str, key: Mapping[str, Any]) -> int:
+    def _index_units(self, table: str, old: Mapping[str, Any], new: Mapping[str, Any]) -> int:
+        units = 0
+        for key in self._index_keys(table):
+            was = [old.get(name) for name in key] if all(n in old for n in key) else None
+            now = [new.get(name) for name in key] if all(n in new for n in key) else None
+            if was is None and now is None:
+                continue
+            if was is None or now is None or was != now:
+                units += (_units(item_size(old), _WRITE_UNIT) if was is not None else 0) + (
+                    _units(item_size(new), _WRITE_UNIT) if now is not None else 0
+                )
+            else:
+                units += _units(max(item_size(old), item_size(new)), _WRITE_UNIT)
+        return units
+
+    def _stored(self, table: str, key: Mapping[str, Any]) -> Mapping[str, Any]:
         schema = self._key_names(table)
         only_key = {name: key[name] for name in schema if name in key}
         found = self.reader.get_item(TableName=table, Key=only_key, ConsistentRead=True)
-        return item_size(found.get("Item") or {})
+        item: Mapping[str, Any] = found.get("Item") or {}
+        return item
 
     def _key_names(self, table: str) -> list[str]:
-        if table not in self._schemas:
-            described = self.reader.describe_table(TableName=table)["Table"]
-            self._schemas[table] = [k["AttributeName"] for k in described["KeySchema"]]
+        self._describe(table)
         return self._schemas[table]
+
+    def _index_keys(self, table: str) -> list[list[str]]:
+        self._describe(table)
+        return self._indexes[table]
+
+    def _describe(self, table: str) -> None:
+        if table in self._schemas:
+            return
+        described = self.reader.describe_table(TableName=table)["Table"]
+        self._schemas[table] = [k["AttributeName"] for k in described["KeySchema"]]
+        self._indexes[table] = [
+            [k["AttributeName"] for k in index["KeySchema"]]
+            for index in described.get("GlobalSecondaryIndexes", [])
+        ]
 
 
 @dataclass(frozen=True)

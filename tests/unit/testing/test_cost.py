@@ -89,6 +89,48 @@ def test_units_follow_the_larger_item_and_double_in_a_transaction(ddb: Any) -> N
     assert meter.calls["PutItem"] == 1
 
 
+def test_each_index_the_item_is_in_costs_its_own_write(ddb: Any) -> None:
+    """An entry added or removed is one write; a changed index key a delete and a put; an
+    item outside the index costs it nothing (DynamoDB's GSI write rules)."""
+    ddb.create_table(
+        TableName="g",
+        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+        AttributeDefinitions=[
+            {"AttributeName": "pk", "AttributeType": "S"},
+            {"AttributeName": "gk", "AttributeType": "S"},
+        ],
+        GlobalSecondaryIndexes=[
+            {
+                "IndexName": "by-gk",
+                "KeySchema": [{"AttributeName": "gk", "KeyType": "HASH"}],
+                "Projection": {"ProjectionType": "ALL"},
+            }
+        ],
+        BillingMode="PAY_PER_REQUEST",
+    )
+    meter = DynamoDBMeter(ddb)
+    session = boto3.session.Session()
+    meter.attach(session.events)
+    metered = session.client("dynamodb", region_name="us-east-1")
+    metered.put_item(TableName="g", Item={"pk": {"S": "a"}, "gk": {"S": "1"}})
+    assert meter.write_units == 2  # the table + a new index entry
+
+    def set_gk(value: str) -> None:
+        metered.update_item(
+            TableName="g",
+            Key={"pk": {"S": "a"}},
+            UpdateExpression="SET gk = :g",
+            ExpressionAttributeValues={":g": {"S": value}},
+        )
+
+    set_gk("2")
+    assert meter.write_units == 2 + 3  # the table + the old entry deleted + the new one put
+    metered.update_item(TableName="g", Key={"pk": {"S": "a"}}, UpdateExpression="REMOVE gk")
+    assert meter.write_units == 5 + 2  # the table + the entry removed
+    metered.put_item(TableName="g", Item={"pk": {"S": "b"}})
+    assert meter.write_units == 7 + 1  # not in the index
+
+
 def test_cost_per_thousand_cases() -> None:
     cost = CaseCost("p", HistoryCount(4, 2, {}), write_units=10, read_units=2.0, publishes=1)
     parts = cost.per_thousand()
