@@ -16,7 +16,7 @@ from enum import StrEnum
 
 from stepsaga.ledger.models import Approval, ReconItem, ReconOutcome
 
-__all__ = ["APPROVAL_RULES", "Earlier", "Step", "next_step", "same_person"]
+__all__ = ["APPROVAL_RULES", "ApprovalStep", "Earlier", "next_step", "same_person"]
 
 
 class Earlier(StrEnum):
@@ -27,7 +27,7 @@ class Earlier(StrEnum):
     OTHER_PERSON = "other_person"
 
 
-class Step(StrEnum):
+class ApprovalStep(StrEnum):
     """What a person's decision does to a dual-control item."""
 
     RESOLVE = "resolve"
@@ -42,13 +42,13 @@ class Step(StrEnum):
 
 
 #: (outcome, earlier approval) → step, for a person's decision on a dual-control item.
-APPROVAL_RULES: dict[tuple[ReconOutcome, Earlier], Step] = {
-    (ReconOutcome.APPLIED, Earlier.NONE): Step.RESOLVE,
-    (ReconOutcome.APPLIED, Earlier.SAME_PERSON): Step.RESOLVE,
-    (ReconOutcome.APPLIED, Earlier.OTHER_PERSON): Step.REFUSE_DISAGREEMENT,
-    (ReconOutcome.NOT_APPLIED, Earlier.NONE): Step.FIRST_APPROVAL,
-    (ReconOutcome.NOT_APPLIED, Earlier.SAME_PERSON): Step.REFUSE_SAME_PERSON,
-    (ReconOutcome.NOT_APPLIED, Earlier.OTHER_PERSON): Step.RESOLVE,
+APPROVAL_RULES: dict[tuple[ReconOutcome, Earlier], ApprovalStep] = {
+    (ReconOutcome.APPLIED, Earlier.NONE): ApprovalStep.RESOLVE,
+    (ReconOutcome.APPLIED, Earlier.SAME_PERSON): ApprovalStep.RESOLVE,
+    (ReconOutcome.APPLIED, Earlier.OTHER_PERSON): ApprovalStep.REFUSE_DISAGREEMENT,
+    (ReconOutcome.NOT_APPLIED, Earlier.NONE): ApprovalStep.FIRST_APPROVAL,
+    (ReconOutcome.NOT_APPLIED, Earlier.SAME_PERSON): ApprovalStep.REFUSE_SAME_PERSON,
+    (ReconOutcome.NOT_APPLIED, Earlier.OTHER_PERSON): ApprovalStep.RESOLVE,
 }
 
 
@@ -57,10 +57,10 @@ def same_person(a: str, b: str) -> bool:
     return a.strip().casefold() == b.strip().casefold()
 
 
-def next_step(item: ReconItem, outcome: ReconOutcome, by: str, *, automatic: bool) -> Step:
+def next_step(item: ReconItem, outcome: ReconOutcome, by: str, *, automatic: bool) -> ApprovalStep:
     """What ``by`` deciding ``outcome`` on the OPEN ``item`` does."""
     if automatic or not item.dual_control:
-        return Step.RESOLVE
+        return ApprovalStep.RESOLVE
     return APPROVAL_RULES[(outcome, _earlier(item.first_approval, by))]
 
 

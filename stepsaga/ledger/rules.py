@@ -639,11 +639,11 @@ class Ledger:
             now = self._clock.now()
             mine = Approval(by=by, at=now, note=note)
             step = approvals.next_step(item, decided, by, automatic=automatic)
-            if step is approvals.Step.REFUSE_SAME_PERSON:
+            if step is approvals.ApprovalStep.REFUSE_SAME_PERSON:
                 raise _refused_same_person(item)
-            if step is approvals.Step.REFUSE_DISAGREEMENT:
+            if step is approvals.ApprovalStep.REFUSE_DISAGREEMENT:
                 raise _refused_disagreement(item, mine)
-            if step is approvals.Step.FIRST_APPROVAL:
+            if step is approvals.ApprovalStep.FIRST_APPROVAL:
                 self._check_not_applied(item, now)
                 pending = replace(item, first_approval=mine, updated_at=now)
                 if self._store.put_first_approval(pending).written:

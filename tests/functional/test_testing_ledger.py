@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 import pytest
 
 from stepsaga.ledger import Action, Claim, EffectClass, Intent, Replay, Status
-from stepsaga.ledger.table import OPEN_ITEMS_INDEX, PARTITION_KEY, SORT_KEY, TTL_ATTRIBUTE
+from stepsaga.ledger.table import GSIS, PARTITION_KEY, SORT_KEY, TTL_ATTRIBUTE
 from stepsaga.testing import LedgerTable
 
 
@@ -26,9 +26,7 @@ def table(request: pytest.FixtureRequest) -> LedgerTable:
 def test_the_table_has_the_ledger_layout(table: LedgerTable) -> None:
     described = table.client.describe_table(TableName=table.name)["Table"]
     assert {k["AttributeName"] for k in described["KeySchema"]} == {PARTITION_KEY, SORT_KEY}
-    assert [i["IndexName"] for i in described.get("GlobalSecondaryIndexes", [])] == [
-        OPEN_ITEMS_INDEX
-    ]
+    assert [i["IndexName"] for i in described.get("GlobalSecondaryIndexes", [])] == list(GSIS)
     ttl = table.client.describe_time_to_live(TableName=table.name)["TimeToLiveDescription"]
     assert ttl.get("AttributeName") == TTL_ATTRIBUTE
     assert table.url.startswith(f"dynamodb://{table.name}?region=us-east-1")

@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from stepsaga.ledger import Approval, ReconItem, ReconOutcome, ReconStatus, open_ledger
-from stepsaga.ledger.approvals import APPROVAL_RULES, Earlier, Step, next_step, same_person
+from stepsaga.ledger.approvals import APPROVAL_RULES, ApprovalStep, Earlier, next_step, same_person
 from stepsaga.ledger.sqlite import SCHEMA_VERSION
 from tests.conformance.ledger.helpers import make_action
 
@@ -44,9 +44,12 @@ def test_the_table_covers_every_case_once() -> None:
 def test_without_dual_control_or_for_automatic_decisions_one_call_resolves(
     outcome: ReconOutcome, by: str, first: str | None
 ) -> None:
-    assert next_step(item(dual=False, first=None), outcome, by, automatic=False) is Step.RESOLVE
+    assert (
+        next_step(item(dual=False, first=None), outcome, by, automatic=False)
+        is ApprovalStep.RESOLVE
+    )
     dual = item(dual=True, first=first)
-    assert next_step(dual, outcome, by, automatic=True) is Step.RESOLVE
+    assert next_step(dual, outcome, by, automatic=True) is ApprovalStep.RESOLVE
 
 
 @given(outcome=outcomes, by=people, first=st.none() | people)
@@ -54,11 +57,11 @@ def test_not_applied_resolves_only_with_two_different_people(
     outcome: ReconOutcome, by: str, first: str | None
 ) -> None:
     step = next_step(item(dual=True, first=first), outcome, by, automatic=False)
-    if outcome is ReconOutcome.NOT_APPLIED and step is Step.RESOLVE:
+    if outcome is ReconOutcome.NOT_APPLIED and step is ApprovalStep.RESOLVE:
         assert first is not None
         assert not same_person(first, by)
     if outcome is ReconOutcome.NOT_APPLIED and first is None:
-        assert step is Step.FIRST_APPROVAL
+        assert step is ApprovalStep.FIRST_APPROVAL
 
 
 @given(by=people, first=st.none() | people)
@@ -67,7 +70,7 @@ def test_applied_needs_one_person_unless_another_said_not_applied(
 ) -> None:
     step = next_step(item(dual=True, first=first), ReconOutcome.APPLIED, by, automatic=False)
     disagrees = first is not None and not same_person(first, by)
-    assert step is (Step.REFUSE_DISAGREEMENT if disagrees else Step.RESOLVE)
+    assert step is (ApprovalStep.REFUSE_DISAGREEMENT if disagrees else ApprovalStep.RESOLVE)
 
 
 def test_identities_compare_without_case_or_surrounding_space() -> None:
