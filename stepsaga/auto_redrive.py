@@ -55,7 +55,7 @@ from stepsaga.backends.aws.errors import aws_call
 from stepsaga.backends.aws.locate import Described, describe, describe_or_none
 from stepsaga.backends.bulk_redrive import RedriveDecision, decide
 from stepsaga.backends.lifecycle import Sibling, redrive_refusal
-from stepsaga.backends.naming import execution_name
+from stepsaga.backends.naming import execution_arn, execution_name
 from stepsaga.clock import Clock, SystemClock
 from stepsaga.engine.errors import ExecutionDoesNotExist, ExecutionNotRedrivable
 from stepsaga.errors import SAGA_OUTCOME_PREFIX, InvalidInputError, StepSagaError
@@ -318,8 +318,8 @@ class Redriver:
         if not isinstance(detail, dict):
             raise _MalformedError("detail")
         arn = detail.get("executionArn")
-        prefix, _, machine = self.state_machine_arn.rpartition(":stateMachine:")
-        if not isinstance(arn, str) or not arn.startswith(f"{prefix}:execution:{machine}:"):
+        mine = execution_arn(self.state_machine_arn, "")
+        if not isinstance(arn, str) or not arn.startswith(mine):
             raise _MalformedError("detail.executionArn")
         return arn
 
@@ -354,8 +354,7 @@ class Redriver:
         ``DescribeExecution``, no listing; a revision starts only once the one before it
         is closed, so a later one implies the next)."""
         name = execution_name(case.tenant_id, case.case_id, case.revision + 1)
-        prefix, _, machine = self.state_machine_arn.rpartition(":stateMachine:")
-        found = describe_or_none(self.sfn, f"{prefix}:execution:{machine}:{name}")
+        found = describe_or_none(self.sfn, execution_arn(self.state_machine_arn, name))
         return [Sibling.of(found)] if found is not None else []
 
     def _count(self, outcome: Outcome) -> None:

@@ -29,6 +29,13 @@ def execution_name(tenant_id: str, case_id: str, revision: int) -> str:
     return f"{readable}-{digest}"
 
 
+def execution_arn(state_machine_arn: str, name: str) -> str:
+    """The ARN of the execution ``name`` of the (unqualified) state machine: AWS names an
+    execution ``…:execution:<machine>:<name>``, whichever version or alias it started on."""
+    prefix, _, machine = state_machine_arn.rpartition(":stateMachine:")
+    return f"{prefix}:execution:{machine}:{name}"
+
+
 _PLAIN = re.compile(r"^(?P<tenant>[A-Za-z0-9_]+)-(?P<case>[A-Za-z0-9_-]+)-r(?P<revision>\d{1,9})$")
 
 

@@ -27,7 +27,7 @@ from botocore.exceptions import ClientError
 
 from stepsaga.backends.assemble import CaseIdentity
 from stepsaga.backends.aws.errors import aws_call, error_code
-from stepsaga.backends.naming import execution_name
+from stepsaga.backends.naming import execution_arn, execution_name
 from stepsaga.engine.errors import ExecutionAlreadyExists
 from stepsaga.ledger.codec import parse_time, time_text
 from stepsaga.ledger.table import CASE_PREFIX, PARTITION_KEY, POINTER_REVISION_DIGITS, SORT_KEY
@@ -61,9 +61,7 @@ class Pointer:
     ) -> Pointer:
         """The pointer a start of this revision on ``state_machine_arn`` writes."""
         name = execution_name(tenant_id, case_id, revision)
-        prefix, _, machine = state_machine_arn.rpartition(":stateMachine:")
-        arn = f"{prefix}:execution:{machine}:{name}"
-        return cls(tenant_id, case_id, revision, name, arn, at)
+        return cls(tenant_id, case_id, revision, name, execution_arn(state_machine_arn, name), at)
 
     @property
     def identity(self) -> CaseIdentity:

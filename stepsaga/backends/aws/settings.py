@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING
 
 from botocore.exceptions import ClientError
 
+from stepsaga.backends import naming
 from stepsaga.backends.aws.errors import aws_call, error_code, error_message
 from stepsaga.deployment import (
     ENV_LEDGER_TABLE_NAME,
@@ -133,8 +134,7 @@ class AwsSettings:
 
     def execution_arn(self, name: str) -> str:
         """The ARN an execution called ``name`` of this state machine has."""
-        prefix, _, machine = self.state_machine_arn.rpartition(":stateMachine:")
-        return f"{prefix}:execution:{machine}:{name}"
+        return naming.execution_arn(self.state_machine_arn, name)
 
     def owns(self, execution_arn: str) -> bool:
         """Whether ``execution_arn`` is an execution of this state machine."""
