@@ -86,8 +86,8 @@ def redrive_refusal(
     described: Mapping[str, Any], siblings: Callable[[], Iterable[Sibling]]
 ) -> str | None:
     """Why this execution may not be redriven (``None``: the engine or AWS decides).
-    ``siblings`` is called only when the execution itself does not already say why (on
-    AWS it lists the state machine's executions)."""
+    ``siblings`` (the case's other revisions) is called only when the execution itself
+    does not already say why."""
     if stopped(described):
         return f"it was stopped ({described.get('cause') or 'by an operator'})"
     if described.get("status") == "FAILED" and described.get("error") == SAGA_COMPENSATED:

@@ -35,6 +35,7 @@ from stepsaga.deployment import (
 from stepsaga.home import StateHome
 from stepsaga.ledger import Ledger, ReconItem, Record, open_ledger
 from stepsaga.ledger.dynamodb import DynamoDBStore, create_table
+from stepsaga.ledger.table import AUDIT_PREFIX, AUDIT_SORT, PARTITION_KEY, SORT_KEY
 from stepsaga.workflow import compile, render
 from tests.functional.cli_support import cli
 from workflows.project import reference_project
@@ -241,3 +242,17 @@ class RedrivingSfn:
 
             return counted
         return attribute
+
+
+def read_resolution_audit(client: Any, table: str, item_id: str) -> dict[str, str] | None:
+    """The stored audit record of ``item_id`` as plain strings (its attribute names as
+    written, which ``Ledger.get_audit`` hides), or None."""
+    answer = client.get_item(
+        TableName=table,
+        Key={PARTITION_KEY: {"S": AUDIT_PREFIX + item_id}, SORT_KEY: {"S": AUDIT_SORT}},
+        ConsistentRead=True,
+    )
+    raw = answer.get("Item")
+    if raw is None:
+        return None
+    return {name: str(value.get("S", "")) for name, value in raw.items()}

@@ -16,7 +16,6 @@ from moto import mock_aws
 from services import load_faults
 from stepsaga.backends import Progress, ProgressKind, ReconFilter, to_json
 from stepsaga.backends.aws import AwsBackend, AwsSettings, FixedClients
-from stepsaga.backends.aws.operators import read_resolution_audit
 from stepsaga.cli.run import load_mock_config
 from stepsaga.engine.errors import ExecutionAlreadyExists, ExecutionNotRedrivable
 from stepsaga.errors import (
@@ -37,6 +36,7 @@ from tests.functional.aws_support import (
     FakeAws,
     LocalRun,
     fake_aws,
+    read_resolution_audit,
     run_locally,
 )
 from tests.functional.cli_support import EXAMPLES, case_data, write_case, write_faults

@@ -16,15 +16,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 from stepsaga.backends.aws.errors import aws_call
-from stepsaga.ledger.table import AUDIT_PREFIX, AUDIT_SORT, PARTITION_KEY, SORT_KEY
 
-if TYPE_CHECKING:
-    from mypy_boto3_dynamodb import DynamoDBClient
-
-__all__ = ["CallerIdentity", "IdentitySource", "read_resolution_audit"]
+__all__ = ["CallerIdentity", "IdentitySource"]
 
 
 class IdentitySource(Protocol):
@@ -54,19 +50,3 @@ class CallerIdentity:
             "caller_account": self.account,
             "caller_user_id": self.user_id,
         }
-
-
-def read_resolution_audit(
-    client: DynamoDBClient, table: str, item_id: str
-) -> dict[str, str] | None:
-    """The audit record of ``item_id`` as plain strings, or None."""
-    with aws_call("dynamodb:GetItem"):
-        answer = client.get_item(
-            TableName=table,
-            Key={PARTITION_KEY: {"S": AUDIT_PREFIX + item_id}, SORT_KEY: {"S": AUDIT_SORT}},
-            ConsistentRead=True,
-        )
-    raw = answer.get("Item")
-    if raw is None:
-        return None
-    return {name: str(value.get("S", "")) for name, value in raw.items()}
