@@ -49,7 +49,7 @@ from typing import TYPE_CHECKING, Any, Final, Protocol
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from stepsaga import metric_names
-from stepsaga.backends.assemble import CaseIdentity, execution_view, planned_actions
+from stepsaga.backends.assemble import CaseIdentity, case_records, execution_view
 from stepsaga.backends.aws.backend import redrive_token
 from stepsaga.backends.aws.errors import aws_call
 from stepsaga.backends.aws.locate import Described, describe, describe_or_none
@@ -60,7 +60,7 @@ from stepsaga.clock import Clock, SystemClock
 from stepsaga.engine.errors import ExecutionDoesNotExist, ExecutionNotRedrivable
 from stepsaga.errors import SAGA_OUTCOME_PREFIX, InvalidInputError, StepSagaError
 from stepsaga.handlers.metrics import MetricsSink
-from stepsaga.ledger import Ledger, Record, Status
+from stepsaga.ledger import Ledger, Status
 from stepsaga.workflow.saga import Saga
 
 if TYPE_CHECKING:
@@ -327,7 +327,7 @@ class Redriver:
         """Why not to redrive, first match: the bulk rule, the redrive bound, the attempt
         budget, a later revision."""
         case = CaseIdentity.from_input(described["input"])
-        records = self._records(case)
+        records = case_records(self.ledger, self.saga, case)
         view = execution_view(described, saga=self.saga, records=records)
         decision, _ = decide(view, error=None, now=self.clock.now())
         if decision is not RedriveDecision.REDRIVEN:
@@ -340,14 +340,6 @@ class Redriver:
         if redrive_refusal(described, lambda: self._later_revision(case)) is not None:
             return Verdict.REFUSED_SUPERSEDED
         return None
-
-    def _records(self, case: CaseIdentity) -> dict[str, Record]:
-        records: dict[str, Record] = {}
-        for action in planned_actions(self.saga, case):
-            record = self.ledger.get(action.action_key)
-            if record is not None:
-                records[action.action_key] = record
-        return records
 
     def _later_revision(self, case: CaseIdentity) -> list[Sibling]:
         """The next revision's execution, if any (its name derives from the case: one

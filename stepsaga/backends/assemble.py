@@ -107,6 +107,17 @@ def planned_actions(saga: Saga, case: CaseIdentity) -> list[PlannedAction]:
     return actions
 
 
+def case_records(ledger: Ledger, saga: Saga, case: CaseIdentity) -> dict[str, Record]:
+    """The ledger's records of the case's planned actions, by action key (one read each,
+    by key: no listing)."""
+    records: dict[str, Record] = {}
+    for action in planned_actions(saga, case):
+        record = ledger.get(action.action_key)
+        if record is not None:
+            records[action.action_key] = record
+    return records
+
+
 def step_views(
     saga: Saga, case: CaseIdentity, records: Mapping[str, Record]
 ) -> tuple[StepView, ...]:

@@ -43,10 +43,10 @@ from typing import TYPE_CHECKING, Any
 from stepsaga.approval_time import check_approval_window
 from stepsaga.backends.assemble import (
     CaseIdentity,
+    case_records,
     execution_view,
     item_view,
     listed_summary,
-    planned_actions,
     recon_list,
     recon_page,
 )
@@ -105,7 +105,7 @@ from stepsaga.errors import (
     StepSagaError,
     TransientError,
 )
-from stepsaga.ledger import Ledger, ReconItem, ReconOutcome, ReconStatus, Record
+from stepsaga.ledger import Ledger, ReconItem, ReconOutcome, ReconStatus
 from stepsaga.ledger.dynamodb import DynamoDBStore
 from stepsaga.person import check_note, check_person
 from stepsaga.project import Project
@@ -575,14 +575,6 @@ class AwsBackend:
         items = self.ledger.list_items(tenant=case.tenant_id, status=ReconStatus.OPEN)
         return [item for item in items if item.record_key.startswith(prefix)]
 
-    def _records(self, case: CaseIdentity) -> dict[str, Record]:
-        records: dict[str, Record] = {}
-        for action in planned_actions(self.saga, case):
-            record = self.ledger.get(action.action_key)
-            if record is not None:
-                records[action.action_key] = record
-        return records
-
     def _view(self, described: Described, items: list[ReconItem] | None = None) -> ExecutionView:
         machine = str(described.get("stateMachineArn", ""))
         if machine and machine != self.settings.state_machine_arn:
@@ -596,7 +588,7 @@ class AwsBackend:
         return execution_view(
             described,
             saga=self.saga,
-            records=self._records(case),
+            records=case_records(self.ledger, self.saga, case),
             waiting_for=_waiting_for(described, open_items),
             open_items=tuple(item.item_id for item in open_items),
         )
