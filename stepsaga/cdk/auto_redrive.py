@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from aws_cdk import ArnFormat, Duration, Stack
+from aws_cdk import Duration
 from aws_cdk import aws_events as events
 from aws_cdk import aws_events_targets as targets
 from aws_cdk import aws_iam as iam
@@ -31,7 +31,12 @@ from constructs import Construct
 from stepsaga import auto_redrive, deployment
 from stepsaga.auto_redrive import AutoRedrive
 from stepsaga.cdk.access import GET_ITEM, FunctionAccess
-from stepsaga.cdk.function import SagaFunction, SharedResources, state_machine_arn
+from stepsaga.cdk.function import (
+    SagaFunction,
+    SharedResources,
+    executions_arn,
+    state_machine_arn,
+)
 from stepsaga.cdk.queues import FeedQueues
 from stepsaga.cdk.saga_deployment import SagaDeployment
 
@@ -100,14 +105,7 @@ class SagaAutoRedrive(Construct):
             iam.PolicyStatement(
                 sid="RedriveExecutions",
                 actions=["states:DescribeExecution", "states:RedriveExecution"],
-                resources=[
-                    Stack.of(self).format_arn(
-                        service="states",
-                        resource="execution",
-                        resource_name=f"{state_machine_name}:*",
-                        arn_format=ArnFormat.COLON_RESOURCE_NAME,
-                    )
-                ],
+                resources=[executions_arn(self, state_machine_name)],
             )
         )
         self.queue.grant_send_messages(self.redriver)  # the backoff: the message waits there

@@ -238,3 +238,14 @@ def state_machine_arn(scope: Construct, name: str) -> str:
         resource_name=name,
         arn_format=ArnFormat.COLON_RESOURCE_NAME,
     )
+
+
+def executions_arn(scope: Construct, name: str) -> str:
+    """ARN pattern of every execution of the stack's state machine (``execution:<name>:*``;
+    AWS authorizes calls on executions of a version or alias against these ARNs)."""
+    return Stack.of(scope).format_arn(
+        service="states",
+        resource="execution",
+        resource_name=f"{name}:*",
+        arn_format=ArnFormat.COLON_RESOURCE_NAME,
+    )

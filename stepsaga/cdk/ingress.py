@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from aws_cdk import ArnFormat, Duration, Stack
+from aws_cdk import Duration
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_lambda_event_sources as sources
@@ -23,7 +23,12 @@ from constructs import Construct
 
 from stepsaga import deployment, ingress
 from stepsaga.cdk.access import FunctionAccess
-from stepsaga.cdk.function import SagaFunction, SharedResources
+from stepsaga.cdk.function import (
+    SagaFunction,
+    SharedResources,
+    executions_arn,
+    state_machine_arn,
+)
 from stepsaga.cdk.queues import FeedQueues
 from stepsaga.cdk.saga_deployment import SagaDeployment
 
@@ -55,13 +60,7 @@ class SagaIngress(Construct):
             self, "Cases", function_timeout=_STARTER_TIMEOUT, max_receives=MAX_RECEIVES
         )
         self.dead_letters, self.queue = queues.dead_letters, queues.queue
-        stack = Stack.of(self)
-        machine_arn = stack.format_arn(
-            service="states",
-            resource="stateMachine",
-            resource_name=state_machine_name,
-            arn_format=ArnFormat.COLON_RESOURCE_NAME,
-        )
+        machine_arn = state_machine_arn(self, state_machine_name)
         function = SagaFunction(
             self,
             "Starter",
@@ -88,14 +87,7 @@ class SagaIngress(Construct):
             iam.PolicyStatement(
                 sid="CompareDuplicates",
                 actions=["states:DescribeExecution"],
-                resources=[
-                    stack.format_arn(
-                        service="states",
-                        resource="execution",
-                        resource_name=f"{state_machine_name}:*",
-                        arn_format=ArnFormat.COLON_RESOURCE_NAME,
-                    )
-                ],
+                resources=[executions_arn(self, state_machine_name)],
             )
         )
         function.role.add_to_principal_policy(shared.ledger.pointer_statement("RecordCasePointers"))

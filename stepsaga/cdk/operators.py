@@ -13,6 +13,7 @@ from cdk_nag import NagSuppressions
 from constructs import Construct
 
 from stepsaga.cdk.access import OPERATOR, OperatorAccess, leading_key_conditions
+from stepsaga.cdk.function import executions_arn, state_machine_arn
 from stepsaga.cdk.ledger_table import LedgerTable
 
 
@@ -30,18 +31,8 @@ class OperatorPolicy(Construct):
     ) -> None:
         super().__init__(scope, construct_id)
         stack = Stack.of(self)
-        machine_arn = stack.format_arn(
-            service="states",
-            resource="stateMachine",
-            resource_name=state_machine_name,
-            arn_format=ArnFormat.COLON_RESOURCE_NAME,
-        )
-        executions_arn = stack.format_arn(
-            service="states",
-            resource="execution",
-            resource_name=f"{state_machine_name}:*",
-            arn_format=ArnFormat.COLON_RESOURCE_NAME,
-        )
+        machine_arn = state_machine_arn(self, state_machine_name)
+        executions = executions_arn(self, state_machine_name)
         stack_arn = stack.format_arn(
             service="cloudformation",
             resource="stack",
@@ -52,7 +43,7 @@ class OperatorPolicy(Construct):
         statements = [
             ("ReadTheStacksOutputs", access.stack_actions, [stack_arn]),
             ("FindAndResumeCases", access.state_machine_actions, [machine_arn]),
-            ("FollowAndRedriveExecutions", access.execution_actions, [executions_arn]),
+            ("FollowAndRedriveExecutions", access.execution_actions, [executions]),
             ("ReadAndResolveTheLedger", access.table_actions, [table]),
             (
                 "QueryTheLedgerIndexes",
