@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 PIP_FLAGS := --quiet --disable-pip-version-check
 
-.PHONY: demo localstack test lint typecheck unit browser screenshots bench test-docker clean
+.PHONY: demo localstack node test lint typecheck unit browser screenshots bench test-docker clean
 
 # LocalStack (the second reference interpreter, tests only) in a venv of its own: it needs
 # Python >= 3.12 and pins that would clash with ours. The first interpreter found that is
@@ -44,6 +44,14 @@ $(LOCALSTACK_VENV)/.installed: $(LOCALSTACK_REQUIREMENTS)
 # `make test` installs it; tests find it at $(LOCALSTACK_VENV)/bin/python.
 localstack: $(LOCALSTACK_VENV)/.installed
 
+# The Node tools package.json pins (jsonata's reference implementation, axe-core), exactly
+# as package-lock.json records them; tests find them under node_modules/.
+node_modules/.installed: package.json package-lock.json
+	npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+
+node: node_modules/.installed
+
 demo: $(VENV)/.runtime
 	$(BIN)/stepsaga demo
 
@@ -54,7 +62,7 @@ lint: $(VENV)/.dev
 typecheck: $(VENV)/.dev
 	$(BIN)/mypy
 
-unit: $(VENV)/.dev $(LOCALSTACK_VENV)/.installed
+unit: $(VENV)/.dev $(LOCALSTACK_VENV)/.installed node_modules/.installed
 	$(BIN)/pytest -q
 
 # Headless Chromium for the console's browser tests: Debian's package (no browser download
