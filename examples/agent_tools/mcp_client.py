@@ -2,9 +2,9 @@
 
 Run: ``python examples/agent_tools/mcp_client.py DIR``.
 
-Plays the approval flow (issues one key per approved intent) and the agent: the same
-call delivered ten times, a corrected amount under a new key, and a reused key with
-another amount. Prints a JSON summary.
+Plays the approval flow (issues one key per approved call, bound to its tool and
+arguments) and the agent: the same call delivered ten times, a corrected amount under a
+new key, the first key with another amount and on another tool. Prints a JSON summary.
 """
 
 from __future__ import annotations
@@ -30,10 +30,16 @@ def text(result: Any) -> str:
 
 
 async def main() -> dict[str, Any]:
-    # The approval flow: one key per approved intent, stored beside the ledger's records.
+    # The approval flow: one key per approved call, stored beside the ledger's records.
+    folder.mkdir(parents=True, exist_ok=True)
     with open_ledger(f"sqlite:///{folder / 'ledger.sqlite3'}") as ledger:
         book = KeyBook(ledger)
-        first, corrected = book.issue("acme"), book.issue("acme")
+        first = book.issue(
+            "acme", tool="create_refund", args={"order_id": "ORD-77", "amount_cents": 2000}
+        )
+        corrected = book.issue(
+            "acme", tool="create_refund", args={"order_id": "ORD-77", "amount_cents": 2500}
+        )
     server = StdioServerParameters(
         command=sys.executable,
         args=[str(HERE / "mcp_server.py"), str(folder)],
@@ -55,6 +61,7 @@ async def main() -> dict[str, Any]:
                 "create_refund", {**call, "amount_cents": 2500, "idempotencyKey": corrected}
             )
             reused = await session.call_tool("create_refund", {**call, "amount_cents": 2600})
+            other_tool = await session.call_tool("issue_credit", call)
             short = await session.call_tool("create_refund", {**call, "idempotencyKey": "x"})
             refunds = await session.call_tool("get_refunds", {})
     schema = listed["create_refund"].input_schema
@@ -68,6 +75,8 @@ async def main() -> dict[str, Any]:
         "corrected": fixed.structured_content,
         "reused_error": reused.is_error,
         "reused_text": text(reused),
+        "reused_failure": reused.structured_content,
+        "other_tool_failure": other_tool.structured_content,
         "short_key_error": short.is_error,
         "refunds": refunds.structured_content,
     }

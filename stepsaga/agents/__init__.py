@@ -1,6 +1,8 @@
 """Agent tool calls through the ledger: issued idempotency keys and an MCP adapter.
 
-``KeyBook`` issues the per-intent keys (seed 001) and turns them into ledger intents;
+``KeyBook`` issues the per-intent keys (seed 001), bound to what a person approved
+(``Limits`` or exact arguments), and turns them into ledger intents (``Grant``);
+``ToolFailure`` is every error result's structured content;
 ``LedgeredTools`` serves mutating tools over MCP through ``ledgered_tool`` (needs the
 ``mcp`` extra, imported only when the name is used).
 """
@@ -12,15 +14,19 @@ from typing import TYPE_CHECKING
 from stepsaga._lazy import lazy_getattr
 
 if TYPE_CHECKING:
-    from stepsaga.agents.keys import KeyBook, case_for_key
+    from stepsaga.agents.keys import Grant, KeyBook, Limits, case_for_key
     from stepsaga.agents.mcp import LedgeredTools
+    from stepsaga.agents.results import ToolFailure
 
 _WHERE = {
+    "Grant": "stepsaga.agents.keys",
     "KeyBook": "stepsaga.agents.keys",
+    "Limits": "stepsaga.agents.keys",
+    "ToolFailure": "stepsaga.agents.results",
     "case_for_key": "stepsaga.agents.keys",
     "LedgeredTools": "stepsaga.agents.mcp",
 }
 
-__all__ = ["KeyBook", "LedgeredTools", "case_for_key"]
+__all__ = ["Grant", "KeyBook", "LedgeredTools", "Limits", "ToolFailure", "case_for_key"]
 
 __getattr__ = lazy_getattr(__name__, _WHERE)

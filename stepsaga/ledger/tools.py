@@ -100,14 +100,13 @@ def ledgered_tool(
                     "the action key comes from the approved intent, never from the tool",
                     field=scope_arg,
                 )
-            names = params if params is not None else list(bound.arguments)
-            consequential = {n: bound.arguments[n] for n in names if n != scope_arg}
+            arguments = {n: v for n, v in bound.arguments.items() if n != scope_arg}
             action = Action(
                 tenant_id=scope.tenant_id,
                 intent=scope.intent,
                 operation=operation,
                 effect=declared,
-                params=consequential,
+                params=consequential(arguments, params),
                 cost=cost,
             )
             target = ledger if isinstance(ledger, Ledger) else ledger()
@@ -124,6 +123,12 @@ def ledgered_tool(
         return wrapper
 
     return decorate
+
+
+def consequential(arguments: Mapping[str, Any], params: Sequence[str] | None) -> dict[str, Any]:
+    """The arguments that make the request digest: ``params``, or all of them."""
+    names = params if params is not None else list(arguments)
+    return {name: arguments[name] for name in names}
 
 
 def count_tool_metric(

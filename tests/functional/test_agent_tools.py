@@ -79,12 +79,16 @@ def test_mcp_over_stdio_ten_deliveries_one_effect_a_new_key_a_second_a_reused_ke
     first = records[0]
     assert first.attempts == 1
 
-    # The reused key with another amount: refused, naming both digests; nothing changed.
+    # The first key with another amount, or on another tool: refused, naming the approved
+    # digest (the record's); nothing changed.
     assert summary["reused_error"] is True
     refused = summary["reused_text"]
     assert "ActionConflictError" in refused
-    assert f"stored digest {first.digest}" in refused
+    assert f"approved for create_refund with arguments digest {first.digest}" in refused
     assert "this call's digest " in refused
+    assert summary["reused_failure"]["reuse_same_key"] is False
+    assert summary["other_tool_failure"]["error"] == "ActionConflictError"
+    assert "this call is issue_credit" in summary["other_tool_failure"]["message"]
 
     # Per-tenant metrics on stderr (stdout is the protocol): no dimension but service.
     documents = [
@@ -94,7 +98,7 @@ def test_mcp_over_stdio_ten_deliveries_one_effect_a_new_key_a_second_a_reused_ke
     ]
     counted = [m["Name"] for d in documents for m in d["_aws"]["CloudWatchMetrics"][0]["Metrics"]]
     assert counted.count(metric_names.DUPLICATE_REPLAYED) == 9
-    assert counted.count(metric_names.ACTION_CONFLICT) == 1
+    assert counted.count(metric_names.ACTION_CONFLICT) == 2
     assert all(d["_aws"]["CloudWatchMetrics"][0]["Dimensions"] == [["service"]] for d in documents)
     assert {d["tenant_id"] for d in documents} == {"acme"}
 

@@ -1,13 +1,15 @@
-"""The MCP adapter in process: scope from the server's tenant and an issued key."""
+"""The MCP adapter in process: scope from the server's tenant and an issued, bound key."""
 
 from __future__ import annotations
 
 import asyncio
 import os
+import threading
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import pytest
+from pydantic import Field
 
 try:
     from mcp.server.mcpserver import Context, MCPServer
@@ -16,9 +18,13 @@ except ImportError:  # pragma: no cover - the dev extra installs it
         raise
     pytest.skip("mcp is not installed: pip install 'stepsaga[mcp]'", allow_module_level=True)
 
+from stepsaga import Absent
 from stepsaga.agents import KeyBook, LedgeredTools, case_for_key
-from stepsaga.errors import InvalidInputError, NotFoundError
-from stepsaga.ledger import ActionScope, EffectClass, Ledger, open_ledger
+from stepsaga.errors import InvalidInputError
+from stepsaga.ledger import ActionScope, EffectClass, Ledger, Status, open_ledger
+
+Order = Annotated[str, Field(description="The order.")]
+Cents = Annotated[int, Field(description="Cents.")]
 
 
 @pytest.fixture
@@ -26,13 +32,17 @@ def ledger(tmp_path: Path) -> Ledger:
     return open_ledger(f"sqlite:///{tmp_path / 'ledger.sqlite3'}")
 
 
-def serve(ledger: Ledger, tenant: Any = "acme") -> tuple[MCPServer[Any], list[ActionScope]]:
+def serve(
+    ledger: Ledger, tenant: Any = "acme", **options: Any
+) -> tuple[MCPServer[Any], list[ActionScope]]:
     server: MCPServer[Any] = MCPServer("t")
-    tools = LedgeredTools(server, ledger=ledger, tenant=tenant)
+    tools = LedgeredTools(server, ledger=ledger, tenant=tenant, **options)
     scopes: list[ActionScope] = []
 
     @tools.mutating(effect=EffectClass.KEYED_WRITE)
-    def create_refund(order_id: str, amount_cents: int, *, scope: ActionScope) -> dict[str, Any]:
+    def create_refund(
+        order_id: Order, amount_cents: Cents, *, scope: ActionScope
+    ) -> dict[str, Any]:
         scopes.append(scope)
         return {"refund": order_id, "cents": amount_cents}
 
@@ -44,14 +54,22 @@ def serve(ledger: Ledger, tenant: Any = "acme") -> tuple[MCPServer[Any], list[Ac
 
 
 def call(server: MCPServer[Any], name: str, arguments: dict[str, Any]) -> Any:
-    context: Any = None
-    return asyncio.run(server.call_tool(name, arguments, context))
+    return asyncio.run(server.call_tool(name, arguments, None))
+
+
+def issue(ledger: Ledger, tenant: str = "acme", cents: int = 5) -> str:
+    return KeyBook(ledger).issue(
+        tenant, tool="create_refund", args={"order_id": "7", "amount_cents": cents}
+    )
 
 
 def test_the_scope_is_the_servers_tenant_and_the_issued_key(ledger: Ledger) -> None:
     server, scopes = serve(ledger)
-    key = KeyBook(ledger).issue("acme")
-    call(server, "create_refund", {"order_id": "7", "amount_cents": 5, "idempotencyKey": key})
+    key = issue(ledger)
+    result = call(
+        server, "create_refund", {"order_id": "7", "amount_cents": 5, "idempotencyKey": key}
+    )
+    assert result.structured_content == {"refund": "7", "cents": 5}
     assert scopes[0].tenant_id == "acme"
     assert scopes[0].intent.case_id == case_for_key(key)
     assert ledger.list()[0].key == f"acme:{case_for_key(key)}:r1:create_refund"
@@ -59,18 +77,14 @@ def test_the_scope_is_the_servers_tenant_and_the_issued_key(ledger: Ledger) -> N
 
 def test_a_key_never_issued_or_issued_to_another_tenant_is_refused(ledger: Ledger) -> None:
     server, scopes = serve(ledger)
-    invented = "call_abc123-model-made-this"
-    from mcp.server.mcpserver.exceptions import ToolError
-
-    with pytest.raises(ToolError, match="was not issued to tenant acme"):
-        call(
-            server,
-            "create_refund",
-            {"order_id": "7", "amount_cents": 5, "idempotencyKey": invented},
+    for key in ("call_abc123-model-made-this", issue(ledger, "globex")):
+        result = call(
+            server, "create_refund", {"order_id": "7", "amount_cents": 5, "idempotencyKey": key}
         )
-    other = KeyBook(ledger).issue("globex")
-    with pytest.raises(ToolError, match="NotFoundError"):
-        call(server, "create_refund", {"order_id": "7", "amount_cents": 5, "idempotencyKey": other})
+        assert result.is_error
+        assert result.structured_content["error"] == "NotFoundError"
+        assert "was not issued to tenant acme" in result.structured_content["message"]
+        assert result.structured_content["reuse_same_key"] is False
     assert scopes == []
     assert ledger.list() == []
 
@@ -83,7 +97,7 @@ def test_the_tenant_can_come_from_the_request_context(ledger: Ledger) -> None:
         return "globex"
 
     server, scopes = serve(ledger, tenant_of)
-    key = KeyBook(ledger).issue("globex")
+    key = issue(ledger, "globex")
     call(server, "create_refund", {"order_id": "7", "amount_cents": 5, "idempotencyKey": key})
     assert scopes[0].tenant_id == "globex"
     assert len(seen) == 1
@@ -100,6 +114,16 @@ def test_read_tools_take_no_key_and_write_nothing(ledger: Ledger) -> None:
     assert ledger.list() == []
 
 
+def test_a_key_only_from_meta_leaves_the_key_out_of_the_schema(ledger: Ledger) -> None:
+    server, scopes = serve(ledger, key_in_meta=True)
+    (tool,) = [t for t in asyncio.run(server.list_tools()) if t.name == "create_refund"]
+    assert "idempotencyKey" not in tool.input_schema["properties"]
+    result = call(server, "create_refund", {"order_id": "7", "amount_cents": 5})
+    assert result.structured_content["error"] == "InvalidInputError"
+    assert "no idempotencyKey in the request's _meta" in result.structured_content["message"]
+    assert scopes == []
+
+
 def test_the_adapter_refuses_what_would_break_it(ledger: Ledger) -> None:
     tools = LedgeredTools(MCPServer("t"), ledger=ledger, tenant="acme")
     with pytest.raises(InvalidInputError, match="use read"):
@@ -110,14 +134,108 @@ def test_the_adapter_refuses_what_would_break_it(ledger: Ledger) -> None:
         def bad(idempotencyKey: str, *, scope: ActionScope) -> dict[str, Any]:  # noqa: N803
             return {}
 
+    with pytest.raises(InvalidInputError, match="parameter order_id needs a description"):
 
-def test_keys_are_checked_and_issued_once(ledger: Ledger) -> None:
-    book = KeyBook(ledger)
-    with pytest.raises(InvalidInputError, match="16 to 128"):
-        book.issue("acme", key="short")
-    key = book.issue("acme", key="k" * 128)
-    with pytest.raises(InvalidInputError, match="already issued"):
-        book.issue("acme", key=key)
-    with pytest.raises(NotFoundError):
-        book.intent("acme", "n" * 16)
-    assert len(book.issue("acme")) >= 16
+        @tools.mutating()
+        def undescribed(order_id: str, *, scope: ActionScope) -> dict[str, Any]:
+            return {}
+
+    with pytest.raises(InvalidInputError, match="no parameter 'amount'"):
+
+        @tools.mutating(params=["amount"])
+        def misnamed(order_id: Order, *, scope: ActionScope) -> dict[str, Any]:
+            return {}
+
+    with pytest.raises(InvalidInputError, match="busy_wait_s"):
+        LedgeredTools(MCPServer("t"), ledger=ledger, tenant="acme", busy_wait_s=-1)
+
+
+def test_a_concurrent_duplicate_waits_for_the_holder_and_gets_its_result(ledger: Ledger) -> None:
+    started, release = threading.Event(), threading.Event()
+    waits: list[float] = []
+
+    def sleep(seconds: float) -> None:
+        waits.append(seconds)
+        release.set()  # the holder finishes while the duplicate waits
+
+    server: MCPServer[Any] = MCPServer("t")
+    tools = LedgeredTools(server, ledger=ledger, tenant="acme", sleep=sleep)
+    calls: list[int] = []
+
+    @tools.mutating(effect=EffectClass.KEYED_WRITE)
+    def create_refund(
+        order_id: Order, amount_cents: Cents, *, scope: ActionScope
+    ) -> dict[str, Any]:
+        calls.append(amount_cents)
+        started.set()
+        assert release.wait(10)
+        return {"refund": f"RF-{len(calls)}"}
+
+    key = issue(ledger)
+    arguments = {"order_id": "7", "amount_cents": 5, "idempotencyKey": key}
+    results: list[Any] = []
+    holder = threading.Thread(
+        target=lambda: results.append(call(server, "create_refund", arguments))
+    )
+    holder.start()
+    assert started.wait(10)
+    duplicate = call(server, "create_refund", arguments)
+    holder.join(10)
+    assert duplicate.structured_content == results[0].structured_content == {"refund": "RF-1"}
+    assert calls == [5]
+    assert waits  # it waited, bounded by busy_wait_s
+
+
+def test_a_duplicate_that_outwaits_its_bound_is_told_to_retry_with_the_same_key(
+    ledger: Ledger,
+) -> None:
+    server, _ = serve(ledger, busy_wait_s=0)
+    key = issue(ledger)
+    # A holder that is still running (its claim is live) — as a second process would leave.
+    from stepsaga.agents.keys import KeyBook as Book
+    from stepsaga.ledger import Action
+
+    grant = Book(ledger).grant("acme", key)
+    action = Action("acme", grant.intent, "create_refund", EffectClass.KEYED_WRITE,
+                    {"order_id": "7", "amount_cents": 5})  # fmt: skip
+    ledger.claim(action)
+    result = call(
+        server, "create_refund", {"order_id": "7", "amount_cents": 5, "idempotencyKey": key}
+    )
+    failure = result.structured_content
+    assert failure["error"] == "ActionInProgressError"
+    assert failure["retryable"] is True
+    assert failure["reuse_same_key"] is True
+    assert failure["retry_after_s"] > 0
+    assert (
+        "retry this call with the SAME idempotencyKey; do not request a new key"
+        in failure["advice"]
+    )
+
+
+def test_an_absent_effect_releases_the_key_for_a_retry_with_the_same_key(ledger: Ledger) -> None:
+    server: MCPServer[Any] = MCPServer("t")
+    tools = LedgeredTools(server, ledger=ledger, tenant="acme")
+    attempts: list[int] = []
+
+    def nothing_there(order_id: str, amount_cents: int, *, scope: ActionScope) -> Absent:
+        return Absent("no refund holds our key")
+
+    @tools.mutating(effect=EffectClass.KEYED_WRITE, lookup=nothing_there)
+    def create_refund(
+        order_id: Order, amount_cents: Cents, *, scope: ActionScope
+    ) -> dict[str, Any]:
+        attempts.append(1)
+        if len(attempts) == 1:
+            raise TimeoutError("read timed out")  # unexpected: UNKNOWN for a keyed write
+        return {"refund": "RF-1"}
+
+    key = issue(ledger)
+    arguments = {"order_id": "7", "amount_cents": 5, "idempotencyKey": key}
+    first = call(server, "create_refund", arguments)
+    assert first.structured_content["error"] == "TransientError"
+    assert first.structured_content["reuse_same_key"] is True
+    assert "absent downstream: no refund holds our key" in first.structured_content["message"]
+    assert ledger.list()[0].status is Status.RELEASED
+    assert call(server, "create_refund", arguments).structured_content == {"refund": "RF-1"}
+    assert ledger.list()[0].status is Status.COMPLETED
