@@ -27,8 +27,10 @@ except ImportError:  # pragma: no cover - the dev extra installs it
 from mcp import types
 
 from stepsaga.agents import KeyBook, Limits
+from stepsaga.home import StateHome
 from stepsaga.ledger import Ledger, ReconStatus, Status, open_ledger
 from tests.functional.agent_stdio import REPO, effects, env_for, lose_replies, served, text
+from tests.functional.console_support import client, local_config
 
 pytestmark = pytest.mark.slow
 
@@ -153,6 +155,9 @@ def test_an_uncertain_outcome_becomes_an_item_that_recon_resolve_settles(tmp_pat
     records = stepsaga(tmp_path, "ledger", "list", "--status", "UNKNOWN", "--json")
     assert records.returncode == 0, records.stderr
     assert "ship_replacement" in records.stdout
+    console = client(local_config(StateHome(tmp_path)))
+    assert item_id in console.get("/reconciliation").text
+    assert "ship_replacement" in console.get("/ledger").text
 
     resolved = stepsaga(
         tmp_path,
