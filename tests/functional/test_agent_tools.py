@@ -129,3 +129,34 @@ def test_the_readme_shows_the_examples_code_and_commands() -> None:
         assert line.split("  #")[0].removesuffix(" ...") in sources, line
     for script in ("decorator_tool.py", "mcp_client.py"):
         assert f"examples/agent_tools/{script}" in section
+
+
+def test_the_agent_loop_retries_with_the_same_key_stops_at_a_refusal_and_asks_a_person(
+    tmp_path: Path,
+) -> None:
+    summary = run_example("agent_loop.py", tmp_path)
+    lost, retried, more, shipment = summary["calls"]
+    assert (lost["error"], lost["reuse_same_key"]) == ("TimeoutError", True)
+    assert retried == lost | {"error": None, "reuse_same_key": None}  # same call, same key
+    assert (more["amount_cents"], more["same_refund_key"]) == (2500, True)
+    assert (more["error"], more["reuse_same_key"]) == ("ActionConflictError", False)
+    assert shipment["error"] == "OutcomeUnknownError"
+    item_id = shipment["item_id"]
+    assert item_id in summary["answer"]
+    # One refund although the agent sent it twice (the second was replayed by the ledger).
+    assert summary["effects"] == [
+        ["refund", "ORD-77", "2000"],
+        ["shipment", "ORD-77", "SKU-RED-MUG"],
+    ]
+    assert downstream_calls(tmp_path) == 2
+    listed = subprocess.run(
+        [sys.executable, "-m", "stepsaga", "recon", "list", "--json"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(REPO), "STEPSAGA_HOME": str(tmp_path)},
+        cwd=REPO,
+        timeout=120,
+        check=False,
+    )
+    assert listed.returncode == 0, listed.stderr
+    assert [item["id"] for item in json.loads(listed.stdout)["items"]] == [item_id]
