@@ -6,6 +6,7 @@ subprocesses and check what they did against the ledger and the payments stand-i
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import sqlite3
@@ -134,6 +135,10 @@ def test_the_readme_shows_the_examples_code_and_commands() -> None:
 def test_the_agent_loop_retries_with_the_same_key_stops_at_a_refusal_and_asks_a_person(
     tmp_path: Path,
 ) -> None:
+    if importlib.util.find_spec("pydantic_ai") is None:  # pragma: no cover - dev installs it
+        if os.environ.get("CI") == "true":
+            raise AssertionError("pydantic-ai-slim is not installed (the dev extra pins it)")
+        pytest.skip("pydantic-ai-slim is not installed: pip install -e '.[dev]'")
     summary = run_example("agent_loop.py", tmp_path)
     lost, retried, more, shipment = summary["calls"]
     assert (lost["error"], lost["reuse_same_key"]) == ("TimeoutError", True)
