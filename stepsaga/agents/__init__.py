@@ -3,8 +3,8 @@
 ``KeyBook`` issues the per-intent keys (seed 001), bound to what a person approved
 (``Limits`` or exact arguments), and turns them into ledger intents (``Grant``);
 ``ToolFailure`` is every error result's structured content;
-``LedgeredTools`` serves mutating tools over MCP through ``ledgered_tool`` (needs the
-``mcp`` extra, imported only when the name is used).
+``LedgeredTools`` serves mutating tools over MCP through the ledger (needs the ``mcp``
+extra, imported only when the name is used).
 """
 
 from __future__ import annotations

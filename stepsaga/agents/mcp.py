@@ -529,6 +529,7 @@ class LedgeredTools:
             return_annotation=Annotated[CallToolResult, output],
         )
         call.__annotations__ = {_CONTEXT: Context, "return": Annotated[CallToolResult, output]}
+        call.__name__ = tool  # the output schema's title: ``create_refundDictOutput``
         self.server.add_tool(call, name=tool, structured_output=True, **details)
         # The SDK has no door for a tool whose arguments it should not validate: swap its
         # argument model for a pass-through and publish the strict schema instead.
@@ -546,7 +547,11 @@ class _Refused(Exception):  # noqa: N818 - a control-flow signal, never raised t
 
 
 class _Approved(BaseModel):
-    idempotencyKey: str = Field(description="The key bound to the approved call.")  # noqa: N815
+    model_config = ConfigDict(title="Approved call")
+
+    idempotencyKey: str = Field(  # noqa: N815 - the argument's own name
+        title="Idempotency key", description="The key bound to the approved call."
+    )
     tool: str
     approved: str
 
