@@ -145,11 +145,13 @@ class LedgeredTools:
     ``tenant`` is the server's authenticated tenant: a fixed id (a stdio server launched
     for one tenant) or a function of the request ``Context`` (an HTTP server reading its
     verified token). ``keys`` defaults to a ``KeyBook`` over the same ledger.
-    ``key_in_meta=True`` takes the key only from the request's ``_meta`` (the input schema
-    then has no key argument at all). ``busy_wait_s`` bounds how long a concurrent
-    duplicate waits for the holder. ``metrics`` is flushed after every mutating call; a
-    stdio server must not write EMF to stdout (the protocol's channel): give
-    ``EmfMetrics`` a ``write`` to stderr.
+    ``host_key`` reads the host's key for a request (default: ``_meta``'s
+    ``stepsaga/idempotencyKey``; an HTTP server may read a verified header instead); it
+    wins over the model's argument. ``key_in_meta=True`` takes the key only from
+    ``host_key`` (the input schema then has no key argument at all). ``busy_wait_s``
+    bounds how long a concurrent duplicate waits for the holder. ``metrics`` is flushed
+    after every mutating call; a stdio server must not write EMF to stdout (the
+    protocol's channel): give ``EmfMetrics`` a ``write`` to stderr.
     """
 
     def __init__(
@@ -161,6 +163,7 @@ class LedgeredTools:
         keys: KeyBook | None = None,
         metrics: MetricsSink | None = None,
         key_in_meta: bool = False,
+        host_key: Callable[[Context[Any, Any]], str | None] | None = None,
         busy_wait_s: float = 5.0,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
@@ -174,6 +177,7 @@ class LedgeredTools:
         self._keys = keys or KeyBook(ledger)
         self._metrics = metrics
         self._key_in_meta = key_in_meta
+        self._host_key = host_key or meta_key
         self._busy_wait_s = float(busy_wait_s)
         self._sleep = sleep
         self._specs: dict[str, _Spec] = {}
@@ -319,9 +323,9 @@ class LedgeredTools:
     def _call(self, spec: _Spec, ctx: Context[Any, Any], raw: dict[str, Any]) -> dict[str, Any]:
         tenant = self._tenant_of(ctx)
         raw = dict(raw)
-        meta_key = _meta_key(ctx)
-        if meta_key is not None and not self._key_in_meta:
-            raw[KEY_ARGUMENT] = meta_key  # the host's key wins over the model's
+        hosts = self._host_key(ctx)
+        if hosts is not None and not self._key_in_meta:
+            raw[KEY_ARGUMENT] = hosts  # the host's key wins over the model's
         try:
             arguments = spec.validate(raw)
         except InvalidInputError as error:
@@ -332,7 +336,7 @@ class LedgeredTools:
                     advice=f"nothing was recorded; fix {error.data.get('field')} and " + SAME_KEY,
                 )
             ) from None
-        key = meta_key if self._key_in_meta else arguments.pop(KEY_ARGUMENT)
+        key = hosts if self._key_in_meta else arguments.pop(KEY_ARGUMENT)
         grant = self._grant(tenant, key)
         try:
             action = spec.action(tenant, grant, arguments)
@@ -434,7 +438,8 @@ class LedgeredTools:
         try:
             if key is None:
                 raise InvalidInputError(
-                    f"no idempotencyKey in the request's _meta[{KEY_META!r}]", field=KEY_META
+                    f"no idempotencyKey from the host (the request's _meta[{KEY_META!r}])",
+                    field=KEY_META,
                 )
             return self._keys.grant(tenant, check_key(key))
         except StepSagaError as error:
@@ -569,7 +574,8 @@ def _failed(failed: ToolFailure) -> CallToolResult:
     )
 
 
-def _meta_key(ctx: Context[Any, Any] | None) -> str | None:
+def meta_key(ctx: Context[Any, Any] | None) -> str | None:
+    """The key a host put in the request's ``_meta[KEY_META]``, if any."""
     try:
         meta = ctx.request_context.meta if ctx is not None else None
     except ValueError:  # no request (called in process)
@@ -668,4 +674,11 @@ def _output_of(fn: ToolFn) -> Any:
     return returned
 
 
-__all__ = ["EFFECT_META", "KEY_ARGUMENT", "KEY_DESCRIPTION", "KEY_META", "LedgeredTools"]
+__all__ = [
+    "EFFECT_META",
+    "KEY_ARGUMENT",
+    "KEY_DESCRIPTION",
+    "KEY_META",
+    "LedgeredTools",
+    "meta_key",
+]

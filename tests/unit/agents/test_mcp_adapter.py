@@ -120,8 +120,20 @@ def test_a_key_only_from_meta_leaves_the_key_out_of_the_schema(ledger: Ledger) -
     assert "idempotencyKey" not in tool.input_schema["properties"]
     result = call(server, "create_refund", {"order_id": "7", "amount_cents": 5})
     assert result.structured_content["error"] == "InvalidInputError"
-    assert "no idempotencyKey in the request's _meta" in result.structured_content["message"]
+    assert "no idempotencyKey from the host" in result.structured_content["message"]
     assert scopes == []
+
+
+def test_a_host_injected_key_wins_over_the_models(ledger: Ledger) -> None:
+    key = issue(ledger)
+    server, scopes = serve(ledger, host_key=lambda context: key)
+    result = call(
+        server,
+        "create_refund",
+        {"order_id": "7", "amount_cents": 5, "idempotencyKey": "model-invented-key-123"},
+    )
+    assert result.structured_content == {"refund": "7", "cents": 5}
+    assert scopes[0].intent.case_id == case_for_key(key)
 
 
 def test_the_adapter_refuses_what_would_break_it(ledger: Ledger) -> None:
