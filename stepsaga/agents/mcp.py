@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import inspect
 import json
+import logging
 import time
 import typing
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -69,6 +70,8 @@ from stepsaga.reconciliation.lookup import Lookup
 
 if typing.TYPE_CHECKING:
     from stepsaga.handlers.metrics import MetricsSink
+
+log = logging.getLogger(__name__)
 
 #: The argument a mutating tool takes the key in (seed 001's name, camel case as in its schema).
 KEY_ARGUMENT: Final = "idempotencyKey"
@@ -232,6 +235,12 @@ class LedgeredTools:
                     return _success(self._call(spec, ctx, raw))
                 except _Refused as refused:
                     return _failed(refused.failure)
+                except Exception as exc:  # a bug or an unmapped library error: structured too
+                    log.exception("tool %s: unexpected %s", tool, type(exc).__name__)
+                    unexpected = StepSagaError(
+                        f"{tool}: unexpected {type(exc).__name__}; the server's log has it"
+                    )
+                    return _failed(failure(unexpected))
                 finally:
                     if self._metrics is not None:
                         self._metrics.flush()  # one tool call is one invocation
@@ -408,16 +417,20 @@ class LedgeredTools:
             return None if lookup is None else lookup(**arguments, scope=scope)
 
         ledger = self._target()
-        verdict = reconcile_action(
-            ledger,
-            action,
-            step=spec.name,
-            reason=Reason.OUTCOME_UNKNOWN,
-            failure={"error": error.error_name(), "message": error.message},
-            look=look,
-            topic=f"agent tool {spec.name}",
-            context={"tool": spec.name, "approved": grant.approval()},
-        )
+        try:
+            verdict = reconcile_action(
+                ledger,
+                action,
+                step=spec.name,
+                reason=Reason.OUTCOME_UNKNOWN,
+                failure={"error": error.error_name(), "message": error.message},
+                look=look,
+                topic=f"agent tool {spec.name}",
+                context={"tool": spec.name, "approved": grant.approval()},
+            )
+        except StepSagaError:  # still uncertain; the next delivery reconciles again
+            log.warning("%s: reconciliation did not finish", action.key, exc_info=True)
+            return failure(error)
         if verdict.outcome is ReconciliationOutcome.APPLIED:
             record = ledger.get(action.key)
             return dict(record.result or {}) if record is not None else {}

@@ -251,3 +251,29 @@ def test_an_absent_effect_releases_the_key_for_a_retry_with_the_same_key(ledger:
     assert ledger.list()[0].status is Status.RELEASED
     assert call(server, "create_refund", arguments).structured_content == {"refund": "RF-1"}
     assert ledger.list()[0].status is Status.COMPLETED
+
+
+def test_a_broken_lookup_still_answers_a_structured_failure(ledger: Ledger) -> None:
+    server: MCPServer[Any] = MCPServer("t")
+    tools = LedgeredTools(server, ledger=ledger, tenant="acme")
+
+    def broken(order_id: str, amount_cents: int, *, scope: ActionScope) -> Absent:
+        raise ValueError("bug in the lookup")
+
+    @tools.mutating(effect=EffectClass.KEYED_WRITE, lookup=broken)
+    def create_refund(
+        order_id: Order, amount_cents: Cents, *, scope: ActionScope
+    ) -> dict[str, Any]:
+        raise TimeoutError("read timed out")
+
+    key = issue(ledger)
+    result = call(
+        server, "create_refund", {"order_id": "7", "amount_cents": 5, "idempotencyKey": key}
+    )
+    failed = result.structured_content
+    assert result.is_error
+    assert failed["error"] == "StepSagaError"
+    assert failed["reuse_same_key"] is True
+    assert "unexpected ValueError" in failed["message"]
+    assert "bug in the lookup" not in result.content[0].text  # details stay in the log
+    assert ledger.list()[0].status is Status.UNKNOWN
