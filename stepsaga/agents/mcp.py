@@ -123,13 +123,7 @@ class _Spec:
     lookup: LookupFn | None
 
     def validate(self, raw: Mapping[str, Any]) -> dict[str, Any]:
-        """The call's arguments, strictly (JSON types, no coercion, nothing extra)."""
-        try:
-            model = self.arguments.model_validate_json(json.dumps(dict(raw)))
-        except ValidationError as exc:
-            field, line = describe_validation_error(exc, "arguments")
-            raise InvalidInputError(line, field=field) from None
-        return {name: getattr(model, name) for name in type(model).model_fields}
+        return _validated(self.arguments, raw)
 
     def action(self, tenant: str, grant: Grant, arguments: Mapping[str, Any]) -> Action:
         return Action(
@@ -237,10 +231,7 @@ class LedgeredTools:
                     return _failed(refused.failure)
                 except Exception as exc:  # a bug or an unmapped library error: structured too
                     log.exception("tool %s: unexpected %s", tool, type(exc).__name__)
-                    unexpected = StepSagaError(
-                        f"{tool}: unexpected {type(exc).__name__}; the server's log has it"
-                    )
-                    return _failed(failure(unexpected))
+                    return _failed(failure(_unexpected(tool, exc)))
                 finally:
                     if self._metrics is not None:
                         self._metrics.flush()  # one tool call is one invocation
@@ -272,13 +263,32 @@ class LedgeredTools:
     def read(
         self, *, name: str | None = None, description: str | None = None, title: str | None = None
     ) -> Callable[[ToolFn], ToolFn]:
-        """Serve ``fn`` as a read-only tool: no key, no scope, no ledger."""
+        """Serve ``fn`` as a read-only tool: no key, no scope, no ledger; the same strict
+        schema and structured failures as the mutating tools."""
 
         def register(fn: ToolFn) -> ToolFn:
             tool = name or fn.__name__
-            self.server.add_tool(
-                fn,
-                name=tool,
+            model = _arguments_model(tool, fn, with_key=False)
+
+            def call(ctx: Context[Any, Any], **raw: Any) -> CallToolResult:
+                try:
+                    arguments = _validated(model, raw)
+                except InvalidInputError as error:
+                    field = error.data.get("field")
+                    return _failed(failure(error, advice=f"fix {field} and call again"))
+                try:
+                    return _success(dict(fn(**arguments)))
+                except StepSagaError as error:
+                    return _failed(failure(error))
+                except Exception as exc:
+                    log.exception("tool %s: unexpected %s", tool, type(exc).__name__)
+                    return _failed(failure(_unexpected(tool, exc)))
+
+            self._add(
+                call,
+                tool,
+                model,
+                _output_of(fn),
                 title=title or _human(tool),
                 description=description or inspect.getdoc(fn) or "",
                 annotations=ToolAnnotations(
@@ -572,6 +582,21 @@ class _Approved(BaseModel):
     )
     tool: str
     approved: str
+
+
+def _validated(model: type[BaseModel], raw: Mapping[str, Any]) -> dict[str, Any]:
+    """A call's arguments, strictly (JSON types, no coercion, nothing extra)."""
+    try:
+        valid = model.model_validate_json(json.dumps(dict(raw)))
+    except ValidationError as exc:
+        field, line = describe_validation_error(exc, "arguments")
+        raise InvalidInputError(line, field=field) from None
+    return {name: getattr(valid, name) for name in type(valid).model_fields}
+
+
+def _unexpected(tool: str, exc: Exception) -> StepSagaError:
+    """What the model reads of a bug: its type only (the server's log has the rest)."""
+    return StepSagaError(f"{tool}: unexpected {type(exc).__name__}; the server's log has it")
 
 
 def _success(result: dict[str, Any]) -> CallToolResult:

@@ -47,7 +47,7 @@ def serve(
         return {"refund": order_id, "cents": amount_cents}
 
     @tools.read()
-    def lookup(order_id: str) -> dict[str, Any]:
+    def lookup(order_id: Order) -> dict[str, Any]:
         return {"order_id": order_id}
 
     return server, scopes
@@ -110,7 +110,10 @@ def test_read_tools_take_no_key_and_write_nothing(ledger: Ledger) -> None:
     assert tools["lookup"].annotations is not None
     assert tools["lookup"].annotations.read_only_hint is True
     assert tools["create_refund"].meta == {"stepsaga/effect": "keyed_write"}
-    call(server, "lookup", {"order_id": "7"})
+    assert call(server, "lookup", {"order_id": "7"}).structured_content == {"order_id": "7"}
+    refused = call(server, "lookup", {"order_id": 7, "extra": 1})
+    assert refused.structured_content["error"] == "InvalidInputError"
+    assert tools["lookup"].input_schema["additionalProperties"] is False
     assert ledger.list() == []
 
 
