@@ -319,6 +319,11 @@ class LedgeredTools:
                 return _success(await self._approve(ctx, tool, arguments))
             except _Refused as refused:
                 return _failed(refused.failure)
+            except StepSagaError as error:
+                return _failed(failure(error))
+            except Exception as exc:
+                log.exception("tool %s: unexpected %s", name, type(exc).__name__)
+                return _failed(failure(_unexpected(name, exc)))
 
         self._add(
             approve,

@@ -9,6 +9,8 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from pydantic import Field
 
 try:
@@ -280,3 +282,49 @@ def test_a_broken_lookup_still_answers_a_structured_failure(ledger: Ledger) -> N
     assert "unexpected ValueError" in failed["message"]
     assert "bug in the lookup" not in result.content[0].text  # details stay in the log
     assert ledger.list()[0].status is Status.UNKNOWN
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    calls=st.lists(
+        st.tuples(st.sampled_from(["create_refund", "issue_credit"]), st.sampled_from([5, 6])),
+        min_size=1,
+        max_size=6,
+    ),
+    unbound=st.booleans(),
+)
+def test_one_key_is_at_most_one_effect_whatever_the_model_sends(
+    tmp_path_factory: pytest.TempPathFactory, calls: list[tuple[str, int]], unbound: bool
+) -> None:
+    ledger = open_ledger(f"sqlite:///{tmp_path_factory.mktemp('k') / 'ledger.sqlite3'}")
+    server: MCPServer[Any] = MCPServer("t")
+    tools = LedgeredTools(server, ledger=ledger, tenant="acme")
+    effects: list[tuple[str, int]] = []
+
+    def tool(name: str) -> None:
+        @tools.mutating(effect=EffectClass.KEYED_WRITE, name=name)
+        def run(order_id: Order, amount_cents: Cents, *, scope: ActionScope) -> dict[str, Any]:
+            effects.append((name, amount_cents))
+            return {"tool": name, "cents": amount_cents}
+
+    tool("create_refund")
+    tool("issue_credit")
+    book = KeyBook(ledger)
+    key = (
+        book.issue("acme", unbound=True)
+        if unbound
+        else book.issue("acme", tool="create_refund", args={"order_id": "7", "amount_cents": 5})
+    )
+    answers = [
+        call(server, name, {"order_id": "7", "amount_cents": cents, "idempotencyKey": key})
+        for name, cents in calls
+    ]
+    assert len(effects) <= 1
+    succeeded = [a.structured_content for a in answers if not a.is_error]
+    assert all(answer == succeeded[0] for answer in succeeded)
+    if not unbound:
+        assert set(effects) <= {("create_refund", 5)}
+    for answer in answers:
+        if answer.is_error:
+            assert answer.structured_content["error"] == "ActionConflictError"
+    ledger.close()
