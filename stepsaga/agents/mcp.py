@@ -375,15 +375,16 @@ class LedgeredTools:
         scope = ActionScope(
             tenant, grant.intent, writes=Writes(with_claim=[bind]) if bind else None
         )
+        ledger = self._target()  # one per call (a factory may open one)
         try:
-            return self._perform(spec, action, scope, arguments)
+            return self._perform(ledger, spec, action, scope, arguments)
         except ConditionFailedError:
             # Another tool's first call bound this unbound key first: refuse as its grant says.
             refusal = self._refusal(self._grant(tenant, key), spec, action, arguments)
             count_tool_metric(self._metrics, action, error=ActionConflictError(refusal.message))
             raise refusal from None
         except OutcomeUnknownError as error:
-            settled = self._uncertain(spec, action, scope, arguments, grant, error)
+            settled = self._uncertain(ledger, spec, action, scope, arguments, grant, error)
             if isinstance(settled, ToolFailure):
                 raise _Refused(settled) from None
             return settled
@@ -392,13 +393,18 @@ class LedgeredTools:
             raise _Refused(failure(error)) from None
 
     def _perform(
-        self, spec: _Spec, action: Action, scope: ActionScope, arguments: dict[str, Any]
+        self,
+        ledger: Ledger,
+        spec: _Spec,
+        action: Action,
+        scope: ActionScope,
+        arguments: dict[str, Any],
     ) -> dict[str, Any]:
         """Run once per key; a concurrent duplicate waits for the holder (bounded)."""
         deadline = time.monotonic() + self._busy_wait_s
         while True:
             try:
-                done = self._target().run(
+                done = ledger.run(
                     action, lambda _claim: spec.fn(**arguments, scope=scope), writes=scope.writes
                 )
             except ActionInProgressError:
@@ -412,6 +418,7 @@ class LedgeredTools:
 
     def _uncertain(
         self,
+        ledger: Ledger,
         spec: _Spec,
         action: Action,
         scope: ActionScope,
@@ -431,7 +438,6 @@ class LedgeredTools:
         def look() -> Lookup | None:
             return None if lookup is None else lookup(**arguments, scope=scope)
 
-        ledger = self._target()
         try:
             verdict = reconcile_action(
                 ledger,
