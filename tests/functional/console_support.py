@@ -3,6 +3,7 @@ console tests look at: one compensated, one waiting for an operator."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import shutil
 from dataclasses import dataclass
@@ -52,8 +53,12 @@ def aws_config(aws: FakeAws, port: int = 8765) -> ConsoleConfig:
 
 
 def client(config: ConsoleConfig) -> TestClient:
-    """A logged-in client (the token cookie set as the browser would get it)."""
-    made = TestClient(create_app(config), base_url="http://127.0.0.1")
+    """A logged-in client (the token cookie set as the browser would get it). Its POSTs
+    wait for their action to settle (``action_wait``), so a test reads the page after it;
+    the browser tests keep the default and check the POST returns at once."""
+    made = TestClient(
+        create_app(dataclasses.replace(config, action_wait=60.0)), base_url="http://127.0.0.1"
+    )
     made.cookies.set(f"stepsaga_console_{config.port}", config.token)
     return made
 

@@ -86,7 +86,7 @@ def test_the_queue_marks_overdue_items_and_shows_evidence(home: StateHome, cases
     assert 'class="overdue"' in html
     assert "overdue</span>" in html
     assert "case waits" in html
-    assert "<pre>{" in html  # the evidence, as JSON
+    assert "<pre tabindex=\"0\">{" in html  # the evidence, as JSON
 
 
 def test_resolving_a_waiting_item_continues_the_case(local: TestClient, cases: Cases) -> None:
@@ -111,17 +111,19 @@ def test_a_bad_resolution_is_one_line_and_changes_nothing(
 ) -> None:
     item = cases.waiting["open_items"][0]
     for data, message in [
-        (
-            {"outcome": "maybe", "note": "x"},
-            "outcome: &#39;maybe&#39; is not one of applied, not-applied",
-        ),
-        ({"outcome": "applied", "note": "  "}, "note: say why (it is kept on the item)"),
+        ({"outcome": "maybe", "note": "checked the carrier"}, "Outcome: choose applied or not"),
+        ({"outcome": "applied", "note": "  "}, "Note: say what you checked"),
     ]:
         response = local.post(
             f"/reconciliation/{item}/resolve", data={"csrf": csrf_token(TOKEN), **data}
         )
         assert response.status_code == 400
-        assert message in response.text
+        # on the form it came from, in the page's words, with what was typed kept
+        error = re.search(r'id="form-error">([^<]+)<', response.text)
+        assert error is not None
+        assert error.group(1).startswith(message)
+        assert 'id="resolve-form"' in response.text
+        assert f">{data['note'].strip()}</textarea>" in response.text
     listed = cli(home, "recon", "list", "--case", "CASE-2", "--json").json()["items"]
     assert [i["status"] for i in listed] == [ReconStatus.OPEN.value]
 
@@ -221,7 +223,7 @@ def test_a_failed_execution_is_redriven_from_its_page(
         f"/executions/{name}/redrive", data={"csrf": csrf_token(TOKEN), "tenant": "acme"}
     )
     assert done.status_code == 200
-    assert str(done.url).endswith(f"/executions/{name}?tenant=acme&done=redriven")
+    assert str(done.url).endswith(f"/executions/{name}?tenant=acme")
     assert 'class="badge outcome-completed">completed' in done.text
     assert "<b>redriven</b> (redrive 1)" in done.text
     assert f'action="/executions/{name}/redrive"' not in done.text  # SUCCEEDED: no button
@@ -239,7 +241,9 @@ def test_the_list_filters_and_pages_through_list_executions(home: StateHome, cas
     assert found is not None
     second = paged.get(found.group(1).replace("&amp;", "&")).text
     assert _names(second) == [cases.compensated["name"]]
-    assert 'id="first-page"' in second
+    back = re.search(r'<a href="([^"]+)" id="prev-page">', second)
+    assert back is not None
+    assert _names(paged.get(back.group(1).replace("&amp;", "&")).text) == [cases.waiting["name"]]
     everything = client(local_config(home))
     assert _names(everything.get("/executions?outcome=compensated").text) == [
         cases.compensated["name"]
@@ -271,7 +275,7 @@ def test_a_running_execution_is_stopped_from_its_page_as_the_operator(
         data={"csrf": csrf_token(TOKEN), "tenant": "acme", "note": "customer cancelled"},
     )
     assert done.status_code == 200, done.text
-    assert str(done.url).endswith(f"/executions/{name}?tenant=acme&done=stopped")
+    assert str(done.url).endswith(f"/executions/{name}?tenant=acme")
     assert 'class="badge outcome-stopped">stopped' in done.text
     assert operator.group(1) in done.text  # the stop's cause names who stopped it
     assert f'action="/executions/{name}/stop"' not in done.text
