@@ -19,7 +19,7 @@ from stepsaga.cli.ledger import ledger_of
 from stepsaga.console import ConsoleConfig, create_app
 from stepsaga.home import StateHome
 from tests.functional.aws_support import FakeAws
-from tests.functional.cli_support import EXAMPLES, cli, write_case
+from tests.functional.cli_support import EXAMPLES, ROOT, cli, write_case
 from workflows.project import reference_project
 
 TOKEN = "test-token-0123456789abcdef"
@@ -99,3 +99,29 @@ def chromium() -> str:
         pytest.skip(reason)
     assert found is not None
     return found
+
+
+AXE = ROOT / "node_modules" / "axe-core" / "axe.min.js"
+
+
+def axe_script() -> Path:
+    """axe-core from npm (``package.json``; ``make test`` runs ``npm ci``); skipped in one
+    line without it, a failure under ``CI=true``."""
+    if not AXE.is_file():
+        reason = f"no {AXE.relative_to(ROOT)} (npm ci installs axe-core)"
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail(reason)
+        pytest.skip(reason)
+    return AXE
+
+
+#: Chromium's flags for the tests: headless, and nothing that reaches the network.
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
