@@ -122,9 +122,7 @@ def _pages(home: Home) -> list[str]:
     ]
 
 
-def test_every_page_has_no_serious_accessibility_violation(
-    browser: Browser, shared: Home
-) -> None:
+def test_every_page_has_no_serious_accessibility_violation(browser: Browser, shared: Home) -> None:
     """axe-core (npm, injected as a script: the context bypasses the console's CSP for it
     only) at 1440x900 and 390x844; no page wider than the phone's screen."""
     axe = axe_script()

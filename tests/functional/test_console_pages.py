@@ -86,7 +86,7 @@ def test_the_queue_marks_overdue_items_and_shows_evidence(home: StateHome, cases
     assert 'class="overdue"' in html
     assert "overdue</span>" in html
     assert "case waits" in html
-    assert "<pre tabindex=\"0\">{" in html  # the evidence, as JSON
+    assert '<pre tabindex="0">{' in html  # the evidence, as JSON
 
 
 def test_resolving_a_waiting_item_continues_the_case(local: TestClient, cases: Cases) -> None:
