@@ -41,7 +41,8 @@ from stepsaga.backends import (
 )
 from stepsaga.clock import Clock, SystemClock
 from stepsaga.console.actions import ActionRequest, ActionWorker, Job, JobState
-from stepsaga.console.layout import GraphPicture, layout
+from stepsaga.console.fold import Folded, fold
+from stepsaga.console.layout import layout
 from stepsaga.console.security import (
     CSRF_FIELD,
     ForbiddenError,
@@ -62,12 +63,15 @@ from stepsaga.errors import (
 from stepsaga.ledger import Ledger, Record
 from stepsaga.project import Project
 from stepsaga.reconciliation.overdue import is_overdue
-from stepsaga.workflow.graph import Visited, build_graph
+from stepsaga.workflow.graph import StateGraph, Visited, build_graph
 
 #: Statuses an execution can be redriven from (AWS's rule; the backend has the last word).
 REDRIVABLE = frozenset({"FAILED", "ABORTED", "TIMED_OUT"})
 DEFAULT_OVERDUE_AFTER = timedelta(hours=24)
 LEDGER_LIMIT = 500
+#: The tenant fields' choices: tenants of this many newest executions, looked up again after.
+TENANTS_LOOKED_AT = 1000
+TENANTS_KEPT = timedelta(minutes=1)
 #: The executions list's filters (``list_executions``' keyword arguments).
 _LIST_FILTERS = ("saga", "tenant", "status", "outcome", "since")
 
@@ -176,8 +180,9 @@ class Console:
     def __init__(self, config: ConsoleConfig) -> None:
         self.config = config
         self.env = _environment(config.clock)
-        self._graphs: dict[str, Any] = {}
+        self._graphs: dict[str, tuple[StateGraph, Folded]] = {}
         self.worker = ActionWorker(config.open_backend, config.clock, status_code)
+        self._tenants: tuple[datetime, list[str]] | None = None
 
     # --- plumbing --------------------------------------------------------------------------
 
@@ -221,6 +226,26 @@ class Console:
         code = status_code(exc)
         return self.page("error.html", status_code=code, message=error_text(exc), code=code)
 
+    def known_tenants(self, backend: SagaBackend) -> list[str]:
+        """Tenants of the newest executions (one ``list_executions`` page, kept a minute):
+        what the tenant fields offer and match without regard to case."""
+        now = self.config.clock.now()
+        if self._tenants is None or now - self._tenants[0] > TENANTS_KEPT:
+            page = backend.list_executions(limit=TENANTS_LOOKED_AT)
+            found = sorted({e.tenant_id for e in page.items}, key=str.casefold)
+            self._tenants = (now, found)
+        return self._tenants[1]
+
+    def tenant(self, backend: SagaBackend, typed: str | None) -> str | None:
+        """``typed`` as a known tenant spells it (``ACME`` finds ``acme``), else as typed."""
+        if not typed:
+            return None
+        known = self.known_tenants(backend)
+        if typed in known:
+            return typed
+        same = [t for t in known if t.casefold() == typed.casefold()]
+        return same[0] if len(same) == 1 else typed
+
     async def _form(self, request: Request) -> Any:
         form = await request.form()
         check_csrf(form, self.config.token)
@@ -249,6 +274,8 @@ class Console:
         earlier = [t for t in params.get("prev", "").split(",") if t] if token else []
         try:
             with self.backend() as backend:
+                filters["tenant"] = self.tenant(backend, filters["tenant"]) or ""
+                tenants = self.known_tenants(backend)
                 page = backend.list_executions(
                     saga=filters["saga"] or None,
                     tenant=filters["tenant"] or None,
@@ -275,6 +302,7 @@ class Console:
         return self.page(
             "executions.html",
             executions=page.items,
+            tenants=tenants,
             filters=filters,
             filtered=bool(given),
             statuses=[s.value for s in ExecutionStatus],
@@ -311,7 +339,14 @@ class Console:
         except StepSagaError as exc:
             return self.refused(exc)
         runs = step_runs(events)
-        picture = self._picture(view.saga, Visited.from_path(entered_states(events)))
+        full, folded = self._graph(view.saga)
+        visited = Visited.from_path(entered_states(events))
+        # a folded state's runs stand for its step: the latest run of either is its status
+        statuses = {folded.owner.get(run.state, run.state): run.status for run in runs}
+        anchors = {
+            folded.owner.get(run.state, run.state): f"step-{run.state}-{i}"
+            for i, run in enumerate(runs, 1)
+        }
         job = self.worker.latest(view.name)
         moving = (job is not None and not job.state.settled) or (
             view.status == "RUNNING" and not view.waiting_for
@@ -320,9 +355,12 @@ class Console:
             "execution.html",
             status_code=code,
             view=view,
-            picture=picture,
-            statuses=state_statuses(runs),
-            anchors={run.state: f"step-{run.state}-{i}" for i, run in enumerate(runs, 1)},
+            picture=layout(folded.graph, folded.visited(visited)),
+            full_picture=layout(full, visited),
+            statuses=statuses,
+            full_statuses=state_statuses(runs),
+            anchors=anchors,
+            full_anchors={run.state: f"step-{run.state}-{i}" for i, run in enumerate(runs, 1)},
             runs=runs,
             steps={s.state: s for s in view.steps},
             case_input=case_input(events),
@@ -384,13 +422,14 @@ class Console:
             found = ledger.list(tenant=view.tenant_id, case=view.case_id)
         return {r.key: r for r in found if r.revision == view.revision}
 
-    def _picture(self, saga_name: str, visited: Visited) -> GraphPicture:
+    def _graph(self, saga_name: str) -> tuple[StateGraph, Folded]:
         if saga_name not in self._graphs:
             from stepsaga.workflow.compiler import compile  # as `stepsaga graph` does
 
             saga = self.config.project.saga(saga_name)
-            self._graphs[saga_name] = build_graph(compile(saga), saga.name)
-        return layout(self._graphs[saga_name], visited)
+            full = build_graph(compile(saga), saga.name)
+            self._graphs[saga_name] = (full, fold(full))
+        return self._graphs[saga_name]
 
     # --- reconciliation ----------------------------------------------------------------------
 
@@ -413,6 +452,8 @@ class Console:
         case = params.get("case") or None
         try:
             with self.backend() as backend:
+                tenant = self.tenant(backend, tenant)
+                tenants = self.known_tenants(backend)
                 items = backend.recon_list(status=status, tenant=tenant, case=case)
         except StepSagaError as exc:
             return self.refused(exc)
@@ -431,6 +472,7 @@ class Console:
         return self.page(
             "queue.html",
             rows=rows,
+            tenants=tenants,
             total=len(items),
             counts=counts,
             kind=kind,
@@ -525,6 +567,9 @@ class Console:
         tenant = request.query_params.get("tenant") or None
         case = request.query_params.get("case") or None
         try:
+            with self.backend() as backend:
+                tenant = self.tenant(backend, tenant)
+                tenants = self.known_tenants(backend)
             ledger = self.config.open_ledger()
             records: list[Record] = []
             if ledger is not None:
@@ -535,6 +580,7 @@ class Console:
         return self.page(
             "ledger.html",
             records=records,
+            tenants=tenants,
             tenant=tenant or "",
             case=case or "",
             limit=LEDGER_LIMIT,

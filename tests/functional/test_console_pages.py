@@ -334,3 +334,38 @@ def test_a_refund_item_shows_its_first_approval_and_then_its_audit_record(
     deciders = re.findall(r'class="audit-decider">([^<]+)<', done)
     assert [d.split(" at ")[0] for d in deciders] == [operator.group(1), "second@acme.example"]
     assert 'id="awaiting-second"' not in done
+
+
+def test_navigation_search_tenants_and_links_both_ways(local: TestClient, cases: Cases) -> None:
+    """A case id, an execution name or an item id finds its page; a tenant typed in
+    another case finds the known tenant; item -> execution -> item links."""
+    item = cases.waiting["open_items"][0]
+    for query, lands in [
+        ("CASE-2", f"/executions/{cases.waiting['name']}?tenant=acme"),
+        (cases.compensated["name"], f"/executions/{cases.compensated['name']}?tenant=acme"),
+        (item, f"/reconciliation/{item}"),
+    ]:
+        found = local.get(f"/search?q={query}", follow_redirects=False)
+        assert (found.status_code, found.headers["location"]) == (303, lands)
+    missing = local.get("/search?q=ORD-nothing")
+    assert missing.status_code == 404
+    assert "Nothing found for" in missing.text
+
+    shouted = local.get("/executions?tenant=ACME").text
+    assert sorted(_names(shouted)) == sorted([cases.compensated["name"], cases.waiting["name"]])
+    assert '<option value="acme">' in shouted  # the tenant picker's choices
+
+    item_page = local.get(f"/reconciliation/{item}").text
+    assert 'id="item-execution" href="/executions/CASE-2?tenant=acme"' in item_page
+    execution = local.get("/executions/CASE-2?tenant=acme").text
+    assert f'href="/reconciliation/{item}"' in execution
+
+
+def test_the_queue_counts_and_filters_each_kind_of_item(local: TestClient, cases: Cases) -> None:
+    queue = local.get("/reconciliation").text
+    counts = dict(re.findall(r'id="kind-(\w+)"[^>]*>[^<]*<span class="count">(\d+)<', queue))
+    # CASE-2's case waits on its item; CASE-1's refund was escalated (nothing waits)
+    assert counts == {"waits": "1", "escalations": "1", "dual": "0"}
+    waits = local.get("/reconciliation?kind=waits").text
+    assert re.findall(r'data-item="([^"]+)"', waits) == cases.waiting["open_items"]
+    assert local.get("/reconciliation?kind=weird").status_code == 400
