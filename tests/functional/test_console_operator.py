@@ -30,12 +30,12 @@ from tests.functional.console_support import (
 )
 
 if TYPE_CHECKING:
-    from playwright.sync_api import Browser, BrowserContext, Page
+    from playwright.sync_api import Browser, BrowserContext, Page, ViewportSize
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
-DESKTOP = {"width": 1440, "height": 900}
-PHONE = {"width": 390, "height": 844}
+DESKTOP: ViewportSize = {"width": 1440, "height": 900}
+PHONE: ViewportSize = {"width": 390, "height": 844}
 #: The start's 8 refund attempts are throttled (it fails); its redrive's first two too, so it
 #: waits out TRANSIENT_RETRY's real (jittered) delays, and the attempt that succeeds is slow
 #: (3 s) so the redrive lasts long enough to watch whatever the jitter drew.
