@@ -24,6 +24,8 @@ class EntryKind(StrEnum):
     RETRIED = "retried"
     CAUGHT = "caught"
     FAILED = "failed"
+    #: Failed, and nothing after it yet: a retry (or a Catch) is still to come.
+    PENDING = "pending"
     WAITING = "waiting"
     REDRIVEN = "redriven"
     ENDED = "ended"
@@ -154,4 +156,6 @@ def _failure(
             )
         if kind.startswith("Execution") or kind == "ExecutionRedriven":
             break
+    else:  # the history ends here: the execution is still deciding (a retry's wait)
+        return Entry(EntryKind.PENDING, failed["timestamp"], state=state, error=error, text=cause)
     return Entry(EntryKind.FAILED, failed["timestamp"], state=state, error=error, text=cause)

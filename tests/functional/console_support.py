@@ -8,7 +8,7 @@ import os
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from starlette.testclient import TestClient
@@ -21,6 +21,9 @@ from stepsaga.home import StateHome
 from tests.functional.aws_support import FakeAws
 from tests.functional.cli_support import EXAMPLES, ROOT, cli, write_case
 from workflows.project import reference_project
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Page
 
 TOKEN = "test-token-0123456789abcdef"
 REJECTED = EXAMPLES / "faults-shipment-rejected.json"
@@ -125,3 +128,12 @@ CHROMIUM_ARGS = [
     "--disable-sync",
     "--no-first-run",
 ]
+
+
+#: Where the browser tests save their screenshots (``make screenshots``: ``docs/console``).
+SHOTS = Path(os.environ.get("STEPSAGA_SCREENSHOTS") or ROOT / "build" / "screenshots")
+
+
+def screenshot(page: Page, name: str) -> None:
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)

@@ -97,6 +97,20 @@ def test_an_uncaught_failure_then_a_redrive() -> None:
     assert timeline(events)[3].text == "redrive 1"
 
 
+def test_a_failure_at_the_end_of_a_running_history_is_a_pending_retry() -> None:
+    """While the engine waits out a retry delay nothing follows the failure yet: it has not
+    failed the execution (the page must not say "not caught")."""
+    events = _events(
+        (0, "TaskStateEntered", {"name": "RefundPayment"}),
+        (0, "TaskScheduled", {}),
+        (1, "TaskFailed", _failed("Transient.Throttled", "HTTP 429")),
+    )
+    assert [(e.kind, e.error) for e in timeline(events)][-1] == (
+        EntryKind.PENDING,
+        "Transient.Throttled",
+    )
+
+
 def test_a_cause_is_one_short_line() -> None:
     assert short_cause('{"errorMessage": "a\\nb"}') == "a b"
     assert short_cause("plain <b>text</b>") == "plain <b>text</b>"  # escaping is the page's job
