@@ -97,7 +97,7 @@ class ConsoleConfig:
     clock: Clock = field(default_factory=SystemClock)
     #: How long a POST waits for its action before returning to the page (which then shows
     #: the action's progress): enough for a refusal to come back onto the form it came from.
-    action_wait: float = 0.5
+    action_wait: float = 0.3
 
 
 def _environment(clock: Clock) -> Environment:
@@ -341,8 +341,6 @@ class Console:
         runs = step_runs(events)
         full, folded = self._graph(view.saga)
         visited = Visited.from_path(entered_states(events))
-        # a folded state's runs stand for its step: the latest run of either is its status
-        statuses = {folded.owner.get(run.state, run.state): run.status for run in runs}
         anchors = {
             folded.owner.get(run.state, run.state): f"step-{run.state}-{i}"
             for i, run in enumerate(runs, 1)
@@ -357,7 +355,7 @@ class Console:
             view=view,
             picture=layout(folded.graph, folded.visited(visited)),
             full_picture=layout(full, visited),
-            statuses=statuses,
+            statuses=state_statuses(runs, folded.owner),
             full_statuses=state_statuses(runs),
             anchors=anchors,
             full_anchors={run.state: f"step-{run.state}-{i}" for i, run in enumerate(runs, 1)},

@@ -77,26 +77,29 @@ def _payload(details: Mapping[str, Any], key: str) -> Any:
     return value
 
 
-def step_runs(events: Sequence[Mapping[str, Any]]) -> list[StepRun]:
-    """Every state entry of ``events`` (oldest first), with what its task was given and
-    returned."""
-    runs: list[StepRun] = []
-    open_run: dict[str, Any] | None = None
+#: States that hold others (their branches or item iterations): they run no task.
+_CONTAINERS = frozenset({"Map", "Parallel"})
 
-    def close(status: RunStatus, **changes: Any) -> None:
-        nonlocal open_run
-        if open_run is not None:
-            open_run.pop("waiting", None)
-            runs.append(StepRun(**{**open_run, **changes, "status": status}))
-        open_run = None
+
+def step_runs(events: Sequence[Mapping[str, Any]]) -> list[StepRun]:
+    """Every state entry of ``events`` (in the order entered), with what its task was given
+    and returned. Branches and map iterations interleave in a history; an event belongs
+    to the state its ``previousEventId`` chain last entered."""
+    runs: dict[int, dict[str, Any]] = {}
+    statuses: dict[int, RunStatus] = {}
+    parent: dict[int, int | None] = {}
+    run_of: dict[int, int | None] = {}  # event id -> the run open on its branch
 
     for event in events:
         kind = str(event.get("type", ""))
         when = event["timestamp"]
+        event_id = int(event.get("id", len(run_of) + 1))
+        key = run_of.get(int(event.get("previousEventId", event_id - 1)))
+        run = runs.get(key) if key is not None else None
+        run_of[event_id] = key
         if kind.endswith("StateEntered"):
-            close(RunStatus.CURRENT)
             details = event.get("stateEnteredEventDetails", {})
-            open_run = {
+            runs[event_id] = {
                 "state": str(details.get("name")),
                 "type": kind.removesuffix("StateEntered"),
                 "entered_at": when,
@@ -104,47 +107,71 @@ def step_runs(events: Sequence[Mapping[str, Any]]) -> list[StepRun]:
                 "attempts": 0,
                 "retries": [],
             }
-        elif open_run is None:
-            continue
-        elif kind == "TaskScheduled":
-            payload = _payload(event.get("taskScheduledEventDetails", {}), "parameters")
-            open_run["attempts"] += 1
-            if isinstance(payload, dict):
-                open_run["task_kind"] = payload.get("kind")
-                open_run["input"] = payload.get("params", payload)
-            if open_run.get("error"):  # a retry of an earlier failure
-                open_run["retries"].append(f"{open_run['error']}: {open_run.get('cause', '')}")
-                open_run["error"] = open_run["cause"] = None
-        elif kind == "TaskSucceeded":
-            reply = _payload(event.get("taskSucceededEventDetails", {}), "output")
-            open_run["output"] = reply.get("result", reply) if isinstance(reply, dict) else reply
-        elif kind in ("TaskFailed", "TaskTimedOut"):
-            details = event.get(kind[0].lower() + kind[1:] + "EventDetails", {})
-            open_run["error"] = details.get("error")
-            open_run["cause"] = short_cause(details.get("cause"), limit=600)
-        elif kind == "TaskSubmitted":
-            open_run["waiting"] = True
-        elif kind.endswith("StateExited"):
-            details = event.get("stateExitedEventDetails", {})
-            failed = open_run.get("error") is not None
-            if open_run.get("output") is None and not failed:
-                open_run["output"] = _json(details.get("output"))
-            close(RunStatus.CAUGHT if failed else RunStatus.SUCCEEDED, exited_at=when)
+            holds = run is not None and run["type"] in _CONTAINERS
+            parent[event_id] = key if holds else None
+            run_of[event_id] = event_id
+        elif kind.endswith("StateExited") and run is not None and key is not None:
+            failed = run.get("error") is not None
+            if run.get("output") is None and not failed:
+                run["output"] = _json(event.get("stateExitedEventDetails", {}).get("output"))
+            run["exited_at"] = when
+            statuses[key] = RunStatus.CAUGHT if failed else RunStatus.SUCCEEDED
+            run_of[event_id] = parent.get(key)
         elif kind.startswith("Execution") and kind != "ExecutionRedriven":
-            failed = kind != "ExecutionSucceeded"
-            status = RunStatus.FAILED if failed else RunStatus.SUCCEEDED
-            if open_run.get("type") == "Fail":
-                status = RunStatus.SUCCEEDED
-            close(status, exited_at=when)
-    if open_run is not None:
-        waiting = bool(open_run.get("waiting"))
-        close(RunStatus.WAITING if waiting else RunStatus.CURRENT)
-    return runs
+            for open_key, open_run in runs.items():
+                if open_key in statuses:
+                    continue
+                ended = kind == "ExecutionSucceeded" or open_run["type"] == "Fail"
+                statuses[open_key] = RunStatus.SUCCEEDED if ended else RunStatus.FAILED
+                open_run["exited_at"] = when
+        elif run is not None:
+            _task_event(run, kind, event)
+    return [
+        StepRun(
+            **{k: v for k, v in run.items() if k != "waiting"},
+            status=statuses.get(key)
+            or (RunStatus.WAITING if run.get("waiting") else RunStatus.CURRENT),
+        )
+        for key, run in runs.items()
+    ]
 
 
-def state_statuses(runs: Sequence[StepRun]) -> dict[str, RunStatus]:
-    """Each entered state's status in its latest run (what the graph colours)."""
-    return {run.state: run.status for run in runs}
+def _task_event(run: dict[str, Any], kind: str, event: Mapping[str, Any]) -> None:
+    """What a task event tells about its state's run (attempts, input, output, error)."""
+    if kind == "TaskScheduled":
+        payload = _payload(event.get("taskScheduledEventDetails", {}), "parameters")
+        run["attempts"] += 1
+        if isinstance(payload, dict):
+            run["task_kind"] = payload.get("kind")
+            run["input"] = payload.get("params", payload)
+        if run.get("error"):  # a retry of an earlier failure
+            run["retries"].append(f"{run['error']}: {run.get('cause', '')}")
+            run["error"] = run["cause"] = None
+    elif kind == "TaskSucceeded":
+        reply = _payload(event.get("taskSucceededEventDetails", {}), "output")
+        run["output"] = reply.get("result", reply) if isinstance(reply, dict) else reply
+    elif kind in ("TaskFailed", "TaskTimedOut"):
+        details = event.get(kind[0].lower() + kind[1:] + "EventDetails", {})
+        run["error"] = details.get("error")
+        run["cause"] = short_cause(details.get("cause"), limit=600)
+    elif kind == "TaskSubmitted":
+        run["waiting"] = True
+
+
+def state_statuses(
+    runs: Sequence[StepRun], owner: Mapping[str, str] | None = None
+) -> dict[str, RunStatus]:
+    """What the graph colours each entered state (or the state ``owner`` folds it into):
+    a run still going (waiting, current) wins, else the latest run's status."""
+    found: dict[str, RunStatus] = {}
+    for run in runs:
+        state = owner.get(run.state, run.state) if owner else run.state
+        if found.get(state) not in _GOING:
+            found[state] = run.status
+    return found
+
+
+_GOING = (RunStatus.WAITING, RunStatus.CURRENT)
 
 
 def case_input(events: Sequence[Mapping[str, Any]]) -> Any:

@@ -16,9 +16,17 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from stepsaga.clock import SystemClock
 from stepsaga.console import running
 from stepsaga.home import StateHome
-from tests.functional.cli_support import case_data, cli, write_case, write_faults
+from tests.functional.cli_support import (
+    EXAMPLES,
+    case_data,
+    cli,
+    write_case,
+    write_faults,
+    write_json,
+)
 from tests.functional.console_support import (
     CHROMIUM_ARGS,
     REJECTED,
@@ -58,6 +66,8 @@ class Home:
     waiting: dict[str, Any]
     failed: dict[str, Any]
     dual: dict[str, Any]
+    #: The project's other saga (a per-item step and a parallel group), one line uncertain.
+    per_item: dict[str, Any]
 
 
 def _start(home: StateHome, folder: Path, case: str, faults: Path) -> dict[str, Any]:
@@ -77,8 +87,21 @@ def shared(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Home]:
     failed = _start(home, folder, "CASE-3", write_faults(folder, *THROTTLED))
     dual = _start(home, folder, "CASE-4", write_faults(folder, *REFUND_UNKNOWN))
     assert (failed["status"], dual["outcome"]) == ("FAILED", "awaiting_reconciliation")
+    case = json.loads((EXAMPLES / "case-multi-warehouse.json").read_text())
+    case["approval"]["approved_at"] = SystemClock().now().strftime("%Y-%m-%dT%H:%M:%SZ")
+    multi = cli(
+        home,
+        "start",
+        "--saga",
+        "multi-warehouse-replacement",
+        str(write_json(folder / "multi.json", case)),
+        "--faults",
+        str(EXAMPLES / "faults-multi-warehouse-line-uncertain.json"),
+        "--json",
+    )
+    assert multi.code == 0, multi.err
     with running(lambda port: local_config(home, port)) as url:
-        yield Home(url, compensated, waiting, failed, dual)
+        yield Home(url, compensated, waiting, failed, dual, multi.json())
 
 
 @pytest.fixture(scope="module")
@@ -116,6 +139,7 @@ def _pages(home: Home) -> list[str]:
         f"executions/{home.compensated['name']}?tenant=acme",
         f"executions/{home.waiting['name']}?tenant=acme",
         f"executions/{home.failed['name']}?tenant=acme",
+        f"executions/{home.per_item['name']}?tenant=acme",
         "reconciliation",
         f"reconciliation/{item}",
         "ledger?tenant=acme&case=CASE-1",
@@ -146,6 +170,8 @@ def test_every_page_has_no_serious_accessibility_violation(browser: Browser, sha
             ]
             if viewport is PHONE and path.startswith("executions/acme-CASE-1"):
                 screenshot(page, "execution-phone")
+            if viewport is DESKTOP and path.startswith(f"executions/{shared.per_item['name']}"):
+                screenshot(page, "execution-per-item")
             width = page.evaluate("document.documentElement.scrollWidth")
             if width > viewport["width"]:
                 found.append(f"{viewport['width']}px {path}: the page is {width}px wide")
@@ -219,10 +245,9 @@ def test_a_redrive_returns_at_once_and_the_console_keeps_answering(
     assert page.locator("#execution-outcome").inner_text() == "completed"
     assert page.locator(".live-status").inner_text().startswith("up to date")
     # the other operator's list caught up in place (it refreshes every 5 s), not reloaded
-    listing.wait_for_function(
-        f"document.querySelector('tr[data-name=\"{name}\"]').innerText.includes('SUCCEEDED')",
-        timeout=15_000,
-    )
+    from playwright.sync_api import expect
+
+    expect(row).to_contain_text("SUCCEEDED", timeout=15_000)
     assert loads == []
     other.close()
 

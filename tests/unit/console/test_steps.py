@@ -7,7 +7,7 @@ import json
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from stepsaga.console.steps import RunStatus, case_input, step_runs
+from stepsaga.console.steps import RunStatus, case_input, state_statuses, step_runs
 
 T0 = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
 CASE = {"tenant_id": "acme", "refund": {"payment_id": "PAY-1", "amount": "20.00"}}
@@ -96,3 +96,34 @@ def test_caught_failed_waiting_and_current_runs() -> None:
     assert [(r.status, r.duration_ms) for r in failed] == [(RunStatus.FAILED, 3.0)]
     running = step_runs([_entered(0, "ReserveStock"), _scheduled(1)])
     assert [(r.status, r.duration_ms) for r in running] == [(RunStatus.CURRENT, None)]
+
+
+def test_interleaved_map_iterations_each_keep_their_own_run() -> None:
+    """Two items of a Map run at once: each event belongs to the state its
+    ``previousEventId`` chain entered; the map itself holds them."""
+    spec = [
+        (1, 0, _entered(0, "ReserveLines", "MapStateEntered")),
+        (2, 1, _event(1, "MapIterationStarted")),
+        (3, 2, _entered(2, "ReserveLine")),
+        (4, 1, _event(3, "MapIterationStarted")),
+        (5, 4, _entered(4, "ReserveLine")),
+        (6, 3, _scheduled(5)),
+        (7, 5, _scheduled(6)),
+        (8, 6, _succeeded(10, {"line": 1})),
+        (9, 7, _failed(12, "OutcomeUnknownError", "read timeout")),
+        (10, 8, _exited(13, "ReserveLine")),
+        (11, 9, _exited(14, "ReserveLine")),
+    ]
+    events = [{**event, "id": i, "previousEventId": p} for i, p, event in spec]
+    runs = step_runs(events)
+    assert [(r.state, r.status, r.attempts) for r in runs] == [
+        ("ReserveLines", RunStatus.CURRENT, 0),
+        ("ReserveLine", RunStatus.SUCCEEDED, 1),
+        ("ReserveLine", RunStatus.CAUGHT, 1),
+    ]
+    assert (runs[1].output, runs[2].error) == ({"line": 1}, "OutcomeUnknownError")
+    # the graph shows the state by its latest run unless one is still going
+    assert state_statuses(runs) == {
+        "ReserveLines": RunStatus.CURRENT,
+        "ReserveLine": RunStatus.CAUGHT,
+    }
