@@ -208,6 +208,12 @@ def test_a_step_shows_the_input_it_was_given_and_opens_from_the_graph(
     assert page.locator('details.run[data-state="CreateShipment"] .step-error').is_visible()
     page.locator("#case-input summary").click()
     assert '"order_id"' in page.locator("#case-input pre").inner_text()
+    # a copy button puts the id itself on the clipboard
+    page.context.grant_permissions(["clipboard-read", "clipboard-write"])
+    copy = refund.locator("button.copy").first
+    copy.click()
+    assert copy.inner_text() == "copied"
+    assert page.evaluate("navigator.clipboard.readText()") == "acme:CASE-1:r1:refund_payment"
 
 
 def test_a_redrive_returns_at_once_and_the_console_keeps_answering(
