@@ -49,6 +49,10 @@ ACTIONS: dict[str, Callable[[SagaBackend, ActionRequest], object]] = {
 }
 
 
+#: Settled jobs remembered (what the pages show as the latest action on a target).
+KEPT_JOBS = 200
+
+
 class JobState(StrEnum):
     QUEUED = "queued"
     RUNNING = "running"
@@ -102,6 +106,7 @@ class ActionWorker:
         if request.action not in ACTIONS:
             raise KeyError(request.action)
         with self._lock:
+            self._forget_old()
             job = Job(next(self._ids), request, JobState.QUEUED, self._clock.now())
             self._jobs[job.id] = job
             self._latest[request.target] = job.id
@@ -133,6 +138,15 @@ class ActionWorker:
     def stop(self) -> None:
         """Let the thread end after the job it runs (queued jobs are dropped)."""
         self._queue.put(None)
+
+    def _forget_old(self) -> None:
+        """Keep the newest :data:`KEPT_JOBS` settled jobs (a console runs for days)."""
+        settled = [i for i, j in self._jobs.items() if j.state.settled]
+        for job_id in settled[: max(0, len(settled) - KEPT_JOBS)]:
+            job = self._jobs.pop(job_id)
+            self._settled.pop(job_id, None)
+            if self._latest.get(job.request.target) == job_id:
+                del self._latest[job.request.target]
 
     def _update(self, job_id: int, **changes: object) -> Job:
         with self._lock:

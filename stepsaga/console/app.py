@@ -291,7 +291,7 @@ class Console:
         trail = [*earlier, token] if token else []
         next_url = None
         if page.next_token:
-            query = {**given, "next": page.next_token, "prev": ",".join(t or "" for t in trail)}
+            query = {**given, "next": page.next_token, "prev": ",".join(trail)}
             next_url = f"/executions?{urlencode(query)}"
         prev_url = None
         if token:
