@@ -359,6 +359,10 @@ def test_navigation_search_tenants_and_links_both_ways(local: TestClient, cases:
     assert 'id="item-execution" href="/executions/CASE-2?tenant=acme"' in item_page
     execution = local.get("/executions/CASE-2?tenant=acme").text
     assert f'href="/reconciliation/{item}"' in execution
+    assert 'href="/ledger?tenant=acme&amp;case=CASE-2"' in execution
+    ledger = local.get("/ledger?tenant=acme&case=CASE-2").text
+    assert 'href="/executions/CASE-2?tenant=acme"' in ledger
+    assert 'href="/reconciliation?status=all&amp;tenant=acme&amp;case=CASE-2"' in ledger
 
 
 def test_the_queue_counts_and_filters_each_kind_of_item(local: TestClient, cases: Cases) -> None:
