@@ -36,6 +36,7 @@ from stepsaga.backends import (
     ExecutionView,
     ReconFilter,
     SagaBackend,
+    StepView,
     SupportsRetryDelays,
     entered_states,
 )
@@ -50,7 +51,7 @@ from stepsaga.console.security import (
     check_csrf,
     csrf_token,
 )
-from stepsaga.console.steps import case_input, state_statuses, step_runs
+from stepsaga.console.steps import StepRun, case_input, state_statuses, step_runs
 from stepsaga.console.timeline import short_cause, timeline
 from stepsaga.console.wording import web_wording
 from stepsaga.engine.models import ExecutionStatus
@@ -360,7 +361,7 @@ class Console:
             anchors=anchors,
             full_anchors={run.state: f"step-{run.state}-{i}" for i, run in enumerate(runs, 1)},
             runs=runs,
-            steps={s.state: s for s in view.steps},
+            steps=_step_of_run(view, runs),
             case_input=case_input(events),
             entries=timeline(events, chosen),
             records=records,
@@ -610,6 +611,20 @@ class Console:
                 f"Nothing found for {query!r}: try an execution name, a case id or an item id."
             )
         )
+
+
+def _step_of_run(view: ExecutionView, runs: list[StepRun]) -> list[StepView | None]:
+    """Each run's step in the case's view: by the action key its reply named, else by its
+    state when only one step has it (the items of a per-item step share their state)."""
+    by_key = {s.action_key: s for s in view.steps}
+    by_state: dict[str, list[StepView]] = {}
+    for step in view.steps:
+        by_state.setdefault(step.state, []).append(step)
+    found: list[StepView | None] = []
+    for run in runs:
+        same = by_state.get(run.state, [])
+        found.append(by_key.get(run.action_key or "") or (same[0] if len(same) == 1 else None))
+    return found
 
 
 def _redrivable(view: ExecutionView) -> bool:

@@ -18,7 +18,7 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
-from stepsaga.console.timeline import short_cause
+from stepsaga.console.timeline import branches, event_id, short_cause
 
 
 class RunStatus(StrEnum):
@@ -51,6 +51,8 @@ class StepRun:
     cause: str | None = None
     #: ``kind`` of the task payload: ``step``, ``compensation``, ``escalate``, …
     task_kind: str | None = None
+    #: The action key the handler's reply names (per-item steps share a state name).
+    action_key: str | None = None
     retries: list[str] = field(default_factory=list)
 
     @property
@@ -77,29 +79,20 @@ def _payload(details: Mapping[str, Any], key: str) -> Any:
     return value
 
 
-#: States that hold others (their branches or item iterations): they run no task.
-_CONTAINERS = frozenset({"Map", "Parallel"})
-
-
 def step_runs(events: Sequence[Mapping[str, Any]]) -> list[StepRun]:
     """Every state entry of ``events`` (in the order entered), with what its task was given
-    and returned. Branches and map iterations interleave in a history; an event belongs
-    to the state its ``previousEventId`` chain last entered."""
+    and returned; each event counts for the state its branch entered (``branches``)."""
+    run_of = branches(events)
     runs: dict[int, dict[str, Any]] = {}
     statuses: dict[int, RunStatus] = {}
-    parent: dict[int, int | None] = {}
-    run_of: dict[int, int | None] = {}  # event id -> the run open on its branch
-
-    for event in events:
+    for index, event in enumerate(events):
         kind = str(event.get("type", ""))
         when = event["timestamp"]
-        event_id = int(event.get("id", len(run_of) + 1))
-        key = run_of.get(int(event.get("previousEventId", event_id - 1)))
+        key = run_of.get(event_id(event, index))
         run = runs.get(key) if key is not None else None
-        run_of[event_id] = key
-        if kind.endswith("StateEntered"):
+        if kind.endswith("StateEntered") and key is not None:
             details = event.get("stateEnteredEventDetails", {})
-            runs[event_id] = {
+            runs[key] = {
                 "state": str(details.get("name")),
                 "type": kind.removesuffix("StateEntered"),
                 "entered_at": when,
@@ -107,23 +100,18 @@ def step_runs(events: Sequence[Mapping[str, Any]]) -> list[StepRun]:
                 "attempts": 0,
                 "retries": [],
             }
-            holds = run is not None and run["type"] in _CONTAINERS
-            parent[event_id] = key if holds else None
-            run_of[event_id] = event_id
         elif kind.endswith("StateExited") and run is not None and key is not None:
             failed = run.get("error") is not None
             if run.get("output") is None and not failed:
                 run["output"] = _json(event.get("stateExitedEventDetails", {}).get("output"))
             run["exited_at"] = when
             statuses[key] = RunStatus.CAUGHT if failed else RunStatus.SUCCEEDED
-            run_of[event_id] = parent.get(key)
         elif kind.startswith("Execution") and kind != "ExecutionRedriven":
             for open_key, open_run in runs.items():
-                if open_key in statuses:
-                    continue
-                ended = kind == "ExecutionSucceeded" or open_run["type"] == "Fail"
-                statuses[open_key] = RunStatus.SUCCEEDED if ended else RunStatus.FAILED
-                open_run["exited_at"] = when
+                if open_key not in statuses:
+                    ended = kind == "ExecutionSucceeded" or open_run["type"] == "Fail"
+                    statuses[open_key] = RunStatus.SUCCEEDED if ended else RunStatus.FAILED
+                    open_run["exited_at"] = when
         elif run is not None:
             _task_event(run, kind, event)
     return [
@@ -149,7 +137,11 @@ def _task_event(run: dict[str, Any], kind: str, event: Mapping[str, Any]) -> Non
             run["error"] = run["cause"] = None
     elif kind == "TaskSucceeded":
         reply = _payload(event.get("taskSucceededEventDetails", {}), "output")
-        run["output"] = reply.get("result", reply) if isinstance(reply, dict) else reply
+        if isinstance(reply, dict):
+            run["action_key"] = reply.get("action_key")
+            run["output"] = reply.get("result", reply)
+        else:
+            run["output"] = reply
     elif kind in ("TaskFailed", "TaskTimedOut"):
         details = event.get(kind[0].lower() + kind[1:] + "EventDetails", {})
         run["error"] = details.get("error")

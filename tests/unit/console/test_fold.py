@@ -18,7 +18,7 @@ def test_the_reference_saga_folds_to_its_steps_compensations_and_ends() -> None:
     assert {"ReserveStock", "RefundPayment", "CreateShipment", "ReleaseReservation"} <= set(kept)
     assert folded.owner["ReconcileCreateShipment"] == "CreateShipment"
     assert folded.owner["AwaitDecisionCreateShipment"] == "CreateShipment"
-    assert "+3 reconcile" in kept["CreateShipment"].detail
+    assert "+3 folded" in kept["CreateShipment"].detail
     assert all(e.source in kept and e.target in kept for e in folded.graph.edges)
     assert all(e.source != e.target for e in folded.graph.edges)
     # a run that waited in CreateShipment's reconciliation is drawn on CreateShipment
