@@ -182,6 +182,8 @@ def test_every_page_has_no_serious_accessibility_violation(browser: Browser, sha
 def test_a_step_shows_the_input_it_was_given_and_opens_from_the_graph(
     page: Page, shared: Home
 ) -> None:
+    from playwright.sync_api import expect
+
     page.goto(f"{shared.url}executions/{shared.compensated['name']}?tenant=acme")
     refund = page.locator('details.run[data-state="RefundPayment"]').first
     given = refund.locator("pre.step-input")
@@ -190,7 +192,7 @@ def test_a_step_shows_the_input_it_was_given_and_opens_from_the_graph(
     node = page.locator('svg#saga-graph a.node-link:has(g[data-state="RefundPayment"])')
     node.focus()
     page.keyboard.press("Enter")
-    assert given.is_visible()
+    expect(given).to_be_visible()
     refund_asked = case_data()["refund"]  # what the case asked to refund
     shown = json.loads(given.inner_text())
     assert (shown["amount"], shown["payment_id"]) == (
