@@ -6,6 +6,8 @@ from __future__ import annotations
 import dataclasses
 import os
 import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -23,7 +25,7 @@ from tests.functional.cli_support import EXAMPLES, ROOT, cli, write_case
 from workflows.project import reference_project
 
 if TYPE_CHECKING:
-    from playwright.sync_api import Page
+    from playwright.sync_api import Browser, Page
 
 TOKEN = "test-token-0123456789abcdef"
 REJECTED = EXAMPLES / "faults-shipment-rejected.json"
@@ -137,3 +139,16 @@ SHOTS = Path(os.environ.get("STEPSAGA_SCREENSHOTS") or ROOT / "build" / "screens
 def screenshot(page: Page, name: str) -> None:
     SHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)
+
+
+@contextmanager
+def launched_chromium() -> Iterator[Browser]:
+    """Debian's chromium through playwright (skipped in one line without either), with
+    :data:`CHROMIUM_ARGS`: one per test module."""
+    executable = chromium()
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
+        yield launched
+        launched.close()

@@ -26,7 +26,7 @@ from tests.functional.console_support import (
     UNVERIFIABLE,
     Cases,
     aws_config,
-    chromium,
+    launched_chromium,
     local_config,
     run_cases,
     screenshot,
@@ -43,15 +43,8 @@ HOSTILE = "<script>alert(1)</script>"
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Browser]:
-    executable = chromium()
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(
-            executable_path=executable, args=["--no-sandbox", "--disable-gpu"]
-        )
+    with launched_chromium() as launched:
         yield launched
-        launched.close()
 
 
 @pytest.fixture

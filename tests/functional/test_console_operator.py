@@ -28,12 +28,11 @@ from tests.functional.cli_support import (
     write_json,
 )
 from tests.functional.console_support import (
-    CHROMIUM_ARGS,
     REJECTED,
     TOKEN,
     UNVERIFIABLE,
     axe_script,
-    chromium,
+    launched_chromium,
     local_config,
     screenshot,
 )
@@ -106,13 +105,8 @@ def shared(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Home]:
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Browser]:
-    executable = chromium()
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
+    with launched_chromium() as launched:
         yield launched
-        launched.close()
 
 
 def _signed_in(browser: Browser, home: Home, **options: Any) -> BrowserContext:
