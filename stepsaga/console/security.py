@@ -19,6 +19,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import os
+import re
 import secrets
 from collections.abc import Awaitable, Callable, MutableMapping
 from http.cookies import SimpleCookie
@@ -65,6 +66,8 @@ def new_token() -> str:
 
 #: A token read from ``--token-file`` must be at least this long (``new_token`` makes 43).
 MIN_TOKEN_LENGTH: Final = 32
+#: What goes into the printed URL unquoted (``new_token``'s alphabet).
+_URL_SAFE_TOKEN: Final = re.compile(rf"[A-Za-z0-9_-]{{{MIN_TOKEN_LENGTH},}}")
 
 
 def token_from_file(path: Path) -> str:
@@ -97,10 +100,10 @@ def token_from_file(path: Path) -> str:
             f"--token-file: {path} is readable by other users (chmod 600 {path})",
             field="token_file",
         )
-    if len(text) < MIN_TOKEN_LENGTH or any(c.isspace() for c in text):
+    if not _URL_SAFE_TOKEN.fullmatch(text):
         raise InvalidInputError(
             f"--token-file: {path} must hold one token of at least {MIN_TOKEN_LENGTH} "
-            "characters (delete it to have a new one made)",
+            "letters, digits, - or _ (delete it to have a new one made)",
             field="token_file",
         )
     return text

@@ -77,7 +77,11 @@ def test_a_token_file_keeps_the_token_across_starts(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     ("content", "mode", "said"),
-    [("short", 0o600, "at least 32"), ("x" * 40, 0o644, "readable by other users")],
+    [
+        ("short", 0o600, "at least 32"),
+        ("a&b" * 20, 0o600, "letters, digits"),
+        ("x" * 40, 0o644, "readable by other users"),
+    ],
 )
 def test_a_bad_token_file_is_one_line_and_exit_2(
     home: StateHome, tmp_path: Path, content: str, mode: int, said: str

@@ -59,6 +59,7 @@ window.addEventListener("hashchange", openTarget);
     }
   }
   function refresh() {
+    if (busy()) { status.textContent = "paused while you type (the page refreshes again after you send or reload)"; }
     if (document.hidden || busy()) { setTimeout(refresh, 1000); return; }
     fetch(location.href, { credentials: "same-origin", headers: { "Accept": "text/html" } })
       .then(function (response) { return response.text(); })
