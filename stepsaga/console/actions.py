@@ -23,6 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import datetime
 from enum import StrEnum
+from typing import Any
 
 from stepsaga.backends import SagaBackend
 from stepsaga.clock import Clock
@@ -148,13 +149,14 @@ class ActionWorker:
             if self._latest.get(job.request.target) == job_id:
                 del self._latest[job.request.target]
 
-    def _update(self, job_id: int, **changes: object) -> Job:
+    def _update(self, job_id: int, **changes: Any) -> Job:
         with self._lock:
-            job = self._jobs[job_id] = replace(self._jobs[job_id], **changes)  # type: ignore[arg-type]
+            job = self._jobs[job_id] = replace(self._jobs[job_id], **changes)
             return job
 
     def _run(self) -> None:
         while (job_id := self._queue.get()) is not None:
+            settled = self._settled[job_id]
             job = self._update(job_id, state=JobState.RUNNING, started_at=self._clock.now())
             try:
                 with self._open_backend() as backend:
@@ -170,4 +172,4 @@ class ActionWorker:
                 )
             else:
                 self._update(job_id, state=JobState.DONE, ended_at=self._clock.now())
-            self._settled[job_id].set()
+            settled.set()
