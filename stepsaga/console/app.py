@@ -71,7 +71,7 @@ REDRIVABLE = frozenset({"FAILED", "ABORTED", "TIMED_OUT"})
 DEFAULT_OVERDUE_AFTER = timedelta(hours=24)
 LEDGER_LIMIT = 500
 #: The tenant fields' choices: tenants of this many newest executions, looked up again after.
-TENANTS_LOOKED_AT = 1000
+TENANTS_LOOKED_AT = 200
 TENANTS_KEPT = timedelta(minutes=1)
 #: The executions list's filters (``list_executions``' keyword arguments).
 _LIST_FILTERS = ("saga", "tenant", "status", "outcome", "since")
