@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 from datetime import timedelta
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -33,10 +34,19 @@ def console(
         float,
         typer.Option("--overdue-hours", min=0, help="Mark OPEN items older than this overdue."),
     ] = 24,
+    token_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--token-file",
+            help="Keep the token in this file (created 0600 if absent) so the URL survives "
+            "restarts.",
+        ),
+    ] = None,
 ) -> None:
     """Serve the operator console: executions, reconciliation queue, ledger."""
     try:
         from stepsaga.console import ConsoleConfig, bind, new_token, serve, url_of
+        from stepsaga.console.security import token_from_file
     except ModuleNotFoundError as exc:
         usage_error(f"console needs the console extra (pip install 'stepsaga[console]'): {exc}")
     from stepsaga.cli.backend import open_backend
@@ -51,7 +61,7 @@ def console(
             sock = bind(host, port)
         except OSError as exc:
             usage_error(f"--port {port}: cannot listen on {host}:{port} ({exc.strerror})")
-        token = new_token()
+        token = token_from_file(token_file) if token_file is not None else new_token()
         config = ConsoleConfig(
             project=project,
             open_backend=lambda: open_backend(cli),

@@ -3,9 +3,11 @@
 Every page calls the ``SagaBackend`` verbs (``status``, ``history``, ``redrive``,
 ``recon_list``/``show``/``resolve``, ``whoami``) and the ledger ``stepsaga ledger`` reads;
 nothing here runs, decides or stores anything itself. A backend is opened per request and
-closed after it, so a page always shows what the stores say now. Handlers are ``async``
-and call the backend directly: SQLite connections stay on the event loop's one thread, and
-one operator's console needs no concurrency.
+closed after it (in the request's own worker thread: pages are plain functions Starlette runs
+in its thread pool), so a page always shows what the stores say now and a slow page holds up
+no other. Actions (redrive, stop, resolve) go to the :class:`~stepsaga.console.actions.ActionWorker`
+and the POST returns at once; pages refresh themselves (``static/console.js``) while
+something moves.
 """
 
 from __future__ import annotations
@@ -18,12 +20,14 @@ from datetime import datetime, timedelta
 from typing import Any
 from urllib.parse import quote, urlencode
 
+import anyio
 from jinja2 import Environment, PackageLoader, select_autoescape
 from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
 from starlette.middleware import Middleware
 from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, PlainTextResponse, RedirectResponse, Response
+from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
@@ -32,11 +36,14 @@ from stepsaga.backends import (
     ExecutionView,
     ReconFilter,
     SagaBackend,
+    StepView,
     SupportsRetryDelays,
     entered_states,
 )
 from stepsaga.clock import Clock, SystemClock
-from stepsaga.console.layout import GraphPicture, layout
+from stepsaga.console.actions import ActionRequest, ActionWorker, Job, JobState
+from stepsaga.console.fold import Folded, fold
+from stepsaga.console.layout import layout
 from stepsaga.console.security import (
     CSRF_FIELD,
     ForbiddenError,
@@ -44,7 +51,9 @@ from stepsaga.console.security import (
     check_csrf,
     csrf_token,
 )
+from stepsaga.console.steps import StepRun, case_input, state_statuses, step_runs
 from stepsaga.console.timeline import short_cause, timeline
+from stepsaga.console.wording import web_wording
 from stepsaga.engine.models import ExecutionStatus
 from stepsaga.errors import (
     IllegalTransitionError,
@@ -54,14 +63,16 @@ from stepsaga.errors import (
 )
 from stepsaga.ledger import Ledger, Record
 from stepsaga.project import Project
-from stepsaga.reconciliation import parse_outcome
 from stepsaga.reconciliation.overdue import is_overdue
-from stepsaga.workflow.graph import Visited, build_graph
+from stepsaga.workflow.graph import StateGraph, Visited, build_graph
 
 #: Statuses an execution can be redriven from (AWS's rule; the backend has the last word).
 REDRIVABLE = frozenset({"FAILED", "ABORTED", "TIMED_OUT"})
 DEFAULT_OVERDUE_AFTER = timedelta(hours=24)
 LEDGER_LIMIT = 500
+#: The tenant fields' choices: tenants of this many newest executions, looked up again after.
+TENANTS_LOOKED_AT = 200
+TENANTS_KEPT = timedelta(minutes=1)
 #: The executions list's filters (``list_executions``' keyword arguments).
 _LIST_FILTERS = ("saga", "tenant", "status", "outcome", "since")
 
@@ -85,9 +96,12 @@ class ConsoleConfig:
     #: Executions per page of the list.
     page_size: int = 25
     clock: Clock = field(default_factory=SystemClock)
+    #: How long a POST waits for its action before returning to the page (which then shows
+    #: the action's progress): enough for a refusal to come back onto the form it came from.
+    action_wait: float = 0.3
 
 
-def _environment() -> Environment:
+def _environment(clock: Clock) -> Environment:
     env = Environment(
         loader=PackageLoader("stepsaga.console", "templates"),
         autoescape=select_autoescape(default=True, default_for_string=True),
@@ -95,28 +109,70 @@ def _environment() -> Environment:
         lstrip_blocks=True,
     )
     env.filters["when"] = _when
+    env.filters["iso"] = lambda value: value.isoformat() if isinstance(value, datetime) else ""
+    env.filters["ago"] = lambda value: _ago(value, clock.now())
+    env.filters["ms"] = lambda value: "" if value is None else f"{value:,.0f} ms"
     env.filters["pretty"] = lambda value: json.dumps(value, indent=2, sort_keys=True, default=str)
     env.filters["short"] = short_cause
     return env
 
 
 def _when(value: datetime | str | None) -> str:
+    """Times to the millisecond, in UTC (the history's events are milliseconds apart)."""
     if value is None:
         return ""
     if isinstance(value, str):
         return value
-    return value.strftime("%Y-%m-%d %H:%M:%S UTC") if value.tzinfo else value.isoformat()
+    if value.tzinfo is None:
+        return value.isoformat(timespec="milliseconds")
+    return value.strftime("%Y-%m-%d %H:%M:%S.") + f"{value.microsecond // 1000:03d} UTC"
+
+
+def _ago(value: datetime | None, now: datetime) -> str:
+    if not isinstance(value, datetime):
+        return ""
+    seconds = (now - value).total_seconds()
+    return "just now" if seconds < 1 else f"{age_text(seconds)} ago"
 
 
 def age_text(seconds: float) -> str:
-    """``3d 4h``, ``2h 5m``, ``4m``: how long an item has waited."""
+    """``3d 4h``, ``2h 5m``, ``4m``, ``12s``: how long ago, or how long an item waited."""
     minutes = int(seconds // 60)
     days, hours, mins = minutes // 1440, minutes // 60 % 24, minutes % 60
     if days:
         return f"{days}d {hours}h"
     if hours:
         return f"{hours}h {mins}m"
-    return f"{mins}m"
+    if mins:
+        return f"{mins}m"
+    return f"{int(seconds)}s"
+
+
+#: Our errors as HTTP statuses: bad input 400, not found 404, a refused change 409.
+_STATUS_OF: tuple[tuple[type[Exception], int], ...] = (
+    (ForbiddenError, 403),
+    (NotFoundError, 404),
+    (InvalidInputError, 400),
+    (IllegalTransitionError, 409),
+)
+
+
+def status_code(exc: Exception) -> int:
+    return next((code for kind, code in _STATUS_OF if isinstance(exc, kind)), 500)
+
+
+def error_text(exc: Exception) -> str:
+    """The one-line message a person reads, in the web's words (no CLI flags)."""
+    message = exc.message if isinstance(exc, StepSagaError) else f"{type(exc).__name__}: {exc}"
+    return web_wording(message)
+
+
+#: The queue's kinds of item (``kind=`` filter), each with the rule that picks it.
+QUEUE_KINDS: dict[str, Callable[[Any], bool]] = {
+    "waits": lambda item: item.waiting and not item.awaiting_second_approver,
+    "escalations": lambda item: not item.waiting,
+    "dual": lambda item: item.awaiting_second_approver,
+}
 
 
 class Console:
@@ -124,8 +180,10 @@ class Console:
 
     def __init__(self, config: ConsoleConfig) -> None:
         self.config = config
-        self.env = _environment()
-        self._graphs: dict[str, Any] = {}
+        self.env = _environment(config.clock)
+        self._graphs: dict[str, tuple[StateGraph, Folded]] = {}
+        self.worker = ActionWorker(config.open_backend, config.clock, status_code)
+        self._tenants: tuple[datetime, list[str]] | None = None
 
     # --- plumbing --------------------------------------------------------------------------
 
@@ -141,6 +199,7 @@ class Console:
             Route("/reconciliation/{item_id}", self.item),
             Route("/reconciliation/{item_id}/resolve", self.resolve, methods=["POST"]),
             Route("/ledger", self.ledger),
+            Route("/search", self.search),
             Mount("/static", StaticFiles(packages=[("stepsaga.console", "static")]), name="static"),
         ]
         middleware = [
@@ -154,6 +213,7 @@ class Console:
         values.setdefault("csrf_field", CSRF_FIELD)
         values.setdefault("backend_name", self.config.backend_name)
         values.setdefault("project_sagas", self.config.project.saga_names)
+        values.setdefault("working", self.worker.active())
         text = self.env.get_template(template).render(**values)
         return HTMLResponse(text, status_code=status_code)
 
@@ -163,33 +223,60 @@ class Console:
             yield backend
 
     def refused(self, exc: Exception) -> Response:
-        """Our errors as a page: bad input 400, not found 404, a refused change 409."""
-        if isinstance(exc, ForbiddenError):
-            return PlainTextResponse(str(exc), status_code=403)
-        code = 500
-        if isinstance(exc, NotFoundError):
-            code = 404
-        elif isinstance(exc, InvalidInputError):
-            code = 400
-        elif isinstance(exc, IllegalTransitionError):
-            code = 409
-        message = exc.message if isinstance(exc, StepSagaError) else f"{type(exc).__name__}: {exc}"
-        return self.page("error.html", status_code=code, message=message, code=code)
+        """Our errors as a page with the status of :data:`_STATUS_OF`."""
+        code = status_code(exc)
+        return self.page("error.html", status_code=code, message=error_text(exc), code=code)
+
+    def known_tenants(self, backend: SagaBackend) -> list[str]:
+        """Tenants of the newest executions (one ``list_executions`` page, kept a minute):
+        what the tenant fields offer and match without regard to case."""
+        now = self.config.clock.now()
+        if self._tenants is None or now - self._tenants[0] > TENANTS_KEPT:
+            page = backend.list_executions(limit=TENANTS_LOOKED_AT)
+            found = sorted({e.tenant_id for e in page.items}, key=str.casefold)
+            self._tenants = (now, found)
+        return self._tenants[1]
+
+    def tenant(self, backend: SagaBackend, typed: str | None) -> str | None:
+        """``typed`` as a known tenant spells it (``ACME`` finds ``acme``), else as typed."""
+        if not typed:
+            return None
+        known = self.known_tenants(backend)
+        if typed in known:
+            return typed
+        same = [t for t in known if t.casefold() == typed.casefold()]
+        return same[0] if len(same) == 1 else typed
 
     async def _form(self, request: Request) -> Any:
         form = await request.form()
         check_csrf(form, self.config.token)
         return form
 
+    async def _act(
+        self, action: ActionRequest, back: str, on_refusal: Callable[[Job], Response]
+    ) -> Response:
+        """Hand ``action`` to the worker; wait ``action_wait`` at most, so a refusal shows on
+        the form it came from (``on_refusal``), then go ``back`` to the page that shows the
+        action's progress."""
+        job = self.worker.submit(action)
+        job = await anyio.to_thread.run_sync(self.worker.wait, job.id, self.config.action_wait)
+        if job.state is JobState.FAILED and job.error_code in (400, 404, 409):
+            return await run_in_threadpool(on_refusal, job)
+        return RedirectResponse(back, 303)
+
     # --- executions --------------------------------------------------------------------------
 
-    async def executions(self, request: Request) -> Response:
-        """``list_executions`` with the form's filters; ``next`` is the page token."""
+    def executions(self, request: Request) -> Response:
+        """``list_executions`` with the form's filters; ``next`` is the page token, ``prev``
+        the tokens of the pages before it (the backend pages forward only)."""
         params = request.query_params
         filters = {k: params.get(k, "").strip() for k in _LIST_FILTERS}
         token = params.get("next") or None
+        earlier = [t for t in params.get("prev", "").split(",") if t] if token else []
         try:
             with self.backend() as backend:
+                filters["tenant"] = self.tenant(backend, filters["tenant"]) or ""
+                tenants = self.known_tenants(backend)
                 page = backend.list_executions(
                     saga=filters["saga"] or None,
                     tenant=filters["tenant"] or None,
@@ -202,22 +289,44 @@ class Console:
         except StepSagaError as exc:
             return self.refused(exc)
         given = {k: v for k, v in filters.items() if v}
+        trail = [*earlier, token] if token else []
+        next_url = None
+        if page.next_token:
+            query = {**given, "next": page.next_token, "prev": ",".join(trail)}
+            next_url = f"/executions?{urlencode(query)}"
+        prev_url = None
+        if token:
+            back = {**given}
+            if len(earlier) > 0 and earlier[-1]:
+                back |= {"next": earlier[-1], "prev": ",".join(earlier[:-1])}
+            prev_url = f"/executions?{urlencode(back)}"
         return self.page(
             "executions.html",
             executions=page.items,
+            tenants=tenants,
             filters=filters,
             filtered=bool(given),
             statuses=[s.value for s in ExecutionStatus],
             outcomes=[o.value for o in CaseOutcome],
-            next_url=f"/executions?{urlencode({**given, 'next': page.next_token})}"
-            if page.next_token
-            else None,
-            first_url=f"/executions?{urlencode(given)}" if token else None,
+            next_url=next_url,
+            prev_url=prev_url,
+            page_number=len(trail) + 1,
         )
 
-    async def execution(self, request: Request) -> Response:
-        name = request.path_params["name"]
-        tenant = request.query_params.get("tenant") or None
+    def execution(self, request: Request) -> Response:
+        return self._execution_page(
+            request.path_params["name"], request.query_params.get("tenant") or None
+        )
+
+    def _execution_page(
+        self,
+        name: str,
+        tenant: str | None,
+        *,
+        form_error: str | None = None,
+        note: str = "",
+        code: int = 200,
+    ) -> Response:
         try:
             with self.backend() as backend:
                 view = backend.status(name, tenant=tenant)
@@ -230,48 +339,78 @@ class Console:
             records = self._records(view)
         except StepSagaError as exc:
             return self.refused(exc)
-        picture = self._picture(view.saga, Visited.from_path(entered_states(events)))
+        runs = step_runs(events)
+        full, folded = self._graph(view.saga)
+        visited = Visited.from_path(entered_states(events))
+        anchors = {
+            folded.owner.get(run.state, run.state): f"step-{run.state}-{i}"
+            for i, run in enumerate(runs, 1)
+        }
+        job = self.worker.latest(view.name)
+        moving = (job is not None and not job.state.settled) or (
+            view.status == "RUNNING" and not view.waiting_for
+        )
         return self.page(
             "execution.html",
+            status_code=code,
             view=view,
-            picture=picture,
+            picture=layout(folded.graph, folded.visited(visited)),
+            full_picture=layout(full, visited),
+            statuses=state_statuses(runs, folded.owner),
+            full_statuses=state_statuses(runs),
+            anchors=anchors,
+            full_anchors={run.state: f"step-{run.state}-{i}" for i, run in enumerate(runs, 1)},
+            runs=runs,
+            steps=_step_of_run(view, runs),
+            case_input=case_input(events),
             entries=timeline(events, chosen),
             records=records,
             items=items,
             redrivable=_redrivable(view),
             stoppable=view.status == "RUNNING",
             operator=operator,
-            message=request.query_params.get("done"),
+            job=job,
+            live_interval=1000 if moving else 0,
+            form_error=form_error,
+            note=note,
         )
 
     async def redrive(self, request: Request) -> Response:
         name = request.path_params["name"]
         try:
             form = await self._form(request)
-            with self.backend() as backend:
-                view = backend.redrive(name, tenant=form.get("tenant") or None)
-        except (StepSagaError, ForbiddenError) as exc:
+        except ForbiddenError as exc:
             return self.refused(exc)
-        return self._to_execution(view, "redriven")
+        tenant = str(form.get("tenant") or "") or None
+        return await self._act(
+            ActionRequest("redrive", name, tenant=tenant),
+            request_url("/executions/" + name, tenant=tenant),
+            lambda job: self._execution_page(
+                name, tenant, form_error=job.error, code=job.error_code or 400
+            ),
+        )
 
     async def stop(self, request: Request) -> Response:
         name = request.path_params["name"]
         try:
             form = await self._form(request)
-            with self.backend() as backend:
-                view = backend.stop(
-                    name,
-                    tenant=form.get("tenant") or None,
-                    by=backend.whoami(),
-                    note=str(form.get("note") or ""),
-                )
-        except (StepSagaError, ForbiddenError) as exc:
+        except ForbiddenError as exc:
             return self.refused(exc)
-        return self._to_execution(view, "stopped")
-
-    def _to_execution(self, view: ExecutionView, done: str) -> Response:
-        url = request_url("/executions/" + view.name, tenant=view.tenant_id, done=done)
-        return RedirectResponse(url, 303)
+        tenant = str(form.get("tenant") or "") or None
+        note = str(form.get("note") or "").strip()
+        if not note:
+            return await run_in_threadpool(
+                lambda: self._execution_page(
+                    name, tenant, form_error="Note: say why you stop it.", code=400
+                )
+            )
+        return await self._act(
+            ActionRequest("stop", name, tenant=tenant, note=note),
+            request_url("/executions/" + name, tenant=tenant),
+            lambda job: self._execution_page(
+                name, tenant, form_error=job.error, note=note, code=job.error_code or 400
+            ),
+        )
 
     def _records(self, view: ExecutionView) -> dict[str, Record]:
         """The ledger records of this execution's revision, by action key."""
@@ -282,33 +421,43 @@ class Console:
             found = ledger.list(tenant=view.tenant_id, case=view.case_id)
         return {r.key: r for r in found if r.revision == view.revision}
 
-    def _picture(self, saga_name: str, visited: Visited) -> GraphPicture:
+    def _graph(self, saga_name: str) -> tuple[StateGraph, Folded]:
         if saga_name not in self._graphs:
             from stepsaga.workflow.compiler import compile  # as `stepsaga graph` does
 
             saga = self.config.project.saga(saga_name)
-            self._graphs[saga_name] = build_graph(compile(saga), saga.name)
-        return layout(self._graphs[saga_name], visited)
+            full = build_graph(compile(saga), saga.name)
+            self._graphs[saga_name] = (full, fold(full))
+        return self._graphs[saga_name]
 
     # --- reconciliation ----------------------------------------------------------------------
 
-    async def queue(self, request: Request) -> Response:
+    def queue(self, request: Request) -> Response:
         params = request.query_params
         try:
             status = ReconFilter(params.get("status") or ReconFilter.OPEN.value)
         except ValueError:
-            status = None
-        if status is None:
             return self.refused(
-                InvalidInputError("status: must be open, resolved or all", field="status")
+                InvalidInputError("Status: choose open, resolved or all.", field="status")
+            )
+        kind = params.get("kind") or ""
+        if kind and kind not in QUEUE_KINDS:
+            return self.refused(
+                InvalidInputError(
+                    "Kind: choose waits, escalations or dual control pending.", field="kind"
+                )
             )
         tenant = params.get("tenant") or None
         case = params.get("case") or None
         try:
             with self.backend() as backend:
+                tenant = self.tenant(backend, tenant)
+                tenants = self.known_tenants(backend)
                 items = backend.recon_list(status=status, tenant=tenant, case=case)
         except StepSagaError as exc:
             return self.refused(exc)
+        counts = {name: sum(1 for i in items if rule(i)) for name, rule in QUEUE_KINDS.items()}
+        shown = [i for i in items if QUEUE_KINDS[kind](i)] if kind else items
         now = self.config.clock.now()
         rows = [
             {
@@ -317,19 +466,39 @@ class Console:
                 "overdue": item.status == "OPEN"
                 and is_overdue(item.created_at, now=now, threshold=self.config.overdue_after),
             }
-            for item in items
+            for item in shown
         ]
         return self.page(
             "queue.html",
             rows=rows,
+            tenants=tenants,
+            total=len(items),
+            counts=counts,
+            kind=kind,
+            kind_urls={
+                name: request_url(
+                    "/reconciliation", status=status.value, tenant=tenant, case=case, kind=name
+                )
+                for name in ["", *QUEUE_KINDS]
+            },
             status=status.value,
             tenant=tenant or "",
             case=case or "",
             overdue_hours=self.config.overdue_after.total_seconds() / 3600,
         )
 
-    async def item(self, request: Request) -> Response:
-        item_id = request.path_params["item_id"]
+    def item(self, request: Request) -> Response:
+        return self._item_page(request.path_params["item_id"])
+
+    def _item_page(
+        self,
+        item_id: str,
+        *,
+        form_error: str | None = None,
+        outcome: str = "",
+        note: str = "",
+        code: int = 200,
+    ) -> Response:
         try:
             with self.backend() as backend:
                 item = backend.recon_show(item_id)
@@ -340,36 +509,66 @@ class Console:
         except StepSagaError as exc:
             return self.refused(exc)
         now = self.config.clock.now()
+        job = self.worker.latest(item_id)
+        first_by = (item.first_approval or {}).get("by")
         return self.page(
             "item.html",
+            status_code=code,
             item=item,
             operator=operator,
             continuation=continuation,
             age=age_text((now - item.created_at).total_seconds()),
             overdue=item.status == "OPEN"
             and is_overdue(item.created_at, now=now, threshold=self.config.overdue_after),
+            # the first approver waits for someone else: no form to send again
+            awaiting_other=item.awaiting_second_approver and first_by == operator,
+            job=job,
+            live_interval=1000 if job is not None and not job.state.settled else 0,
+            form_error=form_error,
+            outcome=outcome,
+            note=note,
         )
 
     async def resolve(self, request: Request) -> Response:
         item_id = request.path_params["item_id"]
         try:
             form = await self._form(request)
-            outcome = parse_outcome(str(form.get("outcome") or ""))
-            note = str(form.get("note") or "").strip()
-            if not note:
-                raise InvalidInputError("note: say why (it is kept on the item)", field="note")
-            with self.backend() as backend:
-                backend.recon_resolve(item_id, outcome, backend.whoami(), note)
-        except (StepSagaError, ForbiddenError) as exc:
+        except ForbiddenError as exc:
             return self.refused(exc)
-        return RedirectResponse(f"/reconciliation/{_path(item_id)}", 303)
+        outcome = str(form.get("outcome") or "")
+        note = str(form.get("note") or "").strip()
+        problem = None
+        if outcome not in ("applied", "not_applied"):
+            problem = "Outcome: choose applied or not applied."
+        elif not note:
+            problem = "Note: say what you checked (it is kept on the item)."
+        if problem is not None:
+            return await run_in_threadpool(
+                lambda: self._item_page(
+                    item_id, form_error=problem, outcome=outcome, note=note, code=400
+                )
+            )
+        return await self._act(
+            ActionRequest("resolve", item_id, note=note, outcome=outcome),
+            f"/reconciliation/{_path(item_id)}",
+            lambda job: self._item_page(
+                item_id,
+                form_error=job.error,
+                outcome=outcome,
+                note=note,
+                code=job.error_code or 400,
+            ),
+        )
 
-    # --- ledger ------------------------------------------------------------------------------
+    # --- ledger and search -------------------------------------------------------------------
 
-    async def ledger(self, request: Request) -> Response:
+    def ledger(self, request: Request) -> Response:
         tenant = request.query_params.get("tenant") or None
         case = request.query_params.get("case") or None
         try:
+            with self.backend() as backend:
+                tenant = self.tenant(backend, tenant)
+                tenants = self.known_tenants(backend)
             ledger = self.config.open_ledger()
             records: list[Record] = []
             if ledger is not None:
@@ -380,10 +579,52 @@ class Console:
         return self.page(
             "ledger.html",
             records=records,
+            tenants=tenants,
             tenant=tenant or "",
             case=case or "",
             limit=LEDGER_LIMIT,
         )
+
+    def search(self, request: Request) -> Response:
+        """An execution name or ARN, a case id, or an item id: straight to its page."""
+        query = (request.query_params.get("q") or "").strip()
+        if not query:
+            return RedirectResponse("/executions", 303)
+        try:
+            with self.backend() as backend:
+                try:
+                    view = backend.status(query)
+                    return RedirectResponse(
+                        request_url("/executions/" + view.name, tenant=view.tenant_id), 303
+                    )
+                except NotFoundError:
+                    pass
+                try:
+                    item = backend.recon_show(query)
+                    return RedirectResponse(f"/reconciliation/{_path(item.id)}", 303)
+                except NotFoundError:
+                    pass
+        except StepSagaError as exc:
+            return self.refused(exc)
+        return self.refused(
+            NotFoundError(
+                f"Nothing found for {query!r}: try an execution name, a case id or an item id."
+            )
+        )
+
+
+def _step_of_run(view: ExecutionView, runs: list[StepRun]) -> list[StepView | None]:
+    """Each run's step in the case's view: by the action key its reply named, else by its
+    state when only one step has it (the items of a per-item step share their state)."""
+    by_key = {s.action_key: s for s in view.steps}
+    by_state: dict[str, list[StepView]] = {}
+    for step in view.steps:
+        by_state.setdefault(step.state, []).append(step)
+    found: list[StepView | None] = []
+    for run in runs:
+        same = by_state.get(run.state, [])
+        found.append(by_key.get(run.action_key or "") or (same[0] if len(same) == 1 else None))
+    return found
 
 
 def _redrivable(view: ExecutionView) -> bool:

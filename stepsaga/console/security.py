@@ -18,15 +18,20 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import os
+import re
 import secrets
 from collections.abc import Awaitable, Callable, MutableMapping
 from http.cookies import SimpleCookie
+from pathlib import Path
 from typing import Any, Final
 from urllib.parse import parse_qsl, urlencode
 
 from starlette.datastructures import URL, FormData, Headers
 from starlette.requests import Request
-from starlette.responses import PlainTextResponse, RedirectResponse, Response
+from starlette.responses import HTMLResponse, PlainTextResponse, RedirectResponse, Response
+
+from stepsaga.errors import InvalidInputError
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -42,6 +47,7 @@ _SAME_SITE_FETCH = frozenset({"same-origin", "none"})
 SECURITY_HEADERS: Final = {
     "content-security-policy": (
         "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+        "connect-src 'self'; "
         "form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
     ),
     "x-content-type-options": "nosniff",
@@ -56,6 +62,51 @@ SECURITY_HEADERS: Final = {
 def new_token() -> str:
     """256 random bits, URL-safe."""
     return secrets.token_urlsafe(32)
+
+
+#: A token read from ``--token-file`` must be at least this long (``new_token`` makes 43).
+MIN_TOKEN_LENGTH: Final = 32
+#: What goes into the printed URL unquoted (``new_token``'s alphabet).
+_URL_SAFE_TOKEN: Final = re.compile(rf"[A-Za-z0-9_-]{{{MIN_TOKEN_LENGTH},}}")
+
+
+def token_from_file(path: Path) -> str:
+    """The token kept in ``path`` (``stepsaga console --token-file``), so the URL and the
+    browser's cookie survive restarts. Created with a new token, mode 0600, when absent;
+    a file others may read, or holding too short a token, is refused (``InvalidInputError``
+    naming the option), nothing written."""
+    try:
+        descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        pass
+    except OSError as exc:
+        raise InvalidInputError(
+            f"--token-file: cannot create {path} ({exc.strerror})", field="token_file"
+        ) from None
+    else:
+        token = new_token()
+        with os.fdopen(descriptor, "w") as created:
+            created.write(token + "\n")
+        return token
+    try:
+        mode = path.stat().st_mode
+        text = path.read_text().strip()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InvalidInputError(
+            f"--token-file: cannot read {path} ({exc})", field="token_file"
+        ) from None
+    if mode & 0o077:
+        raise InvalidInputError(
+            f"--token-file: {path} is readable by other users (chmod 600 {path})",
+            field="token_file",
+        )
+    if not _URL_SAFE_TOKEN.fullmatch(text):
+        raise InvalidInputError(
+            f"--token-file: {path} must hold one token of at least {MIN_TOKEN_LENGTH} "
+            "letters, digits, - or _ (delete it to have a new one made)",
+            field="token_file",
+        )
+    return text
 
 
 def csrf_token(token: str) -> str:
@@ -115,7 +166,9 @@ class TokenGate:
                 return _forbidden("403: the token goes in the URL of a page, not of a POST")
             return self._login(request.url)
         if not self._authenticated(request.headers):
-            return _forbidden("403: open the URL with the token that `stepsaga console` printed")
+            if request.method in _SAFE_METHODS and request.url.path.startswith(PUBLIC_PREFIX):
+                return None  # the stylesheet and script ship in the wheel: nothing secret
+            return _sign_in_again()
         if request.method not in _SAFE_METHODS:
             return _cross_site(request)
         return None
@@ -150,6 +203,31 @@ def _cross_site(request: Request) -> Response | None:
     if fetch_site is not None and fetch_site not in _SAME_SITE_FETCH:
         return _forbidden(f"403: cross-site request ({fetch_site}) refused")
     return None
+
+
+#: What is served without the token: the console's own stylesheet and script (so the
+#: refusal page below is styled), nothing that shows data.
+PUBLIC_PREFIX: Final = "/static/"
+
+_SIGN_IN_AGAIN: Final = """<!doctype html>
+<html lang="en"><head><meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Open the console's URL again · stepsaga</title>
+<link rel="stylesheet" href="/static/console.css"></head>
+<body><header class="top"><span class="brand">stepsaga console</span></header>
+<main id="content"><h1>Open the console's URL again</h1>
+<p class="error" id="error-message">403: this browser has no valid token for this console.</p>
+<p>The console was probably restarted: each start prints a new URL with a new token
+(<code>stepsaga console</code> shows it). Open that URL once and this page works again.</p>
+<p>To keep one URL across restarts, start it with <code>stepsaga console --token-file PATH</code>
+(the token is created there once, readable by you only, and reused).</p>
+</main></body></html>
+"""
+
+
+def _sign_in_again() -> Response:
+    """A styled 403 that says why and how to get back (typed input cannot be kept)."""
+    return HTMLResponse(_SIGN_IN_AGAIN, status_code=403)
 
 
 def _forbidden(text: str) -> Response:

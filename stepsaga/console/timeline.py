@@ -24,6 +24,8 @@ class EntryKind(StrEnum):
     RETRIED = "retried"
     CAUGHT = "caught"
     FAILED = "failed"
+    #: Failed, and nothing after it yet: a retry (or a Catch) is still to come.
+    PENDING = "pending"
     WAITING = "waiting"
     REDRIVEN = "redriven"
     ENDED = "ended"
@@ -68,24 +70,68 @@ def short_cause(cause: object, limit: int = 200) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+#: States that hold others (their branches or item iterations): they run no task.
+CONTAINERS = frozenset({"Map", "Parallel"})
+
+
+def event_id(event: Mapping[str, Any], index: int) -> int:
+    return int(event.get("id", index + 1))
+
+
+def branches(events: Sequence[Mapping[str, Any]]) -> dict[int, int | None]:
+    """Event id -> id of the ``…StateEntered`` event of the state it belongs to.
+
+    Branches and map iterations interleave in a history; each event's ``previousEventId``
+    chain leads back to the state it belongs to (a history without them is read in order).
+    A state entered inside a ``Map``/``Parallel`` belongs to itself; when it exits, its
+    branch belongs to the group again."""
+    run_of: dict[int, int | None] = {}
+    parent: dict[int, int | None] = {}
+    types: dict[int, str] = {}
+    exits: set[int] = set()
+    for index, event in enumerate(events):
+        kind = str(event.get("type", ""))
+        this = event_id(event, index)
+        previous = int(event.get("previousEventId", this - 1))
+        key = run_of.get(previous)
+        if previous in exits and key is not None:  # after a state, its group's branch
+            key = parent.get(key)
+        if kind.endswith("StateExited"):
+            exits.add(this)
+        if kind.endswith("StateEntered"):
+            types[this] = kind.removesuffix("StateEntered")
+            parent[this] = key if key is not None and types.get(key) in CONTAINERS else None
+            run_of[this] = this
+        else:
+            run_of[this] = key
+    return run_of
+
+
 def timeline(
     events: Sequence[Mapping[str, Any]], chosen: Mapping[int, float] | None = None
 ) -> list[Entry]:
     """The entries of ``events`` (oldest first); ``chosen`` maps a failure event's id to
     the retry delay chosen after it, where the backend knows it."""
     entries: list[Entry] = []
-    state: str | None = None
+    run_of = branches(events)
+    names = {
+        event_id(e, i): str(e.get("stateEnteredEventDetails", {}).get("name"))
+        for i, e in enumerate(events)
+        if str(e.get("type", "")).endswith("StateEntered")
+    }
     retries: dict[str, int] = {}
     for index, event in enumerate(events):
         kind, when = str(event.get("type", "")), event["timestamp"]
+        run = run_of.get(event_id(event, index))
+        state = names.get(run) if run is not None else None
         if kind == "ExecutionStarted":
             entries.append(Entry(EntryKind.STARTED, when, text="execution started"))
         elif kind.endswith("StateEntered"):
-            state = str(event.get("stateEnteredEventDetails", {}).get("name"))
             entries.append(Entry(EntryKind.ENTERED, when, state=state))
         elif kind in _FAILURES:
             details = event.get(_FAILURES[kind], {})
-            entries.append(_failure(events, index, state, details, retries, chosen or {}))
+            found = _failure(events, index, run_of, names, details, retries, chosen or {})
+            entries.append(found)
         elif kind == "TaskSubmitted":
             entries.append(Entry(EntryKind.WAITING, when, state=state, text="waits for a person"))
         elif kind == "ExecutionRedriven":
@@ -108,18 +154,27 @@ def timeline(
 def _failure(
     events: Sequence[Mapping[str, Any]],
     index: int,
-    state: str | None,
+    run_of: Mapping[int, int | None],
+    names: Mapping[int, str],
     details: Mapping[str, Any],
     retries: dict[str, int],
     chosen: Mapping[int, float],
 ) -> Entry:
-    """A failed task is retried (the next event of note schedules it again), caught (its
-    state is left for another), or fails the execution."""
+    """A failed task is retried (its state schedules it again), caught (its state is left
+    for another), or fails the execution; only events of the failed state's own branch
+    count."""
     failed = events[index]
+    run = run_of.get(event_id(failed, index))
+    state = names.get(run) if run is not None else None
     error, cause = details.get("error"), short_cause(details.get("cause"))
     for later_index in range(index + 1, len(events)):
         later = events[later_index]
         kind = str(later.get("type", ""))
+        later_id = event_id(later, later_index)
+        if kind.startswith("Execution"):
+            break
+        if run_of.get(later_id) != run:
+            continue
         if kind == "TaskScheduled":
             key = state or "?"
             retries[key] = retries.get(key, 0) + 1
@@ -139,8 +194,9 @@ def _failure(
             target = next(
                 (
                     str(e.get("stateEnteredEventDetails", {}).get("name"))
-                    for e in events[later_index + 1 :]
+                    for i, e in enumerate(events[later_index + 1 :], later_index + 1)
                     if str(e.get("type", "")).endswith("StateEntered")
+                    and int(e.get("previousEventId", event_id(e, i) - 1)) == later_id
                 ),
                 None,
             )
@@ -152,6 +208,6 @@ def _failure(
                 text=cause,
                 next_state=target,
             )
-        if kind.startswith("Execution") or kind == "ExecutionRedriven":
-            break
+    else:  # the history ends here: the execution is still deciding (a retry's wait)
+        return Entry(EntryKind.PENDING, failed["timestamp"], state=state, error=error, text=cause)
     return Entry(EntryKind.FAILED, failed["timestamp"], state=state, error=error, text=cause)

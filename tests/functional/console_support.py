@@ -3,11 +3,14 @@ console tests look at: one compensated, one waiting for an operator."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from starlette.testclient import TestClient
@@ -18,8 +21,11 @@ from stepsaga.cli.ledger import ledger_of
 from stepsaga.console import ConsoleConfig, create_app
 from stepsaga.home import StateHome
 from tests.functional.aws_support import FakeAws
-from tests.functional.cli_support import EXAMPLES, cli, write_case
+from tests.functional.cli_support import EXAMPLES, ROOT, cli, write_case
 from workflows.project import reference_project
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Browser, Page
 
 TOKEN = "test-token-0123456789abcdef"
 REJECTED = EXAMPLES / "faults-shipment-rejected.json"
@@ -52,8 +58,12 @@ def aws_config(aws: FakeAws, port: int = 8765) -> ConsoleConfig:
 
 
 def client(config: ConsoleConfig) -> TestClient:
-    """A logged-in client (the token cookie set as the browser would get it)."""
-    made = TestClient(create_app(config), base_url="http://127.0.0.1")
+    """A logged-in client (the token cookie set as the browser would get it). Its POSTs
+    wait for their action to settle (``action_wait``), so a test reads the page after it;
+    the browser tests keep the default and check the POST returns at once."""
+    made = TestClient(
+        create_app(dataclasses.replace(config, action_wait=60.0)), base_url="http://127.0.0.1"
+    )
     made.cookies.set(f"stepsaga_console_{config.port}", config.token)
     return made
 
@@ -94,3 +104,51 @@ def chromium() -> str:
         pytest.skip(reason)
     assert found is not None
     return found
+
+
+AXE = ROOT / "node_modules" / "axe-core" / "axe.min.js"
+
+
+def axe_script() -> Path:
+    """axe-core from npm (``package.json``; ``make test`` runs ``npm ci``); skipped in one
+    line without it, a failure under ``CI=true``."""
+    if not AXE.is_file():
+        reason = f"no {AXE.relative_to(ROOT)} (npm ci installs axe-core)"
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail(reason)
+        pytest.skip(reason)
+    return AXE
+
+
+#: Chromium's flags for the tests: headless, and nothing that reaches the network.
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+
+
+#: Where the browser tests save their screenshots (``make screenshots``: ``docs/console``).
+SHOTS = Path(os.environ.get("STEPSAGA_SCREENSHOTS") or ROOT / "build" / "screenshots")
+
+
+def screenshot(page: Page, name: str) -> None:
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)
+
+
+@contextmanager
+def launched_chromium() -> Iterator[Browser]:
+    """Debian's chromium through playwright (skipped in one line without either), with
+    :data:`CHROMIUM_ARGS`: one per test module."""
+    executable = chromium()
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
+        yield launched
+        launched.close()

@@ -62,3 +62,36 @@ def test_the_console_prints_a_token_url_and_refuses_requests_without_it(tmp_path
         process.terminate()
         process.wait(10)
     assert not (tmp_path / "home").exists()  # looking wrote nothing
+
+
+def test_a_token_file_keeps_the_token_across_starts(tmp_path: Path) -> None:
+    """``--token-file``: made 0600 with a fresh token when absent, read back as is after."""
+    from stepsaga.console.security import token_from_file
+
+    path = tmp_path / "console.token"
+    first = token_from_file(path)
+    assert path.stat().st_mode & 0o777 == 0o600
+    assert token_from_file(path) == first
+    assert len(first) >= 32
+
+
+@pytest.mark.parametrize(
+    ("content", "mode", "said"),
+    [
+        ("short", 0o600, "at least 32"),
+        ("a&b" * 20, 0o600, "letters, digits"),
+        ("x" * 40, 0o644, "readable by other users"),
+    ],
+)
+def test_a_bad_token_file_is_one_line_and_exit_2(
+    home: StateHome, tmp_path: Path, content: str, mode: int, said: str
+) -> None:
+    path = tmp_path / "console.token"
+    path.write_text(content)
+    path.chmod(mode)
+    result = cli(home, "console", "--port", "0", "--token-file", str(path))
+    assert result.code == 2
+    assert result.err.startswith("error: --token-file: ")
+    assert said in result.err
+    assert len(result.err.strip().splitlines()) == 1
+    assert path.read_text() == content

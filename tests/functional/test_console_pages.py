@@ -86,7 +86,7 @@ def test_the_queue_marks_overdue_items_and_shows_evidence(home: StateHome, cases
     assert 'class="overdue"' in html
     assert "overdue</span>" in html
     assert "case waits" in html
-    assert "<pre>{" in html  # the evidence, as JSON
+    assert '<pre tabindex="0">{' in html  # the evidence, as JSON
 
 
 def test_resolving_a_waiting_item_continues_the_case(local: TestClient, cases: Cases) -> None:
@@ -111,17 +111,19 @@ def test_a_bad_resolution_is_one_line_and_changes_nothing(
 ) -> None:
     item = cases.waiting["open_items"][0]
     for data, message in [
-        (
-            {"outcome": "maybe", "note": "x"},
-            "outcome: &#39;maybe&#39; is not one of applied, not-applied",
-        ),
-        ({"outcome": "applied", "note": "  "}, "note: say why (it is kept on the item)"),
+        ({"outcome": "maybe", "note": "checked the carrier"}, "Outcome: choose applied or not"),
+        ({"outcome": "applied", "note": "  "}, "Note: say what you checked"),
     ]:
         response = local.post(
             f"/reconciliation/{item}/resolve", data={"csrf": csrf_token(TOKEN), **data}
         )
         assert response.status_code == 400
-        assert message in response.text
+        # on the form it came from, in the page's words, with what was typed kept
+        error = re.search(r'id="form-error">([^<]+)<', response.text)
+        assert error is not None
+        assert error.group(1).startswith(message)
+        assert 'id="resolve-form"' in response.text
+        assert f">{data['note'].strip()}</textarea>" in response.text
     listed = cli(home, "recon", "list", "--case", "CASE-2", "--json").json()["items"]
     assert [i["status"] for i in listed] == [ReconStatus.OPEN.value]
 
@@ -221,7 +223,7 @@ def test_a_failed_execution_is_redriven_from_its_page(
         f"/executions/{name}/redrive", data={"csrf": csrf_token(TOKEN), "tenant": "acme"}
     )
     assert done.status_code == 200
-    assert str(done.url).endswith(f"/executions/{name}?tenant=acme&done=redriven")
+    assert str(done.url).endswith(f"/executions/{name}?tenant=acme")
     assert 'class="badge outcome-completed">completed' in done.text
     assert "<b>redriven</b> (redrive 1)" in done.text
     assert f'action="/executions/{name}/redrive"' not in done.text  # SUCCEEDED: no button
@@ -239,7 +241,9 @@ def test_the_list_filters_and_pages_through_list_executions(home: StateHome, cas
     assert found is not None
     second = paged.get(found.group(1).replace("&amp;", "&")).text
     assert _names(second) == [cases.compensated["name"]]
-    assert 'id="first-page"' in second
+    back = re.search(r'<a href="([^"]+)" id="prev-page">', second)
+    assert back is not None
+    assert _names(paged.get(back.group(1).replace("&amp;", "&")).text) == [cases.waiting["name"]]
     everything = client(local_config(home))
     assert _names(everything.get("/executions?outcome=compensated").text) == [
         cases.compensated["name"]
@@ -271,7 +275,7 @@ def test_a_running_execution_is_stopped_from_its_page_as_the_operator(
         data={"csrf": csrf_token(TOKEN), "tenant": "acme", "note": "customer cancelled"},
     )
     assert done.status_code == 200, done.text
-    assert str(done.url).endswith(f"/executions/{name}?tenant=acme&done=stopped")
+    assert str(done.url).endswith(f"/executions/{name}?tenant=acme")
     assert 'class="badge outcome-stopped">stopped' in done.text
     assert operator.group(1) in done.text  # the stop's cause names who stopped it
     assert f'action="/executions/{name}/stop"' not in done.text
@@ -330,3 +334,42 @@ def test_a_refund_item_shows_its_first_approval_and_then_its_audit_record(
     deciders = re.findall(r'class="audit-decider">([^<]+)<', done)
     assert [d.split(" at ")[0] for d in deciders] == [operator.group(1), "second@acme.example"]
     assert 'id="awaiting-second"' not in done
+
+
+def test_navigation_search_tenants_and_links_both_ways(local: TestClient, cases: Cases) -> None:
+    """A case id, an execution name or an item id finds its page; a tenant typed in
+    another case finds the known tenant; item -> execution -> item links."""
+    item = cases.waiting["open_items"][0]
+    for query, lands in [
+        ("CASE-2", f"/executions/{cases.waiting['name']}?tenant=acme"),
+        (cases.compensated["name"], f"/executions/{cases.compensated['name']}?tenant=acme"),
+        (item, f"/reconciliation/{item}"),
+    ]:
+        found = local.get(f"/search?q={query}", follow_redirects=False)
+        assert (found.status_code, found.headers["location"]) == (303, lands)
+    missing = local.get("/search?q=ORD-nothing")
+    assert missing.status_code == 404
+    assert "Nothing found for" in missing.text
+
+    shouted = local.get("/executions?tenant=ACME").text
+    assert sorted(_names(shouted)) == sorted([cases.compensated["name"], cases.waiting["name"]])
+    assert '<option value="acme">' in shouted  # the tenant picker's choices
+
+    item_page = local.get(f"/reconciliation/{item}").text
+    assert 'id="item-execution" href="/executions/CASE-2?tenant=acme"' in item_page
+    execution = local.get("/executions/CASE-2?tenant=acme").text
+    assert f'href="/reconciliation/{item}"' in execution
+    assert 'href="/ledger?tenant=acme&amp;case=CASE-2"' in execution
+    ledger = local.get("/ledger?tenant=acme&case=CASE-2").text
+    assert 'href="/executions/CASE-2?tenant=acme"' in ledger
+    assert 'href="/reconciliation?status=all&amp;tenant=acme&amp;case=CASE-2"' in ledger
+
+
+def test_the_queue_counts_and_filters_each_kind_of_item(local: TestClient, cases: Cases) -> None:
+    queue = local.get("/reconciliation").text
+    counts = dict(re.findall(r'id="kind-(\w+)"[^>]*>[^<]*<span class="count">(\d+)<', queue))
+    # CASE-2's case waits on its item; CASE-1's refund was escalated (nothing waits)
+    assert counts == {"waits": "1", "escalations": "1", "dual": "0"}
+    waits = local.get("/reconciliation?kind=waits").text
+    assert re.findall(r'data-item="([^"]+)"', waits) == cases.waiting["open_items"]
+    assert local.get("/reconciliation?kind=weird").status_code == 400

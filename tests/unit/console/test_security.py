@@ -21,12 +21,23 @@ def anonymous(tmp_path: Path) -> TestClient:
 
 
 @pytest.mark.parametrize(
-    "path", ["/", "/executions", "/reconciliation", "/ledger", "/static/console.css"]
+    "path", ["/", "/executions", "/reconciliation", "/ledger", "/search?q=x", "/static/../ledger"]
 )
 def test_without_the_token_every_page_is_403(anonymous: TestClient, path: str) -> None:
     response = anonymous.get(path, follow_redirects=False)
     assert response.status_code == 403
     assert "token" in response.text
+    assert "restarted" in response.text  # the refusal says why and how to get back
+    assert "--token-file" in response.text
+
+
+def test_only_the_stylesheet_and_script_are_served_without_the_token(
+    anonymous: TestClient,
+) -> None:
+    """The refusal page is styled: the console's own static files carry no data."""
+    assert anonymous.get("/static/console.css").status_code == 200
+    assert anonymous.get("/static/console.js").status_code == 200
+    assert anonymous.post("/static/console.css").status_code == 403
 
 
 def test_a_wrong_token_is_403(anonymous: TestClient) -> None:

@@ -97,6 +97,20 @@ def test_an_uncaught_failure_then_a_redrive() -> None:
     assert timeline(events)[3].text == "redrive 1"
 
 
+def test_a_failure_at_the_end_of_a_running_history_is_a_pending_retry() -> None:
+    """While the engine waits out a retry delay nothing follows the failure yet: it has not
+    failed the execution (the page must not say "not caught")."""
+    events = _events(
+        (0, "TaskStateEntered", {"name": "RefundPayment"}),
+        (0, "TaskScheduled", {}),
+        (1, "TaskFailed", _failed("Transient.Throttled", "HTTP 429")),
+    )
+    assert [(e.kind, e.error) for e in timeline(events)][-1] == (
+        EntryKind.PENDING,
+        "Transient.Throttled",
+    )
+
+
 def test_a_cause_is_one_short_line() -> None:
     assert short_cause('{"errorMessage": "a\\nb"}') == "a b"
     assert short_cause("plain <b>text</b>") == "plain <b>text</b>"  # escaping is the page's job
@@ -115,3 +129,29 @@ def test_a_delay_the_backend_chose_wins_over_the_time_waited() -> None:
     assert (retry.seconds, retry.chosen) == (1.75, True)
     waited = next(e for e in timeline(events) if e.kind is EntryKind.RETRIED)
     assert (waited.seconds, waited.chosen) == (0.0, False)
+
+
+def test_interleaved_map_iterations_put_a_failure_on_its_own_state() -> None:
+    """Two items of a Map: the second item's failure comes after the first item's next
+    state was entered; ``previousEventId`` says whose it is and where it was caught."""
+    events = _events(
+        (0, "MapStateEntered", {"name": "ReserveLines"}),
+        (0, "MapIterationStarted", None),
+        (0, "TaskStateEntered", {"name": "ReserveLine"}),
+        (0, "MapIterationStarted", None),
+        (0, "TaskStateEntered", {"name": "ReserveLine"}),
+        (1, "TaskScheduled", {}),
+        (1, "TaskScheduled", {}),
+        (2, "TaskStateExited", {"name": "ReserveLine"}),
+        (2, "PassStateEntered", {"name": "ReserveLineItemDone"}),
+        (3, "TaskFailed", _failed("OutcomeUnknownError", "reply lost")),
+        (3, "TaskStateExited", {"name": "ReserveLine"}),
+        (3, "TaskStateEntered", {"name": "ReconcileReserveLine"}),
+    )
+    chains = {1: 0, 2: 1, 3: 2, 4: 1, 5: 4, 6: 3, 7: 5, 8: 6, 9: 8, 10: 7, 11: 10, 12: 11}
+    for event in events:
+        event["previousEventId"] = chains[event["id"]]
+    caught = [e for e in timeline(events) if e.kind is EntryKind.CAUGHT]
+    assert [(e.state, e.error, e.next_state) for e in caught] == [
+        ("ReserveLine", "OutcomeUnknownError", "ReconcileReserveLine")
+    ]
