@@ -157,3 +157,11 @@ def test_jsonata_pass_output(reference: Reference, tmp_path: Path) -> None:
     }
     trace = both(reference, tmp_path, definition, ORDER)
     assert trace.output == {"total": 14}
+
+
+def test_format_writes_objects_and_arrays(reference: Reference, tmp_path: Path) -> None:
+    definition = pass_with(
+        {"text.$": "States.Format('first {} all {}', $.lines[0], $.lines[?(@.qty > 0)].sku)"}
+    )
+    trace = both(reference, tmp_path, definition, ORDER)
+    assert trace.output == {"text": "first {sku=A, qty=1, price=5} all [A, C]"}

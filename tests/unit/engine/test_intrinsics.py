@@ -22,9 +22,15 @@ def test_format_with_paths_literals_and_escapes() -> None:
     assert run(r"States.Format('\{literal\} {} it\'s', 'x')") == "{literal} x it's"
 
 
-def test_format_refuses_objects_and_wrong_counts() -> None:
-    with pytest.raises(StatesError, match=r"States.Format"):
-        run("States.Format('{}', $.o)", {"o": {"a": 1}})
+def test_format_accepts_any_json_value() -> None:
+    data = {"o": {"a": 1, "b": ["x", 2.5, None, {"c": True}]}, "l": [], "e": {}}
+    assert run("States.Format('{} {} {}', $.o, $.l, $.e)", data) == (
+        "{a=1, b=[x, 2.5, null, {c=true}]} [] {}"
+    )
+    assert run("States.Format('{}', $.s)", {"s": 'say "hi"'}) == 'say "hi"'
+
+
+def test_format_refuses_wrong_counts() -> None:
     with pytest.raises(StatesError, match="placeholders"):
         run("States.Format('{} {}', 'one')")
 
