@@ -51,6 +51,7 @@ from stepsaga.engine.models import (
     TokenStatus,
     WaitingTask,
 )
+from stepsaga.engine.scheduler import Scheduler, ThreadScheduler
 from stepsaga.engine.services import TOKEN_FORMAT, Services, dumps, role_arn
 from stepsaga.engine.store import (
     DEFAULT_SYNCHRONOUS,
@@ -176,7 +177,9 @@ class LocalEngine:
     Local's ``<stateMachineArn>#<TestCase>`` convention in ``start_execution``.
     ``synchronous`` is the store's durability (``NORMAL``: survives a killed process, not
     power loss; ``FULL``: survives power loss, one fsync per commit); ``None`` reads
-    ``$STEPSAGA_ENGINE_SYNCHRONOUS``.
+    ``$STEPSAGA_ENGINE_SYNCHRONOUS``. ``scheduler`` interleaves ``Parallel`` branches and
+    ``Map`` iterations (real threads by default; a
+    :class:`~stepsaga.engine.scheduler.SeededScheduler` replays one interleaving per seed).
 
     One instance per thread (it holds one SQLite connection); any number of instances and
     processes may share a home. Callback deadlines (``TimeoutSeconds``/``HeartbeatSeconds``
@@ -199,6 +202,7 @@ class LocalEngine:
         account_id: str = DEFAULT_ACCOUNT,
         stale_after: float = 900.0,
         synchronous: str | None = None,
+        scheduler: Scheduler | None = None,
     ) -> None:
         home.ensure()
         self.home = home
@@ -227,6 +231,7 @@ class LocalEngine:
             region=region,
             account=account_id,
             notify=self._notify if on_event is not None else None,
+            scheduler=scheduler or ThreadScheduler(),
         )
         self._definitions: dict[str, asl.Definition] = {}
 

@@ -10,12 +10,17 @@ execution, so two processes never drive it at once.
 Workflow variables (``Assign``) live in each frame's :class:`~stepsaga.engine.variables.Scope`
 and are committed with its cursor, so a redrive or a callback continues with them.
 
-``Parallel`` branches and ``Map`` iterations run on threads, each a :class:`_Frame` with a
-cursor of its own (persisted in the ``frames`` table at every commit, so a redrive re-runs
-only the branches and iterations that did not succeed, each from the state it stopped in).
-One lock serializes events and commits: handlers run concurrently, the store never does.
-The first branch or iteration to fail cancels its siblings (each stops at its next
-checkpoint: a running handler is not interrupted) and fails the state with its error.
+``Parallel`` branches and ``Map`` iterations (up to ``MaxConcurrency``) start together, as on
+AWS, each a :class:`_Frame` with a cursor of its own (persisted in the ``frames`` table at
+every commit, so a redrive re-runs only the branches and iterations that did not succeed,
+each from the state it stopped in). The :class:`~stepsaga.engine.scheduler.Scheduler` runs
+them (real threads, or one seeded interleaving in tests); it may switch at each checkpoint:
+before a state is entered, before a Task is scheduled, after its handler returns, after a
+delay. One lock serializes events and commits: handlers run concurrently, the store never
+does. The first branch or iteration to fail cancels its siblings and fails the state with
+its error; each sibling stops at its next checkpoint — a handler already running finishes
+(AWS: "invoked Lambda functions continue to run") and its result is discarded
+(``TaskStateAborted``), a state not yet entered never is.
 A branch whose ``.waitForTaskToken`` task waits stops there; once no branch runs, the
 execution is released, and each answer continues only the branch that waited for it
 (:class:`_Mode`), the others keeping their outputs or their wait.
@@ -27,7 +32,6 @@ import json
 import logging
 import threading
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from enum import Enum
@@ -350,8 +354,12 @@ class Run:
     def _drive(self, f: _Frame, transition: Transition, mode: _Mode = _Mode.FRESH) -> Transition:
         """Run ``f`` from ``transition`` until it ends or waits; ``mode`` says how its first
         state is entered (see :class:`_Mode`), every later one is entered afresh."""
+        first = True
         while isinstance(transition, _Next):
             state = f.machine.states[transition.state]
+            if not first:  # the first is entered as the branch starts: AWS starts them together
+                self.s.scheduler.checkpoint()
+            first = False
             if mode is _Mode.CONTINUE:  # still inside since before the callback
                 f.inside = True
                 if len(f.retry_counts) != len(getattr(state, "retriers", ())):
@@ -919,28 +927,25 @@ class Run:
         workers: int,
         cancel: threading.Event,
     ) -> None:
-        """Run the jobs on a pool; an engine-level exception in one (stopped, lost
+        """Run the jobs on the scheduler; an engine-level exception in one (stopped, lost
         ownership, a bug) cancels the rest and is re-raised here once all have returned."""
 
-        def stop_others(done: Future[None]) -> None:
-            if done.exception() is not None:
-                cancel.set()
+        def job(args: tuple[int, _Frame, _Next, _Mode]) -> Callable[[], None]:
+            def go() -> None:
+                try:
+                    run_one(*args)
+                except BaseException:
+                    cancel.set()
+                    raise
 
-        pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="stepsaga-branch")
-        futures: list[Future[None]] = []
+            return go
+
         try:
-            for job in todo:
-                future = pool.submit(run_one, *job)
-                future.add_done_callback(stop_others)
-                futures.append(future)
-            wait(futures)
+            errors = self.s.scheduler.run_all([job(args) for args in todo], workers)
         except BaseException:  # Ctrl-C while waiting: the branches stop at their checkpoints
             cancel.set()
             raise
-        finally:
-            pool.shutdown(wait=False, cancel_futures=True)
-        for future in futures:
-            error = future.exception()
+        for error in errors:
             if error is not None:
                 raise error
 
@@ -1017,6 +1022,7 @@ class Run:
 
     def _attempt(self, f: _Frame, state: TaskState, data: Any) -> _Outcome | None:
         """Schedule and run one attempt; ``None`` when it now waits for a callback."""
+        self.s.scheduler.checkpoint()
         if f.cancelled():
             raise _CancelledError
         effective = self._input(state.io, data)
@@ -1096,6 +1102,11 @@ class Run:
                 dumps(parameters.get("Payload", {}))
             )  # the handler gets its own copy
             invocation = lambda_invoke.invoke(handler, payload, context)
+        self.s.scheduler.checkpoint()
+        if f.cancelled():  # AWS: the function ran, the stopped task's result is discarded
+            if token is not None:
+                self._close_token(token, TokenStatus.CANCELLED)
+            raise _CancelledError
         elapsed = self._now() - started
         if not state.waits_for_token:
             # A synchronous handler cannot be preempted in-process; like AWS, a result that
@@ -1290,6 +1301,7 @@ class Run:
         if slept > 0:
             self._commit()
             self.s.sleeper(slept)
+        self.s.scheduler.checkpoint()
         if f.cancelled():  # a sibling failed while this branch waited
             raise _CancelledError
 
