@@ -12,27 +12,13 @@ from stepsaga.engine import LocalEngine
 from stepsaga.engine.scheduler import SeededScheduler
 from stepsaga.errors import BusinessRejectedError
 from tests.unit.engine.conftest import MakeEngine
-from tests.unit.engine.helpers import machine, task
+from tests.unit.engine.helpers import machine, state_of, task
 
 SEEDS = range(24)
 
 
 def events_of(engine: LocalEngine, arn: str) -> list[dict[str, Any]]:
     return list(engine.get_execution_history(arn)["events"])
-
-
-def state_of(events: list[dict[str, Any]]) -> dict[int, str]:
-    """Each event's state: the ``…StateEntered`` its ``previousEventId`` chain leads back to
-    (each branch and iteration chains its own events)."""
-    by_id = {e["id"]: e for e in events}
-    names: dict[int, str] = {}
-    for event in events:
-        cursor: dict[str, Any] | None = event
-        while cursor is not None and "stateEnteredEventDetails" not in cursor:
-            cursor = by_id.get(cursor.get("previousEventId", 0))
-        if cursor is not None:
-            names[event["id"]] = cursor["stateEnteredEventDetails"]["name"]
-    return names
 
 
 class Effects:
