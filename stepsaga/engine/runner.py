@@ -668,6 +668,7 @@ class Run:
             assert error is not None
             outcome = None
             if error.terminal:
+                self._branches_failed(f, state, error)
                 return _Failed(error.error, self._runtime_cause(f, error), terminal=True)
             decision = decide(state.retriers, f.retry_counts, error.error, self.s.rng)
             if decision.retry:
@@ -681,7 +682,20 @@ class Run:
                     decision.delay,
                 )
                 continue
+            self._branches_failed(f, state, error)
             return self._catch(f, state, data, error)
+
+    def _branches_failed(
+        self, f: _Frame, state: TaskState | ParallelState | MapState, error: StatesError
+    ) -> None:
+        """``ParallelStateFailed``/``MapStateFailed`` when a branch's error ends the state's
+        attempts: once, after the last retry, before ``Catch`` (as LocalStack, whose
+        histories are snapshot-tested against AWS, writes it); a retried attempt writes none."""
+        if isinstance(error, _BranchError):
+            is_map = isinstance(state, MapState)
+            self._emit(
+                f, EventType.MAP_STATE_FAILED if is_map else EventType.PARALLEL_STATE_FAILED, None
+            )
 
     def _decorated(self, f: _Frame, exc: StatesError) -> StatesError:
         """A JSONata evaluation error: ``EvaluationFailed`` in the history, and a cause that
@@ -899,12 +913,7 @@ class Run:
             if failures or f.cancelled():
                 for child in waiting:  # their callbacks will find them no longer waiting
                     self._abort_frame(child)
-            if failures:
-                self._emit(
-                    f,
-                    EventType.MAP_STATE_FAILED if is_map else EventType.PARALLEL_STATE_FAILED,
-                    None,
-                )
+            if failures:  # …StateFailed once no retry follows (:meth:`_retrying`)
                 failed = failures[0]
                 return _Outcome(
                     error=_BranchError(failed.error, failed.cause, terminal=failed.terminal)
