@@ -51,6 +51,7 @@ from stepsaga.engine.models import (
     TokenStatus,
     WaitingTask,
 )
+from stepsaga.engine.quotas import PAYLOAD_BYTES, over_payload_limit
 from stepsaga.engine.scheduler import Scheduler, ThreadScheduler
 from stepsaga.engine.services import TOKEN_FORMAT, Services, dumps, role_arn
 from stepsaga.engine.store import (
@@ -163,6 +164,13 @@ def substitute(value: Any, substitutions: Mapping[str, str]) -> Any:
     if isinstance(value, list):
         return [substitute(v, substitutions) for v in value]
     return value
+
+
+def _check_api_payload(text: str, what: str, error: type[InvalidInputError], field: str) -> None:
+    """The API refuses a payload over the quota, as AWS's does (its length constraint)."""
+    size = over_payload_limit(text)
+    if size is not None:
+        raise error(f"{what} has {size} bytes, over the {PAYLOAD_BYTES}-byte quota", field=field)
 
 
 class LocalEngine:
@@ -465,13 +473,16 @@ class LocalEngine:
             return "{}", {}
         if isinstance(value, str):
             try:
-                return value, json.loads(value)
+                text, parsed = value, json.loads(value)
             except ValueError as exc:
                 raise InvalidExecutionInput(
                     f"execution input is not JSON: {exc}", field="input"
                 ) from None
-        text = dumps(value)
-        return text, json.loads(text)
+        else:
+            text = dumps(value)
+            parsed = json.loads(text)
+        _check_api_payload(text, "execution input", InvalidExecutionInput, "input")
+        return text, parsed
 
     def _test_case(
         self, test_case: str | MockTestCase | None, machine_name: str, definition: asl.Definition
@@ -693,6 +704,7 @@ class LocalEngine:
             output_json = output
         else:
             output_json = dumps(output)
+        _check_api_payload(output_json, "task output", InvalidOutput, "output")
         return self._answer(
             task_token, {"status": TokenStatus.SUCCEEDED.value, "output": output_json}
         )

@@ -78,6 +78,7 @@ from stepsaga.engine.models import (
 )
 from stepsaga.engine.paths import Path, PathNotFoundError
 from stepsaga.engine.payload import Env, document
+from stepsaga.engine.quotas import check_payload
 from stepsaga.engine.retry import decide, error_matches
 from stepsaga.engine.services import TOKEN_PREFIX, Services, dumps, role_arn
 from stepsaga.engine.store import ExecutionRow, FrameRow, LostOwnershipError, TokenRow
@@ -365,7 +366,10 @@ class Run:
                 if len(f.retry_counts) != len(getattr(state, "retriers", ())):
                     f.retry_counts = [0] * len(getattr(state, "retriers", ()))
             else:
-                self._enter(f, state, transition.data)
+                try:
+                    self._enter(f, state, transition.data)
+                except StatesError as exc:  # its input is over the quota: never entered
+                    return _Failed(exc.error, exc.cause)
             transition = self._execute(f, state, mode)
             mode = _Mode.FRESH
         return transition
@@ -375,6 +379,7 @@ class Run:
         if len(self.pending) >= _FLUSH_EVERY:
             self._commit()
         data_json = dumps(data)
+        check_payload(data_json, f"the input of the state '{state.name}'")
         with self.lock:
             f.state, f.input, f.input_json = state.name, data, data_json
             if f.assigned is not None:  # the previous state's Assign, with this cursor
@@ -430,9 +435,12 @@ class Run:
         """``…StateExited``. The variables ``Assign`` computed take effect with the next
         state's cursor (:meth:`_enter`), so a commit in between never stores them with the
         cursor of the state that assigned them (a redrive would assign them twice)."""
-        details = history.state_exited(state.name, dumps(output))
+        output_json = dumps(output)
+        check_payload(output_json, f"the output of the state '{state.name}'")
+        details = history.state_exited(state.name, output_json)
         if assigned:
             scope = f.scope.assigned(assigned)  # refuses an enclosing scope's variable
+            check_payload(dumps(assigned), f"the Assign of the state '{state.name}'")
             details.update(assigned_details(assigned))
         with self.lock:
             self._emit(f, history.exited_type(state.type), details)
@@ -922,6 +930,10 @@ class Run:
                 raise _CancelledError
             if waiting:
                 return None
+            try:
+                check_payload(dumps(results), f"the result of the state '{state.name}'")
+            except StatesError as exc:  # the branches' outputs together are over the quota
+                return _Outcome(error=_BranchError(exc.error, exc.cause))
             self._emit(
                 f,
                 EventType.MAP_STATE_SUCCEEDED if is_map else EventType.PARALLEL_STATE_SUCCEEDED,
@@ -1053,6 +1065,7 @@ class Run:
                 "Arguments",
             )
         parameters_json = dumps(parameters)
+        check_payload(parameters_json, f"the parameters of the task '{state.name}'")
         function_name = parameters.get("FunctionName")
         if not isinstance(function_name, str):
             raise runtime_error(f"FunctionName must be a string, got {describe(function_name)}")
@@ -1159,13 +1172,18 @@ class Run:
         return self._await_callback(f, state, token)
 
     def _task_result(self, f: _Frame, state: TaskState, result: Any) -> _Outcome:
+        result_json = dumps(result)
+        try:
+            check_payload(result_json, f"the result of the task '{state.name}'")
+        except StatesError as exc:  # recorded as the task's failure, the result dropped
+            return self._task_failed(f, state, exc)
         self._emit(
             f,
             EventType.TASK_SUCCEEDED,
             {
                 "resourceType": "lambda",
                 "resource": state.resource,
-                "output": dumps(result),
+                "output": result_json,
                 "outputDetails": {"truncated": False},
             },
         )

@@ -1,0 +1,34 @@
+"""Step Functions' quotas that change an execution's outcome: the one table the engine
+checks them against (docs/engine.md lists them, and the ones it does not enforce)."""
+
+from __future__ import annotations
+
+from stepsaga.engine.errors import STATES_DATA_LIMIT_EXCEEDED, StatesError
+
+#: "Maximum input or output size for a task, state, or execution: 256 KiB of data as a
+#: UTF-8 encoded string" — also each ``Assign`` (all its variables together).
+PAYLOAD_BYTES = 256 * 1024
+
+
+def utf8_bytes(text: str) -> int:
+    return len(text.encode("utf-8"))
+
+
+def over_payload_limit(text: str) -> int | None:
+    """The size of ``text`` in UTF-8 bytes when it is over :data:`PAYLOAD_BYTES`."""
+    if len(text) * 4 <= PAYLOAD_BYTES:  # cheap: no character takes more than 4 bytes
+        return None
+    size = utf8_bytes(text)
+    return size if size > PAYLOAD_BYTES else None
+
+
+def check_payload(text: str, what: str) -> None:
+    """``States.DataLimitExceeded`` when ``text`` (a JSON value as the engine stores it) is
+    over the quota; ``what`` says whose it is ("the output of the state 'X'")."""
+    size = over_payload_limit(text)
+    if size is not None:
+        raise StatesError(
+            STATES_DATA_LIMIT_EXCEEDED,
+            f"{what[0].upper()}{what[1:]} has a size ({size} bytes) exceeding the maximum "
+            f"number of bytes service limit ({PAYLOAD_BYTES} bytes, UTF-8)",
+        )
