@@ -22,13 +22,12 @@ def over_payload_limit(text: str) -> int | None:
     return size if size > PAYLOAD_BYTES else None
 
 
-def check_payload(text: str, what: str) -> None:
+def check_payload(text: str, subject: str) -> None:
     """``States.DataLimitExceeded`` when ``text`` (a JSON value as the engine stores it) is
-    over the quota; ``what`` says whose it is ("the output of the state 'X'")."""
-    size = over_payload_limit(text)
-    if size is not None:
+    over the quota. ``subject`` starts the cause, as AWS words it ("The state/task 'X'
+    returned a result")."""
+    if over_payload_limit(text) is not None:
         raise StatesError(
             STATES_DATA_LIMIT_EXCEEDED,
-            f"{what[0].upper()}{what[1:]} has a size ({size} bytes) exceeding the maximum "
-            f"number of bytes service limit ({PAYLOAD_BYTES} bytes, UTF-8)",
+            f"{subject} with a size exceeding the maximum number of bytes service limit.",
         )

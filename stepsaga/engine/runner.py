@@ -379,7 +379,7 @@ class Run:
         if len(self.pending) >= _FLUSH_EVERY:
             self._commit()
         data_json = dumps(data)
-        check_payload(data_json, f"the input of the state '{state.name}'")
+        check_payload(data_json, f"The state '{state.name}' was given an input")
         with self.lock:
             f.state, f.input, f.input_json = state.name, data, data_json
             if f.assigned is not None:  # the previous state's Assign, with this cursor
@@ -436,11 +436,11 @@ class Run:
         state's cursor (:meth:`_enter`), so a commit in between never stores them with the
         cursor of the state that assigned them (a redrive would assign them twice)."""
         output_json = dumps(output)
-        check_payload(output_json, f"the output of the state '{state.name}'")
+        check_payload(output_json, f"The state/task '{state.name}' returned a result")
         details = history.state_exited(state.name, output_json)
         if assigned:
             scope = f.scope.assigned(assigned)  # refuses an enclosing scope's variable
-            check_payload(dumps(assigned), f"the Assign of the state '{state.name}'")
+            check_payload(dumps(assigned), f"The Assign of the state '{state.name}' gave variables")
             details.update(assigned_details(assigned))
         with self.lock:
             self._emit(f, history.exited_type(state.type), details)
@@ -931,7 +931,7 @@ class Run:
             if waiting:
                 return None
             try:
-                check_payload(dumps(results), f"the result of the state '{state.name}'")
+                check_payload(dumps(results), f"The state/task '{state.name}' returned a result")
             except StatesError as exc:  # the branches' outputs together are over the quota
                 return _Outcome(error=_BranchError(exc.error, exc.cause))
             self._emit(
@@ -1065,7 +1065,7 @@ class Run:
                 "Arguments",
             )
         parameters_json = dumps(parameters)
-        check_payload(parameters_json, f"the parameters of the task '{state.name}'")
+        check_payload(parameters_json, f"The task '{state.name}' was given parameters")
         function_name = parameters.get("FunctionName")
         if not isinstance(function_name, str):
             raise runtime_error(f"FunctionName must be a string, got {describe(function_name)}")
@@ -1174,7 +1174,7 @@ class Run:
     def _task_result(self, f: _Frame, state: TaskState, result: Any) -> _Outcome:
         result_json = dumps(result)
         try:
-            check_payload(result_json, f"the result of the task '{state.name}'")
+            check_payload(result_json, "The state/task 'lambda' returned a result")
         except StatesError as exc:  # recorded as the task's failure, the result dropped
             return self._task_failed(f, state, exc)
         self._emit(

@@ -165,3 +165,27 @@ def test_format_writes_objects_and_arrays(reference: Reference, tmp_path: Path) 
     )
     trace = both(reference, tmp_path, definition, ORDER)
     assert trace.output == {"text": "first {sku=A, qty=1, price=5} all [A, C]"}
+
+
+def test_a_parallel_fan_in_over_256_kib_fails(reference: Reference, tmp_path: Path) -> None:
+    """AWS: 256 KiB per state output; ``States.DataLimitExceeded``, which ``States.ALL``
+    does not catch."""
+    branches = [
+        machine({f"P{i}": {"Type": "Pass", "Result": "x" * 100_000, "End": True}}) for i in range(3)
+    ]
+    definition = machine(
+        {
+            "Fan": {
+                "Type": "Parallel",
+                "Branches": branches,
+                "Catch": [{"ErrorEquals": ["States.ALL"], "Next": "Caught"}],
+                "End": True,
+            },
+            "Caught": {"Type": "Pass", "End": True},
+        }
+    )
+    ours = run_engine(tmp_path, definition, {}, {})
+    theirs = reference.run(definition, {}, {}, ours)  # branches entered in any order
+    assert (ours.status, ours.error) == ("FAILED", "States.DataLimitExceeded")
+    assert (ours.status, ours.error, ours.cause) == (theirs.status, theirs.error, theirs.cause)
+    assert sorted(ours.entered) == sorted(theirs.entered)
