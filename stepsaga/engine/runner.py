@@ -360,21 +360,25 @@ class Run:
             state = f.machine.states[transition.state]
             if not first:  # the first is entered as the branch starts: AWS starts them together
                 self.s.scheduler.checkpoint()
-            first = False
             if mode is _Mode.CONTINUE:  # still inside since before the callback
                 f.inside = True
                 if len(f.retry_counts) != len(getattr(state, "retriers", ())):
                     f.retry_counts = [0] * len(getattr(state, "retriers", ()))
             else:
                 try:
-                    self._enter(f, state, transition.data)
+                    self._enter(f, state, transition.data, stoppable=not first)
                 except StatesError as exc:  # its input is over the quota: never entered
                     return _Failed(exc.error, exc.cause)
+            first = False
             transition = self._execute(f, state, mode)
             mode = _Mode.FRESH
         return transition
 
-    def _enter(self, state_frame: _Frame, state: State, data: Any) -> None:
+    def _enter(
+        self, state_frame: _Frame, state: State, data: Any, *, stoppable: bool = True
+    ) -> None:
+        """Enter ``state``; unless it is where a branch starts (``stoppable`` false), not
+        when a sibling failed (the branch stops between states)."""
         f = state_frame
         if len(self.pending) >= _FLUSH_EVERY:
             self._commit()
@@ -389,7 +393,7 @@ class Run:
             f.retry_counts = [0] * len(getattr(state, "retriers", ()))
             if f.path:
                 self.frame_writes[f.path] = f.row(_RUNNING)
-            if f.cancelled():  # the cursor says where a redrive picks this branch up
+            if stoppable and f.cancelled():  # the cursor says where a redrive picks it up
                 raise _CancelledError
             f.event = self._emit(
                 f, history.entered_type(state.type), history.state_entered(state.name, data_json)
@@ -898,8 +902,13 @@ class Run:
                 continue
             todo.append((index, child, first, _Mode.REDRIVE))
 
+        workers = min(concurrency, len(todo))
+        together = {child.path for _, child, _, _ in todo[:workers]}
+
         def run_one(index: int, child: _Frame, first: _Next, child_mode: _Mode) -> None:
-            if child.cancelled():  # never started: no events; a redrive runs it
+            # AWS starts the first ``workers`` together: a sibling's failure stops them once
+            # started; one queued behind MaxConcurrency never starts (a redrive runs it)
+            if child.cancelled() and child.path not in together:
                 return
             end = self._run_child(child, first, child_mode)
             if isinstance(end, _Succeeded):
@@ -915,7 +924,7 @@ class Run:
 
         if todo:
             self._commit()  # the started branches' rows and events, before handlers run
-            self._run_all(run_one, todo, min(concurrency, len(todo)), cancel)
+            self._run_all(run_one, todo, workers, cancel)
         with self.lock:
             f.last_event = self.next_event_id - 1  # the join follows the latest branch event
             if failures or f.cancelled():
