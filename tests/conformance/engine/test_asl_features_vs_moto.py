@@ -189,3 +189,66 @@ def test_a_parallel_fan_in_over_256_kib_fails(reference: Reference, tmp_path: Pa
     assert (ours.status, ours.error) == ("FAILED", "States.DataLimitExceeded")
     assert (ours.status, ours.error, ours.cause) == (theirs.status, theirs.error, theirs.cause)
     assert sorted(ours.entered) == sorted(theirs.entered)
+
+
+# --- cases AWS's documentation leaves open (docs/engine.md: "Undecided cases") -------------
+
+
+@deviates(
+    moto="moto refuses a negative States.ArrayRange step (ValueError, States.Runtime); AWS "
+    "documents the third argument as 'the increment value' without a sign rule, and "
+    "ManageIQ/floe (specified against AWS's Step Functions Local) counts down",
+    localstack="LocalStack refuses a negative States.ArrayRange step ('Expected step argument "
+    "to be non negative', States.Runtime); AWS documents the third argument as 'the increment "
+    "value' without a sign rule, and ManageIQ/floe (specified against AWS's Step Functions "
+    "Local) counts down",
+)
+def test_array_range_counts_down_with_a_negative_step(reference: Reference, tmp_path: Path) -> None:
+    trace = both(
+        reference,
+        tmp_path,
+        pass_with(
+            {"down.$": "States.ArrayRange(9, 1, -2)", "none.$": "States.ArrayRange(1, 9, -2)"}
+        ),
+        {},
+    )
+    assert trace.output == {"down": [9, 7, 5, 3, 1], "none": []}
+
+
+@deviates(
+    moto="moto's context object has no State.RetryCount outside Task/Parallel/Map (the path "
+    "fails: States.Runtime); AWS documents State.RetryCount as part of every state's context "
+    "object, and a Pass state has retried 0 times",
+    localstack="LocalStack's context object has no State.RetryCount outside Task/Parallel/Map "
+    "(the path fails: States.Runtime); AWS documents State.RetryCount as part of every "
+    "state's context object, and a Pass state has retried 0 times",
+)
+def test_retry_count_in_a_pass_state_is_zero(reference: Reference, tmp_path: Path) -> None:
+    trace = both(reference, tmp_path, pass_with({"n.$": "$$.State.RetryCount"}), {})
+    assert trace.output == {"n": 0}
+
+
+@deviates(
+    moto="moto fails a JSONPath ItemsPath that is not an array with States.QueryEvaluationError "
+    "and an EvaluationFailed event; AWS's API reference says EvaluationFailed is only present "
+    "in JSONata states, and a JSONPath path that cannot be applied is States.Runtime",
+    localstack="LocalStack fails a JSONPath ItemsPath that is not an array with "
+    "States.QueryEvaluationError and an EvaluationFailed event (its code marks this 'TODO'); "
+    "AWS's API reference says EvaluationFailed is only present in JSONata states, and a "
+    "JSONPath path that cannot be applied is States.Runtime",
+)
+def test_items_path_that_is_not_an_array(reference: Reference, tmp_path: Path) -> None:
+    definition = machine(
+        {
+            "Each": {
+                "Type": "Map",
+                "ItemsPath": "$.ref",
+                "ItemProcessor": machine({"P": {"Type": "Pass", "End": True}}),
+                "Catch": [{"ErrorEquals": ["States.ALL"], "Next": "Caught"}],
+                "End": True,
+            },
+            "Caught": {"Type": "Pass", "End": True},
+        }
+    )
+    trace = both(reference, tmp_path, definition, ORDER)
+    assert (trace.status, trace.error) == ("FAILED", "States.Runtime")

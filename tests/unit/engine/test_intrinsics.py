@@ -126,3 +126,12 @@ def test_string_split_splits_on_each_delimiter_character() -> None:
 def test_intrinsic_arguments_read_variables() -> None:
     env = Env({}, {}, random.Random(1), {"order": {"lines": [1, 2]}})
     assert parse_call("States.ArrayLength($order.lines)").evaluate(env) == 2
+
+
+def test_array_range_with_a_negative_step_counts_down() -> None:
+    """Undecided by AWS's documentation; see docs/engine.md."""
+    assert run("States.ArrayRange(9, 1, -2)") == [9, 7, 5, 3, 1]
+    assert run("States.ArrayRange(5, 5, -3)") == [5]
+    assert run("States.ArrayRange(1, 9, -2)") == []
+    with pytest.raises(StatesError, match="step"):
+        run("States.ArrayRange(1, 9, 0)")
