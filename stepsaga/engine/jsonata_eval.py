@@ -110,8 +110,8 @@ class Expression:
             raise self.error(f"returned an error: {exc}") from None
         except StatesError:
             raise
-        except Exception as exc:
-            # in $formatNumber without a picture, are this expression's failure, not ours)
+        except Exception as exc:  # the library's own slips (an AttributeError in
+            # $formatNumber without a picture) are this expression's failure, not the engine's
             raise self.error(f"returned an error: {exc}") from None
         if value is None:
             raise self.error("returned nothing (undefined)")
