@@ -194,14 +194,16 @@ def test_a_parallel_fan_in_over_256_kib_fails(reference: Reference, tmp_path: Pa
 # --- cases AWS's documentation leaves open (docs/engine.md: "Undecided cases") -------------
 
 
+NEGATIVE_STEP = (
+    "AWS documents the third argument as 'the increment value' without a sign rule, and "
+    "ManageIQ/floe (specified against AWS's Step Functions Local) counts down"
+)
+
+
 @deviates(
-    moto="moto refuses a negative States.ArrayRange step (ValueError, States.Runtime); AWS "
-    "documents the third argument as 'the increment value' without a sign rule, and "
-    "ManageIQ/floe (specified against AWS's Step Functions Local) counts down",
+    moto=f"moto refuses a negative States.ArrayRange step (States.Runtime); {NEGATIVE_STEP}",
     localstack="LocalStack refuses a negative States.ArrayRange step ('Expected step argument "
-    "to be non negative', States.Runtime); AWS documents the third argument as 'the increment "
-    "value' without a sign rule, and ManageIQ/floe (specified against AWS's Step Functions "
-    "Local) counts down",
+    f"to be non negative', States.Runtime); {NEGATIVE_STEP}",
 )
 def test_array_range_counts_down_with_a_negative_step(reference: Reference, tmp_path: Path) -> None:
     trace = both(
@@ -215,27 +217,32 @@ def test_array_range_counts_down_with_a_negative_step(reference: Reference, tmp_
     assert trace.output == {"down": [9, 7, 5, 3, 1], "none": []}
 
 
+RETRY_COUNT = (
+    "has no State.RetryCount outside Task/Parallel/Map (the path fails: States.Runtime); AWS "
+    "documents State.RetryCount as part of every state's context object, and a Pass state has "
+    "retried 0 times"
+)
+
+
 @deviates(
-    moto="moto's context object has no State.RetryCount outside Task/Parallel/Map (the path "
-    "fails: States.Runtime); AWS documents State.RetryCount as part of every state's context "
-    "object, and a Pass state has retried 0 times",
-    localstack="LocalStack's context object has no State.RetryCount outside Task/Parallel/Map "
-    "(the path fails: States.Runtime); AWS documents State.RetryCount as part of every "
-    "state's context object, and a Pass state has retried 0 times",
+    moto=f"moto's context object {RETRY_COUNT}",
+    localstack=f"LocalStack's context object {RETRY_COUNT}",
 )
 def test_retry_count_in_a_pass_state_is_zero(reference: Reference, tmp_path: Path) -> None:
     trace = both(reference, tmp_path, pass_with({"n.$": "$$.State.RetryCount"}), {})
     assert trace.output == {"n": 0}
 
 
+ITEMS_PATH = (
+    "fails a JSONPath ItemsPath that is not an array with States.QueryEvaluationError and an "
+    "EvaluationFailed event; AWS's API reference says EvaluationFailed is only present in "
+    "JSONata states, and a JSONPath path that cannot be applied is States.Runtime"
+)
+
+
 @deviates(
-    moto="moto fails a JSONPath ItemsPath that is not an array with States.QueryEvaluationError "
-    "and an EvaluationFailed event; AWS's API reference says EvaluationFailed is only present "
-    "in JSONata states, and a JSONPath path that cannot be applied is States.Runtime",
-    localstack="LocalStack fails a JSONPath ItemsPath that is not an array with "
-    "States.QueryEvaluationError and an EvaluationFailed event (its code marks this 'TODO'); "
-    "AWS's API reference says EvaluationFailed is only present in JSONata states, and a "
-    "JSONPath path that cannot be applied is States.Runtime",
+    moto=f"moto {ITEMS_PATH}",
+    localstack=f"LocalStack (in code it marks 'TODO') {ITEMS_PATH}",
 )
 def test_items_path_that_is_not_an_array(reference: Reference, tmp_path: Path) -> None:
     definition = machine(
