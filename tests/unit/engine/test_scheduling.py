@@ -151,3 +151,40 @@ def test_every_map_iteration_starts_at_once_and_the_rest_are_aborted(
             assert item in effects.calls
     assert kinds.count("MapStateFailed") == 1
     assert kinds[-2:] == ["MapStateFailed", "ExecutionFailed"]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_nested_groups_and_queued_iterations_run_under_a_seed(
+    make_engine: MakeEngine, seed: int
+) -> None:
+    """A Parallel that starts its branch (fans out before any checkpoint), inside a Map whose
+    iterations queue behind MaxConcurrency: every seed finishes with the outputs in order."""
+    calls: list[str] = []
+
+    def work(event: Any, context: Any) -> Any:
+        calls.append(str(event))
+        return event
+
+    engine = make_engine({"work": work}, scheduler=SeededScheduler(seed))
+    inner = {
+        "Type": "Parallel",
+        "Branches": [
+            machine({"Left": task("work", OutputPath="$.Payload")}),
+            machine({"Right": task("work", OutputPath="$.Payload")}),
+        ],
+        "End": True,
+    }
+    definition = machine(
+        {
+            "Each": {
+                "Type": "Map",
+                "MaxConcurrency": 2,
+                "ItemProcessor": machine({"Fork": inner}),
+                "End": True,
+            }
+        }
+    )
+    done = engine.start_execution(engine.create_state_machine("nested", definition), "e", [1, 2, 3])
+    assert done["status"] == "SUCCEEDED", done
+    assert done["output"] == "[[1,1],[2,2],[3,3]]"
+    assert sorted(calls) == ["1", "1", "2", "2", "3", "3"]
