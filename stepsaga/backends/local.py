@@ -88,6 +88,7 @@ from stepsaga.project import Project
 from stepsaga.workflow.saga import Saga
 
 if TYPE_CHECKING:
+    from stepsaga.engine.scheduler import Scheduler
     from stepsaga.handlers.deps import HandlerDeps
 
 #: Builds the in-process handlers: logical function name → ``(event, context) -> result``.
@@ -154,8 +155,10 @@ class LocalBackend:
         log_level: str = "ERROR",
         engine_synchronous: str | None = None,
         ledger_url: str | None = None,
+        scheduler: Scheduler | None = None,
     ) -> None:
         self.home = home
+        self._scheduler = scheduler  # how the engine interleaves branches (tests: seeded)
         self._ledger_url = ledger_url
         self.project = project
         self.clock: Clock = clock or SystemClock()
@@ -618,6 +621,7 @@ class LocalBackend:
                 region=_REGION,
                 account_id=_ACCOUNT,
                 synchronous=self._synchronous,
+                scheduler=self._scheduler,
             )
         except BaseException:
             deps.close()

@@ -51,6 +51,8 @@ from stepsaga.engine.models import (
     TokenStatus,
     WaitingTask,
 )
+from stepsaga.engine.quotas import PAYLOAD_BYTES, over_payload_limit
+from stepsaga.engine.scheduler import Scheduler, ThreadScheduler
 from stepsaga.engine.services import TOKEN_FORMAT, Services, dumps, role_arn
 from stepsaga.engine.store import (
     DEFAULT_SYNCHRONOUS,
@@ -164,6 +166,13 @@ def substitute(value: Any, substitutions: Mapping[str, str]) -> Any:
     return value
 
 
+def _check_api_payload(text: str, what: str, error: type[InvalidInputError], field: str) -> None:
+    """The API refuses a payload over the quota, as AWS's does (its length constraint)."""
+    size = over_payload_limit(text)
+    if size is not None:
+        raise error(f"{what} has {size} bytes, over the {PAYLOAD_BYTES}-byte quota", field=field)
+
+
 class LocalEngine:
     """Step Functions semantics on SQLite, handlers in-process.
 
@@ -176,7 +185,9 @@ class LocalEngine:
     Local's ``<stateMachineArn>#<TestCase>`` convention in ``start_execution``.
     ``synchronous`` is the store's durability (``NORMAL``: survives a killed process, not
     power loss; ``FULL``: survives power loss, one fsync per commit); ``None`` reads
-    ``$STEPSAGA_ENGINE_SYNCHRONOUS``.
+    ``$STEPSAGA_ENGINE_SYNCHRONOUS``. ``scheduler`` interleaves ``Parallel`` branches and
+    ``Map`` iterations (real threads by default; a
+    :class:`~stepsaga.engine.scheduler.SeededScheduler` replays one interleaving per seed).
 
     One instance per thread (it holds one SQLite connection); any number of instances and
     processes may share a home. Callback deadlines (``TimeoutSeconds``/``HeartbeatSeconds``
@@ -199,6 +210,7 @@ class LocalEngine:
         account_id: str = DEFAULT_ACCOUNT,
         stale_after: float = 900.0,
         synchronous: str | None = None,
+        scheduler: Scheduler | None = None,
     ) -> None:
         home.ensure()
         self.home = home
@@ -227,6 +239,7 @@ class LocalEngine:
             region=region,
             account=account_id,
             notify=self._notify if on_event is not None else None,
+            scheduler=scheduler or ThreadScheduler(),
         )
         self._definitions: dict[str, asl.Definition] = {}
 
@@ -460,13 +473,16 @@ class LocalEngine:
             return "{}", {}
         if isinstance(value, str):
             try:
-                return value, json.loads(value)
+                text, parsed = value, json.loads(value)
             except ValueError as exc:
                 raise InvalidExecutionInput(
                     f"execution input is not JSON: {exc}", field="input"
                 ) from None
-        text = dumps(value)
-        return text, json.loads(text)
+        else:
+            text = dumps(value)
+            parsed = json.loads(text)
+        _check_api_payload(text, "execution input", InvalidExecutionInput, "input")
+        return text, parsed
 
     def _test_case(
         self, test_case: str | MockTestCase | None, machine_name: str, definition: asl.Definition
@@ -688,6 +704,7 @@ class LocalEngine:
             output_json = output
         else:
             output_json = dumps(output)
+        _check_api_payload(output_json, "task output", InvalidOutput, "output")
         return self._answer(
             task_token, {"status": TokenStatus.SUCCEEDED.value, "output": output_json}
         )

@@ -93,6 +93,9 @@ STATES_RUNTIME = "States.Runtime"
 STATES_RESULT_PATH_MATCH_FAILURE = "States.ResultPathMatchFailure"
 STATES_NO_CHOICE_MATCHED = "States.NoChoiceMatched"
 STATES_QUERY_EVALUATION_ERROR = "States.QueryEvaluationError"
+#: A payload over 256 KiB. Only a retrier or catcher naming it handles it: AWS documents
+#: that neither ``States.ALL`` nor ``States.TaskFailed`` matches it.
+STATES_DATA_LIMIT_EXCEEDED = "States.DataLimitExceeded"
 #: Our own name for an execution whose process died or was interrupted mid-run.
 INTERRUPTED = "Stepsaga.Interrupted"
 

@@ -230,13 +230,23 @@ def _format(call: Call, values: list[Any], env: Resolver) -> str:
         )
     out = [pieces[0]]
     for piece, value in zip(pieces[1:], args, strict=True):
-        if isinstance(value, dict | list):
-            raise _ArgError(
-                f"cannot format {describe(value)}: only strings, numbers, booleans, null"
-            )
-        out.append(value if isinstance(value, str) else json.dumps(value))
+        out.append(format_value(value))
         out.append(piece)
     return "".join(out)
+
+
+def format_value(value: Any) -> str:
+    """How ``States.Format`` writes one argument. AWS documents strings only; objects and
+    arrays are written as Step Functions' Java runtime prints them (``{a=1, b=[x, 2]}``:
+    strings unquoted, no JSON escaping), the rendering LocalStack's AWS-snapshot-tested
+    interpreter reproduces; numbers, booleans and null as JSON."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list):
+        return "[" + ", ".join(format_value(item) for item in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{key}={format_value(item)}" for key, item in value.items()) + "}"
+    return json.dumps(value)
 
 
 def _split_template(raw: str) -> list[str]:

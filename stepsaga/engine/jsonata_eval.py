@@ -96,8 +96,10 @@ class Expression:
     compiled: Any
 
     def evaluate(self, env: Bindings) -> Any:
-        bound: dict[str, Any] = {name: _to_jsonata(v) for name, v in env.variables.items()}
-        bound["states"] = env.states()
+        bound: dict[str, Any] = {
+            name: _to_jsonata(_whole_numbers(v)) for name, v in env.variables.items()
+        }
+        bound["states"] = _whole_numbers(env.states())
         library = _jsonata()
         for name, function in _functions(env.rng).items():
             bound[name] = library.Jsonata.JLambda(function)
@@ -108,7 +110,8 @@ class Expression:
             raise self.error(f"returned an error: {exc}") from None
         except StatesError:
             raise
-        except (ValueError, TypeError, ArithmeticError, RecursionError) as exc:
+        except Exception as exc:  # the library's own slips (an AttributeError in
+            # $formatNumber without a picture) are this expression's failure, not the engine's
             raise self.error(f"returned an error: {exc}") from None
         if value is None:
             raise self.error("returned nothing (undefined)")
@@ -184,6 +187,19 @@ def _compile(value: Any, field: str) -> tuple[Evaluator, bool]:
 
 
 # --- values across the boundary ------------------------------------------------------------
+
+
+def _whole_numbers(value: Any) -> Any:
+    """JSON has one number type: ``1.0`` read from a payload is the number 1, which JSONata
+    (JavaScript) writes as ``1`` (``$string``, ``&``). Python keeps it a float that
+    jsonata-python would write as ``1.0``; found by the cross-check against npm jsonata."""
+    if isinstance(value, float):
+        return int(value) if value.is_integer() and abs(value) < 2**53 else value
+    if isinstance(value, dict):
+        return {key: _whole_numbers(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_whole_numbers(item) for item in value]
+    return value
 
 
 def _to_jsonata(value: Any) -> Any:

@@ -21,6 +21,7 @@ from enum import StrEnum
 
 from stepsaga.engine.errors import (
     STATES_ALL,
+    STATES_DATA_LIMIT_EXCEEDED,
     STATES_HEARTBEAT_TIMEOUT,
     STATES_TASK_FAILED,
     STATES_TIMEOUT,
@@ -34,7 +35,11 @@ class JitterStrategy(StrEnum):
 
 def error_matches(patterns: Sequence[str], error: str) -> bool:
     for pattern in patterns:
-        if pattern in (error, STATES_ALL):
+        if pattern == error:
+            return True
+        if error == STATES_DATA_LIMIT_EXCEEDED:  # only its own name matches it
+            continue
+        if pattern == STATES_ALL:
             return True
         if pattern == STATES_TASK_FAILED and error not in (
             STATES_TIMEOUT,

@@ -10,12 +10,17 @@ execution, so two processes never drive it at once.
 Workflow variables (``Assign``) live in each frame's :class:`~stepsaga.engine.variables.Scope`
 and are committed with its cursor, so a redrive or a callback continues with them.
 
-``Parallel`` branches and ``Map`` iterations run on threads, each a :class:`_Frame` with a
-cursor of its own (persisted in the ``frames`` table at every commit, so a redrive re-runs
-only the branches and iterations that did not succeed, each from the state it stopped in).
-One lock serializes events and commits: handlers run concurrently, the store never does.
-The first branch or iteration to fail cancels its siblings (each stops at its next
-checkpoint: a running handler is not interrupted) and fails the state with its error.
+``Parallel`` branches and ``Map`` iterations (up to ``MaxConcurrency``) start together, as on
+AWS, each a :class:`_Frame` with a cursor of its own (persisted in the ``frames`` table at
+every commit, so a redrive re-runs only the branches and iterations that did not succeed,
+each from the state it stopped in). The :class:`~stepsaga.engine.scheduler.Scheduler` runs
+them (real threads, or one seeded interleaving in tests); it may switch at each checkpoint:
+before a state is entered, before a Task is scheduled, after its handler returns, after a
+delay. One lock serializes events and commits: handlers run concurrently, the store never
+does. The first branch or iteration to fail cancels its siblings and fails the state with
+its error; each sibling stops at its next checkpoint — a handler already running finishes
+(AWS: "invoked Lambda functions continue to run") and its result is discarded
+(``TaskStateAborted``), a state not yet entered never is.
 A branch whose ``.waitForTaskToken`` task waits stops there; once no branch runs, the
 execution is released, and each answer continues only the branch that waited for it
 (:class:`_Mode`), the others keeping their outputs or their wait.
@@ -27,7 +32,6 @@ import json
 import logging
 import threading
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from enum import Enum
@@ -74,6 +78,7 @@ from stepsaga.engine.models import (
 )
 from stepsaga.engine.paths import Path, PathNotFoundError
 from stepsaga.engine.payload import Env, document
+from stepsaga.engine.quotas import check_payload
 from stepsaga.engine.retry import decide, error_matches
 from stepsaga.engine.services import TOKEN_PREFIX, Services, dumps, role_arn
 from stepsaga.engine.store import ExecutionRow, FrameRow, LostOwnershipError, TokenRow
@@ -350,23 +355,35 @@ class Run:
     def _drive(self, f: _Frame, transition: Transition, mode: _Mode = _Mode.FRESH) -> Transition:
         """Run ``f`` from ``transition`` until it ends or waits; ``mode`` says how its first
         state is entered (see :class:`_Mode`), every later one is entered afresh."""
+        first = True
         while isinstance(transition, _Next):
             state = f.machine.states[transition.state]
+            if not first:  # the first is entered as the branch starts: AWS starts them together
+                self.s.scheduler.checkpoint()
             if mode is _Mode.CONTINUE:  # still inside since before the callback
                 f.inside = True
                 if len(f.retry_counts) != len(getattr(state, "retriers", ())):
                     f.retry_counts = [0] * len(getattr(state, "retriers", ()))
             else:
-                self._enter(f, state, transition.data)
+                try:
+                    self._enter(f, state, transition.data, stoppable=not first)
+                except StatesError as exc:  # its input is over the quota: never entered
+                    return _Failed(exc.error, exc.cause)
+            first = False
             transition = self._execute(f, state, mode)
             mode = _Mode.FRESH
         return transition
 
-    def _enter(self, state_frame: _Frame, state: State, data: Any) -> None:
+    def _enter(
+        self, state_frame: _Frame, state: State, data: Any, *, stoppable: bool = True
+    ) -> None:
+        """Enter ``state``; unless it is where a branch starts (``stoppable`` false), not
+        when a sibling failed (the branch stops between states)."""
         f = state_frame
         if len(self.pending) >= _FLUSH_EVERY:
             self._commit()
         data_json = dumps(data)
+        check_payload(data_json, f"The state '{state.name}' was given an input")
         with self.lock:
             f.state, f.input, f.input_json = state.name, data, data_json
             if f.assigned is not None:  # the previous state's Assign, with this cursor
@@ -376,7 +393,7 @@ class Run:
             f.retry_counts = [0] * len(getattr(state, "retriers", ()))
             if f.path:
                 self.frame_writes[f.path] = f.row(_RUNNING)
-            if f.cancelled():  # the cursor says where a redrive picks this branch up
+            if stoppable and f.cancelled():  # the cursor says where a redrive picks it up
                 raise _CancelledError
             f.event = self._emit(
                 f, history.entered_type(state.type), history.state_entered(state.name, data_json)
@@ -422,9 +439,12 @@ class Run:
         """``…StateExited``. The variables ``Assign`` computed take effect with the next
         state's cursor (:meth:`_enter`), so a commit in between never stores them with the
         cursor of the state that assigned them (a redrive would assign them twice)."""
-        details = history.state_exited(state.name, dumps(output))
+        output_json = dumps(output)
+        check_payload(output_json, f"The state/task '{state.name}' returned a result")
+        details = history.state_exited(state.name, output_json)
         if assigned:
             scope = f.scope.assigned(assigned)  # refuses an enclosing scope's variable
+            check_payload(dumps(assigned), f"The Assign of the state '{state.name}' gave variables")
             details.update(assigned_details(assigned))
         with self.lock:
             self._emit(f, history.exited_type(state.type), details)
@@ -660,6 +680,7 @@ class Run:
             assert error is not None
             outcome = None
             if error.terminal:
+                self._branches_failed(f, state, error)
                 return _Failed(error.error, self._runtime_cause(f, error), terminal=True)
             decision = decide(state.retriers, f.retry_counts, error.error, self.s.rng)
             if decision.retry:
@@ -673,7 +694,20 @@ class Run:
                     decision.delay,
                 )
                 continue
+            self._branches_failed(f, state, error)
             return self._catch(f, state, data, error)
+
+    def _branches_failed(
+        self, f: _Frame, state: TaskState | ParallelState | MapState, error: StatesError
+    ) -> None:
+        """``ParallelStateFailed``/``MapStateFailed`` when a branch's error ends the state's
+        attempts: once, after the last retry, before ``Catch`` (as LocalStack, whose
+        histories are snapshot-tested against AWS, writes it); a retried attempt writes none."""
+        if isinstance(error, _BranchError):
+            is_map = isinstance(state, MapState)
+            self._emit(
+                f, EventType.MAP_STATE_FAILED if is_map else EventType.PARALLEL_STATE_FAILED, None
+            )
 
     def _decorated(self, f: _Frame, exc: StatesError) -> StatesError:
         """A JSONata evaluation error: ``EvaluationFailed`` in the history, and a cause that
@@ -868,8 +902,13 @@ class Run:
                 continue
             todo.append((index, child, first, _Mode.REDRIVE))
 
+        workers = min(concurrency, len(todo))
+        together = {child.path for _, child, _, _ in todo[:workers]}
+
         def run_one(index: int, child: _Frame, first: _Next, child_mode: _Mode) -> None:
-            if child.cancelled():  # never started: no events; a redrive runs it
+            # AWS starts the first ``workers`` together: a sibling's failure stops them once
+            # started; one queued behind MaxConcurrency never starts (a redrive runs it)
+            if child.cancelled() and child.path not in together:
                 return
             end = self._run_child(child, first, child_mode)
             if isinstance(end, _Succeeded):
@@ -885,18 +924,13 @@ class Run:
 
         if todo:
             self._commit()  # the started branches' rows and events, before handlers run
-            self._run_all(run_one, todo, min(concurrency, len(todo)), cancel)
+            self._run_all(run_one, todo, workers, cancel)
         with self.lock:
             f.last_event = self.next_event_id - 1  # the join follows the latest branch event
             if failures or f.cancelled():
                 for child in waiting:  # their callbacks will find them no longer waiting
                     self._abort_frame(child)
-            if failures:
-                self._emit(
-                    f,
-                    EventType.MAP_STATE_FAILED if is_map else EventType.PARALLEL_STATE_FAILED,
-                    None,
-                )
+            if failures:  # …StateFailed once no retry follows (:meth:`_retrying`)
                 failed = failures[0]
                 return _Outcome(
                     error=_BranchError(failed.error, failed.cause, terminal=failed.terminal)
@@ -905,6 +939,10 @@ class Run:
                 raise _CancelledError
             if waiting:
                 return None
+            try:
+                check_payload(dumps(results), f"The state/task '{state.name}' returned a result")
+            except StatesError as exc:  # the branches' outputs together are over the quota
+                return _Outcome(error=_BranchError(exc.error, exc.cause))
             self._emit(
                 f,
                 EventType.MAP_STATE_SUCCEEDED if is_map else EventType.PARALLEL_STATE_SUCCEEDED,
@@ -919,28 +957,25 @@ class Run:
         workers: int,
         cancel: threading.Event,
     ) -> None:
-        """Run the jobs on a pool; an engine-level exception in one (stopped, lost
+        """Run the jobs on the scheduler; an engine-level exception in one (stopped, lost
         ownership, a bug) cancels the rest and is re-raised here once all have returned."""
 
-        def stop_others(done: Future[None]) -> None:
-            if done.exception() is not None:
-                cancel.set()
+        def job(args: tuple[int, _Frame, _Next, _Mode]) -> Callable[[], None]:
+            def go() -> None:
+                try:
+                    run_one(*args)
+                except BaseException:
+                    cancel.set()
+                    raise
 
-        pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="stepsaga-branch")
-        futures: list[Future[None]] = []
+            return go
+
         try:
-            for job in todo:
-                future = pool.submit(run_one, *job)
-                future.add_done_callback(stop_others)
-                futures.append(future)
-            wait(futures)
+            errors = self.s.scheduler.run_all([job(args) for args in todo], workers)
         except BaseException:  # Ctrl-C while waiting: the branches stop at their checkpoints
             cancel.set()
             raise
-        finally:
-            pool.shutdown(wait=False, cancel_futures=True)
-        for future in futures:
-            error = future.exception()
+        for error in errors:
             if error is not None:
                 raise error
 
@@ -1017,6 +1052,7 @@ class Run:
 
     def _attempt(self, f: _Frame, state: TaskState, data: Any) -> _Outcome | None:
         """Schedule and run one attempt; ``None`` when it now waits for a callback."""
+        self.s.scheduler.checkpoint()
         if f.cancelled():
             raise _CancelledError
         effective = self._input(state.io, data)
@@ -1038,6 +1074,7 @@ class Run:
                 "Arguments",
             )
         parameters_json = dumps(parameters)
+        check_payload(parameters_json, f"The task '{state.name}' was given parameters")
         function_name = parameters.get("FunctionName")
         if not isinstance(function_name, str):
             raise runtime_error(f"FunctionName must be a string, got {describe(function_name)}")
@@ -1096,6 +1133,11 @@ class Run:
                 dumps(parameters.get("Payload", {}))
             )  # the handler gets its own copy
             invocation = lambda_invoke.invoke(handler, payload, context)
+        self.s.scheduler.checkpoint()
+        if f.cancelled():  # AWS: the function ran, the stopped task's result is discarded
+            if token is not None:
+                self._close_token(token, TokenStatus.CANCELLED)
+            raise _CancelledError
         elapsed = self._now() - started
         if not state.waits_for_token:
             # A synchronous handler cannot be preempted in-process; like AWS, a result that
@@ -1139,13 +1181,18 @@ class Run:
         return self._await_callback(f, state, token)
 
     def _task_result(self, f: _Frame, state: TaskState, result: Any) -> _Outcome:
+        result_json = dumps(result)
+        try:
+            check_payload(result_json, "The state/task 'lambda' returned a result")
+        except StatesError as exc:  # recorded as the task's failure, the result dropped
+            return self._task_failed(f, state, exc)
         self._emit(
             f,
             EventType.TASK_SUCCEEDED,
             {
                 "resourceType": "lambda",
                 "resource": state.resource,
-                "output": dumps(result),
+                "output": result_json,
                 "outputDetails": {"truncated": False},
             },
         )
@@ -1290,6 +1337,7 @@ class Run:
         if slept > 0:
             self._commit()
             self.s.sleeper(slept)
+        self.s.scheduler.checkpoint()
         if f.cancelled():  # a sibling failed while this branch waited
             raise _CancelledError
 

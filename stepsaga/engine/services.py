@@ -10,13 +10,14 @@ import json
 import random
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from stepsaga.clock import Clock
 from stepsaga.engine import lambda_invoke
 from stepsaga.engine.liveness import Owner
 from stepsaga.engine.models import EngineEvent
+from stepsaga.engine.scheduler import Scheduler, ThreadScheduler
 from stepsaga.engine.store import Store
 
 TOKEN_PREFIX = "sst1"  # noqa: S105 (a format marker, not a secret)
@@ -37,6 +38,8 @@ class Services:
     region: str
     account: str
     notify: Callable[[EngineEvent], None] | None
+    #: How branches and iterations share the processor (a seeded one in tests).
+    scheduler: Scheduler = field(default_factory=ThreadScheduler)
 
 
 def dumps(value: Any) -> str:

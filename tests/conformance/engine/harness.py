@@ -72,9 +72,12 @@ class Trace:
     delays: list[float] = field(default_factory=list)
     #: Each Task state's results in invocation order, as mock config responses.
     task_results: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    #: The Parallel and Map states' own events (``…StateStarted/Failed/Succeeded``), in order.
+    group_events: list[str] = field(default_factory=list)
 
     def comparable(self) -> dict[str, Any]:
-        return {k: v for k, v in self.__dict__.items() if k not in ("delays", "task_results")}
+        left_out = ("delays", "task_results", "group_events")
+        return {k: v for k, v in self.__dict__.items() if k not in left_out}
 
 
 class _Player:
@@ -160,7 +163,14 @@ def reduce(events: list[dict[str, Any]], describe: Mapping[str, Any]) -> Trace:
             name, n = attempts[-1]
             attempts[-1] = (name, n + 1)
     output = _normalize(json.loads(describe["output"])) if describe.get("output") else None
+    group_events = [
+        event["type"]
+        for event in events
+        if event["type"].startswith(("ParallelState", "MapState"))
+        and not event["type"].endswith(("Entered", "Exited"))
+    ]
     return Trace(
+        group_events=group_events,
         entered=entered,
         attempts=attempts,
         status=describe["status"],

@@ -157,3 +157,105 @@ def test_jsonata_pass_output(reference: Reference, tmp_path: Path) -> None:
     }
     trace = both(reference, tmp_path, definition, ORDER)
     assert trace.output == {"total": 14}
+
+
+def test_format_writes_objects_and_arrays(reference: Reference, tmp_path: Path) -> None:
+    definition = pass_with(
+        {"text.$": "States.Format('first {} all {}', $.lines[0], $.lines[?(@.qty > 0)].sku)"}
+    )
+    trace = both(reference, tmp_path, definition, ORDER)
+    assert trace.output == {"text": "first {sku=A, qty=1, price=5} all [A, C]"}
+
+
+def test_a_parallel_fan_in_over_256_kib_fails(reference: Reference, tmp_path: Path) -> None:
+    """AWS: 256 KiB per state output; ``States.DataLimitExceeded``, which ``States.ALL``
+    does not catch."""
+    branches = [
+        machine({f"P{i}": {"Type": "Pass", "Result": "x" * 100_000, "End": True}}) for i in range(3)
+    ]
+    definition = machine(
+        {
+            "Fan": {
+                "Type": "Parallel",
+                "Branches": branches,
+                "Catch": [{"ErrorEquals": ["States.ALL"], "Next": "Caught"}],
+                "End": True,
+            },
+            "Caught": {"Type": "Pass", "End": True},
+        }
+    )
+    ours = run_engine(tmp_path, definition, {}, {})
+    theirs = reference.run(definition, {}, {}, ours)  # branches entered in any order
+    assert (ours.status, ours.error) == ("FAILED", "States.DataLimitExceeded")
+    assert (ours.status, ours.error, ours.cause) == (theirs.status, theirs.error, theirs.cause)
+    assert sorted(ours.entered) == sorted(theirs.entered)
+
+
+# --- cases AWS's documentation leaves open (docs/engine.md: "Undecided cases") -------------
+
+
+NEGATIVE_STEP = (
+    "AWS documents the third argument as 'the increment value' without a sign rule, and "
+    "ManageIQ/floe (specified against AWS's Step Functions Local) counts down"
+)
+
+
+@deviates(
+    moto=f"moto refuses a negative States.ArrayRange step (States.Runtime); {NEGATIVE_STEP}",
+    localstack="LocalStack refuses a negative States.ArrayRange step ('Expected step argument "
+    f"to be non negative', States.Runtime); {NEGATIVE_STEP}",
+)
+def test_array_range_counts_down_with_a_negative_step(reference: Reference, tmp_path: Path) -> None:
+    trace = both(
+        reference,
+        tmp_path,
+        pass_with(
+            {"down.$": "States.ArrayRange(9, 1, -2)", "none.$": "States.ArrayRange(1, 9, -2)"}
+        ),
+        {},
+    )
+    assert trace.output == {"down": [9, 7, 5, 3, 1], "none": []}
+
+
+RETRY_COUNT = (
+    "has no State.RetryCount outside Task/Parallel/Map (the path fails: States.Runtime); AWS "
+    "documents State.RetryCount as part of every state's context object, and a Pass state has "
+    "retried 0 times"
+)
+
+
+@deviates(
+    moto=f"moto's context object {RETRY_COUNT}",
+    localstack=f"LocalStack's context object {RETRY_COUNT}",
+)
+def test_retry_count_in_a_pass_state_is_zero(reference: Reference, tmp_path: Path) -> None:
+    trace = both(reference, tmp_path, pass_with({"n.$": "$$.State.RetryCount"}), {})
+    assert trace.output == {"n": 0}
+
+
+ITEMS_PATH = (
+    "fails a JSONPath ItemsPath that is not an array with States.QueryEvaluationError and an "
+    "EvaluationFailed event; AWS's API reference says EvaluationFailed is only present in "
+    "JSONata states, and a JSONPath path that cannot be applied is States.Runtime"
+)
+
+
+@deviates(
+    moto=f"moto {ITEMS_PATH}",
+    localstack=f"LocalStack (in code it marks 'TODO') {ITEMS_PATH}",
+)
+def test_items_path_that_is_not_an_array(reference: Reference, tmp_path: Path) -> None:
+    definition = machine(
+        {
+            "Each": {
+                "Type": "Map",
+                "ItemsPath": "$.ref",
+                "ItemProcessor": machine({"P": {"Type": "Pass", "End": True}}),
+                "Catch": [{"ErrorEquals": ["States.ALL"], "Next": "Caught"}],
+                "End": True,
+            },
+            "Caught": {"Type": "Pass", "End": True},
+        }
+    )
+    trace = both(reference, tmp_path, definition, ORDER)
+    assert (trace.status, trace.error) == ("FAILED", "States.Runtime")

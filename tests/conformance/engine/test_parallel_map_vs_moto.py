@@ -144,6 +144,22 @@ def test_parallel_retry_reruns_the_state(reference: Reference, tmp_path: Path) -
     assert ours.status == "SUCCEEDED"
     assert Counter(ours.entered)["B"] == Counter(theirs.entered)["B"] == 2
     assert Counter(ours.entered)["Fork"] == Counter(theirs.entered)["Fork"] == 1
+    # …StateFailed once, when no retry follows: a retried attempt writes none
+    assert ours.group_events == theirs.group_events
+    assert ours.group_events == [
+        "ParallelStateStarted",
+        "ParallelStateStarted",
+        "ParallelStateSucceeded",
+    ]
+
+
+def test_parallel_retries_run_out(reference: Reference, tmp_path: Path) -> None:
+    retry = [{"ErrorEquals": ["TransientError"], "IntervalSeconds": 1, "MaxAttempts": 2}]
+    script: Scripts = {"Echo": [Ok({})], "Other": [Err("TransientError")]}
+    ours, theirs = both(reference, tmp_path, fork(Retry=retry), script, {"order": {}}, visits=False)
+    assert (ours.status, ours.error) == ("FAILED", "TransientError")
+    assert ours.group_events == theirs.group_events
+    assert ours.group_events == ["ParallelStateStarted"] * 3 + ["ParallelStateFailed"]
 
 
 def test_a_fail_state_in_a_branch(reference: Reference, tmp_path: Path) -> None:
@@ -244,8 +260,10 @@ def test_map_catch_and_retry(reference: Reference, tmp_path: Path) -> None:
     script: Scripts = {
         "Echo": [Ok({}), Err("TransientError"), Ok({}), Err("BusinessRejectedError")]
     }
-    trace, _ = both(reference, tmp_path, definition, script, LINES)
+    trace, theirs = both(reference, tmp_path, definition, script, LINES)
     assert trace.output["failure"]["Error"] == "BusinessRejectedError"
+    assert trace.group_events == theirs.group_events
+    assert trace.group_events == ["MapStateStarted", "MapStateStarted", "MapStateFailed"]
 
 
 def test_nested_map_in_parallel_in_map(reference: Reference, tmp_path: Path) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from stepsaga.engine import LAMBDA_INVOKE, LocalEngine
@@ -33,6 +34,20 @@ def entered(engine: LocalEngine, arn: str) -> list[str]:
         for e in engine.get_execution_history(arn)["events"]
         if e["type"].endswith("StateEntered")
     ]
+
+
+def state_of(events: Sequence[Mapping[str, Any]]) -> dict[int, str]:
+    """Each event's state: the ``…StateEntered`` its ``previousEventId`` chain leads back to
+    (each branch and iteration chains its own events)."""
+    by_id = {e["id"]: e for e in events}
+    names: dict[int, str] = {}
+    for event in events:
+        cursor: Mapping[str, Any] | None = event
+        while cursor is not None and "stateEnteredEventDetails" not in cursor:
+            cursor = by_id.get(cursor.get("previousEventId", 0))
+        if cursor is not None:
+            names[event["id"]] = cursor["stateEnteredEventDetails"]["name"]
+    return names
 
 
 def count(engine: LocalEngine, arn: str, event_type: str) -> int:

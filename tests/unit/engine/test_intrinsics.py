@@ -22,9 +22,15 @@ def test_format_with_paths_literals_and_escapes() -> None:
     assert run(r"States.Format('\{literal\} {} it\'s', 'x')") == "{literal} x it's"
 
 
-def test_format_refuses_objects_and_wrong_counts() -> None:
-    with pytest.raises(StatesError, match=r"States.Format"):
-        run("States.Format('{}', $.o)", {"o": {"a": 1}})
+def test_format_accepts_any_json_value() -> None:
+    data = {"o": {"a": 1, "b": ["x", 2.5, None, {"c": True}]}, "l": [], "e": {}}
+    assert run("States.Format('{} {} {}', $.o, $.l, $.e)", data) == (
+        "{a=1, b=[x, 2.5, null, {c=true}]} [] {}"
+    )
+    assert run("States.Format('{}', $.s)", {"s": 'say "hi"'}) == 'say "hi"'
+
+
+def test_format_refuses_wrong_counts() -> None:
     with pytest.raises(StatesError, match="placeholders"):
         run("States.Format('{} {}', 'one')")
 
@@ -120,3 +126,12 @@ def test_string_split_splits_on_each_delimiter_character() -> None:
 def test_intrinsic_arguments_read_variables() -> None:
     env = Env({}, {}, random.Random(1), {"order": {"lines": [1, 2]}})
     assert parse_call("States.ArrayLength($order.lines)").evaluate(env) == 2
+
+
+def test_array_range_with_a_negative_step_counts_down() -> None:
+    """Undecided by AWS's documentation; see docs/engine.md."""
+    assert run("States.ArrayRange(9, 1, -2)") == [9, 7, 5, 3, 1]
+    assert run("States.ArrayRange(5, 5, -3)") == [5]
+    assert run("States.ArrayRange(1, 9, -2)") == []
+    with pytest.raises(StatesError, match="step"):
+        run("States.ArrayRange(1, 9, 0)")

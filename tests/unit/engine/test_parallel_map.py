@@ -195,7 +195,7 @@ def test_parallel_catch_and_retry_apply_to_the_whole_state(make_engine: MakeEngi
     assert len(steady.events) == 2  # a retry re-runs every branch
     event_types = types(engine, done["executionArn"])
     assert event_types.count("ParallelStateStarted") == 2
-    assert event_types.count("ParallelStateFailed") == 1
+    assert event_types.count("ParallelStateFailed") == 0  # only when no retry follows
     assert event_types.count("ParallelStateEntered") == 1
     assert [d.attempt for d in engine.list_delays(done["executionArn"])] == [1]
 

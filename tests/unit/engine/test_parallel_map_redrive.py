@@ -21,7 +21,7 @@ from stepsaga.engine import INTERRUPTED
 from stepsaga.errors import TransientError
 from stepsaga.home import StateHome
 from tests.unit.engine.conftest import MakeEngine
-from tests.unit.engine.helpers import Script, machine, task, types
+from tests.unit.engine.helpers import Script, machine, state_of, task, types
 from tests.unit.engine.test_parallel_map import PerItem, branch, mapped
 
 EACH = machine(
@@ -42,6 +42,36 @@ def after_redrive(events: list[str]) -> list[str]:
     return events[events.index("ExecutionRedriven") :]
 
 
+def aborted_before_redrive(events: list[dict[str, Any]], state: str) -> int:
+    """How many of ``state``'s tasks the first run aborted after their function ran."""
+    names = state_of(events)
+    first = events[: [e["type"] for e in events].index("ExecutionRedriven")]
+    started = [e for e in first if e["type"] == "TaskStarted" and names.get(e["id"]) == state]
+    done = [
+        e
+        for e in first
+        if e["type"] in ("TaskSucceeded", "TaskFailed") and names.get(e["id"]) == state
+    ]
+    return len(started) - len(done)
+
+
+def aborted_iterations(events: list[dict[str, Any]]) -> dict[int, bool]:
+    """The iterations the first run aborted, by index: whether its function had run (a
+    ``TaskStarted`` on the iteration's ``previousEventId`` chain)."""
+    by_id = {e["id"]: e for e in events}
+    first = events[: [e["type"] for e in events].index("ExecutionRedriven")]
+    aborted: dict[int, bool] = {}
+    for event in first:
+        if event["type"] != "MapIterationAborted":
+            continue
+        ran, cursor = False, by_id[event["previousEventId"]]
+        while cursor["type"] != "MapIterationStarted":
+            ran = ran or cursor["type"] == "TaskStarted"
+            cursor = by_id[cursor["previousEventId"]]
+        aborted[event["mapIterationAbortedEventDetails"]["index"]] = ran
+    return aborted
+
+
 def test_map_redrive_reruns_only_the_failed_iteration(make_engine: MakeEngine) -> None:
     work = PerItem(b=[TransientError("once"), {"done": "b"}])
     after = Script({})
@@ -53,18 +83,21 @@ def test_map_redrive_reruns_only_the_failed_iteration(make_engine: MakeEngine) -
 
     redriven = engine.redrive_execution(execution)
     assert redriven["status"] == "SUCCEEDED", redriven
-    # a and c ran once in all (c may have been cancelled before it ran, then ran on redrive)
-    assert work.calls == Counter({"a": 1, "b": 2, "c": 1})
     assert json.loads(redriven["output"])["done"] == [{"done": "a"}, {"done": "b"}, {"done": "c"}]
     assert len(after.events) == 1
     events = engine.get_execution_history(execution)["events"]
+    # b's failure stops a and c: one stopped before its function ran runs once, on the
+    # redrive; one stopped after it ran (result discarded) runs again
+    aborted = aborted_iterations(events)
+    assert work.calls == Counter(
+        {"a": 1 + aborted.get(0, False), "b": 2, "c": 1 + aborted.get(2, False)}
+    )
     rerun = [
         e["mapIterationStartedEventDetails"]["index"]
         for e in events[[e["type"] for e in events].index("ExecutionRedriven") :]
         if e["type"] == "MapIterationStarted"
     ]
-    assert 1 in rerun
-    assert 0 not in rerun
+    assert sorted(rerun) == sorted({1, *aborted})  # the failed one and the stopped ones
 
 
 def test_map_redrive_runs_the_iterations_a_failure_kept_from_starting(
@@ -118,9 +151,12 @@ def test_parallel_redrive_keeps_succeeded_branches_and_resumes_inside_the_failed
     redriven = engine.redrive_execution(failed["executionArn"])
     assert redriven["status"] == "SUCCEEDED"
     assert json.loads(redriven["output"]) == [{"l": 2}, {"r": 2}]
-    assert (len(left1.events), len(left2.events), len(right1.events)) == (1, 1, 1)
-    assert len(right2.events) == 2
     events = engine.get_execution_history(failed["executionArn"])["events"]
+    # L2's function runs again only if R2's failure aborted it (AWS: a function already
+    # invoked runs to its end, its result discarded; the redrive runs the task again)
+    assert (len(left1.events), len(right1.events)) == (1, 1)
+    assert len(left2.events) == 1 + aborted_before_redrive(events, "L2")
+    assert len(right2.events) == 2
     start = [e["type"] for e in events].index("ExecutionRedriven")
     again = {
         e["stateEnteredEventDetails"]["name"]
@@ -165,7 +201,9 @@ def test_redrive_of_a_nested_parallel_inside_a_map_reruns_one_inner_branch(
     assert failed["status"] == "FAILED"
     redriven = engine.redrive_execution(failed["executionArn"])
     assert redriven["status"] == "SUCCEEDED", redriven
-    assert notify.calls == Counter({"g1": 1, "g2": 1, "g3": 1})
+    events = engine.get_execution_history(failed["executionArn"])["events"]
+    again = aborted_before_redrive(events, "Notify")  # g2's, stopped by Charge's failure
+    assert notify.calls == Counter({"g1": 1, "g2": 1 + again, "g3": 1})
     assert charge.calls == Counter({"g1": 1, "g2": 2, "g3": 1})
     assert json.loads(redriven["output"])[1] == [{"done": "g2"}, {"charged": "g2"}]
 
