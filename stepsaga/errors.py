@@ -119,6 +119,12 @@ class NotHomeRegionError(StepSagaError):
     ``tenant_id``, ``home_region`` and ``region``. Route the call to the home region."""
 
 
+class RevisionSupersededError(StepSagaError):
+    """A later revision of the case has already acted (claimed in the ledger), so this
+    revision acts no more; nothing was written (docs/design.md, "Revisions supersede").
+    Carries ``key``, ``case_id``, ``revision`` and ``latest_revision``."""
+
+
 class BusinessRejectedError(StepSagaError):
     """A downstream service permanently refused the request; no effect happened."""
 

@@ -35,7 +35,7 @@ from stepsaga.errors import (
     StepSagaError,
     StoreUnavailableError,
 )
-from stepsaga.ledger import approvals, revisions
+from stepsaga.ledger import approvals, latest, revisions
 from stepsaga.ledger.canonical import iso_utc
 from stepsaga.ledger.lease import lease_end
 from stepsaga.ledger.models import (
@@ -181,6 +181,7 @@ class Ledger:
                 f"{action.key}: read actions are not recorded; call perform", field="effect"
             )
         extra = checked(writes)
+        guard = latest.guard(action)
         digest = action.digest
         now = self._clock.now()
         self._check_window(action, now)
@@ -188,9 +189,15 @@ class Ledger:
         decision: revisions.Decision | None = None
         for _ in range(MAX_ROUNDS):
             if current is None and _supersedes(action):
-                decision = decision or self._superseding(action, undo)
+                if decision is None:
+                    # No earlier revision may claim once this one reads them (latest.py).
+                    if self._store.put_extra((guard,)).result is not WriteResult.WRITTEN:
+                        raise latest.superseded(self._store, action)
+                    decision = self._superseding(action, undo)
                 if decision.verdict is not revisions.Verdict.PERFORM:
-                    written, record = self._write_superseding(action, digest, decision, now)
+                    written, record = self._write_superseding(
+                        action, digest, decision, now, guard
+                    )
                     if written is None:
                         return Replay(record)
                     if written.result is WriteResult.WRITTEN:
@@ -201,12 +208,14 @@ class Ledger:
                             if record.terms
                             else None,
                         )
+                    if written.result is WriteResult.CONDITION_FAILED:
+                        raise latest.superseded(self._store, action)
                     current = written.current or self._store.get(action.key)
                     continue
             if current is None:
-                outcome, claim = self._claim_new(action, digest, now, extra)
+                outcome, claim = self._claim_new(action, digest, now, (*extra, guard))
             else:
-                decided = self._claim_existing(current, action, digest, now)
+                decided = self._claim_existing(current, action, digest, now, guard)
                 if isinstance(decided, Replay):
                     return decided
                 outcome, claim = decided
@@ -222,6 +231,8 @@ class Ledger:
                     remaining=outcome.remaining,
                 )
             if outcome.result is WriteResult.CONDITION_FAILED:
+                if outcome.failed_write == (len(extra) if current is None else 0):
+                    raise latest.superseded(self._store, action)
                 raise _condition_failed(action.key, extra, outcome)
             current = outcome.current if outcome.current else self._store.get(action.key)
         raise StoreUnavailableError(
@@ -759,7 +770,12 @@ class Ledger:
         return revisions.decide(revision, action.operation, action.terms, earlier, undone)
 
     def _write_superseding(
-        self, action: Action, digest: str, decision: revisions.Decision, now: datetime
+        self,
+        action: Action,
+        digest: str,
+        decision: revisions.Decision,
+        now: datetime,
+        guard: ExtraWrite,
     ) -> tuple[WriteOutcome | None, Record]:
         """Adopt (``COMPLETED`` with the earlier result; ``None``: written, replay it) or
         question (``UNKNOWN`` for a person) the earlier revision's effect. Nothing is
@@ -789,7 +805,7 @@ class Ledger:
             expires_at=self._expires_at(action),
             terms={**action.terms, marker: earlier.key},
         )
-        outcome = self._store.put(record, expect=None)
+        outcome = self._store.put(record, expect=None, extra=(guard,))
         if adopt and outcome.result is WriteResult.WRITTEN:
             return None, record
         return outcome, record
@@ -822,7 +838,7 @@ class Ledger:
         return self._write_debiting(record, None, action.cost, takeover=False, extra=extra)
 
     def _claim_existing(
-        self, current: Record, action: Action, digest: str, now: datetime
+        self, current: Record, action: Action, digest: str, now: datetime, guard: ExtraWrite
     ) -> Replay | tuple[WriteOutcome, Claim]:
         key = current.key
         if current.expired(now):
@@ -871,9 +887,11 @@ class Ledger:
         expect = Expect(current.status, current.owner)
         if current.status is Status.RELEASED:
             # The release refunded the last debit; a new attempt debits again.
-            return self._write_debiting(reclaimed, expect, action.cost, takeover=False)
+            return self._write_debiting(
+                reclaimed, expect, action.cost, takeover=False, extra=(guard,)
+            )
         # Takeover: the earlier attempt's debit stays with the action (same effect).
-        outcome = self._store.put(reclaimed, expect=expect)
+        outcome = self._put(reclaimed, expect, 0, (guard,))
         return outcome, _claim_of(reclaimed, takeover=True)
 
     def _lease_expired(
