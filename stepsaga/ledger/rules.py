@@ -34,6 +34,7 @@ from stepsaga.errors import (
     ReplayWindowExpiredError,
     StepSagaError,
     StoreUnavailableError,
+    describe,
 )
 from stepsaga.ledger import approvals, latest, revisions
 from stepsaga.ledger.canonical import iso_utc
@@ -195,9 +196,7 @@ class Ledger:
                         raise latest.superseded(self._store, action)
                     decision = self._superseding(action, undo)
                 if decision.verdict is not revisions.Verdict.PERFORM:
-                    written, record = self._write_superseding(
-                        action, digest, decision, now, guard
-                    )
+                    written, record = self._write_superseding(action, digest, decision, now, guard)
                     if written is None:
                         return Replay(record)
                     if written.result is WriteResult.WRITTEN:
@@ -1146,7 +1145,7 @@ class Ledger:
         taken. If recording fails, the lease rules take over and the caller still sees
         the error."""
         decided = settlement_for(family, claim.record.effect)
-        reason = _describe(exc)
+        reason = describe(exc)
         try:
             self.settle(claim, decided, exc, reason, writes=writes)
         except StepSagaError as failure:
@@ -1243,11 +1242,6 @@ def _reraise(error: BaseException, cause: BaseException) -> NoReturn:
 
 def _iso(value: datetime | None) -> str | None:
     return None if value is None else iso_utc(value)
-
-
-def _describe(exc: BaseException) -> str:
-    message = exc.message if isinstance(exc, StepSagaError) else str(exc)
-    return f"{type(exc).__name__}: {message}"[:1000]
 
 
 def _text(value: object, name: str = "reason") -> str:
