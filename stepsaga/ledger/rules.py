@@ -699,8 +699,48 @@ class Ledger:
                 audit=audit,
             )
             if written is WriteResult.WRITTEN:
+                self._close_superseded(record, resolved, payload, reference, identity)
                 return resolved, True
         raise StoreUnavailableError(f"item {item_id}: too much contention", item_id=item_id)
+
+    def _close_superseded(
+        self,
+        record: Record | None,
+        settled: ReconItem,
+        result: dict[str, Any],
+        reference: str | None,
+        identity: Mapping[str, str] | None,
+    ) -> None:
+        """A later revision's item asked the same question as the earlier revision's open
+        items (did that revision's effect happen?): settled here, they are closed with the
+        same finding and a pointer to the item that settled them (the earlier record moves
+        as the finding says; dual control was the settling item's). A failure leaves them
+        open for a person; the settled item stays settled."""
+        earlier = (record.terms or {}).get(revisions.SUPERSEDES) if record is not None else None
+        if not isinstance(earlier, str) or record is None or settled.outcome is None:
+            return
+        pointer = (
+            f"settled by revision {record.revision} (item {settled.item_id}, "
+            f"{settled.outcome.value} by {settled.resolved_by}): {settled.note}"
+        )
+        for item in self.list_items(
+            tenant=settled.tenant_id, status=ReconStatus.OPEN, case=settled.case_id
+        ):
+            if item.record_key != earlier:
+                continue
+            try:
+                self.decide_item(
+                    item.item_id,
+                    settled.outcome,
+                    str(settled.resolved_by),
+                    pointer[:1000],
+                    result,
+                    reference,
+                    identity=identity,
+                    automatic=True,
+                )
+            except StepSagaError as exc:
+                log.warning("item %s stays open: %s", item.item_id, exc.message)
 
     def get_audit(self, item_id: str) -> ResolutionAudit | None:
         """The audit record a resolution of ``item_id`` wrote, or None (still OPEN, or

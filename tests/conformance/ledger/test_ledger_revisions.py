@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from stepsaga.errors import OutcomeUnknownError, RevisionSupersededError
-from stepsaga.ledger import Claim, Ledger, ReconOutcome, Record, Replay, Status
+from stepsaga.ledger import Claim, Ledger, ReconOutcome, ReconStatus, Record, Replay, Status
 from stepsaga.ledger.store import ForwardingStore
 from tests.conformance.ledger.conftest import LedgerFactory
 from tests.conformance.ledger.helpers import Counter, make_action
@@ -225,3 +225,52 @@ def test_an_earlier_revision_cannot_claim_between_a_later_ones_read_and_claim(
     assert isinstance(racing.claim(make_action(revision=2)), Claim)
     assert len(refused) == 1
     assert ledger.get(make_action(revision=1).key) is None  # one refund, not two
+
+
+@pytest.mark.parametrize(
+    ("outcome", "earlier_status"),
+    [(ReconOutcome.APPLIED, Status.COMPLETED), (ReconOutcome.NOT_APPLIED, Status.RELEASED)],
+)
+def test_settling_the_later_revisions_item_closes_the_earlier_ones_with_a_pointer(
+    ledger: Ledger, outcome: ReconOutcome, earlier_status: Status
+) -> None:
+    first = ledger.claim(make_action(revision=1))
+    assert isinstance(first, Claim)
+    ledger.mark_unknown(first, "reply lost")
+    asked = ledger.open_item(
+        first.key,
+        "outcome unknown (attempt 1)",
+        step="RefundPayment",
+        evidence={},
+        dual_control=True,
+    )
+    later = make_action(revision=2)
+    with pytest.raises(OutcomeUnknownError):  # the same question, asked again by revision 2
+        ledger.claim(later)
+    item = ledger.open_item(later.key, "revision conflict", step="RefundPayment", evidence={})
+    other = ledger.open_item(  # another case's item is not concerned
+        ledger.claim(make_action(case="CASE-2002")).key,  # type: ignore[union-attr]
+        "outcome unknown (attempt 1)",
+        step="RefundPayment",
+        evidence={},
+    )
+
+    ledger.resolve_item(item.item_id, outcome, "ops@acme.example", "checked with payments")
+
+    closed = ledger.get_item(asked.item_id)
+    assert closed is not None
+    assert closed.status is ReconStatus.RESOLVED
+    assert closed.outcome is outcome
+    assert closed.note is not None
+    assert closed.note.startswith(
+        f"settled by revision 2 (item {item.item_id}, {outcome.value} by ops@acme.example)"
+    )
+    record = ledger.get(first.key)
+    assert record is not None
+    assert record.status is earlier_status
+    audit = ledger.get_audit(asked.item_id)
+    assert audit is not None
+    assert [d.by for d in audit.deciders] == ["ops@acme.example"]
+    untouched = ledger.get_item(other.item_id)
+    assert untouched is not None
+    assert untouched.status is ReconStatus.OPEN
