@@ -97,7 +97,7 @@ class Scripted(StepHandler[effect_probe.Note, None]):
         return Outcome(result={"ok": True}, reference=call.action.key)
 
 
-def _saga() -> Saga:
+def _steps() -> list[Step]:
     steps = [
         Step(
             f"{NAMES[effect]}Step",
@@ -123,10 +123,11 @@ def _saga() -> Saga:
         params_model=effect_probe.Note,
         handler=effect_probe.PATH,
     )
-    return Saga(name="identity-probe", steps=[*steps, finish])
+    return [*steps, finish]
 
 
-SAGA = _saga()
+STEPS = _steps()
+SAGA = Saga(name="identity-probe", steps=STEPS)
 ASL: dict[str, Any] = compile_saga(SAGA)["States"]
 
 
@@ -179,7 +180,7 @@ def world(tmp_path: Path) -> Iterator[World]:
     ledger = open_ledger(f"sqlite:///{tmp_path / 'ledger.sqlite3'}", clock=clock)
     deps = replace(local, ledger=ledger)
     operations: dict[str, Scripted] = {}
-    for step in SAGA.steps:
+    for step in STEPS:
         operations[step.op] = Scripted(step.op)
         if isinstance(step.on_later_failure, Compensate):
             undo = step.on_later_failure.operation
@@ -224,7 +225,7 @@ def _check(
 
 
 def test_a_saga_step(world: World) -> None:
-    for cls, step in itertools.product(CLASSES, SAGA.steps):
+    for cls, step in itertools.product(CLASSES, STEPS):
         case = f"CASE-S{next(_ids)}"
         operation = world.operations[step.op]
         operation.script = [make_error(cls), make_error(cls)]
@@ -242,7 +243,7 @@ def test_a_saga_step(world: World) -> None:
 
 
 def test_a_compensation(world: World) -> None:
-    for cls, step in itertools.product(CLASSES, SAGA.steps[1:4]):
+    for cls, step in itertools.product(CLASSES, STEPS[1:4]):
         assert isinstance(step.on_later_failure, Compensate)
         undo = step.on_later_failure
         case = f"CASE-C{next(_ids)}"
