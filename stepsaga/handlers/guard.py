@@ -2,11 +2,12 @@
 
 The error's class name is the Lambda ``errorType`` Step Functions matches, so a team's
 own subclass leaves as its routing class (``stepsaga.errors.routed``: same message and
-data, chained to the original), and an
-unexpected exception (a bug, a library error nobody mapped) must not escape as
-``KeyError``: it becomes ``TransientError`` — retried a few times, then the execution fails
-at the step and is redriven after a fix. That is safe because the ledger, not the error,
-decides what happened: a later attempt replays, looks first or goes to reconciliation.
+data, chained to the original), and an unexpected exception (a bug, a library error nobody
+mapped) must not escape as ``KeyError``: it becomes ``TransientError`` (its message keeping
+the original's type, message and raising frame: ``stepsaga.errors.describe``) — retried a
+few times, then the execution fails at the step and is redriven after a fix. That is safe
+because the ledger, not the error, decides what happened: a later attempt replays, looks
+first or goes to reconciliation.
 (Errors inside a downstream call are settled by the ledger's ``ERROR_TABLE``, in ``execute.py``.)
 
 Claims taken during the invocation hold their lease until its deadline (the Lambda
