@@ -1,14 +1,37 @@
 """The one family of stepsaga errors; their class names are a contract.
 
 A Lambda handler that raises one of these reports ``errorType`` = the class name, and that
-is the name Step Functions matches in ``Retry``/``Catch``. The ASL compiler reads the same
-classes (``RETRYABLE``, ``RECONCILE``, ``COMPENSATE``…) so handlers and state machine can
-never disagree about a name. Renaming a class is a breaking change for deployed machines.
+is the name Step Functions matches in ``Retry``/``Catch``. Renaming a class is a breaking
+change for deployed machines.
+
+**One identity.** An error's name on the wire (``error_name()``: the Lambda ``errorType``,
+a ``FAILED`` record's error, a replay, a tool's result) is the nearest class of *this
+module* in its MRO: a team's ``SeatSoldOutError(BusinessRejectedError)`` is
+``BusinessRejectedError`` to the state machine and the ledger, on the first run and after
+any replay (``routed`` builds the instance a handler raises).
+
+**One table.** :data:`FATES` gives every class here two things: what it says about an
+effect when a downstream call raised it (its ``ErrorFamily``: the row of the ledger's
+``ERROR_TABLE``, ``stepsaga.ledger.outcomes``) and where the state machine sends it
+(its :class:`Route`: the ``Retry``/``Catch`` lists ``RETRYABLE``, ``COMPENSATE``,
+``RECONCILE`` are derived from it). ``stepsaga.ledger.outcomes`` checks on import that the
+two agree for every cell (a ``FAILED`` record's error is caught, an ``UNKNOWN`` one goes to
+reconciliation, a ``RELEASED`` one is retried).
+
+**Messages kept.** ``describe(exc)`` is how an unexpected exception is written down
+(logs, a history's cause, a reconciliation item's evidence): type, message (bounded, after
+the team's redaction hook, ``set_message_redactor``) and the frame that raised it.
 """
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+import os
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from enum import StrEnum
+from types import MappingProxyType
+from typing import Any, ClassVar, Final
 
 
 class StepSagaError(Exception):
@@ -19,6 +42,13 @@ class StepSagaError(Exception):
     """
 
     retryable: ClassVar[bool] = False
+    #: The nearest class of this module in the MRO: the error's identity (set below).
+    _routed_as: ClassVar[type[StepSagaError]]
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if cls.__module__ == __name__:
+            cls._routed_as = cls
 
     def __init__(self, message: str, **data: Any) -> None:
         super().__init__(message)
@@ -27,8 +57,13 @@ class StepSagaError(Exception):
 
     @classmethod
     def error_name(cls) -> str:
-        """The name Step Functions sees (Lambda's ``errorType``)."""
-        return cls.__name__
+        """The name Step Functions sees (Lambda's ``errorType``): the nearest class of
+        ``stepsaga.errors`` in the MRO, so a team's subclass routes as its base."""
+        return cls._routed_as.__name__
+
+    @classmethod
+    def routed_class(cls) -> type[StepSagaError]:
+        return cls._routed_as
 
     def to_dict(self) -> dict[str, Any]:
         return {"error": self.error_name(), "message": self.message, "data": self.data}
@@ -119,6 +154,12 @@ class NotHomeRegionError(StepSagaError):
     ``tenant_id``, ``home_region`` and ``region``. Route the call to the home region."""
 
 
+class RevisionSupersededError(StepSagaError):
+    """A later revision of the case has already acted (claimed in the ledger), so this
+    revision acts no more; nothing was written (docs/design.md, "Revisions supersede").
+    Carries ``key``, ``case_id``, ``revision`` and ``latest_revision``."""
+
+
 class BusinessRejectedError(StepSagaError):
     """A downstream service permanently refused the request; no effect happened."""
 
@@ -130,6 +171,160 @@ class NotFoundError(StepSagaError):
 class IllegalTransitionError(StepSagaError):
     """A status change the ledger rules forbid, or a conditional write whose status/owner
     precondition no longer holds (another worker won)."""
+
+
+StepSagaError._routed_as = StepSagaError
+
+
+# --- the one table: what each error means for an effect, and where it is routed --------
+
+
+class ErrorFamily(StrEnum):
+    """What an exception says about the effect when a downstream call raised it (the row
+    of the ledger's ``ERROR_TABLE``)."""
+
+    BEFORE_DISPATCH = "before_dispatch"
+    """``TransientError``: the adapter failed before sending (throttle, refused connection)."""
+    REFUSED = "refused"
+    """``BusinessRejectedError``, ``InvalidInputError``, ``NotFoundError``: validation or
+    the downstream refused; nothing happened, and replaying must refuse again."""
+    KEY_CONFLICT = "key_conflict"
+    """``ActionConflictError``: the downstream holds our key with other parameters."""
+    KEY_BUSY = "key_busy"
+    """``ActionInProgressError``: the downstream is processing our key right now."""
+    UNCERTAIN = "uncertain"
+    """``OutcomeUnknownError``: sent, but the reply was lost (timeout after dispatch, 5xx)."""
+    UNEXPECTED = "unexpected"
+    """Anything else (a bug, an unmapped library error): nobody can tell whether the
+    request left."""
+
+
+class Route(StrEnum):
+    """Where the state machine sends an error that leaves a step's handler."""
+
+    RETRY = "retry"
+    """``Retry`` (bounded, jittered); once retries are exhausted it is *not* caught: the
+    execution fails at the step and is redriven."""
+    COMPENSATE = "compensate"
+    """``Catch``: the completed steps are compensated (a permanent refusal)."""
+    RECONCILE = "reconcile"
+    """``Catch``: a person (or automatic reconciliation) decides."""
+    FAIL = "fail"
+    """Neither: the execution fails at the step, to be redriven once the cause is fixed
+    (a deployment mismatch, a region, a superseded revision: never compensated)."""
+
+
+@dataclass(frozen=True)
+class Fate:
+    family: ErrorFamily
+    route: Route
+
+
+_F, _R = ErrorFamily, Route
+#: Every class of this module: its family (the ledger's row) and its route (the ASL's).
+FATES: Final[Mapping[type[StepSagaError], Fate]] = MappingProxyType(
+    {
+        StepSagaError: Fate(_F.UNEXPECTED, _R.FAIL),
+        TransientError: Fate(_F.BEFORE_DISPATCH, _R.RETRY),
+        ActionInProgressError: Fate(_F.KEY_BUSY, _R.RETRY),
+        StoreUnavailableError: Fate(_F.UNEXPECTED, _R.RETRY),
+        OutcomeUnknownError: Fate(_F.UNCERTAIN, _R.RECONCILE),
+        AttemptBudgetExhaustedError: Fate(_F.UNEXPECTED, _R.RECONCILE),
+        BudgetExhaustedError: Fate(_F.UNEXPECTED, _R.RECONCILE),
+        ActionConflictError: Fate(_F.KEY_CONFLICT, _R.RECONCILE),
+        ReplayWindowExpiredError: Fate(_F.UNEXPECTED, _R.RECONCILE),
+        BusinessRejectedError: Fate(_F.REFUSED, _R.COMPENSATE),
+        InvalidInputError: Fate(_F.REFUSED, _R.COMPENSATE),
+        InvalidActionError: Fate(_F.REFUSED, _R.COMPENSATE),
+        NotFoundError: Fate(_F.REFUSED, _R.COMPENSATE),
+        EventMismatchError: Fate(_F.UNEXPECTED, _R.FAIL),
+        ConditionFailedError: Fate(_F.UNEXPECTED, _R.FAIL),
+        NotHomeRegionError: Fate(_F.UNEXPECTED, _R.FAIL),
+        RevisionSupersededError: Fate(_F.UNEXPECTED, _R.FAIL),
+        IllegalTransitionError: Fate(_F.UNEXPECTED, _R.FAIL),
+    }
+)
+
+
+def fate_of(error: type[BaseException] | BaseException) -> Fate:
+    """The row of :data:`FATES` for an error class or instance (anything that is not a
+    ``StepSagaError`` is unexpected)."""
+    cls = error if isinstance(error, type) else type(error)
+    if not issubclass(cls, StepSagaError):
+        return FATES[StepSagaError]
+    return FATES[cls.routed_class()]
+
+
+def _routed(route: Route) -> tuple[type[StepSagaError], ...]:
+    return tuple(cls for cls, fate in FATES.items() if fate.route is route)
+
+
+def routed(error: StepSagaError) -> StepSagaError:
+    """``error`` as an instance of its routing class (itself when it is one), with the
+    same message, data and attributes: what a handler raises, so Lambda's ``errorType``
+    (the raised class's name) is ``error.error_name()``."""
+    cls = error.routed_class()
+    if type(error) is cls:
+        return error
+    same = cls.__new__(cls)
+    Exception.__init__(same, *error.args)
+    same.__dict__.update(error.__dict__)
+    return same
+
+
+# --- keeping an unexpected exception's message ------------------------------------------
+
+#: The longest message of an unexpected exception kept (after redaction).
+MAX_MESSAGE: Final = 300
+MessageRedactor = Callable[[str], str]
+_redactor: MessageRedactor | None = None
+_SPACE = re.compile(r"\s+")
+
+
+def set_message_redactor(redactor: MessageRedactor | None) -> None:
+    """Install a team's hook that removes what must not be kept (personal data, secrets)
+    from an unexpected exception's message before it is logged or stored; ``None`` keeps
+    messages as raised (bounded). Call it where every process imports it (the module of
+    the project's ``Dependencies``). A hook that fails drops the whole message."""
+    global _redactor
+    _redactor = redactor
+
+
+def describe(exc: BaseException) -> str:
+    """``RuntimeError: timeout talking to PSP (at tasks/refund.py:42 in perform)``: the
+    type, the message (redacted, one line, at most ``MAX_MESSAGE`` characters) and the
+    frame that raised it."""
+    message = exc.message if isinstance(exc, StepSagaError) else str(exc)
+    if _redactor is not None:
+        try:
+            message = str(_redactor(message))
+        except Exception:  # a broken hook must not leak what it was meant to hide
+            message = "(message withheld: the redaction hook failed)"
+    message = _SPACE.sub(" ", message).strip()
+    if len(message) > MAX_MESSAGE:
+        message = message[: MAX_MESSAGE - 1] + "…"
+    described = f"{type(exc).__name__}: {message}" if message else type(exc).__name__
+    frame = raised_at(exc)
+    return f"{described} (at {frame})" if frame else described
+
+
+def raised_at(exc: BaseException) -> str | None:
+    """``path/file.py:42 in function`` of the innermost frame of ``exc``'s traceback; the
+    path relative to the working directory when under it (the Lambda task root, the
+    project), else the file's name alone (no home directories in logs)."""
+    tb = exc.__traceback__
+    if tb is None:
+        return None
+    while tb.tb_next is not None:
+        tb = tb.tb_next
+    code = tb.tb_frame.f_code
+    path = code.co_filename
+    try:
+        relative = os.path.relpath(path)
+    except ValueError:  # another drive (Windows)
+        relative = os.path.basename(path)
+    shown = os.path.basename(path) if relative.startswith("..") else relative
+    return f"{shown}:{tb.tb_lineno} in {code.co_name}"
 
 
 # --- groupings the ASL compiler and the engine use -------------------------------------
@@ -148,28 +343,12 @@ LAMBDA_SERVICE_ERRORS: tuple[str, ...] = (
 #: Retried: the ledger decides what the lost attempt did (its lease ends with the invocation).
 LAMBDA_TIMEOUT_ERRORS: tuple[str, ...] = ("States.Timeout", "Sandbox.Timedout")
 
-#: Handler errors retried with bounded, jittered backoff.
-RETRYABLE: tuple[type[StepSagaError], ...] = (
-    TransientError,
-    ActionInProgressError,
-    StoreUnavailableError,
-)
-
-#: Outcomes a person (or automatic reconciliation) must decide.
-RECONCILE: tuple[type[StepSagaError], ...] = (
-    OutcomeUnknownError,
-    AttemptBudgetExhaustedError,
-    BudgetExhaustedError,
-    ActionConflictError,
-    ReplayWindowExpiredError,
-)
-
-#: Permanent refusals after which completed steps are compensated.
-COMPENSATE: tuple[type[StepSagaError], ...] = (
-    BusinessRejectedError,
-    InvalidInputError,
-    InvalidActionError,
-)
+#: Handler errors retried with bounded, jittered backoff (from :data:`FATES`).
+RETRYABLE: Final[tuple[type[StepSagaError], ...]] = _routed(Route.RETRY)
+#: Outcomes a person (or automatic reconciliation) must decide (from :data:`FATES`).
+RECONCILE: Final[tuple[type[StepSagaError], ...]] = _routed(Route.RECONCILE)
+#: Permanent refusals after which completed steps are compensated (from :data:`FATES`).
+COMPENSATE: Final[tuple[type[StepSagaError], ...]] = _routed(Route.COMPENSATE)
 
 #: Error names of ``Fail`` states the compiled machines end in.
 SAGA_COMPENSATED = "Saga.Compensated"

@@ -13,6 +13,11 @@ what arrived                what happens
 ==========================  ================================================================
 a new case                  ``StartExecution`` under the derived name (``started``)
 the same case again         nothing: the existing execution is the answer (``duplicate``)
+an earlier revision after   sent to the dead-letter queue with the reason (``superseded``):
+a later one started         a later revision is the case's intent now
+a later revision while an   not started: reported as a batch item failure (``waiting``), so
+earlier one is still open   SQS delivers it again after the visibility timeout (after
+                            ``maxReceiveCount`` it moves to the DLQ; replay it from there)
 same name, another input    sent to the dead-letter queue with the reason (``conflict``)
 a pointer to another        sent to the dead-letter queue with the reason (``conflict``)
 execution (a shared table)
@@ -20,6 +25,11 @@ invalid JSON or case        sent to the dead-letter queue with the field named (
 AWS throttles or fails      reported as a batch item failure: SQS delivers it again, and
                             after the queue's ``maxReceiveCount`` moves it to the DLQ
 ==========================  ================================================================
+
+The revision rule is the one ``stepsaga start`` applies (``lifecycle.start_refusal``: a
+revision starts only when every earlier one is closed, and never after a later one); the
+ledger enforces it once more in every claim (``stepsaga.ledger.latest``), for deliveries
+that race past this check.
 
 The dead-letter queue has an alarm. Logs carry identifiers only (tenant, case, revision,
 execution name, verdict), never the case's contents.
@@ -34,8 +44,12 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any, Final, Protocol
 
+from stepsaga.backends.assemble import CaseIdentity
 from stepsaga.backends.aws.errors import aws_call
+from stepsaga.backends.aws.locate import case_executions
 from stepsaga.backends.aws.pointers import Pointer, record_pointer
+from stepsaga.backends.aws.settings import AwsSettings
+from stepsaga.backends.lifecycle import Sibling, start_refusal, superseding
 from stepsaga.case import OpenCase, parse_case
 from stepsaga.clock import Clock, SystemClock
 from stepsaga.engine.errors import ExecutionAlreadyExists
@@ -70,6 +84,8 @@ class Verdict(StrEnum):
     DUPLICATE = "duplicate"
     CONFLICT = "conflict"
     INVALID = "invalid"
+    SUPERSEDED = "superseded"
+    WAITING = "waiting"
 
 
 @dataclass(frozen=True)
@@ -84,7 +100,12 @@ class Outcome:
 
     @property
     def dead_letter(self) -> bool:
-        return self.verdict in (Verdict.CONFLICT, Verdict.INVALID)
+        return self.verdict in (Verdict.CONFLICT, Verdict.INVALID, Verdict.SUPERSEDED)
+
+    @property
+    def retry(self) -> bool:
+        """SQS must deliver the message again later."""
+        return self.verdict is Verdict.WAITING
 
 
 class Sender(Protocol):
@@ -125,6 +146,12 @@ class Starter:
             at=self.clock.now(),
         )
         name, arn = pointer.execution_name, pointer.execution_arn
+        refused = self._revision_refusal(
+            CaseIdentity(case.tenant_id, case.case_id, case.approval.revision)
+        )
+        if refused is not None:
+            verdict, reason = refused
+            return Outcome(verdict, name, arn, reason=reason)
         try:
             record_pointer(self.ddb, self.table_name, pointer)
         except ExecutionAlreadyExists as exc:
@@ -154,6 +181,24 @@ class Starter:
             ),
         )
 
+    def _revision_refusal(self, case: CaseIdentity) -> tuple[Verdict, str] | None:
+        """The start rule for revisions (``lifecycle.start_refusal``, as ``stepsaga start``
+        applies it): superseded for good, or waiting for an earlier revision to close."""
+        settings = AwsSettings(
+            state_machine_arn=self.state_machine_arn,
+            ledger_table_name=self.table_name,
+            source="ingress",
+        )
+        found = case_executions(self.sfn, self.ddb, settings, case, previous_by_name=True)
+        siblings = [Sibling.of(described) for described in found]
+        if any(s.identity.revision == case.revision for s in siblings):
+            return None  # this revision again: a duplicate or a conflict, decided below
+        refusal = start_refusal(case, siblings)
+        if refusal is None:
+            return None
+        later = superseding(case, siblings) is not None
+        return (Verdict.SUPERSEDED if later else Verdict.WAITING), refusal
+
     def handle(self, event: Mapping[str, Any]) -> dict[str, Any]:
         """An SQS batch → ``batchItemFailures`` (the messages SQS must deliver again)."""
         failures: list[dict[str, str]] = []
@@ -161,7 +206,9 @@ class Starter:
             message_id = str(record.get("messageId", ""))
             try:
                 outcome = self.start(str(record.get("body", "")))
-                if outcome.dead_letter:
+                if outcome.retry:
+                    failures.append({"itemIdentifier": message_id})
+                elif outcome.dead_letter:
                     self._dead_letter(str(record.get("body", "")), outcome)
             except StepSagaError as exc:
                 _log("retry", message_id=message_id, error=exc.error_name())

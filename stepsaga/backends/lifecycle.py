@@ -60,12 +60,19 @@ def stopped(described: Mapping[str, Any]) -> bool:
     return described.get("status") == "ABORTED" and described.get("error") == EXECUTION_STOPPED
 
 
+def superseding(case: CaseIdentity, siblings: Iterable[Sibling]) -> Sibling | None:
+    """The newest later revision of the case, if any: ``case`` is then superseded for
+    good (waiting cannot help; a queue dead-letters it), where an earlier open revision
+    only makes it wait."""
+    later = [s for s in siblings if s.identity.revision > case.revision]
+    return max(later, key=lambda s: s.identity.revision, default=None)
+
+
 def start_refusal(case: CaseIdentity, siblings: Iterable[Sibling]) -> str | None:
     """Why revision ``case.revision`` may not start now (``None``: it may)."""
     others = [s for s in siblings if s.identity.revision != case.revision]
-    later = [s for s in others if s.identity.revision > case.revision]
-    if later:
-        newest = max(later, key=lambda s: s.identity.revision)
+    newest = superseding(case, others)
+    if newest is not None:
         return (
             f"case {case.case_id} revision {case.revision}: revision "
             f"{newest.identity.revision} exists (execution {newest.name}), so this revision "

@@ -117,5 +117,5 @@ def exit_codes() -> Iterator[None]:
     except (InvalidInputError, NotFoundError) as exc:
         refuse(exc)
     except StepSagaError as exc:
-        typer.echo(f"error: {exc.error_name()}: {exc.message}", err=True)
+        typer.echo(f"error: {type(exc).__name__}: {exc.message}", err=True)
         raise typer.Exit(EXIT_UNEXPECTED) from None

@@ -20,6 +20,7 @@ from stepsaga.errors import (
     OutcomeUnknownError,
     StepSagaError,
     TransientError,
+    describe,
 )
 from stepsaga.handlers.decision import (
     SAME_KEY_RECALLS,
@@ -222,5 +223,6 @@ def _record(log: InvocationLog, write: Callable[..., object], *args: Any) -> Non
 
 
 def _reason(exc: BaseException) -> str:
-    message = exc.message if isinstance(exc, StepSagaError) else type(exc).__name__
-    return f"{type(exc).__name__}: {message}"[:MAX_REASON]
+    """What the record, the raised error (the history's cause) and the item keep of
+    ``exc``: type, redacted message and raising frame (``stepsaga.errors.describe``)."""
+    return describe(exc)[:MAX_REASON]

@@ -1,10 +1,13 @@
 """One wrapper around every invocation: only ``stepsaga.errors`` leave a handler.
 
-The error's class name is the Lambda ``errorType`` Step Functions matches, so an
-unexpected exception (a bug, a library error nobody mapped) must not escape as
-``KeyError``: it becomes ``TransientError`` — retried a few times, then the execution fails
-at the step and is redriven after a fix. That is safe because the ledger, not the error,
-decides what happened: a later attempt replays, looks first or goes to reconciliation.
+The error's class name is the Lambda ``errorType`` Step Functions matches, so a team's
+own subclass leaves as its routing class (``stepsaga.errors.routed``: same message and
+data, chained to the original), and an unexpected exception (a bug, a library error nobody
+mapped) must not escape as ``KeyError``: it becomes ``TransientError`` (its message keeping
+the original's type, message and raising frame: ``stepsaga.errors.describe``) — retried a
+few times, then the execution fails at the step and is redriven after a fix. That is safe
+because the ledger, not the error, decides what happened: a later attempt replays, looks
+first or goes to reconciliation.
 (Errors inside a downstream call are settled by the ledger's ``ERROR_TABLE``, in ``execute.py``.)
 
 Claims taken during the invocation hold their lease until its deadline (the Lambda
@@ -26,7 +29,9 @@ from stepsaga.errors import (
     InvalidInputError,
     StepSagaError,
     TransientError,
+    describe,
     names,
+    routed,
 )
 from stepsaga.handlers.decision import Decision
 from stepsaga.handlers.deps import HandlerDeps
@@ -55,11 +60,14 @@ def invocation(deps: HandlerDeps, function: str, body: Body) -> Handler:
             with invocation_deadline(context, deps.clock):
                 result = body(event, log)
         except StepSagaError as exc:
-            _failed(deps, log, exc)
-            raise
+            error = routed(exc)  # a team's subclass leaves as its framework class
+            _failed(deps, log, error)
+            if error is exc:
+                raise
+            raise error from exc
         except Exception as exc:
             error = TransientError(
-                f"{function}: unexpected {type(exc).__name__}; nothing is assumed about the "
+                f"{function}: unexpected {describe(exc)}; nothing is assumed about the "
                 "effect (the ledger decides on the next attempt)",
                 function=function,
             )

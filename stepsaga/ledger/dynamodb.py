@@ -21,7 +21,9 @@ Item layout (``pk`` / ``sk``):
 - on records and items, the index attributes of ``lookups.py``: every listing is a
   ``Query`` of a fixed set of index partitions (eventually consistent, as GSIs are);
 - extra items (``stepsaga.ledger.writes``: session cursors and the like) under the caller's
-  own ``pk`` / ``sk``, scalar attributes as ``S`` / ``N`` / ``BOOL``.
+  own ``pk`` / ``sk``, scalar attributes as ``S`` / ``N`` / ``BOOL``;
+- a case's latest acting revision ``ACTION#{tenant}:{case}`` / ``LATEST_REVISION``
+  (``stepsaga.ledger.latest``), an extra write of the ledger's own in every claim.
 """
 
 from __future__ import annotations
@@ -271,7 +273,11 @@ class DynamoDBStore:
             else:
                 names["#c"] = str(condition.attribute)
                 values[":c"] = _scalar_value(condition.value)
-                operation["ConditionExpression"] = "#c = :c"
+                operation["ConditionExpression"] = (
+                    "attribute_not_exists(#c) OR #c <= :c"
+                    if condition.kind is ConditionKind.AT_MOST
+                    else "#c = :c"
+                )
         if not write.attributes:
             kind = "ConditionCheck"
         else:

@@ -6,6 +6,9 @@ longer disagree (docs/design.md, "What an exception does to a record"):
 * ``RELEASED`` only when the failure is known to precede dispatch (``TransientError``);
 * ``FAILED`` when validation or the downstream refused (``BusinessRejectedError``,
   ``InvalidInputError``, ``NotFoundError``, a downstream key conflict);
+* (an exception's family is its routing class's row of ``stepsaga.errors.FATES``, the
+  table the ASL's ``Catch`` lists come from; this module refuses to import if a record
+  status and the raised error's route disagree anywhere);
 * ``UNKNOWN`` for ``OutcomeUnknownError`` and for any unexpected exception — except a
   ``blind_write``, which is safe to repeat and is ``RELEASED``.
 
@@ -30,35 +33,14 @@ from types import MappingProxyType
 from typing import Final, NamedTuple
 
 from stepsaga.errors import (
-    ActionConflictError,
-    ActionInProgressError,
-    BusinessRejectedError,
-    InvalidInputError,
-    NotFoundError,
+    FATES,
+    ErrorFamily,
     OutcomeUnknownError,
-    StepSagaError,
+    Route,
     TransientError,
+    fate_of,
 )
 from stepsaga.ledger.models import EffectClass, Status
-
-
-class ErrorFamily(StrEnum):
-    """What an exception says about the effect, by its class (``error_family``)."""
-
-    BEFORE_DISPATCH = "before_dispatch"
-    """``TransientError``: the adapter failed before sending (throttle, refused connection)."""
-    REFUSED = "refused"
-    """``BusinessRejectedError``, ``InvalidInputError``, ``NotFoundError``: validation or
-    the downstream refused; nothing happened, and replaying must refuse again."""
-    KEY_CONFLICT = "key_conflict"
-    """``ActionConflictError``: the downstream holds our key with other parameters."""
-    KEY_BUSY = "key_busy"
-    """``ActionInProgressError``: the downstream is processing our key right now."""
-    UNCERTAIN = "uncertain"
-    """``OutcomeUnknownError``: sent, but the reply was lost (timeout after dispatch, 5xx)."""
-    UNEXPECTED = "unexpected"
-    """Anything else (a bug, an unmapped library error): nobody can tell whether the
-    request left."""
 
 
 class RaiseAs(StrEnum):
@@ -120,15 +102,6 @@ class ErrorCell(NamedTuple):
     """The exception answers a same-key call made after an uncertain one (keyed only)."""
 
 
-#: Exception classes → family, most specific first; anything unmatched is ``UNEXPECTED``.
-FAMILIES: Final[tuple[tuple[tuple[type[StepSagaError], ...], ErrorFamily], ...]] = (
-    ((TransientError,), ErrorFamily.BEFORE_DISPATCH),
-    ((BusinessRejectedError, InvalidInputError, NotFoundError), ErrorFamily.REFUSED),
-    ((ActionConflictError,), ErrorFamily.KEY_CONFLICT),
-    ((ActionInProgressError,), ErrorFamily.KEY_BUSY),
-    ((OutcomeUnknownError,), ErrorFamily.UNCERTAIN),
-)
-
 _PASS = Settlement(None, RaiseAs.AS_IS)  # nothing recorded; raised as is
 _RETRY = Settlement(None, RaiseAs.TRANSIENT)  # nothing recorded; → TransientError
 _RELEASE = Settlement(Status.RELEASED, RaiseAs.AS_IS)  # claimable again; raised as is
@@ -170,11 +143,9 @@ ERROR_TABLE: Final[Mapping[ErrorCell, Settlement]] = MappingProxyType(
 
 
 def error_family(exc: BaseException) -> ErrorFamily:
-    """The family of ``exc`` (subclasses count as their base)."""
-    for classes, family in FAMILIES:
-        if isinstance(exc, classes):
-            return family
-    return ErrorFamily.UNEXPECTED
+    """The family of ``exc``: its routing class's row of ``stepsaga.errors.FATES``
+    (a subclass counts as its nearest framework class; anything else is unexpected)."""
+    return fate_of(exc).family
 
 
 def settlement_for(
@@ -186,6 +157,48 @@ def settlement_for(
     if cell not in ERROR_TABLE:
         raise ValueError(f"only a keyed_write calls again with the same key, not a {effect}")
     return ERROR_TABLE[cell]
+
+
+#: What a record's status says the state machine must do with the error raised for it.
+ROUTES_FOR_STATUS: Final[Mapping[Status, frozenset[Route]]] = MappingProxyType(
+    {
+        Status.FAILED: frozenset({Route.COMPENSATE, Route.RECONCILE}),  # a replay raises it again
+        Status.UNKNOWN: frozenset({Route.RECONCILE}),  # only a person moves it on
+        Status.RELEASED: frozenset({Route.RETRY}),  # claimable again
+    }
+)
+
+
+def raised_class(settlement: Settlement, cls: type[BaseException]) -> type[BaseException]:
+    """The class a caller raises for an exception of ``cls`` settled so."""
+    if settlement.raises is RaiseAs.OUTCOME_UNKNOWN:
+        return OutcomeUnknownError
+    if settlement.raises is RaiseAs.TRANSIENT:
+        return TransientError
+    return cls
+
+
+def disagreements() -> list[str]:
+    """Cells where the record's status and the route of the raised error disagree (a
+    ``FAILED`` record whose error no ``Catch`` matches fails on every redrive)."""
+    found: list[str] = []
+    for cls, fate in FATES.items():
+        for cell, settlement in ERROR_TABLE.items():
+            if cell.family is not fate.family or settlement.status is None:
+                continue
+            route = fate_of(raised_class(settlement, cls)).route
+            if route not in ROUTES_FOR_STATUS[settlement.status]:
+                found.append(
+                    f"{cls.__name__} ({cell.effect}, recalled={cell.recalled}): record "
+                    f"{settlement.status.value} but routed {route.value}"
+                )
+    return found
+
+
+if disagreements():  # pragma: no cover - a table edit that breaks the contract
+    raise RuntimeError(
+        "stepsaga.errors.FATES and ERROR_TABLE disagree: " + "; ".join(disagreements())
+    )
 
 
 __all__ = [

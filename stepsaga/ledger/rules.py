@@ -34,8 +34,9 @@ from stepsaga.errors import (
     ReplayWindowExpiredError,
     StepSagaError,
     StoreUnavailableError,
+    describe,
 )
-from stepsaga.ledger import approvals, revisions
+from stepsaga.ledger import approvals, latest, revisions
 from stepsaga.ledger.canonical import iso_utc
 from stepsaga.ledger.lease import lease_end
 from stepsaga.ledger.models import (
@@ -181,6 +182,7 @@ class Ledger:
                 f"{action.key}: read actions are not recorded; call perform", field="effect"
             )
         extra = checked(writes)
+        guard = latest.guard(action)
         digest = action.digest
         now = self._clock.now()
         self._check_window(action, now)
@@ -188,9 +190,13 @@ class Ledger:
         decision: revisions.Decision | None = None
         for _ in range(MAX_ROUNDS):
             if current is None and _supersedes(action):
-                decision = decision or self._superseding(action, undo)
+                if decision is None:
+                    # No earlier revision may claim once this one reads them (latest.py).
+                    if self._store.put_extra((guard,)).result is not WriteResult.WRITTEN:
+                        raise latest.superseded(self._store, action)
+                    decision = self._superseding(action, undo)
                 if decision.verdict is not revisions.Verdict.PERFORM:
-                    written, record = self._write_superseding(action, digest, decision, now)
+                    written, record = self._write_superseding(action, digest, decision, now, guard)
                     if written is None:
                         return Replay(record)
                     if written.result is WriteResult.WRITTEN:
@@ -201,12 +207,14 @@ class Ledger:
                             if record.terms
                             else None,
                         )
+                    if written.result is WriteResult.CONDITION_FAILED:
+                        raise latest.superseded(self._store, action)
                     current = written.current or self._store.get(action.key)
                     continue
             if current is None:
-                outcome, claim = self._claim_new(action, digest, now, extra)
+                outcome, claim = self._claim_new(action, digest, now, (*extra, guard))
             else:
-                decided = self._claim_existing(current, action, digest, now)
+                decided = self._claim_existing(current, action, digest, now, guard)
                 if isinstance(decided, Replay):
                     return decided
                 outcome, claim = decided
@@ -222,6 +230,8 @@ class Ledger:
                     remaining=outcome.remaining,
                 )
             if outcome.result is WriteResult.CONDITION_FAILED:
+                if outcome.failed_write == (len(extra) if current is None else 0):
+                    raise latest.superseded(self._store, action)
                 raise _condition_failed(action.key, extra, outcome)
             current = outcome.current if outcome.current else self._store.get(action.key)
         raise StoreUnavailableError(
@@ -689,8 +699,48 @@ class Ledger:
                 audit=audit,
             )
             if written is WriteResult.WRITTEN:
+                self._close_superseded(record, resolved, payload, reference, identity)
                 return resolved, True
         raise StoreUnavailableError(f"item {item_id}: too much contention", item_id=item_id)
+
+    def _close_superseded(
+        self,
+        record: Record | None,
+        settled: ReconItem,
+        result: dict[str, Any],
+        reference: str | None,
+        identity: Mapping[str, str] | None,
+    ) -> None:
+        """A later revision's item asked the same question as the earlier revision's open
+        items (did that revision's effect happen?): settled here, they are closed with the
+        same finding and a pointer to the item that settled them (the earlier record moves
+        as the finding says; dual control was the settling item's). A failure leaves them
+        open for a person; the settled item stays settled."""
+        earlier = (record.terms or {}).get(revisions.SUPERSEDES) if record is not None else None
+        if not isinstance(earlier, str) or record is None or settled.outcome is None:
+            return
+        pointer = (
+            f"settled by revision {record.revision} (item {settled.item_id}, "
+            f"{settled.outcome.value} by {settled.resolved_by}): {settled.note}"
+        )
+        for item in self.list_items(
+            tenant=settled.tenant_id, status=ReconStatus.OPEN, case=settled.case_id
+        ):
+            if item.record_key != earlier:
+                continue
+            try:
+                self.decide_item(
+                    item.item_id,
+                    settled.outcome,
+                    str(settled.resolved_by),
+                    pointer[:1000],
+                    result,
+                    reference,
+                    identity=identity,
+                    automatic=True,
+                )
+            except StepSagaError as exc:
+                log.warning("item %s stays open: %s", item.item_id, exc.message)
 
     def get_audit(self, item_id: str) -> ResolutionAudit | None:
         """The audit record a resolution of ``item_id`` wrote, or None (still OPEN, or
@@ -759,7 +809,12 @@ class Ledger:
         return revisions.decide(revision, action.operation, action.terms, earlier, undone)
 
     def _write_superseding(
-        self, action: Action, digest: str, decision: revisions.Decision, now: datetime
+        self,
+        action: Action,
+        digest: str,
+        decision: revisions.Decision,
+        now: datetime,
+        guard: ExtraWrite,
     ) -> tuple[WriteOutcome | None, Record]:
         """Adopt (``COMPLETED`` with the earlier result; ``None``: written, replay it) or
         question (``UNKNOWN`` for a person) the earlier revision's effect. Nothing is
@@ -789,7 +844,7 @@ class Ledger:
             expires_at=self._expires_at(action),
             terms={**action.terms, marker: earlier.key},
         )
-        outcome = self._store.put(record, expect=None)
+        outcome = self._store.put(record, expect=None, extra=(guard,))
         if adopt and outcome.result is WriteResult.WRITTEN:
             return None, record
         return outcome, record
@@ -822,7 +877,7 @@ class Ledger:
         return self._write_debiting(record, None, action.cost, takeover=False, extra=extra)
 
     def _claim_existing(
-        self, current: Record, action: Action, digest: str, now: datetime
+        self, current: Record, action: Action, digest: str, now: datetime, guard: ExtraWrite
     ) -> Replay | tuple[WriteOutcome, Claim]:
         key = current.key
         if current.expired(now):
@@ -871,9 +926,11 @@ class Ledger:
         expect = Expect(current.status, current.owner)
         if current.status is Status.RELEASED:
             # The release refunded the last debit; a new attempt debits again.
-            return self._write_debiting(reclaimed, expect, action.cost, takeover=False)
+            return self._write_debiting(
+                reclaimed, expect, action.cost, takeover=False, extra=(guard,)
+            )
         # Takeover: the earlier attempt's debit stays with the action (same effect).
-        outcome = self._store.put(reclaimed, expect=expect)
+        outcome = self._put(reclaimed, expect, 0, (guard,))
         return outcome, _claim_of(reclaimed, takeover=True)
 
     def _lease_expired(
@@ -1128,7 +1185,7 @@ class Ledger:
         taken. If recording fails, the lease rules take over and the caller still sees
         the error."""
         decided = settlement_for(family, claim.record.effect)
-        reason = _describe(exc)
+        reason = describe(exc)
         try:
             self.settle(claim, decided, exc, reason, writes=writes)
         except StepSagaError as failure:
@@ -1225,11 +1282,6 @@ def _reraise(error: BaseException, cause: BaseException) -> NoReturn:
 
 def _iso(value: datetime | None) -> str | None:
     return None if value is None else iso_utc(value)
-
-
-def _describe(exc: BaseException) -> str:
-    message = exc.message if isinstance(exc, StepSagaError) else str(exc)
-    return f"{type(exc).__name__}: {message}"[:1000]
 
 
 def _text(value: object, name: str = "reason") -> str:

@@ -21,7 +21,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, ClassVar, Final
 
 from stepsaga.errors import InvalidInputError
 from stepsaga.ledger.table import (
@@ -58,8 +58,9 @@ class Limits:
 
 
 LIMITS: Final = Limits()
-#: The ledger's own operations in a transaction: the record and the budget change.
-LEDGER_ITEMS: Final = 2
+#: The ledger's own operations in a transaction: the record, the budget change and the
+#: case's latest revision (``stepsaga.ledger.latest``).
+LEDGER_ITEMS: Final = 3
 
 
 class ConditionKind(StrEnum):
@@ -69,6 +70,9 @@ class ConditionKind(StrEnum):
     """The item exists."""
     EQUALS = "equals"
     """The item exists and ``attribute`` holds ``value`` (same type: ``True`` is not ``1``)."""
+    AT_MOST = "at_most"
+    """The item or its ``attribute`` is absent, or the attribute is an integer ``<= value``
+    (a counter that only moves up: "nobody went past me")."""
 
 
 @dataclass(frozen=True)
@@ -80,7 +84,11 @@ class Condition:
     value: Scalar = None
 
     def __post_init__(self) -> None:
-        if self.kind is ConditionKind.EQUALS:
+        if self.kind is ConditionKind.AT_MOST:
+            _check_attribute(self.attribute)
+            if isinstance(self.value, bool) or not isinstance(self.value, int):
+                raise InvalidInputError("condition.value: at_most takes an integer", field="writes")
+        elif self.kind is ConditionKind.EQUALS:
             _check_attribute(self.attribute)
             _check_scalar(self.value, "condition.value")
             if self.value is None:
@@ -97,9 +105,14 @@ class Condition:
         """Whether the condition holds for the item as stored (None: absent)."""
         if self.kind is ConditionKind.ABSENT:
             return stored is None
+        current = None if stored is None else stored.get(self.attribute or "")
+        if self.kind is ConditionKind.AT_MOST:
+            if current is None:
+                return True
+            limit = self.value if isinstance(self.value, int) else 0
+            return type(current) is int and current <= limit
         if self.kind is ConditionKind.PRESENT or stored is None:
             return stored is not None
-        current = stored.get(self.attribute or "")
         return type(current) is type(self.value) and current == self.value
 
 
@@ -115,6 +128,10 @@ def equals(attribute: str, value: Scalar) -> Condition:
     return Condition(ConditionKind.EQUALS, attribute, value)
 
 
+def at_most(attribute: str, value: int) -> Condition:
+    return Condition(ConditionKind.AT_MOST, attribute, value)
+
+
 @dataclass(frozen=True)
 class ExtraWrite:
     """Set ``attributes`` on the item ``pk``/``sk`` (created if absent) if ``condition``
@@ -124,6 +141,8 @@ class ExtraWrite:
     sk: str
     attributes: Mapping[str, Scalar] = field(default_factory=lambda: MappingProxyType({}))
     condition: Condition | None = None
+    #: Only the ledger's own items (``LedgerWrite``) may use its reserved prefixes.
+    _ledger_owned: ClassVar[bool] = False
 
     def __post_init__(self) -> None:
         for part, key in (("pk", self.pk), ("sk", self.sk)):
@@ -135,7 +154,7 @@ class ExtraWrite:
                 raise InvalidInputError(
                     f"writes: {part} is longer than {LIMITS.key_bytes} bytes", field="writes"
                 )
-        if self.pk.startswith(RESERVED_PREFIXES):
+        if self.pk.startswith(RESERVED_PREFIXES) and not self._ledger_owned:
             raise InvalidInputError(
                 f"writes: pk {self.pk[:40]!r} starts with a prefix the ledger keeps for itself "
                 f"({', '.join(RESERVED_PREFIXES)})",
@@ -171,6 +190,14 @@ class ExtraWrite:
             else:
                 merged[name] = value
         return merged
+
+
+@dataclass(frozen=True)
+class LedgerWrite(ExtraWrite):
+    """An item the ledger writes for itself in a claim's transaction (under its reserved
+    prefixes: ``stepsaga.ledger.latest``); never built from a caller's input."""
+
+    _ledger_owned: ClassVar[bool] = True
 
 
 OutcomeWrites = Sequence[ExtraWrite] | Callable[["Record"], Sequence[ExtraWrite]]
@@ -278,6 +305,7 @@ __all__ = [
     "Limits",
     "Writes",
     "absent",
+    "at_most",
     "checked",
     "equals",
     "present",

@@ -1,8 +1,9 @@
 """What an item records so a person (or the audit) can see why it exists.
 
-Evidence holds identifiers and our own error texts only: the request digest, the last
-error (name and message, never the stack trace), the downstream reference, the attempts
-and what a lookup found. Our error messages carry keys and digests, never personal data.
+Evidence holds identifiers and error texts: the request digest, the last error (name and
+message, never the stack trace; an unexpected exception's message is kept bounded, after
+the team's redaction hook, with the frame that raised it: ``stepsaga.errors.describe``),
+the downstream reference, the attempts and what a lookup found.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from stepsaga.ledger import Record
 if TYPE_CHECKING:  # the events' models cost every CLI start-up ~20 ms; only handlers need them
     from stepsaga.workflow.events import CaughtError
 
-MAX_MESSAGE = 500
+MAX_MESSAGE = 1000
 
 
 def failure_of(caught: CaughtError) -> dict[str, str]:

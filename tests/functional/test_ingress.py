@@ -225,3 +225,39 @@ def test_a_case_with_a_reserved_top_level_field_is_dead_lettered_naming_it(
     assert (outcome.verdict, outcome.field) == (Verdict.INVALID, "results")
     assert "case field 'results' is reserved" in (outcome.reason or "")
     assert ingress.executions() == []
+
+
+def _revision(number: int) -> str:
+    data = case_data()
+    data["approval"]["revision"] = number
+    return json.dumps(data)
+
+
+def test_an_earlier_revision_after_a_later_one_is_dead_lettered_as_superseded(
+    ingress: Ingress,
+) -> None:
+    assert ingress.deliver(_revision(2)) == {"batchItemFailures": []}
+    later = execution_name("acme", "CASE-1001", 2)
+    assert ingress.executions() == [later]
+    assert ingress.starter.start(_revision(1)).verdict is Verdict.SUPERSEDED
+    assert ingress.deliver(_revision(1)) == {"batchItemFailures": []}
+    assert ingress.executions() == [later]  # revision 1 never starts
+    assert [p.revision for p in case_pointers(ingress.aws.ddb, TABLE, "CASE-1001")] == [2]
+    (_, reason), *_ = ingress.dead_letters()
+    assert f"revision 2 exists (execution {later}), so this revision is superseded" in reason
+
+
+def test_a_later_revision_waits_while_an_earlier_one_runs(ingress: Ingress) -> None:
+    ingress.deliver(_revision(1))
+    body = _revision(2)
+    ingress.sqs.send_message(QueueUrl=ingress.queue_url, MessageBody=body)
+    (message,) = ingress.sqs.receive_message(QueueUrl=ingress.queue_url)["Messages"]
+    record = {"messageId": message["MessageId"], "body": message["Body"]}
+    # Not started, not dead-lettered: SQS delivers it again later.
+    answer = ingress.starter.handle({"Records": [record]})
+    assert answer == {"batchItemFailures": [{"itemIdentifier": message["MessageId"]}]}
+    assert ingress.executions() == [NAME]
+    assert ingress.dead_letters() == []
+    ingress.aws.backend().stop(NAME, by="ops@acme.example", note="customer changed the order")
+    assert ingress.starter.handle({"Records": [record]}) == {"batchItemFailures": []}
+    assert ingress.executions() == [NAME, execution_name("acme", "CASE-1001", 2)]

@@ -542,7 +542,7 @@ class AwsBackend:
             reason = exc.data.get("service_message") or exc.message
             raise DecisionNotDeliveredError(
                 f"item {item.item_id} is resolved as {decided}, but execution {name} no "
-                f"longer waits for it ({exc.error_name()}: {reason}); redrive it "
+                f"longer waits for it ({type(exc).__name__}: {reason}); redrive it "
                 f"(stepsaga --backend aws redrive {name}) and it goes on with this decision",
                 item_id=item.item_id,
             ) from exc

@@ -7,8 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from stepsaga.errors import OutcomeUnknownError
-from stepsaga.ledger import Claim, Ledger, ReconOutcome, Replay, Status
+from stepsaga.errors import OutcomeUnknownError, RevisionSupersededError
+from stepsaga.ledger import Claim, Ledger, ReconOutcome, ReconStatus, Record, Replay, Status
+from stepsaga.ledger.store import ForwardingStore
+from tests.conformance.ledger.conftest import LedgerFactory
 from tests.conformance.ledger.helpers import Counter, make_action
 
 REFUND = {"payment_id": "PAY-991", "amount": "20.00", "currency": "USD"}
@@ -158,3 +160,117 @@ def test_a_ledger_written_before_terms_is_migrated_and_keeps_its_records(tmp_pat
         # An old record carries no terms: a later revision cannot compare, so a person does.
         with pytest.raises(OutcomeUnknownError, match="terms were not recorded"):
             ledger.claim(make_action(revision=2))
+
+
+# --- the ledger's own half: no earlier revision acts once a later one has ----------------
+
+
+def test_once_a_later_revision_claimed_no_earlier_revision_acts(ledger: Ledger) -> None:
+    earlier = ledger.claim(make_action("reserve_stock", revision=1))
+    assert isinstance(earlier, Claim)
+    ledger.release(earlier, "throttled before sending")
+    later = ledger.claim(make_action("create_shipment", revision=2))
+    assert isinstance(later, Claim)
+
+    refund = make_action(revision=1)  # never claimed: refused, nothing written
+    with pytest.raises(RevisionSupersededError, match="revision 2 of case CASE-1001") as raised:
+        ledger.claim(refund)
+    assert raised.value.data["latest_revision"] == 2
+    assert ledger.get(refund.key) is None
+    with pytest.raises(RevisionSupersededError):  # a released claim is not taken again
+        ledger.claim(make_action("reserve_stock", revision=1))
+    undo = make_action("reserve_stock:compensate:release_stock", revision=1)
+    with pytest.raises(RevisionSupersededError):  # nor is revision 1's effect undone
+        ledger.claim(undo)
+    effect = Counter()
+    with pytest.raises(RevisionSupersededError):
+        ledger.perform(make_action("notify", revision=1), effect)
+    assert effect.calls == 0
+    # The same and later revisions act as usual; another case is not concerned.
+    assert isinstance(ledger.claim(make_action(revision=2)), Claim)
+    assert isinstance(ledger.claim(make_action("notify", revision=3)), Claim)
+    assert isinstance(ledger.claim(make_action(case="CASE-2002", revision=1)), Claim)
+
+
+def test_an_earlier_claim_already_made_still_records_its_outcome(ledger: Ledger) -> None:
+    earlier = ledger.claim(make_action(revision=1))
+    assert isinstance(earlier, Claim)
+    with pytest.raises(OutcomeUnknownError, match="under revision 1 is IN_PROGRESS"):
+        ledger.claim(make_action(revision=2))  # acts (questions revision 1's effect)
+    done = ledger.complete(earlier, {"refund_id": "RF-1"})  # dispatched: it must be known
+    assert done.status is Status.COMPLETED
+    with pytest.raises(RevisionSupersededError):
+        ledger.claim(make_action("create_shipment", revision=1))
+
+
+def test_an_earlier_revision_cannot_claim_between_a_later_ones_read_and_claim(
+    ledger: Ledger, make_ledger: LedgerFactory
+) -> None:
+    """Revision 2 reads revision 1's (absent) record, then revision 1 tries to claim it
+    before revision 2 does: without the latest-revision item both would perform."""
+    other = make_ledger()
+    refused: list[BaseException] = []
+
+    class Interleaved(ForwardingStore):
+        def get(self, key: str) -> Record | None:
+            found = super().get(key)
+            if key == make_action(revision=1).key and not refused:
+                try:
+                    other.claim(make_action(revision=1))
+                except RevisionSupersededError as exc:
+                    refused.append(exc)
+            return found
+
+    racing = Ledger(Interleaved(ledger._store), clock=ledger.clock)
+    assert isinstance(racing.claim(make_action(revision=2)), Claim)
+    assert len(refused) == 1
+    assert ledger.get(make_action(revision=1).key) is None  # one refund, not two
+
+
+@pytest.mark.parametrize(
+    ("outcome", "earlier_status"),
+    [(ReconOutcome.APPLIED, Status.COMPLETED), (ReconOutcome.NOT_APPLIED, Status.RELEASED)],
+)
+def test_settling_the_later_revisions_item_closes_the_earlier_ones_with_a_pointer(
+    ledger: Ledger, outcome: ReconOutcome, earlier_status: Status
+) -> None:
+    first = ledger.claim(make_action(revision=1))
+    assert isinstance(first, Claim)
+    ledger.mark_unknown(first, "reply lost")
+    asked = ledger.open_item(
+        first.key,
+        "outcome unknown (attempt 1)",
+        step="RefundPayment",
+        evidence={},
+        dual_control=True,
+    )
+    later = make_action(revision=2)
+    with pytest.raises(OutcomeUnknownError):  # the same question, asked again by revision 2
+        ledger.claim(later)
+    item = ledger.open_item(later.key, "revision conflict", step="RefundPayment", evidence={})
+    other = ledger.open_item(  # another case's item is not concerned
+        ledger.claim(make_action(case="CASE-2002")).key,  # type: ignore[union-attr]
+        "outcome unknown (attempt 1)",
+        step="RefundPayment",
+        evidence={},
+    )
+
+    ledger.resolve_item(item.item_id, outcome, "ops@acme.example", "checked with payments")
+
+    closed = ledger.get_item(asked.item_id)
+    assert closed is not None
+    assert closed.status is ReconStatus.RESOLVED
+    assert closed.outcome is outcome
+    assert closed.note is not None
+    assert closed.note.startswith(
+        f"settled by revision 2 (item {item.item_id}, {outcome.value} by ops@acme.example)"
+    )
+    record = ledger.get(first.key)
+    assert record is not None
+    assert record.status is earlier_status
+    audit = ledger.get_audit(asked.item_id)
+    assert audit is not None
+    assert [d.by for d in audit.deciders] == ["ops@acme.example"]
+    untouched = ledger.get_item(other.item_id)
+    assert untouched is not None
+    assert untouched.status is ReconStatus.OPEN

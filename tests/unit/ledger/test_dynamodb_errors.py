@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import boto3
 import pytest
 from botocore.exceptions import ClientError, EndpointConnectionError
@@ -89,15 +91,27 @@ def test_a_conflict_is_retried_after_a_jittered_pause_within_the_bound() -> None
     assert 0 <= pauses[1] <= 0.02
 
 
-def test_a_tenant_without_a_budget_pays_no_transaction() -> None:
-    ledger, stub = stubbed()
+def test_a_tenant_without_a_budget_pays_no_debit() -> None:
+    client = boto3.client("dynamodb", region_name="us-east-1")
+    ledger, stub = Ledger(DynamoDBStore("ledger", client)), Stubber(client)
+    sent: list[dict[str, Any]] = []
+    client.meta.events.register(
+        "provide-client-params.dynamodb.TransactWriteItems",
+        lambda params, **_: sent.append(params),
+    )
     stub.add_response("get_item", {})
     stub.add_response("query", {"Items": []})  # no shard: no budget
-    stub.add_response("put_item", {})  # the plain conditional claim, nothing else
+    # One transaction: the conditional claim and the case's latest revision, no budget.
+    stub.add_response("transact_write_items", {})
     with stub:
         claim = ledger.claim(make_action(cost=3))
     stub.assert_no_pending_responses()
     assert claim.record.debited == 0
+    keys = [
+        next(iter(op.values()))["Key" if "Update" in op else "Item"]
+        for op in sent[0]["TransactItems"]
+    ]
+    assert [key["sk"]["S"] for key in keys] == ["ACTION", "LATEST_REVISION"]
 
 
 def test_access_problems_are_bad_configuration() -> None:

@@ -9,7 +9,7 @@ from stepsaga.ledger.sqlite import SqliteStore
 from tests.conformance.ledger.helpers import make_action
 
 
-def test_a_tenant_without_a_budget_claims_in_one_statement(tmp_path: Path) -> None:
+def test_a_tenant_without_a_budget_claims_in_one_transaction(tmp_path: Path) -> None:
     statements: list[str] = []
     ledger = Ledger(SqliteStore(tmp_path / "ledger.db", trace=statements.append))
     statements.clear()
@@ -18,7 +18,9 @@ def test_a_tenant_without_a_budget_claims_in_one_statement(tmp_path: Path) -> No
     writes = [
         s.split()[0].upper() for s in statements if not s.lstrip().upper().startswith("SELECT")
     ]
-    assert writes == ["INSERT"]  # no BEGIN IMMEDIATE … ROLLBACK before it
+    # The record and the case's latest revision (stepsaga.ledger.latest); no budget, and no
+    # BEGIN IMMEDIATE … ROLLBACK before it.
+    assert writes == ["BEGIN", "INSERT", "INSERT", "COMMIT"]
 
 
 def test_a_budgeted_tenant_is_debited_in_the_claims_transaction(tmp_path: Path) -> None:
