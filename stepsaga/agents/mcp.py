@@ -400,16 +400,23 @@ class LedgeredTools:
         scope: ActionScope,
         arguments: dict[str, Any],
     ) -> dict[str, Any]:
-        """Run once per key; a concurrent duplicate waits for the holder (bounded)."""
+        """Run once per key; a concurrent duplicate waits for the holder (bounded). Only the
+        ledger's refusal to claim waits: the same error raised by the tool itself has the
+        fate the error table gives it, like any other."""
         deadline = time.monotonic() + self._busy_wait_s
         while True:
+            entered = False
+
+            def run(_claim: object) -> Mapping[str, Any]:
+                nonlocal entered
+                entered = True
+                return spec.fn(**arguments, scope=scope)
+
             try:
-                done = ledger.run(
-                    action, lambda _claim: spec.fn(**arguments, scope=scope), writes=scope.writes
-                )
+                done = ledger.run(action, run, writes=scope.writes)
             except ActionInProgressError:
                 remaining = deadline - time.monotonic()
-                if remaining <= 0:
+                if entered or remaining <= 0:
                     raise
                 self._sleep(min(_POLL_S, remaining))
                 continue

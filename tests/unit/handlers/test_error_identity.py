@@ -14,9 +14,10 @@ import os
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import pytest
+from pydantic import Field
 
 from stepsaga import errors
 from stepsaga.clock import ManualClock
@@ -309,19 +310,30 @@ def test_the_mcp_tool(world: World) -> None:
     for effect in RECORDED:
 
         @tools.mutating(effect=effect, name=f"{effect.value}_tool")
-        def tool(text: str, *, scope: ActionScope) -> dict[str, Any]:
+        def tool(
+            text: Annotated[str, Field(description="what to do")], *, scope: ActionScope
+        ) -> dict[str, Any]:
             if script:
                 raise script.pop(0)
             return {"ok": text}
 
     def call(name: str, key: str) -> Any:
+        """The tool's result; an error result raised as the framework error it names (the
+        MCP layer answers errors as structured content, not as exceptions)."""
         arguments = {"text": "hello", "idempotencyKey": key}
-        return asyncio.run(server.call_tool(name, arguments, None))
+        result: Any = asyncio.run(server.call_tool(name, arguments, None))
+        if result.is_error:
+            failure = result.structured_content
+            named: type[StepSagaError] = getattr(errors, failure["error"])
+            error = named.__new__(named)  # its name, not its constructor's data
+            Exception.__init__(error, failure["message"])
+            raise error
+        return result
 
     for cls, effect in itertools.product(CLASSES, RECORDED):
-        key = KeyBook(world.ledger).issue("acme")
-        script[:] = [make_error(cls)]
         name = f"{effect.value}_tool"
+        key = KeyBook(world.ledger).issue("acme", tool=name, args={"text": "hello"})
+        script[:] = [make_error(cls)]
         # The tool's error result is the MCP layer's format; the error is its cause.
         first = _leaves(call, name, key)
         assert first is not None
