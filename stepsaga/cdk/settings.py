@@ -43,6 +43,13 @@ DEFAULT_FUNCTION_TIMEOUT_SECONDS: Final = 30
 DEFAULT_MEMORY_MB: Final = 512
 #: CloudWatch Logs accepts only these retention periods (days).
 LOG_RETENTION_DAYS: Final = (1, 3, 5, 7, 14, 30, 60, 90, 180, 365, 731, 1827, 3653)
+#: A Standard execution runs at most a year; the default bounds a case at 30 days (a
+#: person's decision waits 7 days by default, and a redrive continues within 14).
+MAX_EXECUTION_TIMEOUT_SECONDS: Final = 365 * 24 * 3600
+DEFAULT_EXECUTION_TIMEOUT_SECONDS: Final = 30 * 24 * 3600
+#: Lambda's bounds on an SQS event source's ``MaximumConcurrency``.
+MIN_QUEUE_CONCURRENCY: Final = 2
+MAX_QUEUE_CONCURRENCY: Final = 1000
 _STAGE: Final = re.compile(r"^[a-z][a-z0-9-]{0,19}$")
 _ENV_NAME: Final = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 #: Set by the construct on every function; an app may not override them.
@@ -77,8 +84,16 @@ class StageSettings:
     #: Table deletion protection; when on, table, key and log groups are RETAINed.
     deletion_protection: bool = False
     log_retention_days: int = 30
-    #: Reserved concurrency of each saga function (None: unreserved).
+    #: Reserved concurrency of each saga function (None: unreserved);
+    #: ``FunctionSettings.reserved_concurrency`` overrides it per function.
     reserved_concurrency: int | None = None
+    #: The most concurrent starters the ingress queue drives (its event source's
+    #: ``MaximumConcurrency``): a backlog after an outage cannot take the account's Lambda
+    #: concurrency from the saga's own functions.
+    ingress_max_concurrency: int = 5
+    #: The execution-level ``TimeoutSeconds`` of the state machine: a case that runs (or
+    #: waits) longer ends ``TIMED_OUT``, which the automatic redrive picks up.
+    execution_timeout_seconds: int = DEFAULT_EXECUTION_TIMEOUT_SECONDS
     #: Age at which an OPEN reconciliation item raises the overdue alarm.
     overdue_reconciliation_hours: int = 24
     bundling: BundlingMode = BundlingMode.PIP
@@ -104,6 +119,16 @@ class StageSettings:
         if self.reserved_concurrency is not None and self.reserved_concurrency < 1:
             raise DeploymentError(
                 "reserved_concurrency: at least 1 (0 would disable the functions)"
+            )
+        if not MIN_QUEUE_CONCURRENCY <= self.ingress_max_concurrency <= MAX_QUEUE_CONCURRENCY:
+            raise DeploymentError(
+                f"ingress_max_concurrency {self.ingress_max_concurrency}: "
+                f"{MIN_QUEUE_CONCURRENCY} to {MAX_QUEUE_CONCURRENCY} (Lambda's bounds)"
+            )
+        if not 60 <= self.execution_timeout_seconds <= MAX_EXECUTION_TIMEOUT_SECONDS:
+            raise DeploymentError(
+                f"execution_timeout_seconds {self.execution_timeout_seconds}: 60 to "
+                f"{MAX_EXECUTION_TIMEOUT_SECONDS} (a year, Step Functions' limit)"
             )
         if self.overdue_reconciliation_hours < 1:
             raise DeploymentError("overdue_reconciliation_hours: at least 1")
@@ -177,6 +202,7 @@ class FunctionSettings:
       signed client with ``ctx.signed_apis.client(variable)``.
     * ``grant`` — grants on the app's own resources.
     * ``timeout_seconds`` / ``memory_mb`` — unset: the defaults (30 s, 512 MB).
+    * ``reserved_concurrency`` — unset: ``StageSettings.reserved_concurrency``.
 
     Per-function settings are merged over the defaults: environments, secrets and signed
     APIs key by key,
@@ -190,6 +216,7 @@ class FunctionSettings:
     grant: Grant | None = None
     timeout_seconds: int | None = None
     memory_mb: int | None = None
+    reserved_concurrency: int | None = None
 
     def __post_init__(self) -> None:
         named = [*self.environment, *self.secrets, *self.parameters, *self.signed_apis]
@@ -207,6 +234,8 @@ class FunctionSettings:
             raise DeploymentError("timeout_seconds: between 1 and 900 (Lambda's limit)")
         if self.memory_mb is not None and not 128 <= self.memory_mb <= 10240:
             raise DeploymentError("memory_mb: between 128 and 10240")
+        if self.reserved_concurrency is not None and self.reserved_concurrency < 1:
+            raise DeploymentError("reserved_concurrency: at least 1 (0 would disable the function)")
 
     def over(self, defaults: FunctionSettings) -> FunctionSettings:
         """These settings merged over ``defaults``."""
@@ -224,4 +253,5 @@ class FunctionSettings:
             grant=grant_all if grants else None,
             timeout_seconds=self.timeout_seconds or defaults.timeout_seconds,
             memory_mb=self.memory_mb or defaults.memory_mb,
+            reserved_concurrency=self.reserved_concurrency or defaults.reserved_concurrency,
         )

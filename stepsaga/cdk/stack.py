@@ -149,7 +149,7 @@ class SagaResources(Construct):
             self,
             "Saga",
             name=machine_name,
-            saga=saga,
+            saga=saga.with_execution_timeout(settings.execution_timeout_seconds),
             functions=self.functions,
             aliases=self.aliases,
             key=self.key,
@@ -159,7 +159,7 @@ class SagaResources(Construct):
         self.state_machine: sfn.StateMachine = machine.state_machine
         self.state_machine_alias_arn: str = machine.alias_arn
 
-        self.overdue_check = SagaFunction(
+        overdue_check = SagaFunction(
             self,
             "OverdueReconciliationCheck",
             handler=OVERDUE_CHECK_HANDLER,
@@ -169,13 +169,15 @@ class SagaResources(Construct):
             extra_environment={
                 overdue.ENV_OVERDUE_AFTER_SECONDS: str(settings.overdue_reconciliation_hours * 3600)
             },
-        ).function
+        )
+        self.overdue_check = overdue_check.function
         events.Rule(
             self,
             "OverdueReconciliationSchedule",
             description=f"Runs the overdue reconciliation check of {saga.name}",
             schedule=events.Schedule.rate(OVERDUE_CHECK_RATE),
-            targets=[targets.LambdaFunction(self.overdue_check, retry_attempts=0)],
+            # The released version (the alias), never $LATEST.
+            targets=[targets.LambdaFunction(overdue_check.alias, retry_attempts=0)],
         )
 
         self.ingress: SagaIngress | None = None
@@ -187,6 +189,7 @@ class SagaResources(Construct):
                 state_machine_name=machine_name,
                 start_arn=machine.alias_arn,
                 shared=replace(shared, reserved_concurrency=None),
+                max_concurrency=settings.ingress_max_concurrency,
             )
 
         self.auto_redrive: SagaAutoRedrive | None = None

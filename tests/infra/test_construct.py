@@ -157,13 +157,20 @@ def two_sagas(project: Project, tmp_path_factory: pytest.TempPathFactory) -> Two
         app,
         project=project,
         saga="alpha-order",
-        settings=replace(settings, auto_redrive=AutoRedrive(max_redrives=5, base_delay_seconds=30)),
+        settings=replace(
+            settings,
+            auto_redrive=AutoRedrive(max_redrives=5, base_delay_seconds=30, max_concurrency=3),
+            reserved_concurrency=20,
+            ingress_max_concurrency=7,
+            execution_timeout_seconds=14 * 24 * 3600,
+        ),
         defaults=FunctionSettings(environment={"ACME_BILLING_URL": "https://billing.example"}),
         functions={
             "ChargeCard": FunctionSettings(
                 environment={"ACME_MODE": "strict"},
                 grant=send_to_queue,
                 memory_mb=1024,
+                reserved_concurrency=50,
                 parameters={"ACME_API_KEY_PARAMETER": api_key},
                 signed_apis={"ACME_PAYMENTS_API_URL": PAYMENTS_API},
             ),
@@ -234,6 +241,29 @@ def test_auto_redrive_takes_its_bounds_from_the_settings_and_none_turns_it_off(
         for r in beta.values()
         if r["Type"] == "AWS::Events::Rule" and "EventPattern" in r["Properties"]
     ]
+
+
+def test_concurrency_and_the_execution_timeout_come_from_the_settings(
+    two_sagas: TwoSagas,
+) -> None:
+    """Reserved concurrency per saga function (the stage's, or the function's own), the
+    queue triggers' ``MaximumConcurrency``, the execution's ``TimeoutSeconds``."""
+    for stack, reserved, ingress_max, redrive_max, timeout in (
+        (two_sagas.alpha, {"ChargeCard": 50, "Notify": 20, "Reconcile": 20}, 7, 3, 14 * 86400),
+        (two_sagas.beta, {"Lookup": None}, 5, None, 30 * 86400),
+    ):
+        functions = two_sagas.resources(stack, "AWS::Lambda::Function").values()
+        by_name = {
+            f["Properties"]["Environment"]["Variables"].get(deployment.ENV_FUNCTION): f
+            for f in functions
+        }
+        for name, expected in reserved.items():
+            assert by_name[name]["Properties"].get("ReservedConcurrentExecutions") == expected
+        mappings = two_sagas.resources(stack, "AWS::Lambda::EventSourceMapping").values()
+        maxima = sorted(m["Properties"]["ScalingConfig"]["MaximumConcurrency"] for m in mappings)
+        assert maxima == sorted(m for m in (ingress_max, redrive_max) if m is not None)
+        (machine,) = two_sagas.resources(stack, "AWS::StepFunctions::StateMachine").values()
+        assert json.loads(machine["Properties"]["DefinitionString"])["TimeoutSeconds"] == timeout
 
 
 def test_the_apps_grant_reaches_only_its_function(two_sagas: TwoSagas) -> None:

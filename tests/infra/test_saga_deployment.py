@@ -118,6 +118,8 @@ def test_saga_names_must_fit_stack_names() -> None:
         ({"log_retention_days": 10}, "log_retention_days 10"),
         ({"reserved_concurrency": 0}, "reserved_concurrency"),
         ({"overdue_reconciliation_hours": 0}, "overdue_reconciliation_hours"),
+        ({"ingress_max_concurrency": 1}, "ingress_max_concurrency 1: 2 to 1000"),
+        ({"ingress_max_concurrency": 1001}, "ingress_max_concurrency 1001"),
     ],
 )
 def test_bad_stage_settings_are_refused(settings: dict[str, Any], message: str) -> None:
@@ -138,6 +140,7 @@ def test_production_stage_defaults() -> None:
         ({"environment": {"STEPSAGA_FUNCTION": "x"}}, "set by the construct"),
         ({"environment": {"1BAD": "x"}}, "not a valid name"),
         ({"timeout_seconds": 901}, "timeout_seconds"),
+        ({"reserved_concurrency": 0}, "reserved_concurrency"),
         ({"memory_mb": 64}, "memory_mb"),
     ],
 )

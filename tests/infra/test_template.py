@@ -237,7 +237,8 @@ def test_overdue_check_runs_on_a_schedule(synthesized: Synthesized) -> None:
         "AWS::Events::Rule",
         {
             "ScheduleExpression": "rate(15 minutes)",
-            "Targets": [Match.object_like({"Arn": {"Fn::GetAtt": [logical_id, "Arn"]}})],
+            # The released version (the ``live`` alias), never $LATEST.
+            "Targets": [Match.object_like({"Arn": {"Ref": synthesized.live_alias(logical_id)}})],
         },
     )
 
