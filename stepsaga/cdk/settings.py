@@ -28,7 +28,9 @@ if TYPE_CHECKING:
 __all__ = [
     "PRODUCTION_STAGES",
     "AutoRedrive",
+    "Backup",
     "BundlingMode",
+    "Canary",
     "DeploymentError",
     "FunctionSettings",
     "SignedApi",
@@ -52,6 +54,10 @@ MIN_QUEUE_CONCURRENCY: Final = 2
 MAX_QUEUE_CONCURRENCY: Final = 1000
 _STAGE: Final = re.compile(r"^[a-z][a-z0-9-]{0,19}$")
 _ENV_NAME: Final = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+#: AWS's tag rules: keys 1-128, values 0-256 characters of letters, digits, spaces and
+#: ``_ . : / = + - @``; the ``aws:`` prefix is AWS's own.
+_TAG_KEY: Final = re.compile(r"^[\w .:/=+\-@]{1,128}$")
+_TAG_VALUE: Final = re.compile(r"^[\w .:/=+\-@]{0,256}$")
 #: Set by the construct on every function; an app may not override them.
 _RESERVED_PREFIXES: Final = (
     "STEPSAGA_SAGA",
@@ -77,6 +83,37 @@ class BundlingMode(StrEnum):
 
 
 @dataclass(frozen=True)
+class Canary:
+    """How a release reaches each function's ``live`` alias (CodeDeploy): ``percent`` of
+    invocations first, the rest ``minutes`` later, rolled back if an alarm of the
+    deployment fires meanwhile (``stepsaga.cdk.releases``)."""
+
+    percent: int = 10
+    minutes: int = 5
+
+    def __post_init__(self) -> None:
+        if not 1 <= self.percent <= 99:
+            raise DeploymentError(f"canary percent {self.percent}: 1 to 99")
+        if not 1 <= self.minutes <= 2880:
+            raise DeploymentError(f"canary minutes {self.minutes}: 1 to 2880 (CodeDeploy's)")
+
+
+@dataclass(frozen=True)
+class Backup:
+    """An AWS Backup plan for the ledger table (besides its point-in-time recovery): a
+    daily backup at ``hour_utc``, kept ``retention_days``."""
+
+    retention_days: int = 35
+    hour_utc: int = 3
+
+    def __post_init__(self) -> None:
+        if not 1 <= self.retention_days <= 36500:
+            raise DeploymentError(f"backup retention_days {self.retention_days}: 1 to 36500")
+        if not 0 <= self.hour_utc <= 23:
+            raise DeploymentError(f"backup hour_utc {self.hour_utc}: 0 to 23")
+
+
+@dataclass(frozen=True)
 class StageSettings:
     """Per-stage settings of one saga deployment (defaults: the ``dev`` stage)."""
 
@@ -94,6 +131,15 @@ class StageSettings:
     #: The execution-level ``TimeoutSeconds`` of the state machine: a case that runs (or
     #: waits) longer ends ``TIMED_OUT``, which the automatic redrive picks up.
     execution_timeout_seconds: int = DEFAULT_EXECUTION_TIMEOUT_SECONDS
+    #: Tags on every resource of the deployment (besides ``stepsaga:saga`` and
+    #: ``stepsaga:stage``, which it always has).
+    tags: Mapping[str, str] = field(default_factory=dict)
+    #: Canary releases of the functions' ``live`` aliases with alarm rollback (CodeDeploy);
+    #: None: a release moves each alias at once.
+    canary: Canary | None = field(default_factory=Canary)
+    #: A daily AWS Backup plan of the ledger table; None (the default): point-in-time
+    #: recovery only (docs/operating-aws.md, "Restoring the ledger").
+    backup: Backup | None = None
     #: Age at which an OPEN reconciliation item raises the overdue alarm.
     overdue_reconciliation_hours: int = 24
     bundling: BundlingMode = BundlingMode.PIP
@@ -130,6 +176,15 @@ class StageSettings:
                 f"execution_timeout_seconds {self.execution_timeout_seconds}: 60 to "
                 f"{MAX_EXECUTION_TIMEOUT_SECONDS} (a year, Step Functions' limit)"
             )
+        for key, value in self.tags.items():
+            if not _TAG_KEY.match(key) or key.lower().startswith("aws:"):
+                raise DeploymentError(
+                    f"tag {key!r}: 1 to 128 letters, digits, spaces or _.:/=+-@, not aws:"
+                )
+            if not _TAG_VALUE.match(value):
+                raise DeploymentError(
+                    f"tag {key} value {value!r}: at most 256 letters, digits, spaces or _.:/=+-@"
+                )
         if self.overdue_reconciliation_hours < 1:
             raise DeploymentError("overdue_reconciliation_hours: at least 1")
         if self.ledger_indexes is not None and not 1 <= self.ledger_indexes <= len(GSIS):
