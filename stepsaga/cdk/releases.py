@@ -25,7 +25,6 @@ from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_codedeploy as codedeploy
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
-from cdk_nag import NagSuppressions
 from constructs import Construct
 
 from stepsaga.cdk.settings import Canary
@@ -62,11 +61,31 @@ class CanaryReleases(Construct):
             "Role",
             assumed_by=iam.ServicePrincipal("codedeploy.amazonaws.com"),
             description="CodeDeploy: shifts the functions' live aliases, reads the alarms",
-            managed_policies=[
-                iam.ManagedPolicy.from_aws_managed_policy_name(
-                    "service-role/AWSCodeDeployRoleForLambdaLimited"
-                )
-            ],
+        )
+        # What AWS's AWSCodeDeployRoleForLambdaLimited grants a Lambda deployment without
+        # hooks, on exactly these aliases and alarms. The alias ARNs are written from the
+        # functions' (a reference to the aliases would be a cycle: each alias's update
+        # policy names its deployment group, which depends on this role).
+        live = [
+            f"{alias.version.lambda_.function_arn}:{alias.alias_name}" for alias in aliases.values()
+        ]
+        role.add_to_principal_policy(
+            iam.PolicyStatement(
+                sid="ShiftLiveAliases",
+                actions=[
+                    "lambda:GetAlias",
+                    "lambda:UpdateAlias",
+                    "lambda:GetProvisionedConcurrencyConfig",
+                ],
+                resources=live,
+            )
+        )
+        role.add_to_principal_policy(
+            iam.PolicyStatement(
+                sid="ReadRollbackAlarms",
+                actions=["cloudwatch:DescribeAlarms"],
+                resources=[alarm.alarm_arn for alarm in alarms],
+            )
         )
         self.groups: dict[str, codedeploy.LambdaDeploymentGroup] = {
             name: codedeploy.LambdaDeploymentGroup(
@@ -76,28 +95,12 @@ class CanaryReleases(Construct):
                 alias=alias,
                 deployment_config=self.config,
                 alarms=list(alarms),
-                role=role,
+                # CDK would attach AWSCodeDeployRoleForLambdaLimited (Resource "*"); the
+                # role has its exact statements above instead.
+                role=role.without_policy_updates(),
                 auto_rollback=codedeploy.AutoRollbackConfig(
                     failed_deployment=True, stopped_deployment=True, deployment_in_alarm=True
                 ),
             )
             for name, alias in aliases.items()
         }
-        NagSuppressions.add_resource_suppressions(
-            role,
-            [
-                {
-                    "id": "AwsSolutions-IAM4",
-                    "reason": (
-                        "AWSCodeDeployRoleForLambdaLimited is AWS's policy for CodeDeploy's "
-                        "Lambda deployments: read the alarms, update an alias, publish to "
-                        "SNS topics named CodeDeployTopic*; AWS maintains it with the service."
-                    ),
-                    "appliesTo": [
-                        "Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/"
-                        "AWSCodeDeployRoleForLambdaLimited"
-                    ],
-                },
-            ],
-            apply_to_children=True,
-        )

@@ -192,3 +192,39 @@ def test_every_taggable_resource_carries_the_saga_and_stage(synthesized: Synthes
         found = {t["Key"]: t["Value"] for t in tags} if isinstance(tags, list) else dict(tags)
         assert wanted.items() <= found.items(), logical_id
     assert taggable > 50
+
+
+def test_codedeploy_may_shift_exactly_the_live_aliases_and_read_the_rollback_alarm(
+    synthesized: Synthesized,
+) -> None:
+    (role_id,) = [
+        k
+        for k, r in synthesized.resources("AWS::IAM::Role").items()
+        if "codedeploy.amazonaws.com" in json.dumps(r["Properties"]["AssumeRolePolicyDocument"])
+    ]
+    statements = [
+        s
+        for p in synthesized.resources("AWS::IAM::Policy").values()
+        if {"Ref": role_id} in p["Properties"]["Roles"]
+        for s in p["Properties"]["PolicyDocument"]["Statement"]
+    ]
+    by_sid = {s["Sid"]: s for s in statements}
+    assert set(by_sid) == {"ShiftLiveAliases", "ReadRollbackAlarms"}
+    shift = by_sid["ShiftLiveAliases"]
+    assert sorted(shift["Action"]) == [
+        "lambda:GetAlias",
+        "lambda:GetProvisionedConcurrencyConfig",
+        "lambda:UpdateAlias",
+    ]
+    functions = synthesized.resources("AWS::Lambda::Function")
+    assert sorted(
+        (r["Fn::Join"][1][0]["Fn::GetAtt"][0], r["Fn::Join"][1][1]) for r in shift["Resource"]
+    ) == sorted((f, ":live") for f in functions)
+    read = by_sid["ReadRollbackAlarms"]
+    assert read["Action"] == "cloudwatch:DescribeAlarms"
+    (rollback_id,) = [
+        k
+        for k, a in synthesized.resources("AWS::CloudWatch::Alarm").items()
+        if a["Properties"]["AlarmName"].endswith("-ReleaseFaults")
+    ]
+    assert read["Resource"] == {"Fn::GetAtt": [rollback_id, "Arn"]}
