@@ -44,6 +44,7 @@ from tests.functional.aws_support import (
     TABLE,
     FakeAws,
     RedrivingSfn,
+    VisibilityRecorder,
     fake_aws,
 )
 from tests.functional.cli_support import case_data
@@ -75,6 +76,24 @@ class Queues:
                 )
             },
         )["QueueUrl"]
+
+    def ruled_by(self, pattern: dict[str, Any]) -> Any:
+        """An EventBridge client whose rule sends events matching ``pattern`` to this queue
+        through the stack's input transformer (as the stack deploys it)."""
+        events = boto3.client("events", region_name=REGION)
+        queue_arn = self.sqs.get_queue_attributes(QueueUrl=self.url, AttributeNames=["QueueArn"])
+        events.put_rule(Name="failed", EventPattern=json.dumps(pattern))
+        events.put_targets(
+            Rule="failed",
+            Targets=[
+                {
+                    "Id": "q",
+                    "Arn": queue_arn["Attributes"]["QueueArn"],
+                    "InputTransformer": _as_moto_needs(input_transformer()),
+                }
+            ],
+        )
+        return events
 
     def delayed(self) -> int:
         attributes = self.sqs.get_queue_attributes(
@@ -395,21 +414,6 @@ def test_aws_trouble_is_a_batch_item_failure(aws: FakeAws, queues: Queues) -> No
     assert response == {"batchItemFailures": [{"itemIdentifier": "m1"}]}
 
 
-class VisibilityRecorder:
-    """moto's SQS client, recording each visibility change the redriver asks for."""
-
-    def __init__(self, sqs: Any) -> None:
-        self._sqs = sqs
-        self.timeouts: list[int] = []
-
-    def change_message_visibility_batch(self, **kwargs: Any) -> Any:
-        self.timeouts.extend(e["VisibilityTimeout"] for e in kwargs["Entries"])
-        return self._sqs.change_message_visibility_batch(**kwargs)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._sqs, name)
-
-
 def test_under_throttling_the_batch_backs_off_and_is_redriven_after(
     aws: FakeAws, queues: Queues
 ) -> None:
@@ -475,19 +479,7 @@ def test_a_timed_out_execution_is_redriven(aws: FakeAws, queues: Queues) -> None
     aws.set_status(name, "TIMED_OUT")
     execution = stepfunctions_backends[ACCOUNT][REGION].describe_execution(arn)
     execution.stop_date = datetime.now(UTC) - LONG_AGO
-    events = boto3.client("events", region_name=REGION)
-    queue_arn = queues.sqs.get_queue_attributes(QueueUrl=queues.url, AttributeNames=["QueueArn"])
-    events.put_rule(Name="failed", EventPattern=json.dumps(event_pattern(aws.state_machine_arn)))
-    events.put_targets(
-        Rule="failed",
-        Targets=[
-            {
-                "Id": "q",
-                "Arn": queue_arn["Attributes"]["QueueArn"],
-                "InputTransformer": _as_moto_needs(input_transformer()),
-            }
-        ],
-    )
+    events = queues.ruled_by(event_pattern(aws.state_machine_arn))
     detail = _event(aws, arn)["detail"] | {"status": "TIMED_OUT", "error": None, "cause": None}
     events.put_events(
         Entries=[
@@ -530,19 +522,7 @@ def test_the_rule_sends_technical_failures_of_this_machine_only(
 ) -> None:
     """The pattern the stack deploys, matched by moto's EventBridge (``TestEventPattern`` is a
     stub in moto 5.2; a rule with an SQS target is its real matcher)."""
-    events = boto3.client("events", region_name=REGION)
-    queue_arn = queues.sqs.get_queue_attributes(QueueUrl=queues.url, AttributeNames=["QueueArn"])
-    events.put_rule(Name="failed", EventPattern=json.dumps(event_pattern(aws.state_machine_arn)))
-    events.put_targets(
-        Rule="failed",
-        Targets=[
-            {
-                "Id": "q",
-                "Arn": queue_arn["Attributes"]["QueueArn"],
-                "InputTransformer": _as_moto_needs(input_transformer()),
-            }
-        ],
-    )
+    events = queues.ruled_by(event_pattern(aws.state_machine_arn))
     arn = aws.execution_arn("acme-CASE-1-r1")
     other = _event(aws, arn)
     other["detail"]["stateMachineArn"] = f"arn:aws:states:{REGION}:{ACCOUNT}:stateMachine:other"

@@ -17,7 +17,7 @@ from stepsaga.backends.aws.pointers import Pointer, case_pointers, record_pointe
 from stepsaga.backends.naming import execution_name
 from stepsaga.ingress import REASON_ATTRIBUTE, Starter, Verdict
 from stepsaga.workflow import EffectClass, Saga, Step
-from tests.functional.aws_support import REGION, TABLE, FakeAws, fake_aws
+from tests.functional.aws_support import REGION, TABLE, FakeAws, VisibilityRecorder, fake_aws
 from tests.functional.cli_support import case_data
 from workflows.replacement_order import saga
 
@@ -180,23 +180,6 @@ class ThrottledStepFunctions:
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._sfn, name)
-
-
-class VisibilityRecorder:
-    """moto's SQS client, recording each visibility change asked for."""
-
-    def __init__(self, sqs: Any) -> None:
-        self._sqs = sqs
-        self.timeouts: list[int] = []
-        self.handles: list[str] = []
-
-    def change_message_visibility_batch(self, **kwargs: Any) -> Any:
-        self.timeouts.extend(e["VisibilityTimeout"] for e in kwargs["Entries"])
-        self.handles.extend(e["ReceiptHandle"] for e in kwargs["Entries"])
-        return self._sqs.change_message_visibility_batch(**kwargs)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._sqs, name)
 
 
 def test_a_throttled_start_backs_off_the_batch_instead_of_burning_receives(
