@@ -14,6 +14,13 @@ this app's own configuration, passed to its functions as their environment
 - ``bundling`` (default ``pip``): ``sources`` skips pip (synth-only checks, offline).
 - ``ledger_indexes`` (default: all): how many of the ledger table's indexes to declare,
   for upgrading a stack one index per deploy (docs/lookups.md).
+- ``ingress_max_concurrency`` (default 5): the most concurrent ingress starters.
+- ``execution_timeout_days`` (default 30): the state machine's ``TimeoutSeconds``, in days.
+- ``canary`` (default true): canary releases of the functions' aliases with alarm rollback.
+- ``backup_retention_days`` (default: no backup plan): a daily AWS Backup of the ledger,
+  kept that many days.
+- ``tags`` (default none): tags on every resource, a JSON object
+  (``-c 'tags={"team":"payments"}'``, or an object in cdk.json).
 - ``inventory_url``, ``payments_url``, ``shipping_url`` (required): base URLs of the
   downstream services the saga functions call over HTTPS (``ServiceEndpoints``);
   ``allow_insecure_service_urls`` (default false) also accepts ``http://``;
@@ -26,6 +33,7 @@ prints it and exits 2 instead of a traceback).
 
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import dataclass, field
 from typing import Final
@@ -35,7 +43,14 @@ from constructs import Node
 
 from services.dependencies import ENV_SERVICES, SERVICES_HTTP
 from services.http.config import ENV_TIMEOUTS, ENV_URLS, HttpTimeouts
-from stepsaga.cdk import BundlingMode, DeploymentError, FunctionSettings, StageSettings
+from stepsaga.cdk import (
+    Backup,
+    BundlingMode,
+    Canary,
+    DeploymentError,
+    FunctionSettings,
+    StageSettings,
+)
 from stepsaga.cdk.settings import DEFAULT_FUNCTION_TIMEOUT_SECONDS, PRODUCTION_STAGES
 from stepsaga.deployment import DEFAULT_STAGE
 
@@ -166,10 +181,34 @@ class StageConfig:
                 ledger_indexes=None
                 if _text(node, "ledger_indexes") is None
                 else _int(node, "ledger_indexes", 0),
+                ingress_max_concurrency=_int(node, "ingress_max_concurrency", 5),
+                execution_timeout_seconds=_int(node, "execution_timeout_days", 30) * 86400,
+                canary=Canary() if _flag(node, "canary", True) else None,
+                backup=None
+                if _text(node, "backup_retention_days") is None
+                else Backup(retention_days=_int(node, "backup_retention_days", 0)),
+                tags=_tags(node),
             )
         except DeploymentError as exc:
             raise ContextError(str(exc)) from None
         return cls(services=ServiceEndpoints.from_context(node), stage=settings)
+
+
+def _tags(node: Node) -> dict[str, str]:
+    """``tags``: a JSON object of strings (a string from ``-c``, an object from cdk.json)."""
+    value = node.try_get_context("tags")
+    if value is None:
+        return {}
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except json.JSONDecodeError:
+            raise ContextError('tags: expected a JSON object, e.g. {"team":"payments"}') from None
+    if not isinstance(value, dict) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in value.items()
+    ):
+        raise ContextError("tags: expected a JSON object of strings")
+    return dict(value)
 
 
 def _text(node: Node, key: str) -> str | None:

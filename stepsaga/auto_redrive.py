@@ -1,16 +1,17 @@
 """Automatic, bounded redrive of technical failures: no person per case after a blip.
 
-An EventBridge rule (``stepsaga.cdk.auto_redrive``) sends every ``Step Functions Execution
-Status Change`` event of the saga's state machine with status ``FAILED`` and an error that
-is not a business outcome (``Saga.*``) to an SQS queue; the redriver
+An EventBridge rule (``stepsaga.cdk.auto_redrive``) sends the execution ARN of every
+``Step Functions Execution Status Change`` event of the saga's state machine with status
+``TIMED_OUT``, or ``FAILED`` with an error that is not a business outcome (``Saga.*``), to
+an SQS queue (:data:`MESSAGE_TEMPLATE`: the ARN only, never the case's input); the redriver
 (``stepsaga.auto_redrive.handler``) reads it in batches. Per message, after one
 ``DescribeExecution``:
 
 =========================  ==================================================================
 verdict                    when
 =========================  ==================================================================
-``gone``                   the execution no longer exists, or is no longer FAILED (redriven
-                           meanwhile, by a person or an earlier message)
+``gone``                   the execution no longer exists, or is no longer FAILED or
+                           TIMED_OUT (redriven meanwhile, by a person or an earlier message)
 ``refused:<why>``          :func:`stepsaga.backends.bulk_redrive.decide` says no (business
                            outcome, stopped, not redrivable, outside the 14-day window), or
                            it was already redriven ``max_redrives`` times, or a step used its
@@ -29,7 +30,11 @@ A refused execution stays FAILED, so the stack's ``TechnicalFailures`` alarm (wh
 FAILED executions that did not end in a ``Saga.*`` state) has already fired for it and a
 person redrives it (``stepsaga redrive``) once the cause is fixed. AWS throttling, a
 failed call or an unexpected error is a batch item failure too (SQS retries that message
-alone, then dead-letters it). Logs carry identifiers
+alone, then dead-letters it); under throttling the message, and the rest of its batch
+without another call, is backed off (``stepsaga.queue_backoff``) so a mass failure that
+exhausts ``DescribeExecution``'s quota does not dead-letter the redrives it needs. Whether a
+later revision superseded the case is read from that revision's case pointer (one
+``GetItem``), not from its execution. Logs carry identifiers
 only (message id, execution name, verdict), never the case; each verdict is counted as an
 EMF metric (:data:`METRIC_FOR_VERDICT`).
 """
@@ -52,18 +57,21 @@ from stepsaga import metric_names
 from stepsaga.backends.assemble import CaseIdentity, case_records, execution_view
 from stepsaga.backends.aws.backend import redrive_token
 from stepsaga.backends.aws.errors import aws_call
-from stepsaga.backends.aws.locate import Described, describe, describe_or_none
+from stepsaga.backends.aws.locate import Described, describe
+from stepsaga.backends.aws.pointers import get_pointer
 from stepsaga.backends.bulk_redrive import RedriveDecision, decide
 from stepsaga.backends.lifecycle import Sibling, redrive_refusal
-from stepsaga.backends.naming import execution_arn, execution_name
+from stepsaga.backends.naming import execution_arn
 from stepsaga.clock import Clock, SystemClock
 from stepsaga.engine.errors import ExecutionDoesNotExist, ExecutionNotRedrivable
-from stepsaga.errors import SAGA_OUTCOME_PREFIX, InvalidInputError, StepSagaError
+from stepsaga.errors import SAGA_OUTCOME_PREFIX, InvalidInputError, StepSagaError, TransientError
 from stepsaga.handlers.metrics import MetricsSink
 from stepsaga.ledger import Ledger, Status
+from stepsaga.queue_backoff import Backoff, VisibilityChanger, back_off
 from stepsaga.workflow.saga import Saga
 
 if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
     from mypy_boto3_stepfunctions import SFNClient
 
 __all__ = [
@@ -73,13 +81,16 @@ __all__ = [
     "ENV_MAX_REDRIVES",
     "ENV_QUEUE_URL",
     "MAX_DELAY_SECONDS",
+    "MESSAGE_TEMPLATE",
     "METRIC_FOR_VERDICT",
+    "REDRIVABLE_STATUSES",
     "AutoRedrive",
     "Outcome",
     "Redriver",
     "Verdict",
     "event_pattern",
     "handler",
+    "input_transformer",
 ]
 
 ENV_QUEUE_URL: Final = "STEPSAGA_AUTO_REDRIVE_QUEUE_URL"
@@ -98,11 +109,30 @@ _EARLY: Final = timedelta(seconds=1)
 #: The events the rule forwards: Step Functions' own, for executions that ended FAILED.
 SOURCE: Final = "aws.states"
 DETAIL_TYPE: Final = "Step Functions Execution Status Change"
+#: What the redriver redrives: a technical failure, or the execution's own timeout
+#: (``TimeoutSeconds``; the ledger replays what already happened).
+REDRIVABLE_STATUSES: Final = ("FAILED", "TIMED_OUT")
+#: The message the rule puts on the queue (an EventBridge input transformer): the
+#: execution's ARN only. The event itself would carry the case (``detail.input``), i.e.
+#: personal data, into a queue that keeps it for days.
+MESSAGE_TEMPLATE: Final = {"executionArn": "$.detail.executionArn"}
+
+
+def input_transformer() -> dict[str, Any]:
+    """:data:`MESSAGE_TEMPLATE` as the rule target's ``InputTransformer`` (the form the
+    stack synthesizes; ``tests/infra`` checks they are the same)."""
+    paths = {path[2:].replace(".", "-"): path for path in MESSAGE_TEMPLATE.values()}
+    fields = ",".join(
+        f"{json.dumps(name)}:<{path[2:].replace('.', '-')}>"
+        for name, path in MESSAGE_TEMPLATE.items()
+    )
+    return {"InputPathsMap": paths, "InputTemplate": "{" + fields + "}"}
 
 
 def event_pattern(state_machine_arn: str) -> dict[str, Any]:
-    """The EventBridge pattern of the rule: this state machine's FAILED executions whose
-    error is not a business outcome (``Saga.*``). The redriver refuses those too.
+    """The EventBridge pattern of the rule: this state machine's TIMED_OUT executions and
+    its FAILED ones whose error is not a business outcome (``Saga.*``). The redriver
+    refuses those too.
 
     The machine is matched unqualified or as any of its versions and aliases (``<arn>:…``):
     cases start on the ``live`` alias, and whichever form the event names, it is this
@@ -112,8 +142,13 @@ def event_pattern(state_machine_arn: str) -> dict[str, Any]:
         "detail-type": [DETAIL_TYPE],
         "detail": {
             "stateMachineArn": [state_machine_arn, {"prefix": f"{state_machine_arn}:"}],
-            "status": ["FAILED"],
-            "error": [{"anything-but": {"prefix": SAGA_OUTCOME_PREFIX}}],
+            "$or": [
+                {
+                    "status": ["FAILED"],
+                    "error": [{"anything-but": {"prefix": SAGA_OUTCOME_PREFIX}}],
+                },
+                {"status": ["TIMED_OUT"]},
+            ],
         },
     }
 
@@ -128,6 +163,10 @@ class AutoRedrive(BaseModel):
     max_redrives: int = Field(default=DEFAULT_MAX_REDRIVES, ge=1, le=MAX_REDRIVES_LIMIT)
     #: The wait before the first redrive; it doubles with each redrive (at most 900 s).
     base_delay_seconds: int = Field(default=DEFAULT_BASE_DELAY_SECONDS, ge=1, le=MAX_DELAY_SECONDS)
+    #: The most concurrent redrivers its queue drives (the event source's
+    #: ``MaximumConcurrency``, 2 to 1000): a mass failure is redriven at a pace the
+    #: Step Functions API quotas and the saga's functions can take.
+    max_concurrency: int = Field(default=2, ge=2, le=1000)
 
     def environment(self) -> dict[str, str]:
         """The variables the redriver reads (``from_environment``)."""
@@ -224,7 +263,7 @@ class Outcome:
     redrive: int | None = None
 
 
-class Sender(Protocol):
+class Sender(VisibilityChanger, Protocol):
     """What the redriver needs of a boto3 SQS client."""
 
     def send_message(self, **kwargs: Any) -> Mapping[str, Any]: ...
@@ -245,8 +284,12 @@ class Redriver:
     ledger: Ledger
     queue_url: str
     metrics: MetricsSink
+    #: The ledger table's client and name: the case pointers (superseded or not).
+    ddb: DynamoDBClient
+    table_name: str
     settings: AutoRedrive = field(default_factory=AutoRedrive)
     clock: Clock = field(default_factory=SystemClock)
+    backoff: Backoff = field(default_factory=Backoff)
 
     def decide(self, body: str) -> Outcome:
         """One message body → its outcome; AWS failures raise (the message is retried)."""
@@ -256,7 +299,7 @@ class Redriver:
         except ExecutionDoesNotExist:
             return Outcome(Verdict.GONE)
         name = str(described["name"])
-        if described.get("status") != "FAILED":
+        if described.get("status") not in REDRIVABLE_STATUSES:
             return Outcome(Verdict.GONE, name)
         verdict = self._refusal(described)
         if verdict is not None:
@@ -264,7 +307,7 @@ class Redriver:
         count = int(described.get("redriveCount", 0))
         stop = described.get("stopDate")
         now = self.clock.now()
-        # Counted from the failure, so a late delivery waits less; a FAILED execution always
+        # Counted from the failure, so a late delivery waits less; a closed execution always
         # has a stopDate (without one, waiting from "now" would never end: redrive).
         due = stop + self.settings.delay(count, arn) if isinstance(stop, datetime) else now
         if due - now > _EARLY:
@@ -282,9 +325,14 @@ class Redriver:
     def handle(self, event: Mapping[str, Any]) -> dict[str, Any]:
         """An SQS batch → ``batchItemFailures`` (the messages SQS must deliver again)."""
         failures: list[dict[str, str]] = []
+        busy: list[Mapping[str, Any]] = []  # once AWS throttles, the rest waits too
         try:
             for record in event.get("Records", []):
                 message_id = str(record.get("messageId", ""))
+                if busy:
+                    busy.append(record)
+                    _log(None, message_id=message_id, retry="busy")
+                    continue
                 try:
                     outcome = self.decide(str(record.get("body", "")))
                 except _MalformedError as exc:
@@ -292,6 +340,10 @@ class Redriver:
                     _log(outcome, message_id=message_id, field=str(exc))
                     self._count(outcome)
                     failures.append({"itemIdentifier": message_id})
+                    continue
+                except TransientError as exc:
+                    _log(None, message_id=message_id, retry=exc.error_name())
+                    busy.append(record)
                     continue
                 except Exception as exc:  # AWS trouble, or a bug: one message never fails all
                     name = (
@@ -302,6 +354,12 @@ class Redriver:
                     continue
                 _log(outcome, message_id=message_id, delay_seconds=outcome.delay_seconds)
                 self._count(outcome)
+            if busy:
+                back_off(self.sqs, self.queue_url, busy, self.backoff)
+                failures.extend({"itemIdentifier": str(r.get("messageId", ""))} for r in busy)
+                for record in busy:
+                    metadata = {"message_id": str(record.get("messageId", ""))}
+                    self.metrics.count(metric_names.AUTO_REDRIVE_BACKED_OFF, metadata)
         finally:
             self.metrics.flush()
         return {"batchItemFailures": failures}
@@ -309,18 +367,24 @@ class Redriver:
     # --- the parts -----------------------------------------------------------------------
 
     def _execution_arn(self, body: str) -> str:
-        """The execution an EventBridge status-change event of this machine names."""
+        """The execution the message names: ``{"executionArn": …}`` (:data:`MESSAGE_TEMPLATE`),
+        or a whole status-change event (``detail.executionArn``: what the rule sent before
+        it forwarded the ARN only)."""
         try:
             event = json.loads(body)
         except json.JSONDecodeError:
             raise _MalformedError("body") from None
-        detail = event.get("detail") if isinstance(event, dict) else None
-        if not isinstance(detail, dict):
-            raise _MalformedError("detail")
-        arn = detail.get("executionArn")
+        if isinstance(event, dict) and "executionArn" in event:
+            arn = event["executionArn"]
+            field = "executionArn"
+        else:
+            detail = event.get("detail") if isinstance(event, dict) else None
+            if not isinstance(detail, dict):
+                raise _MalformedError("detail")
+            arn, field = detail.get("executionArn"), "detail.executionArn"
         mine = execution_arn(self.state_machine_arn, "")
         if not isinstance(arn, str) or not arn.startswith(mine):
-            raise _MalformedError("detail.executionArn")
+            raise _MalformedError(field)
         return arn
 
     def _refusal(self, described: Described) -> Verdict | None:
@@ -342,18 +406,28 @@ class Redriver:
         return None
 
     def _later_revision(self, case: CaseIdentity) -> list[Sibling]:
-        """The next revision's execution, if any (its name derives from the case: one
-        ``DescribeExecution``, no listing; a revision starts only once the one before it
-        is closed, so a later one implies the next)."""
-        name = execution_name(case.tenant_id, case.case_id, case.revision + 1)
-        found = describe_or_none(self.sfn, execution_arn(self.state_machine_arn, name))
-        return [Sibling.of(found)] if found is not None else []
+        """The next revision, if its start was recorded: its case pointer (one ``GetItem``
+        on the ledger table; ``DescribeExecution``'s quota is what a mass failure uses up).
+        A revision starts only once the one before it is closed, so a later one implies the
+        next; a pointer is written just before its ``StartExecution``."""
+        found = get_pointer(
+            self.ddb, self.table_name, case.tenant_id, case.case_id, case.revision + 1
+        )
+        if found is None or found.execution_arn != execution_arn(
+            self.state_machine_arn, found.execution_name
+        ):
+            return []
+        return [Sibling(found.identity, found.execution_name, _RECORDED)]
 
     def _count(self, outcome: Outcome) -> None:
         metadata = {"verdict": outcome.verdict.value}
         if outcome.execution_name is not None:
             metadata["execution"] = outcome.execution_name
         self.metrics.count(METRIC_FOR_VERDICT[outcome.verdict], metadata)
+
+
+#: A sibling known from its pointer: started (or about to), status not read.
+_RECORDED: Final = "RECORDED"
 
 
 def _log(outcome: Outcome | None, **fields: object) -> None:
@@ -389,17 +463,15 @@ def _from_environment(environ: Mapping[str, str]) -> Redriver:
         raise InvalidInputError(f"{missing[0]}: not set", field=missing[0])
     region = region_from(environ)
     clock = SystemClock()
+    ddb = boto3.client("dynamodb", region_name=region)
     return Redriver(
         saga=load_saga(environ[ENV_SAGA], ENV_SAGA),
         state_machine_arn=environ[ENV_STATE_MACHINE_ARN],
         sfn=boto3.client("stepfunctions", region_name=region),
         sqs=boto3.client("sqs", region_name=region),
-        ledger=Ledger(
-            DynamoDBStore(
-                environ[ENV_LEDGER_TABLE_NAME], boto3.client("dynamodb", region_name=region)
-            ),
-            clock=clock,
-        ),
+        ledger=Ledger(DynamoDBStore(environ[ENV_LEDGER_TABLE_NAME], ddb), clock=clock),
+        ddb=ddb,
+        table_name=environ[ENV_LEDGER_TABLE_NAME],
         queue_url=environ[ENV_QUEUE_URL],
         metrics=EmfMetrics(
             metric_names.NAMESPACE,

@@ -22,7 +22,10 @@ same name, another input    sent to the dead-letter queue with the reason (``con
 a pointer to another        sent to the dead-letter queue with the reason (``conflict``)
 execution (a shared table)
 invalid JSON or case        sent to the dead-letter queue with the field named (``invalid``)
-AWS throttles or fails      reported as a batch item failure: SQS delivers it again, and
+AWS throttles (or is        backed off (``stepsaga.queue_backoff``): a batch item failure
+unavailable)                whose visibility timeout grows with its receive count, and the
+                            rest of the batch is backed off without calling AWS
+AWS fails otherwise         reported as a batch item failure: SQS delivers it again, and
                             after the queue's ``maxReceiveCount`` moves it to the DLQ
 ==========================  ================================================================
 
@@ -53,7 +56,8 @@ from stepsaga.backends.lifecycle import Sibling, start_refusal, superseding
 from stepsaga.case import OpenCase, parse_case
 from stepsaga.clock import Clock, SystemClock
 from stepsaga.engine.errors import ExecutionAlreadyExists
-from stepsaga.errors import InvalidInputError, StepSagaError
+from stepsaga.errors import InvalidInputError, StepSagaError, TransientError
+from stepsaga.queue_backoff import Backoff, VisibilityChanger, back_off
 from stepsaga.workflow.saga import Saga
 
 if TYPE_CHECKING:
@@ -62,6 +66,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ENV_DEAD_LETTER_QUEUE_URL",
+    "ENV_QUEUE_URL",
     "REASON_ATTRIBUTE",
     "Starter",
     "Verdict",
@@ -70,6 +75,8 @@ __all__ = [
 
 #: The dead-letter queue the starter sends invalid and conflicting cases to.
 ENV_DEAD_LETTER_QUEUE_URL: Final = "STEPSAGA_INGRESS_DLQ_URL"
+#: The ingress queue itself: where a throttled message's visibility is extended.
+ENV_QUEUE_URL: Final = "STEPSAGA_INGRESS_QUEUE_URL"
 #: Where executions start: the state machine's ``live`` alias (default: the machine).
 ENV_START_ARN: Final = "STEPSAGA_INGRESS_START_ARN"
 #: Message attributes on a dead letter: why, and the verdict.
@@ -108,7 +115,7 @@ class Outcome:
         return self.verdict is Verdict.WAITING
 
 
-class Sender(Protocol):
+class Sender(VisibilityChanger, Protocol):
     """What the starter needs of a boto3 SQS client."""
 
     def send_message(self, **kwargs: Any) -> Mapping[str, Any]: ...
@@ -129,6 +136,9 @@ class Starter:
     #: ``StartExecution`` target: an alias or version ARN pins the definition a case runs.
     start_arn: str | None = None
     clock: Clock = field(default_factory=SystemClock)
+    #: The ingress queue (None: a busy message just comes back at the queue's timeout).
+    queue_url: str | None = None
+    backoff: Backoff = field(default_factory=Backoff)
 
     def start(self, body: str) -> Outcome:
         """One message body → its outcome; AWS failures raise (the message is retried)."""
@@ -202,14 +212,23 @@ class Starter:
     def handle(self, event: Mapping[str, Any]) -> dict[str, Any]:
         """An SQS batch → ``batchItemFailures`` (the messages SQS must deliver again)."""
         failures: list[dict[str, str]] = []
+        busy: list[Mapping[str, Any]] = []  # once AWS throttles, the rest waits too
         for record in event.get("Records", []):
             message_id = str(record.get("messageId", ""))
+            if busy:
+                _log("busy", message_id=message_id)
+                busy.append(record)
+                continue
             try:
                 outcome = self.start(str(record.get("body", "")))
                 if outcome.retry:
                     failures.append({"itemIdentifier": message_id})
                 elif outcome.dead_letter:
                     self._dead_letter(str(record.get("body", "")), outcome)
+            except TransientError as exc:
+                _log("busy", message_id=message_id, error=exc.error_name())
+                busy.append(record)
+                continue
             except StepSagaError as exc:
                 _log("retry", message_id=message_id, error=exc.error_name())
                 failures.append({"itemIdentifier": message_id})
@@ -220,6 +239,9 @@ class Starter:
                 execution=outcome.execution_name,
                 field=outcome.field,
             )
+        if busy and self.queue_url:
+            back_off(self.sqs, self.queue_url, busy, self.backoff)
+        failures.extend({"itemIdentifier": str(r.get("messageId", ""))} for r in busy)
         return {"batchItemFailures": failures}
 
     def _dead_letter(self, body: str, outcome: Outcome) -> None:
@@ -271,6 +293,7 @@ def _from_environment() -> Starter:
         ddb=boto3.client("dynamodb", region_name=region),
         table_name=os.environ[ENV_LEDGER_TABLE_NAME],
         start_arn=os.environ.get(ENV_START_ARN) or None,
+        queue_url=os.environ.get(ENV_QUEUE_URL) or None,
     )
 
 

@@ -51,6 +51,8 @@ AUTO_REDRIVE_WAITING: Final = "AutoRedriveWaiting"
 AUTO_REDRIVE_REFUSED: Final = "AutoRedriveRefused"
 AUTO_REDRIVE_GONE: Final = "AutoRedriveGone"
 AUTO_REDRIVE_MALFORMED: Final = "AutoRedriveMalformed"
+#: AWS throttled the redriver: the message was backed off (``stepsaga.queue_backoff``).
+AUTO_REDRIVE_BACKED_OFF: Final = "AutoRedriveBackedOff"
 
 ALL: Final = (
     OUTCOME_UNKNOWN,
@@ -67,6 +69,7 @@ ALL: Final = (
     AUTO_REDRIVE_REFUSED,
     AUTO_REDRIVE_GONE,
     AUTO_REDRIVE_MALFORMED,
+    AUTO_REDRIVE_BACKED_OFF,
 )
 
 

@@ -47,7 +47,9 @@ from stepsaga.cdk.bundling import AssetLayout
 from stepsaga.cdk.saga_deployment import SagaDeployment
 from stepsaga.cdk.settings import (
     AutoRedrive,
+    Backup,
     BundlingMode,
+    Canary,
     DeploymentError,
     FunctionSettings,
     SignedApi,
@@ -62,7 +64,9 @@ __all__ = [
     "RECONCILER",
     "AssetLayout",
     "AutoRedrive",
+    "Backup",
     "BundlingMode",
+    "Canary",
     "DeploymentError",
     "FunctionAccess",
     "FunctionSettings",

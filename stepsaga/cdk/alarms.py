@@ -9,11 +9,15 @@ counts business outcomes and faults alike. The alarms separate them:
   errors that are not routed outcomes (``Errors - RoutedError``, the handlers' EMF count of
   the non-retryable errors the machine catches); Lambda throttles; DynamoDB throttles and
   system errors on the ledger; ledger transaction conflicts (the handlers' EMF count,
-  per deployment: the tenant rides in metadata); Step Functions execution throttles; and
-  the scheduled overdue check (OPEN items older than the threshold, or the check stopped reporting).
-* **business** (silent: no actions): unknown outcomes, failed compensations and opened
-  reconciliation items. The reconciler already publishes one notice per item to the topic;
-  an alarm on the same event would be a second notification.
+  per deployment: the tenant rides in metadata); Step Functions execution throttles and
+  API throttles (``StartExecution``, ``DescribeExecution``, ``RedriveExecution``); the age
+  of the oldest message on the ingress and auto-redrive queues; refused automatic
+  redrives; failed compensations (money or stock left half undone: they page, besides the
+  reconciler's item notice); and the scheduled overdue check (OPEN items older than the
+  threshold, or the check stopped reporting).
+* **business** (silent: no actions): unknown outcomes and opened reconciliation items. The
+  reconciler already publishes one notice per item to the topic; an alarm on the same
+  event would be a second notification.
 
 Every rule is one row of ``RULES``. Alarm names are fixed (``alarm_name``), so the topic's
 policy can admit exactly this deployment's alarms by ARN without a reference cycle.
@@ -51,6 +55,13 @@ __all__ = [
 ]
 
 _PERIOD: Final = Duration.minutes(5)
+#: Ages of the oldest queued message that alarm (the ingress starts within seconds; the
+#: auto-redrive queue holds messages for their backoff, at most 15 minutes each).
+INGRESS_QUEUE_AGE_SECONDS: Final = 15 * 60
+AUTO_REDRIVE_QUEUE_AGE_SECONDS: Final = 60 * 60
+#: The Step Functions APIs the framework's functions call under load (``AWS/States``
+#: ``ThrottledEvents`` by ``APIName``).
+THROTTLED_APIS: Final = ("StartExecution", "DescribeExecution", "RedriveExecution")
 #: Error names of the ``Fail`` states that end a case as a business outcome.
 BUSINESS_FAIL_ERRORS: Final = frozenset({SAGA_COMPENSATED, SAGA_COMPENSATION_FAILED})
 #: Metric the log filter counts: entries into a business ``Fail`` state.
@@ -96,10 +107,48 @@ RULES: Final[Mapping[str, AlarmRule]] = {
         "functions failed with faults (bugs, timeouts, crashes, exhausted transients), not "
         "with routed outcomes",
     ),
+    # What rolls a canary release back (``stepsaga.cdk.releases``): the faults of the
+    # functions a release changes, without a notification of its own (``LambdaErrors``
+    # notifies). The ingress starter is left out: it starts cases on the state machine's
+    # alias, which depends on the functions' aliases this alarm guards (a cycle).
+    "ReleaseFaults": AlarmRule(
+        3,
+        False,
+        "functions other than the ingress starter failed with faults (not routed outcomes): "
+        "a canary release in progress rolls back",
+    ),
     "LambdaThrottles": AlarmRule(5, True, "Lambda throttled the saga's functions"),
     "LedgerThrottles": AlarmRule(5, True, "DynamoDB throttled requests to the ledger"),
     "LedgerSystemErrors": AlarmRule(1, True, "DynamoDB answered ledger requests with 5xx"),
     "ExecutionThrottles": AlarmRule(1, True, "Step Functions throttled executions"),
+    # Account-wide API quotas (``ThrottledEvents`` has no per-machine dimension): the
+    # ingress and the redriver back off (``stepsaga.queue_backoff``), a person raises the
+    # quota or slows the producers.
+    "ApiThrottles": AlarmRule(
+        5,
+        True,
+        "Step Functions throttled StartExecution, DescribeExecution or RedriveExecution in "
+        "this account and region (the ingress and the redriver back off); raise the quota "
+        "or slow the producers",
+    ),
+    "IngressQueueAge": AlarmRule(
+        INGRESS_QUEUE_AGE_SECONDS,
+        True,
+        "approved cases have waited on the ingress queue for 15 minutes or more (starts "
+        "throttled or failing, or the starter at its MaximumConcurrency)",
+    ),
+    "AutoRedriveQueueAge": AlarmRule(
+        AUTO_REDRIVE_QUEUE_AGE_SECONDS,
+        True,
+        "failed-execution events have waited on the automatic redrive's queue for an hour "
+        "or more (the redriver throttled or failing)",
+    ),
+    "AutoRedriveRefused": AlarmRule(
+        1,
+        True,
+        "the automatic redrive refused an execution (its bound, its attempt budget, a later "
+        "revision…; the verdict is in the redriver's log): it stays failed for a person",
+    ),
     # Each conflict is retried (``Retry`` on ``StoreUnavailableError``); a steady stream
     # means a hot budget (more shards: ``budget_shards``) or a tenant hammered at once.
     "LedgerTransactionConflicts": AlarmRule(
@@ -131,7 +180,10 @@ RULES: Final[Mapping[str, AlarmRule]] = {
         1, False, "an effect's outcome is unknown; the record awaits reconciliation"
     ),
     "CompensationFailed": AlarmRule(
-        1, False, "a compensation exhausted its retries; the saga ended in CompensationFailed"
+        1,
+        True,
+        "a compensation exhausted its retries; the saga ended in CompensationFailed and an "
+        "effect is left half undone: decide its reconciliation item",
     ),
     "ReconciliationOpened": AlarmRule(
         1, False, "a reconciliation item was opened for a person to decide"
@@ -178,7 +230,13 @@ class SagaAlarms(Construct):
         overdue_check_period: Duration,
         dead_letters: sqs.IQueue | None = None,
         redrive_dead_letters: sqs.IQueue | None = None,
+        queue: sqs.IQueue | None = None,
+        redrive_queue: sqs.IQueue | None = None,
+        released: Iterable[lambda_.IFunction] = (),
     ) -> None:
+        """``queue``/``dead_letters``: the ingress's; ``redrive_*``: the automatic redrive's
+        (each None when that part is not deployed); ``released``: the functions whose
+        faults roll a canary release back (``ReleaseFaults``; none: no such alarm)."""
         super().__init__(scope, construct_id)
         self._stage = stage
         self._saga = saga
@@ -210,6 +268,17 @@ class SagaAlarms(Construct):
                 self._emf(metric_names.ROUTED_ERROR),
                 "faults in functions",
             ),
+            **(
+                {
+                    "ReleaseFaults": _sum_minus(
+                        {f"e{i}": f.metric_errors(period=_PERIOD) for i, f in enumerate(released)},
+                        self._emf(metric_names.ROUTED_ERROR),
+                        "faults in released functions",
+                    )
+                }
+                if released
+                else {}
+            ),
             "LambdaThrottles": _sum_minus(
                 {f"t{i}": f.metric_throttles(period=_PERIOD) for i, f in enumerate(functions)},
                 None,
@@ -222,6 +291,20 @@ class SagaAlarms(Construct):
                 operations=list(_LEDGER_OPERATIONS), period=_PERIOD
             ),
             "ExecutionThrottles": state_machine.metric_throttled(period=_PERIOD, statistic="Sum"),
+            "ApiThrottles": _sum_minus(
+                {
+                    f"api{i}": cloudwatch.Metric(
+                        namespace="AWS/States",
+                        metric_name="ThrottledEvents",
+                        dimensions_map={"APIName": api},
+                        statistic="Sum",
+                        period=_PERIOD,
+                    )
+                    for i, api in enumerate(THROTTLED_APIS)
+                },
+                None,
+                "throttled Step Functions API calls",
+            ),
             "LedgerTransactionConflicts": self._emf(metric_names.TRANSACTION_CONFLICT),
             # The check reports every run; a missing datapoint means it did not run.
             "ReconciliationOverdue": self._emf(
@@ -245,6 +328,14 @@ class SagaAlarms(Construct):
                     period=_PERIOD, statistic="Maximum"
                 )
             )
+            metrics["AutoRedriveRefused"] = self._emf(metric_names.AUTO_REDRIVE_REFUSED)
+        for aged, watched in (("IngressQueueAge", queue), ("AutoRedriveQueueAge", redrive_queue)):
+            if watched is not None:
+                metrics[aged] = watched.metric_approximate_age_of_oldest_message(
+                    period=_PERIOD, statistic="Maximum"
+                )
+        #: What each alarm watches (the dashboard graphs them too).
+        self.metrics: Mapping[str, cloudwatch.IMetric] = metrics
         assert set(metrics) <= set(RULES), "one rule per metric"
         action = actions.SnsAction(topic)
         self.alarms: dict[str, cloudwatch.Alarm] = {}

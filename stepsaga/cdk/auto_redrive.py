@@ -1,17 +1,21 @@
 """The automatic redrive: an EventBridge rule, its queue and dead-letter queue, the redriver.
 
-The rule forwards this state machine's ``Step Functions Execution Status Change`` events
-with status FAILED and an error that is not ``Saga.*`` (``stepsaga.auto_redrive.event_pattern``)
-to the queue; the redriver (``stepsaga.auto_redrive.handler``) decides and redrives with
-backoff (the message waits on the queue, ``DelaySeconds``). Both queues are encrypted
-(SQS-managed keys) and refuse non-TLS requests; a message the redriver kept failing on
-(malformed, or AWS failing) moves to the dead-letter queue after ``MAX_RECEIVES``
-deliveries, as does an event EventBridge could not deliver; the DLQ has an alarm.
+The rule forwards the execution ARN (``stepsaga.auto_redrive.MESSAGE_TEMPLATE``, an input
+transformer: never the case's input) of this state machine's ``Step Functions Execution
+Status Change`` events with status TIMED_OUT, or FAILED with an error that is not ``Saga.*``
+(``stepsaga.auto_redrive.event_pattern``), to the queue; the queue drives the redriver's
+``live`` alias with at most ``AutoRedrive.max_concurrency`` concurrent invocations; the
+redriver (``stepsaga.auto_redrive.handler``) decides and redrives with backoff (the message
+waits on the queue, ``DelaySeconds``). Both queues are encrypted (SQS-managed keys) and
+refuse non-TLS requests; a message the redriver kept failing on (malformed, or AWS failing)
+moves to the dead-letter queue after ``MAX_RECEIVES`` deliveries, as does an event
+EventBridge could not deliver; the DLQ has an alarm.
 
 The redriver may ``DescribeExecution`` and ``RedriveExecution`` the executions of this one
 state machine (``execution:<name>:*``; AWS authorizes calls on executions of a version or
 alias against the unqualified ARNs, so the ``live`` alias needs no form of its own), read
-ledger records (``GetItem``: the attempt budget) and send to its own queue (the backoff).
+ledger records and case pointers (``GetItem``: the attempt budget, a later revision) and
+send to its own queue (the backoff).
 Nothing else.
 """
 
@@ -84,7 +88,18 @@ class SagaAutoRedrive(Construct):
                 detail_type=pattern["detail-type"],
                 detail=pattern["detail"],
             ),
-            targets=[targets.SqsQueue(self.queue, dead_letter_queue=self.dead_letters)],
+            targets=[
+                targets.SqsQueue(
+                    self.queue,
+                    dead_letter_queue=self.dead_letters,
+                    message=events.RuleTargetInput.from_object(
+                        {
+                            name: events.EventField.from_path(path)
+                            for name, path in auto_redrive.MESSAGE_TEMPLATE.items()
+                        }
+                    ),
+                )
+            ],
         )
         function = SagaFunction(
             self,
@@ -101,6 +116,7 @@ class SagaAutoRedrive(Construct):
             },
         )
         self.redriver: lambda_.Function = function.function
+        self.alias: lambda_.Alias = function.alias
         function.role.add_to_principal_policy(
             iam.PolicyStatement(
                 sid="RedriveExecutions",
@@ -109,8 +125,14 @@ class SagaAutoRedrive(Construct):
             )
         )
         self.queue.grant_send_messages(self.redriver)  # the backoff: the message waits there
-        self.redriver.add_event_source(
-            sources.SqsEventSource(self.queue, batch_size=10, report_batch_item_failures=True)
+        # The released version runs (the alias), never $LATEST.
+        self.alias.add_event_source(
+            sources.SqsEventSource(
+                self.queue,
+                batch_size=10,
+                report_batch_item_failures=True,
+                max_concurrency=settings.max_concurrency,
+            )
         )
         NagSuppressions.add_resource_suppressions(
             function.role,

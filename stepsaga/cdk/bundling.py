@@ -52,11 +52,13 @@ __all__ = [
     "ARCHITECTURE",
     "EXCLUDED_DEPENDENCIES",
     "FRAMEWORK_EXCLUDED",
+    "LAMBDA_WHEELS",
     "PLATFORM",
     "PYTHON_VERSION",
     "RUNTIME",
     "AssetLayout",
     "LocalPythonBundling",
+    "WheelTarget",
     "framework_requirements",
     "lambda_code",
 ]
@@ -66,6 +68,37 @@ RUNTIME: Final = lambda_.Runtime.PYTHON_3_14
 ARCHITECTURE: Final = lambda_.Architecture.ARM_64
 PYTHON_VERSION: Final = "3.14"
 PLATFORM: Final = "manylinux2014_aarch64"
+
+
+@dataclass(frozen=True)
+class WheelTarget:
+    """Whose wheels pip installs into the asset: Lambda's (:data:`LAMBDA_WHEELS`, what is
+    deployed), or the running interpreter's own (:meth:`host`: a test that imports and
+    runs the asset here, ``tests/infra/test_lambda_asset.py``)."""
+
+    #: A pip ``--platform`` tag; None: this interpreter's.
+    platform: str | None
+    python_version: str
+
+    @classmethod
+    def host(cls) -> WheelTarget:
+        return cls(None, f"{sys.version_info.major}.{sys.version_info.minor}")
+
+    def pip_options(self) -> list[str]:
+        if self.platform is None:
+            return ["--only-binary=:all:"]
+        return [
+            "--platform",
+            self.platform,
+            "--only-binary=:all:",
+            "--implementation",
+            "cp",
+            "--python-version",
+            self.python_version,
+        ]
+
+
+LAMBDA_WHEELS: Final = WheelTarget(PLATFORM, PYTHON_VERSION)
 
 #: Parts of stepsaga that never run in Lambda (their dependencies, typer/rich/testcontainers/
 #: moto/aws-cdk-lib, are not installed there), relative to the package folder.
@@ -270,8 +303,10 @@ def write_lock(lock: Path = LOCK_FILE) -> list[str]:
     return lines
 
 
-def pip_command(verb: str, target: Path, requirements: list[str]) -> list[str]:
-    """``pip install --target`` or ``pip download -d`` for Lambda's platform."""
+def pip_command(
+    verb: str, target: Path, requirements: list[str], wheels: WheelTarget = LAMBDA_WHEELS
+) -> list[str]:
+    """``pip install --target`` or ``pip download -d`` for Lambda's platform (or ``wheels``)."""
     where = ["--target", str(target)] if verb == "install" else ["-d", str(target)]
     return [
         sys.executable,
@@ -281,13 +316,7 @@ def pip_command(verb: str, target: Path, requirements: list[str]) -> list[str]:
         "--quiet",
         "--disable-pip-version-check",
         *(["--no-compile"] if verb == "install" else []),
-        "--platform",
-        PLATFORM,
-        "--only-binary=:all:",
-        "--implementation",
-        "cp",
-        "--python-version",
-        PYTHON_VERSION,
+        *wheels.pip_options(),
         *where,
         *requirements,
     ]
@@ -336,23 +365,29 @@ class LocalPythonBundling:
         mode: BundlingMode,
         layout: AssetLayout,
         references: Mapping[str, str] | None = None,
+        wheels: WheelTarget = LAMBDA_WHEELS,
     ) -> None:
         self.mode = mode
         self.layout = layout
         self.references = dict(references or {})
+        self.wheels = wheels
 
     def try_bundle(self, output_dir: str, *, image: DockerImage, **_options: Any) -> bool:
         """jsii passes the ``BundlingOptions`` struct as keywords; none of them is used."""
         target = Path(output_dir)
         if self.mode is BundlingMode.PIP:
-            commands = [
-                # The closure exactly as locked: every wheel pinned and hash-checked.
-                pip_command(
-                    "install", target, ["--no-deps", "--require-hashes", "-r", str(LOCK_FILE)]
-                )
-            ]
+            # The closure exactly as locked: every wheel pinned and hash-checked. The hashes
+            # are of Lambda's wheels; another platform's get the same pins without them.
+            locked = (
+                ["--require-hashes", "-r", str(LOCK_FILE)]
+                if self.wheels == LAMBDA_WHEELS
+                else [line.split(" ", 1)[0] for line in locked_requirements()]
+            )
+            commands = [pip_command("install", target, ["--no-deps", *locked], self.wheels)]
             if self.layout.requirements:
-                commands.append(pip_command("install", target, list(self.layout.requirements)))
+                commands.append(
+                    pip_command("install", target, list(self.layout.requirements), self.wheels)
+                )
             for command in commands:
                 result = subprocess.run(  # noqa: S603 - fixed argv, no shell
                     command, capture_output=True, text=True, check=False
@@ -365,7 +400,7 @@ class LocalPythonBundling:
         self.layout.copy_sources(target)
         # What was checked before the synth started, checked again on the built folder.
         self.layout.check(self.references, in_dir=target)
-        precompile(target)
+        precompile(target, self.wheels.python_version)
         return True
 
 

@@ -122,7 +122,8 @@ class SagaFunction(Construct):
                 **_signed_apis(settings),
                 **(extra_environment or {}),
             },
-            reserved_concurrent_executions=shared.reserved_concurrency,
+            reserved_concurrent_executions=settings.reserved_concurrency
+            or shared.reserved_concurrency,
         )
         # Every deploy that changes code or configuration publishes a version; the alias
         # moves to it, and the state machine calls the alias, never $LATEST: what runs is

@@ -5,7 +5,9 @@ an EventBridge rule that targets it; the starter (``stepsaga.ingress.handler``) 
 execution per case. The queue redrives a message the starter could not handle after
 ``MAX_RECEIVES`` deliveries; the starter itself dead-letters invalid and conflicting cases at
 once. Before each start it records the case's pointer in the ledger table: its only access
-to the table, limited to ``CASE#`` items (``access.POINTER_CONDITIONS``). Both queues are
+to the table, limited to ``CASE#`` items (``access.POINTER_CONDITIONS``). The queue drives
+the starter's ``live`` alias with at most ``max_concurrency`` concurrent invocations; a
+throttled start extends its message's visibility (``stepsaga.queue_backoff``). Both queues are
 encrypted (SQS-managed keys) and refuse non-TLS requests. The
 dead-letter queue keeps messages 14 days (SQS's maximum) and has an alarm (``SagaAlarms``).
 """
@@ -52,9 +54,10 @@ class SagaIngress(Construct):
         state_machine_name: str,
         shared: SharedResources,
         start_arn: str | None = None,
+        max_concurrency: int = 5,
     ) -> None:
         """``start_arn``: where cases start (the state machine's ``live`` alias), else the
-        state machine itself."""
+        state machine itself; ``max_concurrency``: the event source's ``MaximumConcurrency``."""
         super().__init__(scope, construct_id)
         queues = FeedQueues(
             self, "Cases", function_timeout=_STARTER_TIMEOUT, max_receives=MAX_RECEIVES
@@ -73,9 +76,11 @@ class SagaIngress(Construct):
                 deployment.ENV_STATE_MACHINE_ARN: machine_arn,
                 ingress.ENV_START_ARN: start_arn or machine_arn,
                 ingress.ENV_DEAD_LETTER_QUEUE_URL: self.dead_letters.queue_url,
+                ingress.ENV_QUEUE_URL: self.queue.queue_url,
             },
         )
         self.starter: lambda_.Function = function.function
+        self.alias: lambda_.Alias = function.alias
         function.role.add_to_principal_policy(
             iam.PolicyStatement(
                 sid="StartCases",
@@ -92,8 +97,14 @@ class SagaIngress(Construct):
         )
         function.role.add_to_principal_policy(shared.ledger.pointer_statement("RecordCasePointers"))
         self.dead_letters.grant_send_messages(self.starter)
-        self.starter.add_event_source(
-            sources.SqsEventSource(self.queue, batch_size=10, report_batch_item_failures=True)
+        # The released version runs (the alias), never $LATEST.
+        self.alias.add_event_source(
+            sources.SqsEventSource(
+                self.queue,
+                batch_size=10,
+                report_batch_item_failures=True,
+                max_concurrency=max_concurrency,
+            )
         )
         NagSuppressions.add_resource_suppressions(
             function.role,

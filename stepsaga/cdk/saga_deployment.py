@@ -10,7 +10,7 @@ import json
 import keyword
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Final
 
 from stepsaga.cdk.settings import DeploymentError
@@ -104,6 +104,18 @@ class SagaDeployment:
         refs.update({f"{name} handler": ref for name, ref in self.functions.items()})
         return refs
 
+    def with_execution_timeout(self, seconds: int) -> SagaDeployment:
+        """The same saga whose ASL has the top-level ``TimeoutSeconds`` ``seconds``: no case
+        runs (or waits) forever. Refused when a state of the saga may wait as long (a
+        person's decision would then time the whole case out instead of its own state)."""
+        longest = max(_state_timeouts(self.definition), default=0)
+        if seconds <= longest:
+            raise DeploymentError(
+                f"execution_timeout_seconds {seconds}: saga {self.name} has a state that "
+                f"waits up to {longest} s; give the execution longer"
+            )
+        return replace(self, definition={**self.definition, "TimeoutSeconds": seconds})
+
     def definition_json(self) -> str:
         """The ASL as one plain JSON string (CloudFormation substitutes the placeholders)."""
         return json.dumps(self.definition, separators=(",", ":"))
@@ -113,3 +125,18 @@ class SagaDeployment:
         if self.substitutions_for is not None:
             return dict(self.substitutions_for(arn_for))
         return {substitution_key(name): arn_for(name) for name in self.functions}
+
+
+def _state_timeouts(node: Any) -> list[int]:
+    """Every state's ``TimeoutSeconds`` in an ASL document, nested branches included."""
+    found: list[int] = []
+    if isinstance(node, Mapping):
+        for key, value in node.items():
+            if key == "TimeoutSeconds" and isinstance(value, int):
+                found.append(value)
+            else:
+                found.extend(_state_timeouts(value))
+    elif isinstance(node, list):
+        for value in node:
+            found.extend(_state_timeouts(value))
+    return found

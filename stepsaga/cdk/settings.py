@@ -28,7 +28,9 @@ if TYPE_CHECKING:
 __all__ = [
     "PRODUCTION_STAGES",
     "AutoRedrive",
+    "Backup",
     "BundlingMode",
+    "Canary",
     "DeploymentError",
     "FunctionSettings",
     "SignedApi",
@@ -43,8 +45,19 @@ DEFAULT_FUNCTION_TIMEOUT_SECONDS: Final = 30
 DEFAULT_MEMORY_MB: Final = 512
 #: CloudWatch Logs accepts only these retention periods (days).
 LOG_RETENTION_DAYS: Final = (1, 3, 5, 7, 14, 30, 60, 90, 180, 365, 731, 1827, 3653)
+#: A Standard execution runs at most a year; the default bounds a case at 30 days (a
+#: person's decision waits 7 days by default, and a redrive continues within 14).
+MAX_EXECUTION_TIMEOUT_SECONDS: Final = 365 * 24 * 3600
+DEFAULT_EXECUTION_TIMEOUT_SECONDS: Final = 30 * 24 * 3600
+#: Lambda's bounds on an SQS event source's ``MaximumConcurrency``.
+MIN_QUEUE_CONCURRENCY: Final = 2
+MAX_QUEUE_CONCURRENCY: Final = 1000
 _STAGE: Final = re.compile(r"^[a-z][a-z0-9-]{0,19}$")
 _ENV_NAME: Final = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+#: AWS's tag rules: keys 1-128, values 0-256 characters of letters, digits, spaces and
+#: ``_ . : / = + - @``; the ``aws:`` prefix is AWS's own.
+_TAG_KEY: Final = re.compile(r"^[\w .:/=+\-@]{1,128}$")
+_TAG_VALUE: Final = re.compile(r"^[\w .:/=+\-@]{0,256}$")
 #: Set by the construct on every function; an app may not override them.
 _RESERVED_PREFIXES: Final = (
     "STEPSAGA_SAGA",
@@ -70,6 +83,37 @@ class BundlingMode(StrEnum):
 
 
 @dataclass(frozen=True)
+class Canary:
+    """How a release reaches each function's ``live`` alias (CodeDeploy): ``percent`` of
+    invocations first, the rest ``minutes`` later, rolled back if an alarm of the
+    deployment fires meanwhile (``stepsaga.cdk.releases``)."""
+
+    percent: int = 10
+    minutes: int = 5
+
+    def __post_init__(self) -> None:
+        if not 1 <= self.percent <= 99:
+            raise DeploymentError(f"canary percent {self.percent}: 1 to 99")
+        if not 1 <= self.minutes <= 2880:
+            raise DeploymentError(f"canary minutes {self.minutes}: 1 to 2880 (CodeDeploy's)")
+
+
+@dataclass(frozen=True)
+class Backup:
+    """An AWS Backup plan for the ledger table (besides its point-in-time recovery): a
+    daily backup at ``hour_utc``, kept ``retention_days``."""
+
+    retention_days: int = 35
+    hour_utc: int = 3
+
+    def __post_init__(self) -> None:
+        if not 1 <= self.retention_days <= 36500:
+            raise DeploymentError(f"backup retention_days {self.retention_days}: 1 to 36500")
+        if not 0 <= self.hour_utc <= 23:
+            raise DeploymentError(f"backup hour_utc {self.hour_utc}: 0 to 23")
+
+
+@dataclass(frozen=True)
 class StageSettings:
     """Per-stage settings of one saga deployment (defaults: the ``dev`` stage)."""
 
@@ -77,8 +121,25 @@ class StageSettings:
     #: Table deletion protection; when on, table, key and log groups are RETAINed.
     deletion_protection: bool = False
     log_retention_days: int = 30
-    #: Reserved concurrency of each saga function (None: unreserved).
+    #: Reserved concurrency of each saga function (None: unreserved);
+    #: ``FunctionSettings.reserved_concurrency`` overrides it per function.
     reserved_concurrency: int | None = None
+    #: The most concurrent starters the ingress queue drives (its event source's
+    #: ``MaximumConcurrency``): a backlog after an outage cannot take the account's Lambda
+    #: concurrency from the saga's own functions.
+    ingress_max_concurrency: int = 5
+    #: The execution-level ``TimeoutSeconds`` of the state machine: a case that runs (or
+    #: waits) longer ends ``TIMED_OUT``, which the automatic redrive picks up.
+    execution_timeout_seconds: int = DEFAULT_EXECUTION_TIMEOUT_SECONDS
+    #: Tags on every resource of the deployment (besides ``stepsaga:saga`` and
+    #: ``stepsaga:stage``, which it always has).
+    tags: Mapping[str, str] = field(default_factory=dict)
+    #: Canary releases of the functions' ``live`` aliases with alarm rollback (CodeDeploy);
+    #: None: a release moves each alias at once.
+    canary: Canary | None = field(default_factory=Canary)
+    #: A daily AWS Backup plan of the ledger table; None (the default): point-in-time
+    #: recovery only (docs/operating-aws.md, "Restoring the ledger").
+    backup: Backup | None = None
     #: Age at which an OPEN reconciliation item raises the overdue alarm.
     overdue_reconciliation_hours: int = 24
     bundling: BundlingMode = BundlingMode.PIP
@@ -105,6 +166,25 @@ class StageSettings:
             raise DeploymentError(
                 "reserved_concurrency: at least 1 (0 would disable the functions)"
             )
+        if not MIN_QUEUE_CONCURRENCY <= self.ingress_max_concurrency <= MAX_QUEUE_CONCURRENCY:
+            raise DeploymentError(
+                f"ingress_max_concurrency {self.ingress_max_concurrency}: "
+                f"{MIN_QUEUE_CONCURRENCY} to {MAX_QUEUE_CONCURRENCY} (Lambda's bounds)"
+            )
+        if not 60 <= self.execution_timeout_seconds <= MAX_EXECUTION_TIMEOUT_SECONDS:
+            raise DeploymentError(
+                f"execution_timeout_seconds {self.execution_timeout_seconds}: 60 to "
+                f"{MAX_EXECUTION_TIMEOUT_SECONDS} (a year, Step Functions' limit)"
+            )
+        for key, value in self.tags.items():
+            if not _TAG_KEY.match(key) or key.lower().startswith("aws:"):
+                raise DeploymentError(
+                    f"tag {key!r}: 1 to 128 letters, digits, spaces or _.:/=+-@, not aws:"
+                )
+            if not _TAG_VALUE.match(value):
+                raise DeploymentError(
+                    f"tag {key} value {value!r}: at most 256 letters, digits, spaces or _.:/=+-@"
+                )
         if self.overdue_reconciliation_hours < 1:
             raise DeploymentError("overdue_reconciliation_hours: at least 1")
         if self.ledger_indexes is not None and not 1 <= self.ledger_indexes <= len(GSIS):
@@ -177,6 +257,7 @@ class FunctionSettings:
       signed client with ``ctx.signed_apis.client(variable)``.
     * ``grant`` — grants on the app's own resources.
     * ``timeout_seconds`` / ``memory_mb`` — unset: the defaults (30 s, 512 MB).
+    * ``reserved_concurrency`` — unset: ``StageSettings.reserved_concurrency``.
 
     Per-function settings are merged over the defaults: environments, secrets and signed
     APIs key by key,
@@ -190,6 +271,7 @@ class FunctionSettings:
     grant: Grant | None = None
     timeout_seconds: int | None = None
     memory_mb: int | None = None
+    reserved_concurrency: int | None = None
 
     def __post_init__(self) -> None:
         named = [*self.environment, *self.secrets, *self.parameters, *self.signed_apis]
@@ -207,6 +289,8 @@ class FunctionSettings:
             raise DeploymentError("timeout_seconds: between 1 and 900 (Lambda's limit)")
         if self.memory_mb is not None and not 128 <= self.memory_mb <= 10240:
             raise DeploymentError("memory_mb: between 128 and 10240")
+        if self.reserved_concurrency is not None and self.reserved_concurrency < 1:
+            raise DeploymentError("reserved_concurrency: at least 1 (0 would disable the function)")
 
     def over(self, defaults: FunctionSettings) -> FunctionSettings:
         """These settings merged over ``defaults``."""
@@ -224,4 +308,5 @@ class FunctionSettings:
             grant=grant_all if grants else None,
             timeout_seconds=self.timeout_seconds or defaults.timeout_seconds,
             memory_mb=self.memory_mb or defaults.memory_mb,
+            reserved_concurrency=self.reserved_concurrency or defaults.reserved_concurrency,
         )

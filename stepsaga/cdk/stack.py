@@ -14,20 +14,23 @@ from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from typing import Any, Final
 
-from aws_cdk import Aspects, CfnOutput, Duration, RemovalPolicy, Stack
+from aws_cdk import Aspects, CfnOutput, Duration, RemovalPolicy, Stack, Tags
+from aws_cdk import aws_backup as backup
+from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_events as events
 from aws_cdk import aws_events_targets as targets
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
 from aws_cdk import aws_stepfunctions as sfn
-from cdk_nag import AwsSolutionsChecks
+from cdk_nag import AwsSolutionsChecks, NagSuppressions
 from constructs import Construct
 
-from stepsaga import deployment
+from stepsaga import deployment, metric_names
 from stepsaga.cdk.access import OVERDUE_CHECK, FunctionAccess, access_for
 from stepsaga.cdk.alarms import SagaAlarms, alarm_name_prefix
 from stepsaga.cdk.auto_redrive import SagaAutoRedrive
 from stepsaga.cdk.bundling import AssetLayout, lambda_code
+from stepsaga.cdk.dashboard import SagaDashboard
 from stepsaga.cdk.encryption import StackKey
 from stepsaga.cdk.function import (
     FunctionEnvironment,
@@ -38,8 +41,10 @@ from stepsaga.cdk.function import (
 from stepsaga.cdk.ingress import SagaIngress
 from stepsaga.cdk.ledger_table import LedgerTable
 from stepsaga.cdk.operators import OperatorPolicy
+from stepsaga.cdk.releases import ROLLBACK_ALARMS, CanaryReleases
 from stepsaga.cdk.saga_deployment import SagaDeployment
 from stepsaga.cdk.settings import (
+    Backup,
     DeploymentError,
     FunctionSettings,
     StageSettings,
@@ -69,7 +74,8 @@ class SagaResources(Construct):
     ``aliases`` (logical name → the ``live`` alias the machine invokes), ``state_machine``,
     ``state_machine_alias_arn``, ``overdue_check``, ``ingress`` (None when ``settings.ingress`` is
     off), ``auto_redrive`` (None when ``settings.auto_redrive`` is), ``operators`` (the
-    operators' managed policy), ``alarms``.
+    operators' managed policy), ``alarms``, ``dashboard``, ``releases`` (None when
+    ``settings.canary`` is), ``backup`` (the plan; None unless ``settings.backup``).
     """
 
     def __init__(
@@ -149,7 +155,7 @@ class SagaResources(Construct):
             self,
             "Saga",
             name=machine_name,
-            saga=saga,
+            saga=saga.with_execution_timeout(settings.execution_timeout_seconds),
             functions=self.functions,
             aliases=self.aliases,
             key=self.key,
@@ -159,7 +165,7 @@ class SagaResources(Construct):
         self.state_machine: sfn.StateMachine = machine.state_machine
         self.state_machine_alias_arn: str = machine.alias_arn
 
-        self.overdue_check = SagaFunction(
+        overdue_check = SagaFunction(
             self,
             "OverdueReconciliationCheck",
             handler=OVERDUE_CHECK_HANDLER,
@@ -169,13 +175,15 @@ class SagaResources(Construct):
             extra_environment={
                 overdue.ENV_OVERDUE_AFTER_SECONDS: str(settings.overdue_reconciliation_hours * 3600)
             },
-        ).function
+        )
+        self.overdue_check = overdue_check.function
         events.Rule(
             self,
             "OverdueReconciliationSchedule",
             description=f"Runs the overdue reconciliation check of {saga.name}",
             schedule=events.Schedule.rate(OVERDUE_CHECK_RATE),
-            targets=[targets.LambdaFunction(self.overdue_check, retry_attempts=0)],
+            # The released version (the alias), never $LATEST.
+            targets=[targets.LambdaFunction(overdue_check.alias, retry_attempts=0)],
         )
 
         self.ingress: SagaIngress | None = None
@@ -187,6 +195,7 @@ class SagaResources(Construct):
                 state_machine_name=machine_name,
                 start_arn=machine.alias_arn,
                 shared=replace(shared, reserved_concurrency=None),
+                max_concurrency=settings.ingress_max_concurrency,
             )
 
         self.auto_redrive: SagaAutoRedrive | None = None
@@ -222,8 +231,105 @@ class SagaResources(Construct):
             topic=self.topic,
             dead_letters=self.ingress.dead_letters if self.ingress else None,
             redrive_dead_letters=self.auto_redrive.dead_letters if self.auto_redrive else None,
+            queue=self.ingress.queue if self.ingress else None,
+            redrive_queue=self.auto_redrive.queue if self.auto_redrive else None,
             overdue_check_period=OVERDUE_CHECK_RATE,
+            released=[
+                *self.functions.values(),
+                self.overdue_check,
+                *([self.auto_redrive.redriver] if self.auto_redrive else []),
+            ]
+            if settings.canary is not None
+            else [],
         )
+        service = metric_names.service_name(settings.stage, saga.name)
+        self.dashboard = SagaDashboard(
+            self,
+            "Dashboard",
+            name=service,
+            service=service,
+            state_machine=self.state_machine,
+            business_outcomes=self.alarms.business_outcomes.metric(
+                statistic="Sum", label="business outcomes (Saga.*)"
+            ),
+            metrics=self.alarms.metrics,
+            alarms=list(self.alarms.alarms.values()),
+            auto_redrive=self.auto_redrive is not None,
+        ).dashboard
+
+        self.releases: CanaryReleases | None = None
+        if settings.canary is not None:
+            self.releases = CanaryReleases(
+                self,
+                "Releases",
+                aliases={
+                    **self.aliases,
+                    "OverdueReconciliationCheck": overdue_check.alias,
+                    **({"IngressStarter": self.ingress.alias} if self.ingress else {}),
+                    **({"AutoRedriver": self.auto_redrive.alias} if self.auto_redrive else {}),
+                },
+                canary=settings.canary,
+                alarms=[self.alarms.alarms[name] for name in ROLLBACK_ALARMS],
+            )
+
+        self.backup: backup.BackupPlan | None = None
+        if settings.backup is not None:
+            self.backup = _backup_plan(self, settings.backup, self.ledger.table, removal)
+
+        # Every resource of the deployment carries the settings' tags, and its saga and stage.
+        _tag(self, settings, saga.name)
+
+
+def _tag(scope: Construct, settings: StageSettings, saga: str) -> None:
+    for key, value in {
+        **settings.tags,
+        "stepsaga:saga": saga,
+        "stepsaga:stage": settings.stage,
+    }.items():
+        Tags.of(scope).add(key, value)
+
+
+def _backup_plan(
+    scope: Construct, settings: Backup, table: dynamodb.ITable, removal: RemovalPolicy
+) -> backup.BackupPlan:
+    """A daily backup of the ledger table into a vault of its own, kept
+    ``settings.retention_days`` (the table's point-in-time recovery stays on regardless)."""
+    vault = backup.BackupVault(scope, "BackupVault", removal_policy=removal)
+    plan = backup.BackupPlan(
+        scope,
+        "Backup",
+        backup_vault=vault,
+        backup_plan_rules=[
+            backup.BackupPlanRule(
+                rule_name="DailyLedger",
+                schedule_expression=events.Schedule.cron(hour=str(settings.hour_utc), minute="0"),
+                delete_after=Duration.days(settings.retention_days),
+            )
+        ],
+    )
+    plan.add_selection(
+        "Ledger",
+        resources=[backup.BackupResource.from_dynamo_db_table(table)],
+        allow_restores=False,
+    )
+    NagSuppressions.add_resource_suppressions(
+        plan,
+        [
+            {
+                "id": "AwsSolutions-IAM4",
+                "reason": (
+                    "AWSBackupServiceRolePolicyForBackup is AWS's policy for the Backup "
+                    "service to back up the selected table; AWS maintains it with the service."
+                ),
+                "appliesTo": [
+                    "Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/"
+                    "AWSBackupServiceRolePolicyForBackup"
+                ],
+            }
+        ],
+        apply_to_children=True,
+    )
+    return plan
 
 
 class SagaStack(Stack):
@@ -343,6 +449,9 @@ class SagaStack(Stack):
                 value=self.resources.ingress.dead_letters.queue_url,
                 description="Cases the starter refused (invalid, conflicting) or kept failing on",
             )
+        # The stack is the saga's: the app's own resources in it are tagged too (and the
+        # stack itself, which CloudFormation propagates).
+        _tag(self, settings, deployed.name)
         if nag:
             Aspects.of(self).add(AwsSolutionsChecks(verbose=True))
 

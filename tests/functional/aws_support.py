@@ -244,6 +244,24 @@ class RedrivingSfn:
         return attribute
 
 
+class VisibilityRecorder:
+    """moto's SQS client, recording each visibility change asked for (the busy back-off,
+    ``stepsaga.queue_backoff``): the timeouts and the receipt handles."""
+
+    def __init__(self, sqs: Any) -> None:
+        self._sqs = sqs
+        self.timeouts: list[int] = []
+        self.handles: list[str] = []
+
+    def change_message_visibility_batch(self, **kwargs: Any) -> Any:
+        self.timeouts.extend(e["VisibilityTimeout"] for e in kwargs["Entries"])
+        self.handles.extend(e["ReceiptHandle"] for e in kwargs["Entries"])
+        return self._sqs.change_message_visibility_batch(**kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._sqs, name)
+
+
 def read_resolution_audit(client: Any, table: str, item_id: str) -> dict[str, str] | None:
     """The stored audit record of ``item_id`` as plain strings (its attribute names as
     written, which ``Ledger.get_audit`` hides), or None."""

@@ -8,7 +8,9 @@ adds it over moto's executions and passes every other call to moto.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -26,6 +28,7 @@ from stepsaga.auto_redrive import (
     Redriver,
     Verdict,
     event_pattern,
+    input_transformer,
 )
 from stepsaga.backends.assemble import CaseIdentity, planned_actions
 from stepsaga.backends.aws.backend import redrive_token
@@ -41,6 +44,7 @@ from tests.functional.aws_support import (
     TABLE,
     FakeAws,
     RedrivingSfn,
+    VisibilityRecorder,
     fake_aws,
 )
 from tests.functional.cli_support import case_data
@@ -72,6 +76,24 @@ class Queues:
                 )
             },
         )["QueueUrl"]
+
+    def ruled_by(self, pattern: dict[str, Any]) -> Any:
+        """An EventBridge client whose rule sends events matching ``pattern`` to this queue
+        through the stack's input transformer (as the stack deploys it)."""
+        events = boto3.client("events", region_name=REGION)
+        queue_arn = self.sqs.get_queue_attributes(QueueUrl=self.url, AttributeNames=["QueueArn"])
+        events.put_rule(Name="failed", EventPattern=json.dumps(pattern))
+        events.put_targets(
+            Rule="failed",
+            Targets=[
+                {
+                    "Id": "q",
+                    "Arn": queue_arn["Attributes"]["QueueArn"],
+                    "InputTransformer": _as_moto_needs(input_transformer()),
+                }
+            ],
+        )
+        return events
 
     def delayed(self) -> int:
         attributes = self.sqs.get_queue_attributes(
@@ -124,6 +146,8 @@ def _redriver(
         ledger=Ledger(DynamoDBStore(TABLE, aws.ddb), policy=policy),
         queue_url=queues.url,
         metrics=metrics or RecordingMetrics(),
+        ddb=aws.ddb,
+        table_name=TABLE,
         settings=settings or AutoRedrive(),
         clock=clock or SystemClock(),
     )
@@ -166,6 +190,15 @@ def _event(aws: FakeAws, execution_arn: str, error: str = "TransientError") -> d
             "output": None,
         },
     }
+
+
+def _as_moto_needs(transformer: dict[str, Any]) -> dict[str, Any]:
+    """The stack's input transformer for moto's EventBridge: AWS puts a string value in
+    quotes where a JSON template names it (``{"executionArn":<detail-executionArn>}``, the
+    EventBridge guide's "Input transformation"); moto 5.2 inserts it bare, so here the
+    placeholder is quoted (the same message on both)."""
+    template = re.sub(r":<([A-Za-z0-9_-]+)>", r':"<\1>"', transformer["InputTemplate"])
+    return {**transformer, "InputTemplate": template}
 
 
 def _one(redriver: Redriver, body: dict[str, Any] | str) -> Verdict:
@@ -371,14 +404,117 @@ def test_aws_trouble_is_a_batch_item_failure(aws: FakeAws, queues: Queues) -> No
     sfn = RedrivingSfn(aws.sfn)
     arn = _failed(aws, _started(aws, "CASE-1"), "TransientError", ago=LONG_AGO)
 
+    def broken(**kwargs: Any) -> dict[str, Any]:
+        error = {"Error": {"Code": "SomethingElse", "Message": "no"}}
+        raise ClientError(error, "DescribeExecution")  # type: ignore[arg-type]
+
+    sfn.describe_execution = broken  # type: ignore[method-assign]
+    event = {"Records": [{"messageId": "m1", "body": json.dumps(_event(aws, arn))}]}
+    response = _redriver(aws, sfn, queues).handle(event)
+    assert response == {"batchItemFailures": [{"itemIdentifier": "m1"}]}
+
+
+def test_under_throttling_the_batch_backs_off_and_is_redriven_after(
+    aws: FakeAws, queues: Queues
+) -> None:
+    """A mass failure exhausts ``DescribeExecution``'s quota: the first throttled call
+    backs off its message and the rest of the batch, with no further call, for longer
+    than the queue's own timeout; once the quota refills every execution is redriven."""
+    sfn = RedrivingSfn(aws.sfn)
+    metrics = RecordingMetrics()
+    arns = [
+        _failed(aws, _started(aws, f"CASE-{n}"), "TransientError", ago=LONG_AGO) for n in range(4)
+    ]
+    for arn in arns:
+        queues.sqs.send_message(QueueUrl=queues.url, MessageBody=json.dumps({"executionArn": arn}))
+    describe = sfn.describe_execution
+
     def throttled(**kwargs: Any) -> dict[str, Any]:
+        sfn.calls["throttled"] += 1
         error = {"Error": {"Code": "ThrottlingException", "Message": "Rate exceeded"}}
         raise ClientError(error, "DescribeExecution")  # type: ignore[arg-type]
 
     sfn.describe_execution = throttled  # type: ignore[method-assign]
-    event = {"Records": [{"messageId": "m1", "body": json.dumps(_event(aws, arn))}]}
-    response = _redriver(aws, sfn, queues).handle(event)
-    assert response == {"batchItemFailures": [{"itemIdentifier": "m1"}]}
+    recorder = VisibilityRecorder(queues.sqs)
+    redriver = _redriver(aws, sfn, queues, metrics=metrics)
+    redriver = replace(redriver, sqs=recorder)
+    got = queues.sqs.receive_message(
+        QueueUrl=queues.url, MaxNumberOfMessages=10, AttributeNames=["All"]
+    )["Messages"]
+    records = [
+        {
+            "messageId": m["MessageId"],
+            "body": m["Body"],
+            "receiptHandle": m["ReceiptHandle"],
+            "attributes": m["Attributes"],
+        }
+        for m in got
+    ]
+
+    response = redriver.handle({"Records": records})
+
+    assert len(response["batchItemFailures"]) == 4
+    assert sfn.calls["throttled"] == 1  # the other three were not even tried
+    assert len(recorder.timeouts) == 4
+    assert all(60 <= t <= 120 for t in recorder.timeouts)  # first receive: 120 s · [0.5, 1]
+    assert metrics.total(metric_names.AUTO_REDRIVE_BACKED_OFF) == 4
+    # They really are invisible now (the queue's own timeout would have been 0 here).
+    assert queues.sqs.receive_message(QueueUrl=queues.url).get("Messages", []) == []
+
+    sfn.describe_execution = describe  # type: ignore[method-assign]
+    for record in records:  # time passes: SQS shows them again
+        queues.sqs.change_message_visibility(
+            QueueUrl=queues.url, ReceiptHandle=record["receiptHandle"], VisibilityTimeout=0
+        )
+    assert queues.deliver(redriver) == {"batchItemFailures": []}
+    assert [sfn.redrives[arn] for arn in arns] == [1, 1, 1, 1]
+
+
+def test_a_timed_out_execution_is_redriven(aws: FakeAws, queues: Queues) -> None:
+    """``TimeoutSeconds`` ended the case: its status-change event reaches the queue through
+    the rule (ARN only) and the redriver continues it where it stopped."""
+    sfn = RedrivingSfn(aws.sfn)
+    name = _started(aws, "CASE-1")
+    arn = aws.execution_arn(name)
+    aws.set_status(name, "TIMED_OUT")
+    execution = stepfunctions_backends[ACCOUNT][REGION].describe_execution(arn)
+    execution.stop_date = datetime.now(UTC) - LONG_AGO
+    events = queues.ruled_by(event_pattern(aws.state_machine_arn))
+    detail = _event(aws, arn)["detail"] | {"status": "TIMED_OUT", "error": None, "cause": None}
+    events.put_events(
+        Entries=[
+            {
+                "Source": "aws.states",
+                "DetailType": DETAIL_TYPE,
+                "Detail": json.dumps(detail),
+                "Resources": [arn],
+            }
+        ]
+    )
+
+    assert queues.deliver(_redriver(aws, sfn, queues)) == {"batchItemFailures": []}
+
+    assert sfn.redrives[arn] == 1
+    assert sfn.describe_execution(executionArn=arn)["status"] == "RUNNING"
+
+
+def test_the_later_revision_is_read_from_its_pointer_not_described(
+    aws: FakeAws, queues: Queues
+) -> None:
+    """One ``DescribeExecution`` per due message: whether the case has a later revision is
+    its pointer (``GetItem``), so a mass failure spends the Step Functions quota once."""
+    sfn = RedrivingSfn(aws.sfn)
+    name = _started(aws, "CASE-1")
+    arn = _failed(aws, name, "TransientError", ago=LONG_AGO)
+    redriver = _redriver(aws, sfn, queues)
+    assert _one(redriver, {"executionArn": arn}) is Verdict.REDRIVEN
+    assert sfn.calls["describe_execution"] == 1
+
+    _failed(aws, name, "TransientError", ago=LONG_AGO)  # it failed again
+    _started(aws, "CASE-1", revision=2)  # and the case was approved anew meanwhile
+    sfn.calls.clear()
+    assert _one(redriver, {"executionArn": arn}) is Verdict.REFUSED_SUPERSEDED
+    assert sfn.calls["describe_execution"] == 1  # this execution only, not revision 2's
 
 
 def test_the_rule_sends_technical_failures_of_this_machine_only(
@@ -386,12 +522,7 @@ def test_the_rule_sends_technical_failures_of_this_machine_only(
 ) -> None:
     """The pattern the stack deploys, matched by moto's EventBridge (``TestEventPattern`` is a
     stub in moto 5.2; a rule with an SQS target is its real matcher)."""
-    events = boto3.client("events", region_name=REGION)
-    queue_arn = queues.sqs.get_queue_attributes(QueueUrl=queues.url, AttributeNames=["QueueArn"])
-    events.put_rule(Name="failed", EventPattern=json.dumps(event_pattern(aws.state_machine_arn)))
-    events.put_targets(
-        Rule="failed", Targets=[{"Id": "q", "Arn": queue_arn["Attributes"]["QueueArn"]}]
-    )
+    events = queues.ruled_by(event_pattern(aws.state_machine_arn))
     arn = aws.execution_arn("acme-CASE-1-r1")
     other = _event(aws, arn)
     other["detail"]["stateMachineArn"] = f"arn:aws:states:{REGION}:{ACCOUNT}:stateMachine:other"
@@ -401,6 +532,8 @@ def test_the_rule_sends_technical_failures_of_this_machine_only(
     lookalike["detail"]["stateMachineArn"] = f"{aws.state_machine_arn}-other"
     succeeded = _event(aws, arn)
     succeeded["detail"].update(status="SUCCEEDED", error=None)
+    timed_out = _event(aws, aws.execution_arn("acme-CASE-2-r1"))
+    timed_out["detail"].update(status="TIMED_OUT", error=None, cause=None)
     sent = {
         "TransientError": _event(aws, arn, "TransientError"),
         "States.Timeout": _event(aws, arn, "States.Timeout"),
@@ -410,6 +543,7 @@ def test_the_rule_sends_technical_failures_of_this_machine_only(
         "on the alias": on_alias,
         "a lookalike machine": lookalike,
         "succeeded": succeeded,
+        "timed out": timed_out,
     }
     for event in sent.values():
         events.put_events(
@@ -423,14 +557,13 @@ def test_the_rule_sends_technical_failures_of_this_machine_only(
             ]
         )
     got = queues.sqs.receive_message(QueueUrl=queues.url, MaxNumberOfMessages=10)
-    details = [json.loads(m["Body"])["detail"] for m in got.get("Messages", [])]
-    assert sorted(d["error"] for d in details) == [
-        "States.Timeout",
-        "TransientError",
-        "TransientError",
-    ]
-    machine = aws.state_machine_arn
-    assert {d["stateMachineArn"] for d in details} == {machine, f"{machine}:live"}
+    bodies = [json.loads(m["Body"]) for m in got.get("Messages", [])]
+    # TransientError, States.Timeout, on the alias, timed out: the execution's ARN only
+    # (the event's input, the case with its personal data, never reaches the queue).
+    assert sorted(bodies, key=json.dumps) == sorted(
+        [{"executionArn": arn}] * 3 + [{"executionArn": aws.execution_arn("acme-CASE-2-r1")}],
+        key=json.dumps,
+    )
 
 
 def test_settings_come_from_the_environment_checked(aws: FakeAws, queues: Queues) -> None:

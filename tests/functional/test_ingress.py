@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -17,7 +17,7 @@ from stepsaga.backends.aws.pointers import Pointer, case_pointers, record_pointe
 from stepsaga.backends.naming import execution_name
 from stepsaga.ingress import REASON_ATTRIBUTE, Starter, Verdict
 from stepsaga.workflow import EffectClass, Saga, Step
-from tests.functional.aws_support import REGION, TABLE, FakeAws, fake_aws
+from tests.functional.aws_support import REGION, TABLE, FakeAws, VisibilityRecorder, fake_aws
 from tests.functional.cli_support import case_data
 from workflows.replacement_order import saga
 
@@ -167,12 +167,14 @@ def test_an_invalid_case_is_dead_lettered_naming_the_field(
 
 
 class ThrottledStepFunctions:
-    """moto's client, except that ``StartExecution`` is throttled."""
+    """moto's client, except that ``StartExecution`` is throttled (and counted)."""
 
     def __init__(self, sfn: Any) -> None:
         self._sfn = sfn
+        self.starts = 0
 
     def start_execution(self, **kwargs: Any) -> Any:
+        self.starts += 1
         error = {"Error": {"Code": "ThrottlingException", "Message": "Rate exceeded"}}
         raise ClientError(error, "StartExecution")  # type: ignore[arg-type]
 
@@ -180,22 +182,41 @@ class ThrottledStepFunctions:
         return getattr(self._sfn, name)
 
 
-def test_a_throttled_start_is_retried_not_dead_lettered(ingress: Ingress) -> None:
-    throttled = Starter(
-        saga,
-        ingress.aws.state_machine_arn,
-        ThrottledStepFunctions(ingress.aws.sfn),  # type: ignore[arg-type]
-        ingress.sqs,
-        ingress.dlq_url,
-        ingress.aws.ddb,
-        TABLE,
+def test_a_throttled_start_backs_off_the_batch_instead_of_burning_receives(
+    ingress: Ingress,
+) -> None:
+    """A backlog after an outage: the first throttled ``StartExecution`` backs off its
+    message and the rest of the batch (no further calls), each hidden for longer than
+    the queue's own timeout; once Step Functions takes starts again, they start."""
+    sfn = ThrottledStepFunctions(ingress.aws.sfn)
+    recorder = VisibilityRecorder(ingress.sqs)
+    ingress.starter = replace(
+        ingress.starter,
+        sfn=sfn,  # type: ignore[arg-type]
+        sqs=recorder,
+        queue_url=ingress.queue_url,
     )
-    ingress.starter = throttled
-    good, bad = json.dumps(case_data()), "{not json"
-    answer = ingress.deliver(good, bad)
-    assert len(answer["batchItemFailures"]) == 1  # the good one: SQS delivers it again
-    assert [reason for _, reason in ingress.dead_letters()] != []  # the bad one, once
-    assert ingress.executions() == []
+    good, other, bad = json.dumps(case_data()), json.dumps(case_data("CASE-2")), "{not json"
+
+    answer = ingress.deliver(good, other, bad)
+
+    assert len(answer["batchItemFailures"]) == 3
+    assert sfn.starts == 1  # the others were not tried
+    assert len(recorder.timeouts) == 3
+    assert all(60 <= t <= 120 for t in recorder.timeouts)  # receive 1: 120 s · [0.5, 1]
+    assert ingress.dead_letters() == []  # nothing dead-lettered for AWS being busy
+    hidden = ingress.sqs.receive_message(QueueUrl=ingress.queue_url, MaxNumberOfMessages=10)
+    assert hidden.get("Messages", []) == []
+
+    # Time passes (SQS shows them again) and Step Functions takes starts again.
+    for handle in recorder.handles:
+        ingress.sqs.change_message_visibility(
+            QueueUrl=ingress.queue_url, ReceiptHandle=handle, VisibilityTimeout=0
+        )
+    ingress.starter = replace(ingress.starter, sfn=ingress.aws.sfn)
+    assert ingress.deliver() == {"batchItemFailures": []}
+    assert ingress.executions() == sorted([NAME, execution_name("acme", "CASE-2", 1)])
+    assert [body for body, _ in ingress.dead_letters()] == [bad]
 
 
 def test_logs_name_identifiers_never_the_case(

@@ -51,6 +51,24 @@ class Synthesized:
             if resource["Type"] == type_name
         }
 
+    def live_alias(self, function_id: str) -> str:
+        """The logical id of the ``live`` alias of the function ``function_id``."""
+        (alias_id,) = [
+            k
+            for k, v in self.resources("AWS::Lambda::Alias").items()
+            if v["Properties"]["FunctionName"] == {"Ref": function_id}
+            and v["Properties"]["Name"] == "live"
+        ]
+        return alias_id
+
+    def is_live_alias(self, value: Any, function_id: str) -> bool:
+        """Whether ``value`` names the ``live`` alias of ``function_id``: its ARN
+        (``Ref``), or, as an event source mapping's ``FunctionName``, the qualified name
+        CDK writes (the function's name from the alias ARN, then ``:live``)."""
+        ref = {"Ref": self.live_alias(function_id)}
+        qualified = {"Fn::Join": ["", [{"Fn::Select": [6, {"Fn::Split": [":", ref]}]}, ":live"]]}
+        return value in (ref, qualified)
+
     def saga_functions(self) -> dict[str, tuple[str, dict[str, Any]]]:
         """Logical function name (``STEPSAGA_FUNCTION``) → (logical id, resource), for the
         functions the generic entry point serves."""

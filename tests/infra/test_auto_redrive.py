@@ -8,6 +8,7 @@ import json
 from typing import Any
 
 from stepsaga import auto_redrive, deployment
+from stepsaga.auto_redrive import AutoRedrive
 from stepsaga.cdk.alarms import alarm_name
 from stepsaga.cdk.auto_redrive import AUTO_REDRIVE_HANDLER, MAX_RECEIVES
 from tests.infra.conftest import Synthesized
@@ -56,11 +57,16 @@ def test_the_rule_forwards_failed_technical_executions_of_this_machine(
     assert {k: v for k, v in pattern.items() if k != "detail"} == {
         k: v for k, v in auto_redrive.event_pattern("arn").items() if k != "detail"
     }
-    assert pattern["detail"]["error"] == [{"anything-but": {"prefix": "Saga."}}]
-    assert pattern["detail"]["status"] == ["FAILED"]
+    assert pattern["detail"]["$or"] == [
+        {"status": ["FAILED"], "error": [{"anything-but": {"prefix": "Saga."}}]},
+        {"status": ["TIMED_OUT"]},
+    ]
     (target,) = rule["Targets"]
     assert target["Arn"] == {"Fn::GetAtt": [queue_id, "Arn"]}
     assert target["DeadLetterConfig"] == {"Arn": {"Fn::GetAtt": [dead_id, "Arn"]}}
+    # The execution's ARN only: the event's ``detail.input`` (the case, personal data)
+    # never reaches the queue. The functional tests deliver exactly this transformer.
+    assert target["InputTransformer"] == auto_redrive.input_transformer()
 
 
 def test_queues_are_encrypted_tls_only_and_redrive_to_the_dead_letters(
@@ -105,10 +111,12 @@ def test_the_redriver_reads_the_queue_and_knows_its_machine_and_bounds(
     (mapping,) = [
         m["Properties"]
         for m in synthesized.resources("AWS::Lambda::EventSourceMapping").values()
-        if m["Properties"]["FunctionName"] == {"Ref": redriver_id}
+        if m["Properties"]["EventSourceArn"] == {"Fn::GetAtt": [queue_id, "Arn"]}
     ]
-    assert mapping["EventSourceArn"] == {"Fn::GetAtt": [queue_id, "Arn"]}
+    # The released version (the ``live`` alias), at most ``max_concurrency`` at once.
+    assert synthesized.is_live_alias(mapping["FunctionName"], redriver_id)
     assert mapping["FunctionResponseTypes"] == ["ReportBatchItemFailures"]
+    assert mapping["ScalingConfig"] == {"MaximumConcurrency": AutoRedrive().max_concurrency}
 
 
 def test_the_redriver_may_redrive_this_machine_read_the_ledger_and_use_its_queue_only(

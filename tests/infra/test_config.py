@@ -9,7 +9,7 @@ from aws_cdk.assertions import Template
 from infra.app import main
 from infra.config import ContextError, ServiceEndpoints, StageConfig
 from services.dependencies import ENV_SERVICES
-from stepsaga.cdk import BundlingMode
+from stepsaga.cdk import Backup, BundlingMode, Canary
 from stepsaga.cdk.ledger_table import LedgerTable
 from tests.infra.conftest import SERVICE_CONTEXT
 
@@ -59,6 +59,25 @@ def test_context_strings_from_the_command_line_are_parsed() -> None:
     assert config.stage.bundling is BundlingMode.SOURCES
 
 
+def test_load_and_operations_settings_come_from_the_context() -> None:
+    default = _config()
+    assert default.stage.canary == Canary()
+    assert default.stage.backup is None
+    assert default.stage.tags == {}
+    config = _config(
+        ingress_max_concurrency="20",
+        execution_timeout_days="7",
+        canary="false",
+        backup_retention_days="90",
+        tags='{"team": "payments", "cost-center": "cc-42"}',
+    )
+    assert config.stage.ingress_max_concurrency == 20
+    assert config.stage.execution_timeout_seconds == 7 * 86400
+    assert config.stage.canary is None
+    assert config.stage.backup == Backup(retention_days=90)
+    assert config.stage.tags == {"team": "payments", "cost-center": "cc-42"}
+
+
 @pytest.mark.parametrize(
     ("context", "message"),
     [
@@ -69,6 +88,11 @@ def test_context_strings_from_the_command_line_are_parsed() -> None:
         ({"deletion_protection": "maybe"}, "expected true or false"),
         ({"log_retention_days": "a month"}, "log_retention_days: expected a whole number"),
         ({"bundling": "docker"}, "bundling 'docker': one of pip, sources"),
+        ({"ingress_max_concurrency": "1"}, "ingress_max_concurrency 1"),
+        ({"backup_retention_days": "0"}, "backup retention_days 0"),
+        ({"tags": "team=payments"}, "tags: expected a JSON object"),
+        ({"tags": '{"team": 1}'}, "tags: expected a JSON object of strings"),
+        ({"tags": '{"aws:x": "y"}'}, "tag 'aws:x'"),
     ],
 )
 def test_invalid_context_is_refused(context: dict[str, str], message: str) -> None:

@@ -19,10 +19,12 @@ from aws_cdk import aws_ssm as ssm
 from aws_cdk.assertions import Annotations, Match, Template
 from cdk_nag import NagSuppressions
 from cfnlint.api import ManualArgs, lint
+from cfnlint.schema import PROVIDER_SCHEMA_MANAGER
 
 from stepsaga import auto_redrive, deployment
 from stepsaga.cdk import (
     AutoRedrive,
+    Backup,
     BundlingMode,
     DeploymentError,
     FunctionSettings,
@@ -157,13 +159,22 @@ def two_sagas(project: Project, tmp_path_factory: pytest.TempPathFactory) -> Two
         app,
         project=project,
         saga="alpha-order",
-        settings=replace(settings, auto_redrive=AutoRedrive(max_redrives=5, base_delay_seconds=30)),
+        settings=replace(
+            settings,
+            auto_redrive=AutoRedrive(max_redrives=5, base_delay_seconds=30, max_concurrency=3),
+            reserved_concurrency=20,
+            ingress_max_concurrency=7,
+            execution_timeout_seconds=14 * 24 * 3600,
+            tags={"team": "payments", "cost-center": "cc-42"},
+            backup=Backup(retention_days=35, hour_utc=2),
+        ),
         defaults=FunctionSettings(environment={"ACME_BILLING_URL": "https://billing.example"}),
         functions={
             "ChargeCard": FunctionSettings(
                 environment={"ACME_MODE": "strict"},
                 grant=send_to_queue,
                 memory_mb=1024,
+                reserved_concurrency=50,
                 parameters={"ACME_API_KEY_PARAMETER": api_key},
                 signed_apis={"ACME_PAYMENTS_API_URL": PAYMENTS_API},
             ),
@@ -174,7 +185,10 @@ def two_sagas(project: Project, tmp_path_factory: pytest.TempPathFactory) -> Two
         },
     )
     beta = SagaStack(
-        app, project=project, saga="beta-refresh", settings=replace(settings, auto_redrive=None)
+        app,
+        project=project,
+        saga="beta-refresh",
+        settings=replace(settings, auto_redrive=None, canary=None),
     )
     app.synth()
     return TwoSagas(alpha=alpha, beta=beta, outdir=outdir)
@@ -234,6 +248,62 @@ def test_auto_redrive_takes_its_bounds_from_the_settings_and_none_turns_it_off(
         for r in beta.values()
         if r["Type"] == "AWS::Events::Rule" and "EventPattern" in r["Properties"]
     ]
+
+
+def test_concurrency_and_the_execution_timeout_come_from_the_settings(
+    two_sagas: TwoSagas,
+) -> None:
+    """Reserved concurrency per saga function (the stage's, or the function's own), the
+    queue triggers' ``MaximumConcurrency``, the execution's ``TimeoutSeconds``."""
+    for stack, reserved, ingress_max, redrive_max, timeout in (
+        (two_sagas.alpha, {"ChargeCard": 50, "Notify": 20, "Reconcile": 20}, 7, 3, 14 * 86400),
+        (two_sagas.beta, {"Lookup": None}, 5, None, 30 * 86400),
+    ):
+        functions = two_sagas.resources(stack, "AWS::Lambda::Function").values()
+        by_name = {
+            f["Properties"]["Environment"]["Variables"].get(deployment.ENV_FUNCTION): f
+            for f in functions
+        }
+        for name, expected in reserved.items():
+            assert by_name[name]["Properties"].get("ReservedConcurrentExecutions") == expected
+        mappings = two_sagas.resources(stack, "AWS::Lambda::EventSourceMapping").values()
+        maxima = sorted(m["Properties"]["ScalingConfig"]["MaximumConcurrency"] for m in mappings)
+        assert maxima == sorted(m for m in (ingress_max, redrive_max) if m is not None)
+        (machine,) = two_sagas.resources(stack, "AWS::StepFunctions::StateMachine").values()
+        assert json.loads(machine["Properties"]["DefinitionString"])["TimeoutSeconds"] == timeout
+
+
+def test_the_settings_tags_reach_every_taggable_resource(two_sagas: TwoSagas) -> None:
+    wanted = {"team": "payments", "cost-center": "cc-42", "stepsaga:saga": "alpha-order"}
+    resources = two_sagas.template(two_sagas.alpha)["Resources"]
+    for logical_id, resource in resources.items():
+        schema = PROVIDER_SCHEMA_MANAGER.get_resource_schema("us-east-1", resource["Type"])
+        fields = ("Tags", "BackupPlanTags", "BackupVaultTags")
+        field = next((f for f in fields if f in schema.schema.get("properties", {})), None)
+        if field is None:
+            continue
+        tags = resource["Properties"].get(field, [])
+        found = {t["Key"]: t["Value"] for t in tags} if isinstance(tags, list) else dict(tags)
+        assert wanted.items() <= found.items(), logical_id
+
+
+def test_a_backup_plan_when_asked_and_canary_releases_unless_turned_off(
+    two_sagas: TwoSagas,
+) -> None:
+    (table_id,) = two_sagas.resources(two_sagas.alpha, "AWS::DynamoDB::Table")
+    (plan,) = two_sagas.resources(two_sagas.alpha, "AWS::Backup::BackupPlan").values()
+    (rule,) = plan["Properties"]["BackupPlan"]["BackupPlanRule"]
+    assert rule["ScheduleExpression"] == "cron(0 2 * * ? *)"
+    assert rule["Lifecycle"] == {"DeleteAfterDays": 35}
+    (selection,) = two_sagas.resources(two_sagas.alpha, "AWS::Backup::BackupSelection").values()
+    assert selection["Properties"]["BackupSelection"]["Resources"] == [
+        {"Fn::GetAtt": [table_id, "Arn"]}
+    ]
+    assert two_sagas.resources(two_sagas.alpha, "AWS::CodeDeploy::DeploymentGroup")
+    beta = two_sagas.template(two_sagas.beta)["Resources"]
+    kinds = ("AWS::Backup::", "AWS::CodeDeploy::")
+    assert not [r for r in beta.values() if r["Type"].startswith(kinds)]
+    assert not [r for r in beta.values() if "UpdatePolicy" in r]
 
 
 def test_the_apps_grant_reaches_only_its_function(two_sagas: TwoSagas) -> None:
@@ -355,8 +425,9 @@ def test_alarm_texts_name_the_saga(two_sagas: TwoSagas) -> None:
     for stack, saga in ((two_sagas.alpha, "alpha-order"), (two_sagas.beta, "beta-refresh")):
         alarms = two_sagas.resources(stack, "AWS::CloudWatch::Alarm").values()
         texts = [a["Properties"]["AlarmDescription"] for a in alarms]
-        # beta runs without the automatic redrive: no alarm on its dead letters
-        assert len(texts) == len(RULES) - (stack is two_sagas.beta)
+        # beta runs without the automatic redrive (no alarm on its dead letters, its queue's
+        # age, its refusals) and without canary releases (no alarm to roll them back)
+        assert len(texts) == len(RULES) - 4 * (stack is two_sagas.beta)
         assert all(saga in text for text in texts), texts
         assert not any("replacement" in text for text in texts)
 

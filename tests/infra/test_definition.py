@@ -7,10 +7,15 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
+
 from stepsaga import deployment
+from stepsaga.cdk import DeploymentError, SagaDeployment, StageSettings
+from stepsaga.cdk.settings import DEFAULT_EXECUTION_TIMEOUT_SECONDS
 from stepsaga.workflow import compile as compile_saga
 from stepsaga.workflow import render
 from tests.infra.conftest import Synthesized
+from workflows.project import reference_project
 from workflows.replacement_order import saga as replacement_order
 
 
@@ -47,7 +52,10 @@ def test_template_definition_equals_compiled_asl_after_substitution(
         compile_saga(replacement_order),
         replacement_order.definition_substitutions(lambda name: f"arn-of:{name}"),
     )
-    assert deployed == expected
+    # Plus the execution's own timeout, from the settings: no case runs forever.
+    timeout = synthesized.stack.settings.execution_timeout_seconds
+    assert deployed == {**expected, "TimeoutSeconds": timeout}
+    assert deployed["TimeoutSeconds"] == DEFAULT_EXECUTION_TIMEOUT_SECONDS
 
 
 def test_every_saga_function_is_substituted(synthesized: Synthesized) -> None:
@@ -55,3 +63,22 @@ def test_every_saga_function_is_substituted(synthesized: Synthesized) -> None:
     assert set(machine["Properties"]["DefinitionSubstitutions"]) == {
         f"{name}FunctionArn" for name in synthesized.saga.functions
     }
+
+
+def test_the_execution_timeout_must_outlast_every_wait_of_the_saga() -> None:
+    """A person's decision waits ``TimeoutSeconds`` in its own state; an execution timeout
+    no longer than that would end the case before the decision could."""
+    deployed = SagaDeployment.of(reference_project(), replacement_order.name)
+    longest = max(
+        s["TimeoutSeconds"] for s in deployed.definition["States"].values() if "TimeoutSeconds" in s
+    )
+    with pytest.raises(DeploymentError, match=f"waits up to {longest} s"):
+        deployed.with_execution_timeout(longest)
+    assert deployed.with_execution_timeout(longest + 1).definition["TimeoutSeconds"] == longest + 1
+    assert "TimeoutSeconds" not in deployed.definition  # the saga's own ASL is unchanged
+
+
+@pytest.mark.parametrize("seconds", [59, 365 * 24 * 3600 + 1])
+def test_the_execution_timeout_setting_is_checked(seconds: int) -> None:
+    with pytest.raises(DeploymentError, match=r"^execution_timeout_seconds"):
+        StageSettings(execution_timeout_seconds=seconds)

@@ -10,6 +10,7 @@ from aws_cdk.assertions import Match
 from stepsaga import deployment, ingress
 from stepsaga.cdk.alarms import alarm_name
 from stepsaga.cdk.ingress import INGRESS_HANDLER, MAX_RECEIVES
+from stepsaga.cdk.settings import StageSettings
 from tests.infra.conftest import Synthesized
 from tests.infra.test_operators import POINTER_STATEMENT
 
@@ -63,14 +64,19 @@ def test_the_starter_reads_the_queue_and_knows_its_machine_and_dead_letters(
     assert variables[deployment.ENV_STATE_MACHINE_ARN]["Fn::Join"][1][-1] == (
         f":stateMachine:{machine}"
     )
+    assert variables[ingress.ENV_QUEUE_URL] == {"Ref": cases_id}  # for the busy back-off
     (mapping,) = [
         m
         for m in synthesized.resources("AWS::Lambda::EventSourceMapping").values()
-        if m["Properties"]["FunctionName"] == {"Ref": starter_id}
+        if m["Properties"]["EventSourceArn"] == {"Fn::GetAtt": [cases_id, "Arn"]}
     ]
-    assert mapping["Properties"]["EventSourceArn"] == {"Fn::GetAtt": [cases_id, "Arn"]}
-    assert mapping["Properties"]["FunctionName"] == {"Ref": starter_id}
+    # The queue drives the released version (the ``live`` alias), never $LATEST, and at
+    # most ``StageSettings.ingress_max_concurrency`` starters at once.
+    assert synthesized.is_live_alias(mapping["Properties"]["FunctionName"], starter_id)
     assert mapping["Properties"]["FunctionResponseTypes"] == ["ReportBatchItemFailures"]
+    assert mapping["Properties"]["ScalingConfig"] == {
+        "MaximumConcurrency": StageSettings().ingress_max_concurrency
+    }
 
 
 def test_the_starter_may_start_and_compare_only(synthesized: Synthesized) -> None:

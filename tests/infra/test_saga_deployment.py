@@ -9,6 +9,8 @@ import pytest
 from stepsaga.cdk import (
     LEDGER_WRITER,
     RECONCILER,
+    Backup,
+    Canary,
     DeploymentError,
     FunctionAccess,
     FunctionSettings,
@@ -118,11 +120,30 @@ def test_saga_names_must_fit_stack_names() -> None:
         ({"log_retention_days": 10}, "log_retention_days 10"),
         ({"reserved_concurrency": 0}, "reserved_concurrency"),
         ({"overdue_reconciliation_hours": 0}, "overdue_reconciliation_hours"),
+        ({"ingress_max_concurrency": 1}, "ingress_max_concurrency 1: 2 to 1000"),
+        ({"ingress_max_concurrency": 1001}, "ingress_max_concurrency 1001"),
+        ({"tags": {"aws:owner": "x"}}, "tag 'aws:owner'"),
+        ({"tags": {"team": "a\nb"}}, "tag team value"),
+        ({"tags": {"": "x"}}, "tag ''"),
     ],
 )
 def test_bad_stage_settings_are_refused(settings: dict[str, Any], message: str) -> None:
     with pytest.raises(DeploymentError, match=message):
         StageSettings(**settings)
+
+
+@pytest.mark.parametrize(
+    ("make", "message"),
+    [
+        (lambda: Canary(percent=0), "canary percent 0"),
+        (lambda: Canary(minutes=0), "canary minutes 0"),
+        (lambda: Backup(retention_days=0), "backup retention_days 0"),
+        (lambda: Backup(hour_utc=24), "backup hour_utc 24"),
+    ],
+)
+def test_bad_release_and_backup_settings_are_refused(make: Any, message: str) -> None:
+    with pytest.raises(DeploymentError, match=message):
+        make()
 
 
 def test_production_stage_defaults() -> None:
@@ -138,6 +159,7 @@ def test_production_stage_defaults() -> None:
         ({"environment": {"STEPSAGA_FUNCTION": "x"}}, "set by the construct"),
         ({"environment": {"1BAD": "x"}}, "not a valid name"),
         ({"timeout_seconds": 901}, "timeout_seconds"),
+        ({"reserved_concurrency": 0}, "reserved_concurrency"),
         ({"memory_mb": 64}, "memory_mb"),
     ],
 )

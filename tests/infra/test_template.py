@@ -36,7 +36,7 @@ def test_resource_counts(synthesized: Synthesized) -> None:
     functions = len(synthesized.saga.functions) + 3
     counts = {
         "AWS::Lambda::Function": functions,
-        "AWS::IAM::Role": functions + 1,  # + the state machine's role
+        "AWS::IAM::Role": functions + 2,  # + the state machine's, CodeDeploy's
         "AWS::Logs::LogGroup": functions + 1,  # + the state machine's log group
         "AWS::DynamoDB::Table": 1,
         "AWS::StepFunctions::StateMachine": 1,
@@ -48,6 +48,12 @@ def test_resource_counts(synthesized: Synthesized) -> None:
         "AWS::SQS::Queue": 4,  # the ingress and auto-redrive queues and their dead letters
         "AWS::Lambda::EventSourceMapping": 2,
         "AWS::IAM::ManagedPolicy": 1,  # the operators'
+        "AWS::CloudWatch::Dashboard": 1,
+        # canary releases: one application and configuration, a group per function
+        "AWS::CodeDeploy::Application": 1,
+        "AWS::CodeDeploy::DeploymentConfig": 1,
+        "AWS::CodeDeploy::DeploymentGroup": functions,
+        "AWS::Backup::BackupPlan": 0,  # only when StageSettings.backup asks
     }
     for type_name, count in counts.items():
         synthesized.template.resource_count_is(type_name, count)
@@ -237,7 +243,8 @@ def test_overdue_check_runs_on_a_schedule(synthesized: Synthesized) -> None:
         "AWS::Events::Rule",
         {
             "ScheduleExpression": "rate(15 minutes)",
-            "Targets": [Match.object_like({"Arn": {"Fn::GetAtt": [logical_id, "Arn"]}})],
+            # The released version (the ``live`` alias), never $LATEST.
+            "Targets": [Match.object_like({"Arn": {"Ref": synthesized.live_alias(logical_id)}})],
         },
     )
 

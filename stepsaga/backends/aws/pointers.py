@@ -35,7 +35,14 @@ from stepsaga.ledger.table import CASE_PREFIX, PARTITION_KEY, POINTER_REVISION_D
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
 
-__all__ = ["AWS_KEEPS_CLOSED", "Pointer", "case_pointers", "record_pointer", "why_missing"]
+__all__ = [
+    "AWS_KEEPS_CLOSED",
+    "Pointer",
+    "case_pointers",
+    "get_pointer",
+    "record_pointer",
+    "why_missing",
+]
 
 #: How long Step Functions keeps a closed standard execution (its documented quota).
 AWS_KEEPS_CLOSED: Final = timedelta(days=90)
@@ -67,10 +74,17 @@ class Pointer:
     def identity(self) -> CaseIdentity:
         return CaseIdentity(self.tenant_id, self.case_id, self.revision)
 
+    @staticmethod
+    def key(tenant_id: str, case_id: str, revision: int) -> Item:
+        """The table key of the pointer of this revision of this tenant's case."""
+        return {
+            PARTITION_KEY: {"S": CASE_PREFIX + case_id},
+            SORT_KEY: {"S": f"{tenant_id}#{revision:0{POINTER_REVISION_DIGITS}d}"},
+        }
+
     def item(self) -> Item:
         return {
-            PARTITION_KEY: {"S": CASE_PREFIX + self.case_id},
-            SORT_KEY: {"S": f"{self.tenant_id}#{self.revision:0{POINTER_REVISION_DIGITS}d}"},
+            **self.key(self.tenant_id, self.case_id, self.revision),
             "tenant_id": {"S": self.tenant_id},
             "case_id": {"S": self.case_id},
             "revision": {"N": str(self.revision)},
@@ -118,6 +132,19 @@ def record_pointer(ddb: DynamoDBClient, table: str, pointer: Pointer) -> Pointer
                 ) from None
             return stored
     return pointer
+
+
+def get_pointer(
+    ddb: DynamoDBClient, table: str, tenant_id: str, case_id: str, revision: int
+) -> Pointer | None:
+    """The pointer of one revision of one tenant's case, if its start was recorded (one
+    strongly consistent ``GetItem``)."""
+    with aws_call("dynamodb:GetItem"):
+        answer = ddb.get_item(
+            TableName=table, Key=Pointer.key(tenant_id, case_id, revision), ConsistentRead=True
+        )
+    found = answer.get("Item")
+    return Pointer.from_item(dict(found)) if found else None
 
 
 def case_pointers(ddb: DynamoDBClient, table: str, case_id: str) -> list[Pointer]:
