@@ -20,7 +20,7 @@ from stepsaga.cli.progress import live
 from stepsaga.cli.run import TimeScaleOption
 from stepsaga.cli.tables import render_item, render_items, render_resolution
 from stepsaga.ledger import ReconOutcome
-from stepsaga.person import check_person
+from stepsaga.person import check_note, check_person
 
 app = typer.Typer(
     help="List, inspect and resolve reconciliation items.",
@@ -98,7 +98,10 @@ def resolve(
             help="applied: the effect happened; not-applied: it did not.",
         ),
     ],
-    note: Annotated[str, typer.Option("--note", help="Why (kept on the item).")],
+    note: Annotated[
+        str,
+        typer.Option("--note", help="Why (kept on the item): one line, 1 to 1000 characters."),
+    ],
     by: Annotated[
         str | None,
         typer.Option(
@@ -117,6 +120,7 @@ def resolve(
     cli = cli_context(ctx)
     as_json = wants_json(output, as_json)
     with command_errors():
+        note = check_note(note, "--note")
         if by is not None:
             by = check_person(by, "--by")
             if cli.backend is Backend.aws:
