@@ -179,6 +179,30 @@ class ResolutionView(_View):
     execution: ExecutionView | None = None
 
 
+class UndoneView(_View):
+    """One completed step ``cancel`` undid: ``compensated`` (``detail``: the compensation's
+    action key), ``escalated`` (``detail``: the item a person decides), or ``failed``
+    (``detail``: the error; run ``cancel`` again, it replays what was undone)."""
+
+    step: str
+    action_key: str
+    kind: str
+    detail: str
+
+
+class CancelView(_View):
+    """``cancel`` output: the stopped execution (outcome ``stopped``, its open items: the
+    uncertain steps and the escalations) and what was undone, last step first."""
+
+    execution: ExecutionView
+    undone: tuple[UndoneView, ...] = ()
+
+    @property
+    def complete(self) -> bool:
+        """Every completed step was compensated or escalated (none failed)."""
+        return all(u.kind != "failed" for u in self.undone)
+
+
 def to_json(value: BaseModel | Sequence[BaseModel]) -> Any:
     """The JSON-ready form ``--json`` prints (aliases, ISO dates)."""
     if isinstance(value, BaseModel):
