@@ -126,6 +126,38 @@ def undo(
     return tuple(done)
 
 
+def deployed_functions(definition: Mapping[str, Any]) -> dict[str, str]:
+    """Logical function name → ``FunctionName`` in a deployed definition: a compensation's
+    is its own Task state's; the reconciler's is any state whose payload is a reconciler
+    event. Branches and item processors are searched too."""
+    found: dict[str, str] = {}
+    for name, state in _states(definition):
+        parameters = state.get("Parameters")
+        if state.get("Type") != "Task" or not isinstance(parameters, Mapping):
+            continue
+        function, payload = parameters.get("FunctionName"), parameters.get("Payload")
+        if not isinstance(function, str) or not isinstance(payload, Mapping):
+            continue
+        kind = payload.get("kind")
+        found[RECONCILER_FUNCTION if kind in _RECONCILER_KINDS else name] = function
+    return found
+
+
+_RECONCILER_KINDS = frozenset({"reconcile", "escalate", "await_decision", "compensation_failed"})
+
+
+def _states(definition: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any]]]:
+    states: list[tuple[str, Mapping[str, Any]]] = []
+    for name, state in (definition.get("States") or {}).items():
+        states.append((name, state))
+        for branch in state.get("Branches") or []:
+            states += _states(branch)
+        processor = state.get("ItemProcessor") or state.get("Iterator")
+        if isinstance(processor, Mapping):
+            states += _states(processor)
+    return states
+
+
 def undone_view(done: Undone) -> UndoneView:
     return UndoneView(
         step=done.step, action_key=done.action_key, kind=done.kind.value, detail=done.detail
@@ -211,6 +243,7 @@ __all__ = [
     "UndoKind",
     "Undone",
     "cancel_cause",
+    "deployed_functions",
     "undo",
     "undo_plan",
     "undone_view",

@@ -217,6 +217,58 @@ def test_undecidable_shipment_waits_for_a_person_and_recon_resolve_completes_it(
     assert after.resolved_by == "arn:aws:sts::123456789012:user/moto"  # the caller, via STS
 
 
+def printed_json(out: str) -> Any:
+    """The CLI's ``--json`` document after the in-process functions' log lines (here they
+    share the CLI's stdout; on Lambda they go to CloudWatch)."""
+    return json.loads(out[out.rindex("\n{\n") + 1 :] if not out.startswith("{\n") else out)
+
+
+def test_cancel_stops_the_case_and_undoes_it_with_the_deployed_compensations(
+    deployed: MotoDeployment, home: StateHome, tmp_path: Path
+) -> None:
+    """``cancel`` on AWS: StopExecution, then the release runs in the deployed
+    ReleaseReservation function and the refund's escalation in the reconciler, invoked
+    with the events the state machine sends; the uncertain shipment keeps its item."""
+    arn = start(deployed, home, tmp_path, EXAMPLES / "faults-shipment-unverifiable.json")
+
+    def waiting(_: Any) -> bool:
+        return any(i.task_token for i in ledger(deployed).list_items(status=ReconStatus.OPEN))
+
+    assert deployed.wait(arn, until=waiting)["status"] == "RUNNING"
+    who = ("--by", "ops@acme.example", "--note", "customer cancelled")
+
+    cancelled = aws(deployed, "cancel", "--case", CASE, *who, "--json")
+
+    assert cancelled.code == 0, cancelled.err
+    view = printed_json(cancelled.out)
+    # (moto's interpreter neither ends a task-token wait on StopExecution nor keeps its
+    # error and cause, so the execution's own status is not asserted here; the stubbed
+    # tests check the StopExecution call, the ledger below shows what cancel did.)
+    assert [(u["step"], u["kind"]) for u in view["undone"]] == [
+        ("RefundPayment", "escalated"),
+        ("ReserveStock", "compensated"),
+    ]
+    assert [call.error for call in deployed.calls("ReleaseReservation")] == [None]
+    # The shipment's reply was lost (applied, unverifiable): its item says so to a person.
+    applied = {"reserve": 1, "refund": 1, "create_shipment": 1, "release": 1}
+    assert effects(home, CASE) == applied
+    assert records(deployed)["release_reservation"] == Status.COMPLETED
+    steps = {i.step for i in ledger(deployed).list_items(status=ReconStatus.OPEN)}
+    assert steps == {"CreateShipment", "RefundPayment"}
+
+    again = aws(deployed, "cancel", CASE, *who, "--json")  # replays by key
+    assert again.code == 0, again.err
+    assert effects(home, CASE) == applied
+    assert len(ledger(deployed).list_items(status=ReconStatus.OPEN)) == 2
+
+    ended = aws(deployed, "start", str(write_case(tmp_path, "CASE-1002")), "--json")
+    assert ended.code == 0, ended.err
+    deployed.wait(ended.json()["executionArn"])
+    refused = aws(deployed, "cancel", "--case", "CASE-1002", *who)
+    assert refused.code == 2
+    assert "there is nothing to cancel" in refused.err
+
+
 def test_a_throttled_refund_is_retried_by_the_state_machine_and_refunded_once(
     deployed: MotoDeployment, home: StateHome, tmp_path: Path
 ) -> None:
