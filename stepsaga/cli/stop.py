@@ -19,6 +19,7 @@ from stepsaga.backends import to_json
 from stepsaga.cli.backend import command_errors, open_backend, print_json
 from stepsaga.cli.common import EXIT_UNEXPECTED, cli_context, stdout, usage_error
 from stepsaga.cli.output import JsonOption, OutputOption, wants_json
+from stepsaga.cli.run import StackSagaOption as SagaOption
 from stepsaga.cli.run import TenantOption
 from stepsaga.cli.tables import render_execution
 from stepsaga.person import MAX_NOTE, check_note, check_person
@@ -30,13 +31,6 @@ NoteOption = Annotated[
 ExecutionArgument = Annotated[
     str | None,
     typer.Argument(metavar="[EXECUTION]", help="An execution name or ARN.", show_default=False),
-]
-SagaOption = Annotated[
-    str | None,
-    typer.Option(
-        "--saga",
-        help="The saga whose stack to use on AWS (default: the stack's own saga).",
-    ),
 ]
 
 

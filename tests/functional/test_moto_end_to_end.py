@@ -269,6 +269,51 @@ def test_cancel_stops_the_case_and_undoes_it_with_the_deployed_compensations(
     assert "there is nothing to cancel" in refused.err
 
 
+def test_with_two_sagas_and_no_default_every_verb_finds_the_stacks_saga(
+    deployed: MotoDeployment, home: StateHome, tmp_path: Path
+) -> None:
+    """A project declaring two sagas and no default: the stack's state machine
+    (``dev-replacement-order``) names the saga, so no verb asks for ``--saga``, and a
+    ``recon resolve`` that resumed the case exits 0."""
+    project = tmp_path / "two-sagas"
+    project.mkdir()
+    (project / "pyproject.toml").write_text(
+        "[tool.stepsaga]\n"
+        'dependencies = "services.dependencies:dependencies"\n'
+        "[tool.stepsaga.sagas]\n"
+        'replacement-order = "workflows.replacement_order:saga"\n'
+        'multi-warehouse-replacement = "workflows.multi_warehouse:saga"\n'
+    )
+
+    def verb(*args: str) -> Result:
+        return aws(deployed, "--project", str(project), *args)
+
+    unverifiable = EXAMPLES / "faults-shipment-unverifiable.json"
+    open_simulation(home).attach_faults("acme", CASE, load_faults(unverifiable))
+    started = verb("start", "--saga", "replacement-order", str(write_case(tmp_path)), "--json")
+    assert started.code == 0, started.err
+    arn = started.json()["executionArn"]
+
+    def waiting(_: Any) -> bool:
+        return any(i.task_token for i in ledger(deployed).list_items(status=ReconStatus.OPEN))
+
+    deployed.wait(arn, until=waiting)
+    status = verb("status", CASE, "--json")
+    assert status.code == 0, status.err
+    assert status.json()["saga"] == "replacement-order"
+    assert verb("list", "--json").code == 0
+    graph = verb("graph", "--execution", CASE)
+    assert graph.code == 0, graph.err
+    assert verb("redrive", "--all-failed", "--json").code == 0
+    wrong = verb("status", CASE, "--saga", "multi-warehouse-replacement")
+    assert wrong.code == 2
+    assert "runs saga replacement-order" in wrong.err
+    (item,) = ledger(deployed).list_items(status=ReconStatus.OPEN)
+    resolved = verb("recon", "resolve", item.item_id, "--outcome", "applied", "--note", "seen")
+    assert resolved.code == 0, resolved.err
+    assert deployed.wait(arn)["status"] == "SUCCEEDED"
+
+
 def test_a_throttled_refund_is_retried_by_the_state_machine_and_refunded_once(
     deployed: MotoDeployment, home: StateHome, tmp_path: Path
 ) -> None:

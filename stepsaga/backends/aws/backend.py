@@ -186,10 +186,27 @@ class AwsBackend:
 
     @property
     def saga(self) -> Saga:
-        """The saga the stack runs (loaded on first need)."""
+        """The saga the stack runs (loaded on first need): the declared saga whose name
+        ends the stack's state machine name (``{stage}-{saga}``,
+        ``deployment.state_machine_name``), whatever the project's default; ``--saga``
+        must name that one. A state machine named otherwise falls back to the project's
+        rule (``--saga``, the default, or the only saga)."""
         if self._saga is None:
-            self._saga = self.project.saga(self._saga_name)
+            deployed = self._stack_saga()
+            if deployed is not None and self._saga_name not in (None, deployed):
+                raise InvalidInputError(
+                    f"--saga {self._saga_name}: the stack's state machine "
+                    f"{self.settings.state_machine_name} runs saga {deployed}",
+                    field="saga",
+                )
+            self._saga = self.project.saga(deployed or self._saga_name)
         return self._saga
+
+    def _stack_saga(self) -> str | None:
+        machine = self.settings.state_machine_name
+        found = [name for name in self.project.saga_names if machine.endswith(f"-{name}")]
+        found += [name for name in self.project.saga_names if machine == name]
+        return max(found, key=len) if found else None
 
     # --- lifecycle ---------------------------------------------------------------------
 
