@@ -73,6 +73,9 @@ class StepView(_View):
     attempts: int = 0
     #: Downstream reference (reservation id, idempotency key, shipment reference), if any.
     reference: str | None = None
+    #: Why the ledger says it did not complete: ``BusinessRejectedError: …`` (FAILED), the
+    #: reason an action is UNKNOWN or RELEASED; ``None`` otherwise.
+    error: str | None = None
 
 
 class ExecutionView(_View):
@@ -102,6 +105,10 @@ class ExecutionView(_View):
     waiting_for: tuple[str, ...] = ()
     #: Ids of this case's OPEN reconciliation items.
     open_items: tuple[str, ...] = ()
+    #: Why the case did not complete, read from the ledger: the first refused step and its
+    #: refusal (``CreateShipment: BusinessRejectedError: …``) when the outcome is
+    #: compensated or failed; ``None`` otherwise.
+    reason: str | None = None
 
 
 class ReconItemView(_View):
