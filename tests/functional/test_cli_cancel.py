@@ -114,3 +114,28 @@ def test_cancel_undoes_each_item_of_a_per_item_step(home: StateHome, tmp_path: P
     assert lines
     assert all(u["kind"] == "compensated" for u in lines)
     assert result.json()["execution"]["outcome"] == "stopped"
+
+
+def test_cancelling_a_later_revision_undoes_what_it_adopted_once(
+    home: StateHome, tmp_path: Path
+) -> None:
+    """Revision 2 adopted revision 1's reservation and refund (no new effects); cancelling
+    it releases the reservation under the key that went downstream, once."""
+    _waiting_case(home, tmp_path)
+    assert cli(home, "stop", "--case", "CASE-1001", *CANCEL).code == 0
+    data = json.loads(write_case(tmp_path).read_text())
+    data["approval"]["revision"] = 2
+    second = tmp_path / "r2.json"
+    second.write_text(json.dumps(data))
+    assert cli(home, "start", str(second), "--json").json()["revision"] == 2
+
+    result = cli(home, "cancel", "acme-CASE-1001-r2", *CANCEL, "--json")
+
+    assert result.code == 0, result.err
+    undone = {u["step"]: u for u in result.json()["undone"]}
+    assert undone["ReserveStock"]["kind"] == "compensated"
+    assert undone["ReserveStock"]["action_key"] == "acme:CASE-1001:r2:reserve_stock"
+    assert effects(home) == {"reserve": 1, "refund": 1, "create_shipment": 1, "release": 1}
+    # Revision 1, cancelled after, finds the reservation released: nothing twice.
+    assert cli(home, "cancel", "acme-CASE-1001-r1", *CANCEL).code == 0
+    assert effects(home)["release"] == 1
