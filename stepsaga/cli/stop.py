@@ -32,18 +32,20 @@ ExecutionArgument = Annotated[
     str | None,
     typer.Argument(metavar="[EXECUTION]", help="An execution name or ARN.", show_default=False),
 ]
+ByOption = Annotated[
+    str, typer.Option("--by", help="Who does it, 3 to 254 characters (kept as the cause).")
+]
+CaseOption = Annotated[
+    str | None, typer.Option("--case", help="This case's newest execution instead.")
+]
 
 
 def stop(
     ctx: typer.Context,
-    by: Annotated[
-        str, typer.Option("--by", help="Who stops it, 3 to 254 characters (kept as the cause).")
-    ],
+    by: ByOption,
     note: NoteOption,
     ref: ExecutionArgument = None,
-    case_id: Annotated[
-        str | None, typer.Option("--case", help="Stop this case's newest execution instead.")
-    ] = None,
+    case_id: CaseOption = None,
     tenant: TenantOption = None,
     saga: SagaOption = None,
     output: OutputOption = None,
@@ -66,14 +68,10 @@ def stop(
 
 def cancel(
     ctx: typer.Context,
-    by: Annotated[
-        str, typer.Option("--by", help="Who cancels it, 3 to 254 characters (kept as the cause).")
-    ],
+    by: ByOption,
     note: NoteOption,
     ref: ExecutionArgument = None,
-    case_id: Annotated[
-        str | None, typer.Option("--case", help="Cancel this case's newest execution instead.")
-    ] = None,
+    case_id: CaseOption = None,
     tenant: TenantOption = None,
     saga: SagaOption = None,
     output: OutputOption = None,

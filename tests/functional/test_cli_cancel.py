@@ -16,6 +16,14 @@ CANCEL = ("--by", "ops@acme.example", "--note", "customer cancelled")
 MULTI = ("--saga", "multi-warehouse-replacement")
 
 
+def _revision_2(tmp_path: Path) -> Path:
+    data = json.loads(write_case(tmp_path).read_text())
+    data["approval"]["revision"] = 2
+    second = tmp_path / "r2.json"
+    second.write_text(json.dumps(data))
+    return second
+
+
 def _items(home: StateHome) -> dict[str, dict[str, Any]]:
     listed = cli(home, "recon", "list", "--json").json()["items"]
     return {item["step"]: item for item in listed}
@@ -84,10 +92,7 @@ def test_cancel_of_an_ended_execution_is_exit_2_and_undoes_nothing(
 def test_a_cancelled_revision_lets_the_next_revision_start(home: StateHome, tmp_path: Path) -> None:
     _waiting_case(home, tmp_path)
     assert cli(home, "cancel", "--case", "CASE-1001", *CANCEL).code == 0
-    data = json.loads(write_case(tmp_path).read_text())
-    data["approval"]["revision"] = 2
-    second = tmp_path / "r2.json"
-    second.write_text(json.dumps(data))
+    second = _revision_2(tmp_path)
     started = cli(home, "start", str(second), "--json")
     assert started.code == 0, started.err
     assert started.json()["revision"] == 2
@@ -123,10 +128,7 @@ def test_cancelling_a_later_revision_undoes_what_it_adopted_once(
     it releases the reservation under the key that went downstream, once."""
     _waiting_case(home, tmp_path)
     assert cli(home, "stop", "--case", "CASE-1001", *CANCEL).code == 0
-    data = json.loads(write_case(tmp_path).read_text())
-    data["approval"]["revision"] = 2
-    second = tmp_path / "r2.json"
-    second.write_text(json.dumps(data))
+    second = _revision_2(tmp_path)
     assert cli(home, "start", str(second), "--json").json()["revision"] == 2
 
     result = cli(home, "cancel", "acme-CASE-1001-r2", *CANCEL, "--json")
