@@ -89,7 +89,7 @@ def currency_exponent(code: str, *, field: str = "currency") -> int:
             raise ValueError(normalized)
         exponent = _iso_exponent(normalized)
     except (ValueError, KeyError):
-        raise InvalidActionError(f"unknown currency {code!r}", field=field) from None
+        raise InvalidActionError(f"unknown currency {_shown(code)}", field=field) from None
     if exponent is None:
         raise InvalidActionError(f"currency {normalized} has no minor unit", field=field)
     return int(exponent)
