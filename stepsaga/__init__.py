@@ -7,7 +7,7 @@ not listed in ``__all__`` of a package is internal):
   ``RetryPolicy`` (more in ``stepsaga.workflow``);
 - its input: ``ApprovedCase`` (tenant, case id, approval) to extend, ``Approval``, and the
   field types stepsaga's own rules use: ``TenantId``, ``CaseId``, ``Reference``, ``Text``,
-  ``StrictModel``, money (``Money``, ``Amount``), ``parse_case``/``load_case``;
+  ``StrictModel``, money (``Money``, ``Amount``, ``Currency``), ``parse_case``/``load_case``;
 - its step handlers: ``StepHandler``, ``Call``, ``CallContext``, ``Outcome``, ``Found``,
   ``Absent``, ``Lookup``;
 - its clients: ``Dependencies``, ``LocalContext``, ``AwsContext``, ``SupportsFaults``;
@@ -74,7 +74,7 @@ if TYPE_CHECKING:
     )
     from stepsaga.home import StateHome
     from stepsaga.inputs import read_json_file, validate_object
-    from stepsaga.money import Amount, Money
+    from stepsaga.money import Amount, Currency, Money
     from stepsaga.project import Project
     from stepsaga.workflow import (
         Compensate,
@@ -104,6 +104,7 @@ _WHERE = {
     "NotFoundError": "stepsaga.errors",
     "StateHome": "stepsaga.home",
     "Amount": "stepsaga.money",
+    "Currency": "stepsaga.money",
     "Money": "stepsaga.money",
     "Approval": "stepsaga.case",
     "ApprovedCase": "stepsaga.case",
@@ -149,6 +150,7 @@ __all__ = [
     "CaseId",
     "Clock",
     "Compensate",
+    "Currency",
     "Dependencies",
     "EffectClass",
     "Escalate",

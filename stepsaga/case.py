@@ -19,6 +19,7 @@ from pydantic import (
 )
 
 from stepsaga.approval_time import ApprovedAt
+from stepsaga.errors import InvalidInputError
 from stepsaga.inputs import read_json_file, validate_object
 from stepsaga.ledger.models import MAX_REVISION
 from stepsaga.person import PersonId
@@ -74,10 +75,49 @@ C = TypeVar("C", bound=ApprovedCase)
 
 
 def parse_case(data: object, model: type[C]) -> C:
-    """Validate already-decoded JSON; raises ``InvalidInputError`` with the field named."""
+    """Validate already-decoded JSON; raises ``InvalidInputError`` with the field named.
+
+    A nested model that says nothing about unknown fields (a plain ``BaseModel``) refuses
+    them too (:func:`unknown_fields`): pydantic would drop them silently, and a dropped
+    field is a consequential parameter the saga never sees. A model that sets ``extra``
+    itself (``"allow"``, ``"ignore"``) is taken at its word."""
     if not (isinstance(model, type) and issubclass(model, ApprovedCase)):
         raise TypeError(f"{model!r} is not an ApprovedCase model")
-    return validate_object(model.model_validate, data, "case")
+    case = validate_object(model.model_validate, data, "case")
+    dropped = unknown_fields(case, data)
+    if dropped:
+        lines = [f"{path}: Extra inputs are not permitted" for path in dropped]
+        raise InvalidInputError("; ".join(lines), field=dropped[0], problems=lines)
+    return case
+
+
+def unknown_fields(value: object, data: object, path: str = "") -> list[str]:
+    """The input's keys a nested model without its own ``extra`` setting dropped."""
+    found: list[str] = []
+    if isinstance(value, BaseModel) and isinstance(data, dict):
+        fields = type(value).model_fields
+        known: dict[str, str] = {}
+        for name, info in fields.items():
+            known[name] = name
+            if isinstance(info.alias, str):
+                known[info.alias] = name
+        if "extra" not in type(value).model_config:
+            found += [_join(path, key) for key in data if key not in known]
+        for key, item in data.items():
+            if key in known:
+                found += unknown_fields(getattr(value, known[key]), item, _join(path, key))
+    elif isinstance(value, list | tuple) and isinstance(data, list):
+        for index, (member, item) in enumerate(zip(value, data, strict=False)):
+            found += unknown_fields(member, item, _join(path, str(index)))
+    elif isinstance(value, dict) and isinstance(data, dict):
+        for key, item in data.items():
+            if key in value:
+                found += unknown_fields(value[key], item, _join(path, str(key)))
+    return found
+
+
+def _join(path: str, part: str) -> str:
+    return f"{path}.{part}" if path else part
 
 
 def load_case(path: Path, model: type[C]) -> C:

@@ -7,6 +7,13 @@ digits: ``"19.9999999999999999999999999999"`` would become 20.00). Text is a pla
 (ASCII digits, one optional point, an optional leading minus); ``"1e2"``, ``"1_000"``,
 ``"+5"``, Arabic-Indic digits and ``"NaN"`` are refused because ``Decimal()`` would read
 them as numbers a person did not write.
+
+In a team's input model, :data:`Amount`, :data:`Currency` and :class:`Money` (a field
+``{"amount": "20.00", "currency": "USD"}``) apply these same rules at ``start``, plus one
+sign policy (:data:`SIGN_POLICY`): an amount in a case is never negative — which way money
+moves is the operation's (a refund, a charge), not the sign's. ``Saga.check_input`` then
+runs the digest's own canonicalization over the whole input, so whatever the first step's
+digest would refuse (``"412.505"`` USD) is refused at ``start``, naming the field.
 """
 
 from __future__ import annotations
@@ -16,19 +23,54 @@ import re
 from dataclasses import dataclass
 from decimal import Decimal
 from functools import lru_cache
-from typing import Annotated
+from typing import Annotated, Any
 
-from pydantic import Field, Strict, StrictInt, StrictStr
+from pydantic import AfterValidator, Field, GetCoreSchemaHandler, Strict, StrictInt, StrictStr
+from pydantic_core import core_schema
 
 from stepsaga.errors import InvalidActionError
 
 AmountInput = int | float | str | Decimal
 
+#: The sign policy of money in a case: never negative (the operation gives the direction).
+SIGN_POLICY = "the operation (a refund, a charge) says which way money moves"
+
+
+def _input_amount(value: str | int | Decimal) -> str | int | Decimal:
+    """An :data:`Amount` as a case holds it: a plain decimal (the digest's rule), never
+    negative (:data:`SIGN_POLICY`); kept as written."""
+    try:
+        number = _decimal(value, "amount")
+    except InvalidActionError as exc:
+        raise ValueError(exc.message.removeprefix("amount ")) from None
+    if number < 0:
+        raise ValueError(f"must not be negative: {SIGN_POLICY}")
+    return value
+
+
+def _input_currency(value: str) -> str:
+    """A :data:`Currency`: an ISO 4217 code with a minor unit, upper-cased."""
+    code = value.strip().upper()
+    try:
+        currency_exponent(code)
+    except InvalidActionError as exc:
+        raise ValueError(exc.message) from None
+    return code
+
+
 #: An amount field of an input model: the value exactly as written (text stays text, so
-#: :meth:`Money.parse` sees it; a ``Decimal`` field would accept ``"1e2"`` or ``"1_000"``).
+#: :meth:`Money.parse` sees it; a ``Decimal`` field would accept ``"1e2"`` or ``"1_000"``),
+#: a plain decimal and never negative. Whether it fits its currency's minor unit is checked
+#: with the currency (``Saga.check_input`` at start, or a :class:`Money` field).
 Amount = Annotated[
-    StrictStr | StrictInt | Annotated[Decimal, Strict()], Field(union_mode="left_to_right")
+    StrictStr | StrictInt | Annotated[Decimal, Strict()],
+    Field(union_mode="left_to_right"),
+    AfterValidator(_input_amount),
 ]
+
+#: A currency field of an input model: an ISO 4217 code with a minor unit (``"usd"`` is
+#: ``USD``; ``"EURO"`` and ``"XXX"`` are refused).
+Currency = Annotated[StrictStr, AfterValidator(_input_currency)]
 
 #: At most this many digits in minor units: what a 28-digit ``Decimal`` context (the
 #: default everywhere downstream) holds exactly.
@@ -39,7 +81,7 @@ MAX_AMOUNT_CHARS = 64
 _PLAIN_DECIMAL = re.compile(r"-?[0-9]+(?:\.[0-9]+)?", re.ASCII)
 
 
-def currency_exponent(code: str) -> int:
+def currency_exponent(code: str, *, field: str = "currency") -> int:
     """ISO 4217 minor-unit exponent; unknown codes or codes without minor units are refused."""
     normalized = code.strip().upper() if isinstance(code, str) else code
     try:
@@ -47,9 +89,9 @@ def currency_exponent(code: str) -> int:
             raise ValueError(normalized)
         exponent = _iso_exponent(normalized)
     except (ValueError, KeyError):
-        raise InvalidActionError(f"unknown currency {code!r}", field="currency") from None
+        raise InvalidActionError(f"unknown currency {_shown(code)}", field=field) from None
     if exponent is None:
-        raise InvalidActionError(f"currency {normalized} has no minor unit", field="currency")
+        raise InvalidActionError(f"currency {normalized} has no minor unit", field=field)
     return int(exponent)
 
 
@@ -71,11 +113,18 @@ class Money:
     currency: str
 
     @classmethod
-    def parse(cls, amount: AmountInput, currency: str, *, field: str = "amount") -> Money:
+    def parse(
+        cls,
+        amount: AmountInput,
+        currency: str,
+        *,
+        field: str = "amount",
+        currency_field: str = "currency",
+    ) -> Money:
         if not isinstance(currency, str):
-            raise InvalidActionError("currency must be a string", field="currency")
+            raise InvalidActionError(f"{currency_field} must be a string", field=currency_field)
         code = currency.strip().upper()
-        exponent = currency_exponent(code)
+        exponent = currency_exponent(code, field=currency_field)
         value = _decimal(amount, field)
         return cls(_minor_units(value, exponent, amount, code, field), code)
 
@@ -91,6 +140,42 @@ class Money:
         exponent = self.exponent
         quantum = Decimal(1).scaleb(-exponent)
         return str(self.to_decimal().quantize(quantum))
+
+    def to_json(self) -> dict[str, str]:
+        """``{"amount": "20.00", "currency": "USD"}``: how a case writes it."""
+        return {"amount": self.format(), "currency": self.currency}
+
+    @classmethod
+    def __get_pydantic_core_schema__(
+        cls, source: type[Any], handler: GetCoreSchemaHandler
+    ) -> core_schema.CoreSchema:
+        """A ``Money`` field of an input model takes ``{"amount", "currency"}`` (the rules
+        of :meth:`parse` and :data:`SIGN_POLICY`) and dumps as :meth:`to_json`."""
+        fields = core_schema.typed_dict_schema(
+            {
+                "amount": core_schema.typed_dict_field(
+                    handler.generate_schema(Amount), required=True
+                ),
+                "currency": core_schema.typed_dict_field(
+                    handler.generate_schema(Currency), required=True
+                ),
+            },
+            extra_behavior="forbid",
+        )
+        return core_schema.no_info_after_validator_function(
+            _money_of,
+            fields,
+            serialization=core_schema.plain_serializer_function_ser_schema(
+                lambda money: money.to_json() if isinstance(money, Money) else money
+            ),
+        )
+
+
+def _money_of(value: dict[str, Any]) -> Money:
+    try:
+        return Money.parse(value["amount"], value["currency"])
+    except InvalidActionError as exc:
+        raise ValueError(exc.message) from None
 
 
 def _shown(amount: object) -> str:

@@ -59,7 +59,10 @@ MAX_NOTE = 1000
 
 
 def check_note(value: object, field: str = "--note") -> str:
-    """An operator's note (``stop --note``): 1 to 1000 printable characters, stripped."""
+    """An operator's note — ``stop --note``, ``recon resolve --note``, the console's and the
+    server-side resolver's — the one rule for all of them: 1 to 1000 printable characters,
+    stripped. A note is stored, shown whole and written into audit lines: a newline would
+    forge a second line, an escape or bidi override would rewrite what a terminal shows."""
     text = value.strip() if isinstance(value, str) else ""
     if not text:
         raise InvalidInputError(f"{field}: must not be empty", field=field)

@@ -9,7 +9,16 @@ from typing import Annotated, Any
 
 from pydantic import Field, StringConstraints, field_validator, model_validator
 
-from stepsaga import Amount, ApprovedCase, InvalidActionError, Money, Reference, StrictModel, Text
+from stepsaga import (
+    Amount,
+    ApprovedCase,
+    Currency,
+    InvalidActionError,
+    Money,
+    Reference,
+    StrictModel,
+    Text,
+)
 from stepsaga import load_case as _load
 from stepsaga import parse_case as _parse
 
@@ -25,7 +34,7 @@ class Reserve(StrictModel):
 class Refund(StrictModel):
     payment_id: Reference
     amount: Amount
-    currency: Annotated[str, StringConstraints(min_length=3, max_length=3)]
+    currency: Currency
 
     @model_validator(mode="after")
     def _money_fits_currency(self) -> Refund:

@@ -20,6 +20,7 @@ from stepsaga.backends.progress import (
     from_history_event,
 )
 from stepsaga.backends.views import (
+    CancelView,
     CaseOutcome,
     ExecutionView,
     ReconFilter,
@@ -35,6 +36,7 @@ if TYPE_CHECKING:
     from stepsaga.backends.local import LocalBackend
 
 __all__ = [
+    "CancelView",
     "CaseIdentity",
     "CaseOutcome",
     "ExecutionView",

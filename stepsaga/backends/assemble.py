@@ -22,7 +22,7 @@ from stepsaga.backends.views import (
     StepView,
 )
 from stepsaga.errors import InvalidInputError
-from stepsaga.ledger import ReconItem, ReconStatus, Record, ResolutionAudit
+from stepsaga.ledger import ReconItem, ReconStatus, Record, ResolutionAudit, Status
 from stepsaga.ledger.paging import decode_token
 from stepsaga.paging import MAX_LIMIT, check_limit
 from stepsaga.workflow.names import item_operation
@@ -133,9 +133,32 @@ def step_views(
                 ledger_status=record.status.value if record else None,
                 attempts=record.attempts if record else 0,
                 reference=record.reference if record else None,
+                error=record_error(record) if record else None,
             )
         )
     return tuple(views)
+
+
+#: The line a refusal keeps in a view (the ledger keeps it whole).
+MAX_REASON = 300
+
+
+def record_error(record: Record) -> str | None:
+    """One line saying why a record did not complete (its ``error``)."""
+    error = record.error or {}
+    if record.status is Status.COMPLETED or not error:
+        return None
+    name, message = error.get("error"), error.get("message") or error.get("reason")
+    text = f"{name}: {message}" if name and message else str(message or name or "")
+    return " ".join(text.split())[:MAX_REASON] or None
+
+
+def refusal(steps: Sequence[StepView]) -> str | None:
+    """The first forward step the ledger recorded as refused (``FAILED``), as a reason."""
+    for step in steps:
+        if step.kind is StepKind.STEP and step.ledger_status == Status.FAILED.value:
+            return f"{step.state}: {step.error}" if step.error else step.state
+    return None
 
 
 def execution_view(
@@ -155,6 +178,7 @@ def execution_view(
     )
     outcome = derive_outcome(facts)
     redrive_status = described.get("redriveStatus")
+    steps = step_views(saga, case, records)
     if outcome in (CaseOutcome.STOPPED, CaseOutcome.COMPENSATED):
         redrive_status = "NOT_REDRIVABLE"  # our rule (lifecycle.redrive_refusal), not AWS's
     return ExecutionView(
@@ -174,10 +198,17 @@ def execution_view(
         case_id=case.case_id,
         revision=case.revision,
         outcome=outcome,
-        steps=step_views(saga, case, records),
+        steps=steps,
         waiting_for=tuple(waiting_for),
         open_items=tuple(open_items),
+        reason=refusal(steps) if outcome in _REFUSED_OUTCOMES else None,
     )
+
+
+#: Outcomes whose view says which step was refused and why.
+_REFUSED_OUTCOMES = frozenset(
+    {CaseOutcome.COMPENSATED, CaseOutcome.FAILED, CaseOutcome.COMPENSATION_FAILED}
+)
 
 
 def listed_summary(

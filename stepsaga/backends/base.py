@@ -35,6 +35,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from stepsaga.backends.progress import ProgressListener
 from stepsaga.backends.views import (
+    CancelView,
     ExecutionPage,
     ExecutionView,
     ReconFilter,
@@ -123,6 +124,14 @@ class SagaBackend(Protocol):
         outcome is ``stopped``, and it can never be redriven. Stopping a stopped execution
         settles the ledger again and changes nothing else; one that ended otherwise raises
         ``InvalidInputError``."""
+        ...
+
+    def cancel(self, ref: str, *, tenant: str | None = None, by: str, note: str) -> CancelView:
+        """Stop the execution as :meth:`stop` does, then undo what it applied with the
+        saga's own compensations, last step first (``stepsaga.backends.cancel``): an
+        uncertain step becomes an open item, an irreversible one (``Escalate``) an
+        escalation item. Cancelling a stopped execution undoes what is left (each undo
+        replays by key); one that ended otherwise raises ``InvalidInputError``."""
         ...
 
     def recon_list(

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from stepsaga.backends.assemble import CaseIdentity, planned_actions
-from stepsaga.errors import EXECUTION_STOPPED, SAGA_COMPENSATED
+from stepsaga.errors import EXECUTION_STOPPED, SAGA_COMPENSATED, InvalidInputError
 from stepsaga.ledger import Ledger, ReconStatus, Status
 from stepsaga.reconciliation.evidence import evidence
 from stepsaga.reconciliation.reasons import Reason
@@ -66,6 +66,22 @@ def superseding(case: CaseIdentity, siblings: Iterable[Sibling]) -> Sibling | No
     only makes it wait."""
     later = [s for s in siblings if s.identity.revision > case.revision]
     return max(later, key=lambda s: s.identity.revision, default=None)
+
+
+def refuse_ended(described: Mapping[str, Any], verb: str) -> None:
+    """``stop``/``cancel`` of an execution that ended on its own (succeeded, compensated,
+    failed, timed out): ``InvalidInputError`` (exit 2) saying there is nothing to do."""
+    if described["status"] in MOVING:
+        return
+    why = (
+        "there is nothing to stop"
+        if verb == "stop"
+        else "there is nothing to cancel (an ended case is changed by a new revision)"
+    )
+    raise InvalidInputError(
+        f"execution {described['name']} is {described['status']}, not running: {why}",
+        field="ref",
+    )
 
 
 def start_refusal(case: CaseIdentity, siblings: Iterable[Sibling]) -> str | None:

@@ -7,7 +7,8 @@ opaque page token.
   backend queries by status and lets :func:`~stepsaga.backends.outcome.derive_outcome`
   decide each row.
 * **since**: ISO-8601 with a timezone (``2026-11-29T09:30:00Z``), a UTC date
-  (``2026-11-29``), or an age (``90s``, ``15m``, ``6h``, ``7d``, ``2w``) before the clock.
+  (``2026-11-29``), or an age (``90s``, ``15m``, ``6h``, ``7d``, ``2w``; at most
+  ``MAX_SINCE_AGE``, ten years) before the clock.
 * **The token** (:class:`PageToken`) is URL-safe base64 of JSON that says where the next
   page starts (local: the last row's start time and ARN; AWS: the ``ListExecutions``
   token of the page it stopped in and how many of that page were read). It carries a digest
@@ -50,6 +51,9 @@ __all__ = [
 
 _AGE = re.compile(r"^(\d{1,9})([smhdw])$")
 _UNITS = {"s": 1, "m": 60, "h": 3_600, "d": 86_400, "w": 604_800}
+#: The oldest age ``--since`` takes: ten years reaches past any history either backend keeps
+#: (Step Functions keeps 90 days) and keeps ``now - age`` inside the calendar.
+MAX_SINCE_AGE = timedelta(days=3650)
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 
 BackendName = Literal["local", "aws"]
@@ -122,7 +126,13 @@ def parse_since(value: str | datetime, now: datetime) -> datetime:
         text = value.strip()
         age = _AGE.match(text)
         if age is not None:
-            return now.astimezone(UTC) - timedelta(seconds=int(age[1]) * _UNITS[age[2]])
+            seconds = int(age[1]) * _UNITS[age[2]]
+            if seconds > MAX_SINCE_AGE.total_seconds():
+                raise InvalidInputError(
+                    f"--since: {text!r} is older than the longest age, {MAX_SINCE_AGE.days}d",
+                    field="since",
+                )
+            return now.astimezone(UTC) - timedelta(seconds=seconds)
         try:
             when = datetime.fromisoformat(text + "T00:00:00+00:00" if _DATE.match(text) else text)
         except ValueError:

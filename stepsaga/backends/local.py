@@ -19,26 +19,29 @@ import json
 import os
 import socket
 import time
+import uuid
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from types import TracebackType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from stepsaga.approval_time import check_approval_window
 from stepsaga.backends.assemble import (
     CaseIdentity,
+    case_records,
     execution_view,
     item_view,
     listed_summary,
     recon_list,
     recon_page,
 )
+from stepsaga.backends.cancel import cancel_cause, undo, undo_plan, undone_view
 from stepsaga.backends.lifecycle import (
-    MOVING,
     Sibling,
     redrive_refusal,
+    refuse_ended,
     settle_stopped,
     start_refusal,
     stop_cause,
@@ -49,6 +52,7 @@ from stepsaga.backends.naming import execution_name
 from stepsaga.backends.progress import Progress, ProgressKind, ProgressListener, from_history_event
 from stepsaga.backends.references import Candidate, choose
 from stepsaga.backends.views import (
+    CancelView,
     ExecutionPage,
     ExecutionSummary,
     ExecutionView,
@@ -79,6 +83,7 @@ from stepsaga.engine import (
     check_time_scale,
     time_scale_from_env,
 )
+from stepsaga.engine.lambda_invoke import LambdaContext
 from stepsaga.engine.models import TokenStatus
 from stepsaga.errors import EXECUTION_STOPPED, InvalidInputError, NotFoundError, TransientError
 from stepsaga.home import StateHome
@@ -355,27 +360,53 @@ class LocalBackend:
 
     def stop(self, ref: str, *, tenant: str | None = None, by: str, note: str) -> ExecutionView:
         by, note = check_person(by, "--by"), check_note(note)
+        reader, arn, _, _ = self._stop_settled(ref, tenant, by, note, stop_cause(by, note), "stop")
+        return self._view(reader, reader.describe_execution(arn))
+
+    def cancel(self, ref: str, *, tenant: str | None = None, by: str, note: str) -> CancelView:
+        by, note = check_person(by, "--by"), check_note(note)
+        reason = cancel_cause(by, note)
+        reader, arn, saga, case = self._stop_settled(ref, tenant, by, note, reason, "cancel")
+        plan = undo_plan(saga, case, case_records(self._open_ledger(), saga, case))
+        with self._running(saga, 0.0, None, None):
+            assert self._kept is not None  # set by _running
+            handlers = self._handlers(self._kept.deps, saga)
+
+            def invoke(function: str, event: Mapping[str, Any]) -> Mapping[str, Any]:
+                context = LambdaContext(
+                    function_name=function,
+                    aws_request_id=f"cancel-{uuid.uuid4()}",
+                    invoked_function_arn=function_arn(saga.name, function),
+                    remaining_millis=900_000,
+                )
+                return cast(Mapping[str, Any], handlers[function](dict(event), context))
+
+            name = arn.rsplit(":", 1)[-1]
+            done = undo(saga, case, plan, invoke, execution_name=name, reason=reason)
+        view = self._view(reader, reader.describe_execution(arn))
+        return CancelView(execution=view, undone=tuple(undone_view(u) for u in done))
+
+    def _stop_settled(
+        self, ref: str, tenant: str | None, by: str, note: str, cause: str, verb: str
+    ) -> tuple[LocalEngine, str, Saga, CaseIdentity]:
+        """``stop``'s and ``cancel``'s first half: the execution stopped with ``cause``
+        (an ended one refused), then the ledger settled."""
         reader = self._read_engine()
         arn = self._resolve(reader, ref, tenant)
         described = reader.describe_execution(arn)
         saga = self._saga_of(described)
         if not stopped(described):
-            if described["status"] not in MOVING:
-                raise InvalidInputError(
-                    f"execution {described['name']} is {described['status']}, not running: "
-                    "there is nothing to stop",
-                    field="ref",
-                )
-            described = reader.stop_execution(arn, EXECUTION_STOPPED, stop_cause(by, note))
+            refuse_ended(described, verb)
+            described = reader.stop_execution(arn, EXECUTION_STOPPED, cause)
             if not stopped(described):
                 raise TransientError(
                     f"execution {described['name']} is being run by another process: it stops "
-                    "at its next step; run the same stop again then to settle its ledger",
+                    f"at its next step; run the same {verb} again then to settle its ledger",
                     execution_arn=arn,
                 )
         identity = CaseIdentity.from_input(described["input"])
         settle_stopped(self._open_ledger(), saga, identity, by, note)
-        return self._view(reader, reader.describe_execution(arn))
+        return reader, arn, saga, identity
 
     def recon_list(
         self,

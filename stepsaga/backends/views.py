@@ -73,6 +73,9 @@ class StepView(_View):
     attempts: int = 0
     #: Downstream reference (reservation id, idempotency key, shipment reference), if any.
     reference: str | None = None
+    #: Why the ledger says it did not complete: ``BusinessRejectedError: …`` (FAILED), the
+    #: reason an action is UNKNOWN or RELEASED; ``None`` otherwise.
+    error: str | None = None
 
 
 class ExecutionView(_View):
@@ -102,6 +105,10 @@ class ExecutionView(_View):
     waiting_for: tuple[str, ...] = ()
     #: Ids of this case's OPEN reconciliation items.
     open_items: tuple[str, ...] = ()
+    #: Why the case did not complete, read from the ledger: the first refused step and its
+    #: refusal (``CreateShipment: BusinessRejectedError: …``) when the outcome is
+    #: compensated or failed; ``None`` otherwise.
+    reason: str | None = None
 
 
 class ReconItemView(_View):
@@ -177,6 +184,30 @@ class ResolutionView(_View):
 
     item: ReconItemView
     execution: ExecutionView | None = None
+
+
+class UndoneView(_View):
+    """One completed step ``cancel`` undid: ``compensated`` (``detail``: the compensation's
+    action key), ``escalated`` (``detail``: the item a person decides), or ``failed``
+    (``detail``: the error; run ``cancel`` again, it replays what was undone)."""
+
+    step: str
+    action_key: str
+    kind: str
+    detail: str
+
+
+class CancelView(_View):
+    """``cancel`` output: the stopped execution (outcome ``stopped``, its open items: the
+    uncertain steps and the escalations) and what was undone, last step first."""
+
+    execution: ExecutionView
+    undone: tuple[UndoneView, ...] = ()
+
+    @property
+    def complete(self) -> bool:
+        """Every completed step was compensated or escalated (none failed)."""
+        return all(u.kind != "failed" for u in self.undone)
 
 
 def to_json(value: BaseModel | Sequence[BaseModel]) -> Any:

@@ -32,6 +32,7 @@ bare_flags()
 #: Built-in verbs (keep alphabetical): ``module:attr``, a command function or a sub-app.
 BUILTINS = {
     "asl": "stepsaga.cli.asl:asl",
+    "cancel": "stepsaga.cli.stop:cancel",
     "console": "stepsaga.cli.console:console",
     "graph": "stepsaga.cli.asl:graph",
     "history": "stepsaga.cli.run:history",

@@ -99,6 +99,10 @@ def graph(
     tenant: Annotated[
         str | None, typer.Option("--tenant", help="The tenant of --execution's case.")
     ] = None,
+    saga: Annotated[
+        str | None,
+        typer.Option("--saga", help="With --execution on AWS: the stack's saga (default: found)."),
+    ] = None,
 ) -> None:
     """Draw the state machine: forward solid, compensation dotted, reconciliation thick."""
     ref = _workflow(workflow, workflow_option)
@@ -106,18 +110,20 @@ def graph(
     with exit_codes():
         visited = None
         if execution is not None:
-            ran, visited = _visited(cli, execution, tenant)
+            ran, visited = _visited(cli, execution, tenant, saga)
             ref = ref or ran
         text = graph_text(find_saga(cli, ref), fmt, visited)
     typer.echo(text, nl=False)
 
 
-def _visited(cli: CliContext, execution: str, tenant: str | None) -> tuple[str, Visited]:
+def _visited(
+    cli: CliContext, execution: str, tenant: str | None, saga: str | None
+) -> tuple[str, Visited]:
     """The saga the execution runs, and the states and transitions it took."""
     from stepsaga.backends import entered_states
     from stepsaga.cli.backend import command_errors, open_backend
 
-    with command_errors(), open_backend(cli) as backend:
+    with command_errors(), open_backend(cli, saga) as backend:
         saga = backend.status(execution, tenant=tenant).saga
         events = backend.history(execution, tenant=tenant)["events"]
     return saga, Visited.from_path(entered_states(events))

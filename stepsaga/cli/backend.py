@@ -34,7 +34,10 @@ def open_backend(cli: CliContext, saga: str | None = None) -> SagaBackend:
     """The backend ``--backend`` chose, for the project's sagas (on AWS: the stack's saga,
     ``saga`` or the only one). Opening it writes nothing."""
     if cli.backend is Backend.local:
-        return LocalBackend(cli.home, cli.project(), log_level=log_level())
+        project = cli.project()
+        if saga is not None:
+            project.saga(saga)  # an undeclared --saga is exit 2, on either backend
+        return LocalBackend(cli.home, project, log_level=log_level())
     try:
         module = importlib.import_module(AWS_BACKEND_MODULE)
     except ModuleNotFoundError as exc:

@@ -17,10 +17,10 @@ from stepsaga.cli.common import Backend, cli_context, next_page_command, stdout
 from stepsaga.cli.ledger import LimitOption, NextTokenOption
 from stepsaga.cli.output import JsonOption, OutputOption, wants_json
 from stepsaga.cli.progress import live
-from stepsaga.cli.run import TimeScaleOption
+from stepsaga.cli.run import StackSagaOption, TimeScaleOption
 from stepsaga.cli.tables import render_item, render_items, render_resolution
 from stepsaga.ledger import ReconOutcome
-from stepsaga.person import check_person
+from stepsaga.person import check_note, check_person
 
 app = typer.Typer(
     help="List, inspect and resolve reconciliation items.",
@@ -98,7 +98,10 @@ def resolve(
             help="applied: the effect happened; not-applied: it did not.",
         ),
     ],
-    note: Annotated[str, typer.Option("--note", help="Why (kept on the item).")],
+    note: Annotated[
+        str,
+        typer.Option("--note", help="Why (kept on the item): one line, 1 to 1000 characters."),
+    ],
     by: Annotated[
         str | None,
         typer.Option(
@@ -110,6 +113,7 @@ def resolve(
         ),
     ] = None,
     time_scale: TimeScaleOption = None,
+    saga: StackSagaOption = None,
     output: OutputOption = None,
     as_json: JsonOption = False,
 ) -> None:
@@ -117,6 +121,7 @@ def resolve(
     cli = cli_context(ctx)
     as_json = wants_json(output, as_json)
     with command_errors():
+        note = check_note(note, "--note")
         if by is not None:
             by = check_person(by, "--by")
             if cli.backend is Backend.aws:
@@ -125,7 +130,10 @@ def resolve(
                     "(sts:GetCallerIdentity)",
                     err=True,
                 )
-        with open_backend(cli) as backend, live(stdout, f"resolve {item_id}", not as_json) as on:
+        with (
+            open_backend(cli, saga) as backend,
+            live(stdout, f"resolve {item_id}", not as_json) as on,
+        ):
             resolution = backend.recon_resolve(
                 item_id, outcome, by, note, time_scale=time_scale, on_event=on
             )

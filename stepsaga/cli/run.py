@@ -46,6 +46,15 @@ SagaOption = Annotated[
     str | None,
     typer.Option("--saga", help="The project's saga to run (optional if it declares one)."),
 ]
+#: ``--saga`` of the verbs that find the saga from the execution: only needed on AWS when
+#: the stack's state machine is not named after a declared saga.
+StackSagaOption = Annotated[
+    str | None,
+    typer.Option(
+        "--saga",
+        help="The saga (on AWS: the stack's saga; found from the execution when left out).",
+    ),
+]
 TimeScaleOption = Annotated[
     float | None,
     typer.Option(
@@ -135,13 +144,14 @@ def status(
         str, typer.Argument(metavar="CASE_ID|EXECUTION", help="A case id, execution name or ARN.")
     ],
     tenant: TenantOption = None,
+    saga: StackSagaOption = None,
     output: OutputOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """Where a case stands: execution status, outcome, and each step in the ledger."""
     cli = cli_context(ctx)
     as_json = wants_json(output, as_json)
-    with command_errors(), open_backend(cli) as backend:
+    with command_errors(), open_backend(cli, saga) as backend:
         view = backend.status(ref, tenant=tenant)
         if as_json:
             print_json(to_json(view))
@@ -155,6 +165,7 @@ def history(
         str, typer.Argument(metavar="EXECUTION", help="An execution name or ARN (or a case id).")
     ],
     tenant: TenantOption = None,
+    saga: StackSagaOption = None,
     reverse: Annotated[
         bool,
         typer.Option("--reverse", help="Newest first (GetExecutionHistory's reverseOrder)."),
@@ -165,7 +176,7 @@ def history(
     """The execution's events, as GetExecutionHistory returns them."""
     cli = cli_context(ctx)
     as_json = wants_json(output, as_json)
-    with command_errors(), open_backend(cli) as backend:
+    with command_errors(), open_backend(cli, saga) as backend:
         events = backend.history(ref, tenant=tenant)
         if reverse:
             events = {**events, "events": list(reversed(events["events"]))}
@@ -185,6 +196,7 @@ def redrive(
         str | None, typer.Option("--case", help="Redrive this case's execution instead.")
     ] = None,
     tenant: TenantOption = None,
+    saga: StackSagaOption = None,
     time_scale: TimeScaleOption = None,
     all_failed: Annotated[
         bool,
@@ -231,7 +243,7 @@ def redrive(
                 max_redrives=max_redrives,
                 time_scale=time_scale,
             )
-            with open_backend(cli) as backend:
+            with open_backend(cli, saga) as backend:
                 run_all_failed(
                     backend,
                     stdout,
@@ -250,7 +262,10 @@ def redrive(
             usage_error("give either EXECUTION or --case CASE_ID (or --all-failed)")
         target = ref if ref is not None else case_id
         assert target is not None
-        with open_backend(cli) as backend, live(stdout, f"redrive {target}", not as_json) as on:
+        with (
+            open_backend(cli, saga) as backend,
+            live(stdout, f"redrive {target}", not as_json) as on,
+        ):
             view = backend.redrive(target, tenant=tenant, time_scale=time_scale, on_event=on)
         if as_json:
             print_json(to_json(view))

@@ -46,6 +46,8 @@ def render_execution(console: Console, view: ExecutionView) -> None:
     )
     if view.error:
         console.print(f"error {view.error}: {_short(view.cause)}", highlight=False)
+    if view.reason:
+        console.print(f"reason {escape(view.reason)}", highlight=False)
     table = Table("step", "ledger", "attempts")
     table.add_column("action key", overflow="fold")
     for step in view.steps:

@@ -12,11 +12,21 @@ looked up by the action key, not from a person's judgment, so it is not held to 
 
 from __future__ import annotations
 
+import unicodedata
 from enum import StrEnum
+
+from disarm import skeleton_key
 
 from stepsaga.ledger.models import Approval, ReconItem, ReconOutcome
 
-__all__ = ["APPROVAL_RULES", "ApprovalStep", "Earlier", "next_step", "same_person"]
+__all__ = [
+    "APPROVAL_RULES",
+    "ApprovalStep",
+    "Earlier",
+    "identity_keys",
+    "next_step",
+    "same_person",
+]
 
 
 class Earlier(StrEnum):
@@ -52,9 +62,32 @@ APPROVAL_RULES: dict[tuple[ReconOutcome, Earlier], ApprovalStep] = {
 }
 
 
+def identity_keys(identity: str) -> frozenset[str]:
+    """What an identity looks like to a person reading it: its Unicode TR39 confusable
+    skeletons (``disarm.skeleton_key``, digits folded as TR39 does) after NFKC, taken of
+    the text as written and of its case fold, without surrounding space or a DNS name's
+    root dot. ``kim@x`` written with a full-width or a Cyrillic ``k``, ``KIM@x`` and
+    ``kim@x.`` all share a key with ``kim@x``. Two keys, because the skeleton of cased
+    text folds ``I`` to ``l`` (``paypaI`` is ``paypal``) while that of folded text keeps
+    ``i`` (``KIM`` is ``kim``): each catches a look-alike the other misses.
+    """
+    text = unicodedata.normalize("NFKC", identity).strip()
+    keys = set()
+    for form in (text, text.casefold()):
+        key = skeleton_key(form, digit_policy="tr39").strip().rstrip(".")
+        keys.add(key or form)
+    return frozenset(keys)
+
+
 def same_person(a: str, b: str) -> bool:
-    """Identities compare without case or surrounding space (``Ann@x`` is ``ann@x``)."""
-    return a.strip().casefold() == b.strip().casefold()
+    """Whether two identities could be one person to a reader (:func:`identity_keys`).
+
+    Dual control's one comparison: the embedded backend, the AWS backend and the AWS
+    server-side resolver all call this function, so a look-alike of the first approver
+    cannot pass for a second person anywhere. Erring towards "same" only ever asks for
+    another approver.
+    """
+    return not identity_keys(a).isdisjoint(identity_keys(b))
 
 
 def next_step(item: ReconItem, outcome: ReconOutcome, by: str, *, automatic: bool) -> ApprovalStep:

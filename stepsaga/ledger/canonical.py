@@ -32,16 +32,20 @@ MAX_CANONICAL_BYTES = 64 * 1024
 Json = None | bool | int | float | str | list["Json"] | dict[str, "Json"]
 
 
-def canonical_params(params: Mapping[str, Any]) -> bytes:
-    """The RFC 8785 bytes of the normalized parameters."""
-    value = _normalize(params, "params", 0)
+def canonical_params(params: Mapping[str, Any], *, path: str = "params") -> bytes:
+    """The RFC 8785 bytes of the normalized parameters. ``path`` prefixes the fields an
+    error names (``""``: from the top, as ``Saga.check_input`` names a case's fields)."""
+    value = _normalize(params, path, 0)
     try:
         encoded = rfc8785.dumps(value)
     except rfc8785.CanonicalizationError as exc:
-        raise InvalidActionError(f"params cannot be canonicalized: {exc}", field="params") from None
+        raise InvalidActionError(
+            f"{path or 'input'} cannot be canonicalized: {exc}", field=path or "input"
+        ) from None
     if len(encoded) > MAX_CANONICAL_BYTES:
         raise InvalidActionError(
-            f"params are larger than {MAX_CANONICAL_BYTES} bytes once canonical", field="params"
+            f"{path or 'input'} is larger than {MAX_CANONICAL_BYTES} bytes once canonical",
+            field=path or "input",
         )
     return encoded
 
@@ -81,7 +85,7 @@ def _normalize(value: Any, path: str, depth: int) -> Json:
     if isinstance(value, Mapping):
         return _mapping(value, path, depth)
     if isinstance(value, list | tuple):
-        return [_normalize(item, f"{path}[{i}]", depth + 1) for i, item in enumerate(value)]
+        return [_normalize(item, _join(path, str(i)), depth + 1) for i, item in enumerate(value)]
     raise InvalidActionError(
         f"{path}: {type(value).__name__} is not a JSON value the digest can cover", field=path
     )
@@ -95,12 +99,21 @@ def _mapping(value: Mapping[Any, Any], path: str, depth: int) -> dict[str, Json]
         key = unicodedata.normalize("NFC", raw_key)
         if key in out:
             raise InvalidActionError(f"{path}: key {key!r} appears twice after NFC", field=path)
-        out[key] = _normalize(item, f"{path}.{key}", depth + 1)
+        out[key] = _normalize(item, _join(path, key), depth + 1)
     if "amount" in out and "currency" in out:
-        money = Money.parse(value["amount"], value["currency"], field=f"{path}.amount")
+        money = Money.parse(
+            value["amount"],
+            value["currency"],
+            field=_join(path, "amount"),
+            currency_field=_join(path, "currency"),
+        )
         out["amount"] = money.minor
         out["currency"] = money.currency
     return out
+
+
+def _join(path: str, part: str) -> str:
+    return f"{path}.{part}" if path else part
 
 
 def _decimal(value: Decimal, path: str) -> Json:

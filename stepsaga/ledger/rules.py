@@ -59,6 +59,7 @@ from stepsaga.ledger.policy import LedgerPolicy
 from stepsaga.ledger.store import Expect, LedgerStore, WriteOutcome, WriteResult
 from stepsaga.ledger.writes import ExtraWrite, Scalar, Writes, checked
 from stepsaga.paging import MAX_LIMIT, check_limit
+from stepsaga.person import check_note
 
 log = logging.getLogger(__name__)
 
@@ -618,6 +619,8 @@ class Ledger:
         OPEN; the same person again, or another answering ``APPLIED``, is refused
         (``IllegalTransitionError``). ``automatic`` (``stepsaga:auto``) is exempt.
         ``identity`` is the signing identity's details the audit record keeps (AWS).
+        A person's ``note`` is checked by ``stepsaga.person.check_note`` (one line, 1 to
+        1000 printable characters).
 
         An action that was never claimed (no record: its first claim was refused) can
         only be ``NOT_APPLIED``: nothing happened, no record changes, and the step may run
@@ -629,7 +632,10 @@ class Ledger:
         first approvals racing only one counts as first.
         """
         decided = _outcome(outcome)
-        by, note = _text(by, "by"), _text(note, "note")
+        by = _text(by, "by")
+        # A person's note, from any door (CLI, console, server-side resolver), is held to the
+        # one rule ``stop --note`` is; automatic reconciliation writes its own.
+        note = _text(note, "note") if automatic else check_note(note, "note")
         payload = _as_result(result) if result is not None else {}
         if reference is not None:
             if not isinstance(reference, str) or not reference.strip():

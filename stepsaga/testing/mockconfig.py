@@ -77,6 +77,12 @@ class Throw:
 Response = Return | Throw
 
 
+def _shaped(response: Response, state: str) -> Response:
+    """A response that takes its state's shape (``scenarios.ReconciliationReturn``)."""
+    for_state = getattr(response, "for_state", None)
+    return for_state(state) if callable(for_state) else response
+
+
 class MockConfigBuilder:
     """Test cases (state machine, name, state → responses), rendered as a mock config file.
 
@@ -116,7 +122,7 @@ class MockConfigBuilder:
                         f"test case {name!r}: state {state!r} responses are Return or Throw, "
                         f"got {response!r}"
                     )
-            mocked[state] = listed
+            mocked[state] = tuple(_shaped(response, state) for response in listed)
         self._cases[(state_machine, name)] = mocked
         return self
 

@@ -31,7 +31,13 @@ from stepsaga.testing.history import (
     assert_visits,
 )
 from stepsaga.testing.mockconfig import MockConfigBuilder, Response, Return, Throw
-from stepsaga.workflow.events import ReconciliationOutcome, ReconciliationResult, StepResult
+from stepsaga.workflow import names
+from stepsaga.workflow.events import (
+    OperatorDecision,
+    ReconciliationOutcome,
+    ReconciliationResult,
+    StepResult,
+)
 
 
 @dataclass(frozen=True)
@@ -99,13 +105,42 @@ def step_result(
     return Return.payload(payload.model_dump(mode="json"))
 
 
+@dataclass(frozen=True)
+class ReconciliationReturn(Return):
+    """:func:`reconciliation_result`: a ``Return`` that takes the shape of the state it
+    mocks (:meth:`for_state`). ``Reconcile…``/``Escalate…``/``Record…Failure`` are
+    ``lambda:invoke`` tasks (``{"StatusCode", "Payload"}``); an ``AwaitDecision…`` task
+    ends with the operator's ``SendTaskSuccess`` output itself, with no Lambda wrapper."""
+
+    outcome: ReconciliationOutcome = ReconciliationOutcome.UNDECIDED
+    item_id: str | None = None
+
+    def for_state(self, state: str) -> Return:
+        if not state.startswith(names.await_decision("")):
+            return self
+        if self.outcome is ReconciliationOutcome.UNDECIDED:
+            raise ValueError(
+                f"{state} waits for an operator's decision: mock applied or not_applied"
+            )
+        decision = OperatorDecision(
+            outcome=self.outcome,
+            item_id=self.item_id or f"rec-mock-{state}",
+            decided_by="mock@stepsaga.testing",
+        )
+        return Return(decision.model_dump(mode="json"), times=self.times)
+
+
 def reconciliation_result(
-    outcome: ReconciliationOutcome | str, item_id: str | None = None
+    outcome: ReconciliationOutcome | str, item_id: str | None = None, *, times: int = 1
 ) -> Return:
     """What the reconciler returns: ``applied``/``not_applied`` (decided) or ``undecided``
-    with the item it opened (escalations, items left to a person)."""
-    payload = ReconciliationResult(outcome=ReconciliationOutcome(outcome), item_id=item_id)
-    return Return.payload(payload.model_dump(mode="json"))
+    with the item it opened (escalations, items left to a person). For an
+    ``AwaitDecision…`` state the mock config holds the operator's decision instead
+    (:class:`ReconciliationReturn`), so one constructor fits every reconciler state."""
+    decided = ReconciliationOutcome(outcome)
+    payload = ReconciliationResult(outcome=decided, item_id=item_id)
+    wrapped = Return.payload(payload.model_dump(mode="json"), times=times)
+    return ReconciliationReturn(wrapped.value, times=times, outcome=decided, item_id=item_id)
 
 
 def task_error(error: str, message: str, *, times: int = 1) -> Throw:

@@ -484,9 +484,11 @@ class Saga:
 
     def check_input(self, execution_input: Mapping[str, Any]) -> None:
         """Refuse, before anything starts, an input the machine would misread: a top-level
-        field the machine writes itself (``names.RESERVED_CASE_FIELDS``), or per-item lists
-        that cannot key every item (missing list or key, bad or repeated id):
-        ``InvalidInputError``."""
+        field the machine writes itself (``names.RESERVED_CASE_FIELDS``), per-item lists
+        that cannot key every item (missing list or key, bad or repeated id), or a value the
+        steps' request digest would refuse (money finer than its currency, an unknown
+        currency, text that is no plain decimal — the digest's own code, run over the whole
+        input): ``InvalidInputError`` naming the field."""
         for field in sorted(names.RESERVED_CASE_FIELDS & set(execution_input)):
             raise InvalidInputError(
                 f"case field {field!r} is reserved: saga {self.name} keeps its own "
@@ -496,6 +498,9 @@ class Saga:
         for element in self.steps:
             if isinstance(element, ForEach):
                 element.item_ids(execution_input)
+        from stepsaga.ledger.canonical import canonical_params  # the ledger: on first start
+
+        canonical_params(execution_input, path="")
 
     def per_item(self, step: str) -> ForEach | None:
         """The ``ForEach`` that runs step ``step`` once per item, if any."""

@@ -302,6 +302,39 @@ def test_a_three_character_identity_resolves(home: StateHome, tmp_path: Path) ->
     assert effects(home)["create_shipment"] == 1
 
 
+@pytest.mark.parametrize(
+    ("note", "says"),
+    [
+        ("n" * 100_000, "--note: at most 1000 characters"),
+        ("fine\nstopped by root: forged", "(found U+000A)"),
+        ("paint \x1b[2J over", "(found U+001B)"),
+        ("refund \u202edenifer", "(found U+202E)"),
+        ("   ", "--note: must not be empty"),
+    ],
+)
+def test_recon_resolve_note_follows_the_stop_note_rule(
+    home: StateHome, tmp_path: Path, note: str, says: str
+) -> None:
+    item_id = _waiting_case(home, tmp_path)["open_items"][0]
+    before = row_counts(home)
+    result = cli(
+        home, "recon", "resolve", item_id, "--outcome", "applied", "--by", "ops", "--note", note
+    )
+    one_line(result.code, result.out, result.err, says)
+    assert row_counts(home) == before
+    item = cli(home, "recon", "show", item_id, "--json").json()
+    assert (item["status"], item["waiting"]) == ("OPEN", True)
+
+
+@pytest.mark.parametrize("verb", [["list"], ["redrive", "--all-failed"]])
+@pytest.mark.parametrize("since", ["99999999d", "999999999w", "3651d"])
+def test_a_since_older_than_ten_years_is_one_line(
+    home: StateHome, verb: list[str], since: str
+) -> None:
+    result = cli(home, *verb, "--since", since)
+    one_line(result.code, result.out, result.err, f"--since: {since!r} is older than")
+
+
 # --- ledger URLs and the home ------------------------------------------------------------------
 
 

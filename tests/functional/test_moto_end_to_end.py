@@ -217,6 +217,103 @@ def test_undecidable_shipment_waits_for_a_person_and_recon_resolve_completes_it(
     assert after.resolved_by == "arn:aws:sts::123456789012:user/moto"  # the caller, via STS
 
 
+def printed_json(out: str) -> Any:
+    """The CLI's ``--json`` document after the in-process functions' log lines (here they
+    share the CLI's stdout; on Lambda they go to CloudWatch)."""
+    return json.loads(out[out.rindex("\n{\n") + 1 :] if not out.startswith("{\n") else out)
+
+
+def test_cancel_stops_the_case_and_undoes_it_with_the_deployed_compensations(
+    deployed: MotoDeployment, home: StateHome, tmp_path: Path
+) -> None:
+    """``cancel`` on AWS: StopExecution, then the release runs in the deployed
+    ReleaseReservation function and the refund's escalation in the reconciler, invoked
+    with the events the state machine sends; the uncertain shipment keeps its item."""
+    arn = start(deployed, home, tmp_path, EXAMPLES / "faults-shipment-unverifiable.json")
+
+    def waiting(_: Any) -> bool:
+        return any(i.task_token for i in ledger(deployed).list_items(status=ReconStatus.OPEN))
+
+    assert deployed.wait(arn, until=waiting)["status"] == "RUNNING"
+    who = ("--by", "ops@acme.example", "--note", "customer cancelled")
+
+    cancelled = aws(deployed, "cancel", "--case", CASE, *who, "--json")
+
+    assert cancelled.code == 0, cancelled.err
+    view = printed_json(cancelled.out)
+    # (moto's interpreter neither ends a task-token wait on StopExecution nor keeps its
+    # error and cause, so the execution's own status is not asserted here; the stubbed
+    # tests check the StopExecution call, the ledger below shows what cancel did.)
+    assert [(u["step"], u["kind"]) for u in view["undone"]] == [
+        ("RefundPayment", "escalated"),
+        ("ReserveStock", "compensated"),
+    ]
+    assert [call.error for call in deployed.calls("ReleaseReservation")] == [None]
+    # The shipment's reply was lost (applied, unverifiable): its item says so to a person.
+    applied = {"reserve": 1, "refund": 1, "create_shipment": 1, "release": 1}
+    assert effects(home, CASE) == applied
+    assert records(deployed)["release_reservation"] == Status.COMPLETED
+    steps = {i.step for i in ledger(deployed).list_items(status=ReconStatus.OPEN)}
+    assert steps == {"CreateShipment", "RefundPayment"}
+
+    again = aws(deployed, "cancel", CASE, *who, "--json")  # replays by key
+    assert again.code == 0, again.err
+    assert effects(home, CASE) == applied
+    assert len(ledger(deployed).list_items(status=ReconStatus.OPEN)) == 2
+
+    ended = aws(deployed, "start", str(write_case(tmp_path, "CASE-1002")), "--json")
+    assert ended.code == 0, ended.err
+    deployed.wait(ended.json()["executionArn"])
+    refused = aws(deployed, "cancel", "--case", "CASE-1002", *who)
+    assert refused.code == 2
+    assert "there is nothing to cancel" in refused.err
+
+
+def test_with_two_sagas_and_no_default_every_verb_finds_the_stacks_saga(
+    deployed: MotoDeployment, home: StateHome, tmp_path: Path
+) -> None:
+    """A project declaring two sagas and no default: the stack's state machine
+    (``dev-replacement-order``) names the saga, so no verb asks for ``--saga``, and a
+    ``recon resolve`` that resumed the case exits 0."""
+    project = tmp_path / "two-sagas"
+    project.mkdir()
+    (project / "pyproject.toml").write_text(
+        "[tool.stepsaga]\n"
+        'dependencies = "services.dependencies:dependencies"\n'
+        "[tool.stepsaga.sagas]\n"
+        'replacement-order = "workflows.replacement_order:saga"\n'
+        'multi-warehouse-replacement = "workflows.multi_warehouse:saga"\n'
+    )
+
+    def verb(*args: str) -> Result:
+        return aws(deployed, "--project", str(project), *args)
+
+    unverifiable = EXAMPLES / "faults-shipment-unverifiable.json"
+    open_simulation(home).attach_faults("acme", CASE, load_faults(unverifiable))
+    started = verb("start", "--saga", "replacement-order", str(write_case(tmp_path)), "--json")
+    assert started.code == 0, started.err
+    arn = started.json()["executionArn"]
+
+    def waiting(_: Any) -> bool:
+        return any(i.task_token for i in ledger(deployed).list_items(status=ReconStatus.OPEN))
+
+    deployed.wait(arn, until=waiting)
+    status = verb("status", CASE, "--json")
+    assert status.code == 0, status.err
+    assert status.json()["saga"] == "replacement-order"
+    assert verb("list", "--json").code == 0
+    graph = verb("graph", "--execution", CASE)
+    assert graph.code == 0, graph.err
+    assert verb("redrive", "--all-failed", "--json").code == 0
+    wrong = verb("status", CASE, "--saga", "multi-warehouse-replacement")
+    assert wrong.code == 2
+    assert "runs saga replacement-order" in wrong.err
+    (item,) = ledger(deployed).list_items(status=ReconStatus.OPEN)
+    resolved = verb("recon", "resolve", item.item_id, "--outcome", "applied", "--note", "seen")
+    assert resolved.code == 0, resolved.err
+    assert deployed.wait(arn)["status"] == "SUCCEEDED"
+
+
 def test_a_throttled_refund_is_retried_by_the_state_machine_and_refunded_once(
     deployed: MotoDeployment, home: StateHome, tmp_path: Path
 ) -> None:

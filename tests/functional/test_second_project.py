@@ -267,6 +267,38 @@ def test_the_new_projects_own_tests_pass(project: Path) -> None:
     assert "3 passed" in done.stdout
 
 
+def test_the_new_projects_tests_pass_when_the_clock_ticks_between_calls(project: Path) -> None:
+    """One approval per test: with every ``datetime.now()`` a second later than the one
+    before, the tests still build the same case each time (the approval time is in the
+    digest: a case built twice with two times is two different requests)."""
+    (project / "tests" / "conftest.py").write_text(
+        textwrap.dedent(
+            """
+            import itertools
+            from datetime import datetime, timedelta
+
+            import pytest
+
+            _TICKS = itertools.count()
+
+
+            class Ticking(datetime):
+                @classmethod
+                def now(cls, tz=None):
+                    return datetime.now(tz) + timedelta(seconds=next(_TICKS))
+
+
+            @pytest.fixture(autouse=True)
+            def _ticking_clock(monkeypatch):
+                monkeypatch.setattr("tests.test_upgrade.datetime", Ticking)
+            """
+        )
+    )
+    done = python(project, "-m", "pytest", "-q", "-p", "no:cacheprovider", timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "3 passed" in done.stdout
+
+
 def test_init_refuses_a_folder_that_holds_anything(project: Path) -> None:
     before = sorted(p.name for p in project.iterdir())
     done = stepsaga(project, "init", str(project))

@@ -38,7 +38,7 @@ import time
 from collections.abc import Callable, Mapping
 from datetime import datetime
 from types import TracebackType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from stepsaga.approval_time import check_approval_window
 from stepsaga.backends.assemble import (
@@ -68,10 +68,18 @@ from stepsaga.backends.aws.settings import (
     DEFAULT_WAIT_SECONDS,
     AwsSettings,
 )
+from stepsaga.backends.cancel import (
+    cancel_cause,
+    deployed_functions,
+    undo,
+    undo_plan,
+    undone_view,
+)
 from stepsaga.backends.lifecycle import (
     MOVING,
     Sibling,
     redrive_refusal,
+    refuse_ended,
     settle_stopped,
     start_refusal,
     stop_cause,
@@ -81,6 +89,7 @@ from stepsaga.backends.listing import ExecutionQuery, PageToken, first_since
 from stepsaga.backends.naming import case_of_name, execution_name, tenant_prefix
 from stepsaga.backends.progress import ProgressListener
 from stepsaga.backends.views import (
+    CancelView,
     ExecutionPage,
     ExecutionSummary,
     ExecutionView,
@@ -128,6 +137,10 @@ _MOVING = MOVING
 _MAX_CAUSE = 32768
 
 
+class FunctionFailedError(StepSagaError):
+    """A saga function ``cancel`` invoked reported an error (Lambda's ``FunctionError``)."""
+
+
 class DecisionNotDeliveredError(StepSagaError):
     """The item is resolved, but the execution that waited on it no longer waits (its
     wait timed out, or it was stopped): redrive it and it goes on with the decision."""
@@ -173,10 +186,27 @@ class AwsBackend:
 
     @property
     def saga(self) -> Saga:
-        """The saga the stack runs (loaded on first need)."""
+        """The saga the stack runs (loaded on first need): the declared saga whose name
+        ends the stack's state machine name (``{stage}-{saga}``,
+        ``deployment.state_machine_name``), whatever the project's default; ``--saga``
+        must name that one. A state machine named otherwise falls back to the project's
+        rule (``--saga``, the default, or the only saga)."""
         if self._saga is None:
-            self._saga = self.project.saga(self._saga_name)
+            deployed = self._stack_saga()
+            if deployed is not None and self._saga_name not in (None, deployed):
+                raise InvalidInputError(
+                    f"--saga {self._saga_name}: the stack's state machine "
+                    f"{self.settings.state_machine_name} runs saga {deployed}",
+                    field="saga",
+                )
+            self._saga = self.project.saga(deployed or self._saga_name)
         return self._saga
+
+    def _stack_saga(self) -> str | None:
+        machine = self.settings.state_machine_name
+        found = [name for name in self.project.saga_names if machine.endswith(f"-{name}")]
+        found += [name for name in self.project.saga_names if machine == name]
+        return max(found, key=len) if found else None
 
     # --- lifecycle ---------------------------------------------------------------------
 
@@ -376,27 +406,69 @@ class AwsBackend:
         """``StopExecution`` with ``Stepsaga.Stopped`` and the cause, then the ledger is
         settled (``lifecycle.settle_stopped``); AWS closes the execution's task tokens."""
         by, note = check_person(by, "--by"), check_note(note)
+        described, _ = self._stop_settled(ref, tenant, by, note, stop_cause(by, note), "stop")
+        return self._view(described)
+
+    def cancel(self, ref: str, *, tenant: str | None = None, by: str, note: str) -> CancelView:
+        """``stop``, then the completed steps undone last first (``stepsaga.backends.
+        cancel``) by invoking the compensation and reconciler functions the execution's
+        own definition names (``DescribeStateMachine`` of its version, so the undo is the
+        deployed code that ran the case) with the events the state machine sends."""
+        by, note = check_person(by, "--by"), check_note(note)
+        reason = cancel_cause(by, note)
+        described, case = self._stop_settled(ref, tenant, by, note, reason, "cancel")
+        plan = undo_plan(self.saga, case, case_records(self.ledger, self.saga, case))
+        functions = self._functions_of(described) if plan else {}
+        client = self._clients.lambda_(self.settings.region)
+
+        def invoke(function: str, event: Mapping[str, Any]) -> Mapping[str, Any]:
+            arn = functions.get(function)
+            if arn is None:
+                raise NotFoundError(f"the deployed definition names no function {function}")
+            with aws_call("lambda:InvokeFunction"):
+                answer = client.invoke(FunctionName=arn, Payload=json.dumps(event).encode())
+            payload = json.loads(answer["Payload"].read() or b"null")
+            if answer.get("FunctionError"):
+                error = payload if isinstance(payload, dict) else {}
+                raise FunctionFailedError(
+                    f"{error.get('errorType', 'Unhandled')}: {error.get('errorMessage', '')}"
+                )
+            return cast(Mapping[str, Any], payload)
+
+        done = undo(self.saga, case, plan, invoke, execution_name=described["name"], reason=reason)
+        return CancelView(
+            execution=self._view(describe(self._sfn(), described["executionArn"])),
+            undone=tuple(undone_view(u) for u in done),
+        )
+
+    def _stop_settled(
+        self, ref: str, tenant: str | None, by: str, note: str, cause: str, verb: str
+    ) -> tuple[Described, CaseIdentity]:
+        """``stop``'s and ``cancel``'s first half: ``StopExecution`` with ``cause`` (an
+        ended execution refused), then the ledger settled."""
         sfn = self._sfn()
         described = self._locate(ref, tenant)
         arn = described["executionArn"]
         self._view(described, [])  # refuses another stack's execution before stopping it
         if not stopped(described):
-            if described["status"] not in MOVING:
-                raise InvalidInputError(
-                    f"execution {described['name']} is {described['status']}, not running: "
-                    "there is nothing to stop",
-                    field="ref",
-                )
+            refuse_ended(described, verb)
             with aws_call("states:StopExecution"):
                 sfn.stop_execution(
-                    executionArn=arn,
-                    error=EXECUTION_STOPPED,
-                    cause=stop_cause(by, note)[:_MAX_CAUSE],
+                    executionArn=arn, error=EXECUTION_STOPPED, cause=cause[:_MAX_CAUSE]
                 )
             described = describe(sfn, arn)
         case = CaseIdentity.from_input(described["input"])
         settle_stopped(self.ledger, self.saga, case, by, note)
-        return self._view(described)
+        return described, case
+
+    def _functions_of(self, described: Described) -> dict[str, str]:
+        """Logical function name → the ARN the execution's definition invokes."""
+        machine = str(described.get("stateMachineVersionArn") or described.get("stateMachineArn"))
+        with aws_call("states:DescribeStateMachine"):
+            definition = json.loads(
+                self._sfn().describe_state_machine(stateMachineArn=machine)["definition"]
+            )
+        return deployed_functions(definition)
 
     def recon_list(
         self,

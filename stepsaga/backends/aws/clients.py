@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Protocol, cast
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from stepsaga.aws_region import region_from
 from stepsaga.backends.aws.errors import aws_call
@@ -20,6 +20,12 @@ if TYPE_CHECKING:
     from stepsaga.backends.aws.operators import IdentitySource
 
 
+class FunctionInvoker(Protocol):
+    """What ``lambda:InvokeFunction`` needs of a boto3 Lambda client (``cancel``)."""
+
+    def invoke(self, *, FunctionName: str, Payload: bytes) -> Mapping[str, Any]: ...  # noqa: N803
+
+
 class Clients(Protocol):
     def cloudformation(self) -> CloudFormationClient: ...
 
@@ -28,6 +34,8 @@ class Clients(Protocol):
     def dynamodb(self, region: str) -> DynamoDBClient: ...
 
     def sts(self, region: str) -> IdentitySource: ...
+
+    def lambda_(self, region: str) -> FunctionInvoker: ...
 
     def close(self) -> None: ...
 
@@ -54,6 +62,9 @@ class SessionClients:
 
     def sts(self, region: str) -> IdentitySource:
         return cast("IdentitySource", self._client("sts", region))
+
+    def lambda_(self, region: str) -> FunctionInvoker:
+        return cast("FunctionInvoker", self._client("lambda", region))
 
     def close(self) -> None:
         """Close the clients made here (their connection pools)."""
@@ -101,6 +112,11 @@ class FixedClients:
         import boto3
 
         return cast("IdentitySource", boto3.client("sts", region_name=region))
+
+    def lambda_(self, region: str) -> FunctionInvoker:
+        import boto3
+
+        return cast("FunctionInvoker", boto3.client("lambda", region_name=region))
 
     def close(self) -> None:
         """The clients belong to whoever gave them."""

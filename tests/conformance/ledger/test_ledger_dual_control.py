@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from stepsaga.clock import ManualClock
-from stepsaga.errors import IllegalTransitionError
+from stepsaga.errors import IllegalTransitionError, InvalidInputError
 from stepsaga.ledger import (
     Claim,
     EffectClass,
@@ -132,7 +132,17 @@ def test_a_second_person_resolves_it_with_both_in_the_audit_record(
     )
 
 
-@pytest.mark.parametrize("again", ["ann@acme", " ANN@acme "])
+@pytest.mark.parametrize(
+    "again",
+    [
+        "ann@acme",
+        " ANN@acme ",
+        "\uff41nn@acme",  # full-width a
+        "\u0430nn@acme",  # Cyrillic a
+        "ann@acme.",  # the DNS root dot
+        "an\u200bn@acme",  # a zero-width space inside
+    ],
+)
 def test_the_same_person_twice_is_refused_and_changes_nothing(ledger: Ledger, again: str) -> None:
     item = refund_item(ledger)
     first, _ = ledger.decide_item(item.item_id, "not_applied", "ann@acme", "no refund")
@@ -340,3 +350,16 @@ def test_a_token_attached_while_a_first_approval_lands_keeps_the_approval(
     assert attached.first_approval.by == "ann@acme"
     stored = ann.get_item(item.item_id)
     assert stored == attached
+
+
+@pytest.mark.parametrize("note", ["ok\nforged audit line", "x" * 1001, "\u202eevil", ""])
+def test_a_persons_note_is_held_to_the_stop_note_rule_by_the_ledger(
+    ledger: Ledger, note: str
+) -> None:
+    """Every door (CLI, console, server-side resolver) reaches ``decide_item``: it refuses a
+    note ``stop --note`` would refuse, and writes nothing."""
+    item = refund_item(ledger)
+    with pytest.raises(InvalidInputError, match=r"^note: "):
+        ledger.decide_item(item.item_id, "applied", "ann@acme", note)
+    assert ledger.get_item(item.item_id) == item
+    _unchanged(ledger, item)

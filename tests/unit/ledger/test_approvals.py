@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import sqlite3
+import unicodedata
 from datetime import UTC, datetime
 from pathlib import Path
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -76,6 +78,34 @@ def test_applied_needs_one_person_unless_another_said_not_applied(
 def test_identities_compare_without_case_or_surrounding_space() -> None:
     assert same_person(" Ann@Acme ", "ann@acme")
     assert not same_person("ann@acme", "anne@acme")
+
+
+@pytest.mark.parametrize(
+    "look_alike",
+    [
+        "\uff4bim@acme.example",  # full-width k
+        "\u043aim@acme.example",  # Cyrillic k
+        "kim@acme.example.",  # the DNS root dot
+        "KIM@ACME.EXAMPLE",
+        "k\u0456m@acme.example",  # Cyrillic i
+        "kim@\u0430cme.example",  # Cyrillic a in the domain
+        "\U0001d424im@acme.example",  # mathematical bold k (NFKC)
+    ],
+)
+def test_look_alike_identities_are_the_same_person(look_alike: str) -> None:
+    assert same_person("kim@acme.example", look_alike)
+    assert same_person(look_alike, "kim@acme.example")
+
+
+@pytest.mark.parametrize("other", ["kim2@acme.example", "tim@acme.example", "kim@acme.exampl"])
+def test_different_identities_stay_different(other: str) -> None:
+    assert not same_person("kim@acme.example", other)
+
+
+@given(st.text(min_size=1, max_size=30))
+def test_an_identity_is_always_the_same_person_as_itself_and_its_nfkc_form(text: str) -> None:
+    assert same_person(text, text)
+    assert same_person(text, unicodedata.normalize("NFKC", text))
 
 
 def test_a_schema_3_ledger_is_migrated_and_keeps_its_items(tmp_path: Path) -> None:
