@@ -79,10 +79,16 @@ class Undone:
     detail: str
 
 
-def undo_plan(saga: Saga, case: CaseIdentity, records: Mapping[str, Record]) -> list[PlannedUndo]:
+def undo_plan(
+    saga: Saga, case: CaseIdentity, records: Mapping[str, Record], *, superseded: bool = False
+) -> list[PlannedUndo]:
     """The case's ``COMPLETED`` forward steps, last first (a per-item step's items in
-    reverse too); steps without effect have nothing to undo."""
+    reverse too); steps without effect have nothing to undo. A ``superseded`` revision
+    undoes nothing: the later revision adopted or changed its effects, and the ledger
+    refuses its keys anyway."""
     plan: list[PlannedUndo] = []
+    if superseded:
+        return plan
     for step in saga.all_steps:
         if not step.has_effect:
             continue

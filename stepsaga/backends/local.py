@@ -46,6 +46,7 @@ from stepsaga.backends.lifecycle import (
     start_refusal,
     stop_cause,
     stopped,
+    superseding,
 )
 from stepsaga.backends.listing import ExecutionQuery, PageToken, empty_page, first_since
 from stepsaga.backends.naming import execution_name
@@ -367,7 +368,9 @@ class LocalBackend:
         by, note = check_person(by, "--by"), check_note(note)
         reason = cancel_cause(by, note)
         reader, arn, saga, case = self._stop_settled(ref, tenant, by, note, reason, "cancel")
-        plan = undo_plan(saga, case, case_records(self._open_ledger(), saga, case))
+        later = superseding(case, self._siblings(case))
+        records = case_records(self._open_ledger(), saga, case)
+        plan = undo_plan(saga, case, records, superseded=later is not None)
         with self._running(saga, 0.0, None, None):
             assert self._kept is not None  # set by _running
             handlers = self._handlers(self._kept.deps, saga)
@@ -384,7 +387,11 @@ class LocalBackend:
             name = arn.rsplit(":", 1)[-1]
             done = undo(saga, case, plan, invoke, execution_name=name, reason=reason)
         view = self._view(reader, reader.describe_execution(arn))
-        return CancelView(execution=view, undone=tuple(undone_view(u) for u in done))
+        return CancelView(
+            execution=view,
+            undone=tuple(undone_view(u) for u in done),
+            superseded_by=None if later is None else later.name,
+        )
 
     def _stop_settled(
         self, ref: str, tenant: str | None, by: str, note: str, cause: str, verb: str

@@ -203,6 +203,9 @@ class CancelView(_View):
 
     execution: ExecutionView
     undone: tuple[UndoneView, ...] = ()
+    #: The later revision's execution that superseded this one: it owns the case's effects
+    #: (it adopted or changed them), so this cancel undid nothing; cancel that one instead.
+    superseded_by: str | None = None
 
     @property
     def complete(self) -> bool:

@@ -97,6 +97,12 @@ def cancel(
                     f"undo {escape(undone.step)}: {undone.kind} {escape(undone.detail)}",
                     highlight=False,
                 )
+            if view.superseded_by is not None:
+                stdout.print(
+                    f"nothing undone: execution {escape(view.superseded_by)} (a later revision) "
+                    "owns the case's effects; cancel that execution to undo them",
+                    highlight=False,
+                )
     if not view.complete:
         raise typer.Exit(EXIT_UNEXPECTED)
 

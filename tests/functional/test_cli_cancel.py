@@ -138,6 +138,10 @@ def test_cancelling_a_later_revision_undoes_what_it_adopted_once(
     assert undone["ReserveStock"]["kind"] == "compensated"
     assert undone["ReserveStock"]["action_key"] == "acme:CASE-1001:r2:reserve_stock"
     assert effects(home) == {"reserve": 1, "refund": 1, "create_shipment": 1, "release": 1}
-    # Revision 1, cancelled after, finds the reservation released: nothing twice.
-    assert cli(home, "cancel", "acme-CASE-1001-r1", *CANCEL).code == 0
+    # Revision 1, cancelled after, is superseded: it undoes nothing and says who owns the
+    # case's effects (the ledger would refuse its keys anyway). Nothing twice.
+    earlier = cli(home, "cancel", "acme-CASE-1001-r1", *CANCEL, "--json")
+    assert earlier.code == 0, earlier.err
+    assert earlier.json()["undone"] == []
+    assert earlier.json()["superseded_by"] == "acme-CASE-1001-r2"
     assert effects(home)["release"] == 1

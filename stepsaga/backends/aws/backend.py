@@ -84,6 +84,7 @@ from stepsaga.backends.lifecycle import (
     start_refusal,
     stop_cause,
     stopped,
+    superseding,
 )
 from stepsaga.backends.listing import ExecutionQuery, PageToken, first_since
 from stepsaga.backends.naming import case_of_name, execution_name, tenant_prefix
@@ -417,7 +418,9 @@ class AwsBackend:
         by, note = check_person(by, "--by"), check_note(note)
         reason = cancel_cause(by, note)
         described, case = self._stop_settled(ref, tenant, by, note, reason, "cancel")
-        plan = undo_plan(self.saga, case, case_records(self.ledger, self.saga, case))
+        later = superseding(case, self._siblings(described))
+        records = case_records(self.ledger, self.saga, case)
+        plan = undo_plan(self.saga, case, records, superseded=later is not None)
         functions = self._functions_of(described) if plan else {}
         client = self._clients.lambda_(self.settings.region)
 
@@ -439,6 +442,7 @@ class AwsBackend:
         return CancelView(
             execution=self._view(describe(self._sfn(), described["executionArn"])),
             undone=tuple(undone_view(u) for u in done),
+            superseded_by=None if later is None else later.name,
         )
 
     def _stop_settled(
