@@ -37,7 +37,8 @@ from stepsaga.cdk.function import (
 )
 from stepsaga.cdk.ingress import SagaIngress
 from stepsaga.cdk.ledger_table import LedgerTable
-from stepsaga.cdk.operators import OperatorPolicy
+from stepsaga.cdk.operators import OperatorPolicy, OperatorRole
+from stepsaga.cdk.resolver import SagaResolver
 from stepsaga.cdk.saga_deployment import SagaDeployment
 from stepsaga.cdk.settings import (
     DeploymentError,
@@ -67,9 +68,10 @@ class SagaResources(Construct):
     Attributes: ``key``, ``ledger`` (``.table``), ``topic``, ``functions`` (logical name →
     ``lambda_.Function``), ``access`` (logical name → ``FunctionAccess``),
     ``aliases`` (logical name → the ``live`` alias the machine invokes), ``state_machine``,
-    ``state_machine_alias_arn``, ``overdue_check``, ``ingress`` (None when ``settings.ingress`` is
-    off), ``auto_redrive`` (None when ``settings.auto_redrive`` is), ``operators`` (the
-    operators' managed policy), ``alarms``.
+    ``state_machine_alias_arn``, ``overdue_check``, ``resolver`` (``SagaResolver``),
+    ``operator_role`` (None unless ``settings.operator_role``), ``ingress`` (None when
+    ``settings.ingress`` is off), ``auto_redrive`` (None when ``settings.auto_redrive``
+    is), ``operators`` (the operators' managed policy), ``alarms``.
     """
 
     def __init__(
@@ -200,9 +202,29 @@ class SagaResources(Construct):
                 settings=settings.auto_redrive,
             )
 
+        self.resolver = SagaResolver(
+            self,
+            "Resolver",
+            saga=saga,
+            state_machine_name=machine_name,
+            shared=replace(shared, reserved_concurrency=None),
+        )
         self.operators = OperatorPolicy(
-            self, "Operators", state_machine_name=machine_name, ledger=self.ledger
+            self,
+            "Operators",
+            state_machine_name=machine_name,
+            ledger=self.ledger,
+            resolver=self.resolver.alias,
         ).policy
+        self.operator_role: OperatorRole | None = None
+        if settings.operator_role is not None:
+            self.operator_role = OperatorRole(
+                self,
+                "OperatorRole",
+                policy=self.operators,
+                trusted=settings.operator_role.trusted,
+                session_name=settings.operator_role.session_name,
+            )
 
         self.alarms = SagaAlarms(
             self,
@@ -217,6 +239,7 @@ class SagaResources(Construct):
                 self.overdue_check,
                 *([self.ingress.starter] if self.ingress else []),
                 *([self.auto_redrive.redriver] if self.auto_redrive else []),
+                self.resolver.function,
             ],
             table=self.ledger.table,
             topic=self.topic,
@@ -323,6 +346,12 @@ class SagaStack(Stack):
             deployment.OUTPUT_RECONCILIATION_TOPIC_ARN,
             value=self.resources.topic.topic_arn,
             description="SNS topic for reconciliation items and alarms",
+        )
+        CfnOutput(
+            self,
+            deployment.OUTPUT_RESOLVER_URL,
+            value=self.resources.resolver.url.url,
+            description="The resolver's function URL (IAM auth): operators' decisions go there",
         )
         CfnOutput(
             self,

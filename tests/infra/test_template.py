@@ -18,6 +18,7 @@ from stepsaga.cdk.ingress import INGRESS_HANDLER
 from stepsaga.clock import SystemClock
 from stepsaga.handlers.settings import load_settings
 from stepsaga.ledger import table as layout
+from stepsaga.resolver import RESOLVER_HANDLER
 from tests.infra.conftest import SERVICE_CONTEXT, Synthesized
 from tests.infra.test_init_cdk_app import asset_modules_missing
 
@@ -32,8 +33,8 @@ def _function_by_handler(synthesized: Synthesized) -> dict[str, tuple[str, dict[
 
 
 def test_resource_counts(synthesized: Synthesized) -> None:
-    # + the overdue reconciliation check, the ingress starter and the redriver
-    functions = len(synthesized.saga.functions) + 3
+    # + the overdue reconciliation check, the ingress starter, the redriver, the resolver
+    functions = len(synthesized.saga.functions) + 4
     counts = {
         "AWS::Lambda::Function": functions,
         "AWS::IAM::Role": functions + 1,  # + the state machine's role
@@ -48,6 +49,7 @@ def test_resource_counts(synthesized: Synthesized) -> None:
         "AWS::SQS::Queue": 4,  # the ingress and auto-redrive queues and their dead letters
         "AWS::Lambda::EventSourceMapping": 2,
         "AWS::IAM::ManagedPolicy": 1,  # the operators'
+        "AWS::Lambda::Url": 1,  # the resolver's (AWS_IAM)
     }
     for type_name, count in counts.items():
         synthesized.template.resource_count_is(type_name, count)
@@ -127,6 +129,7 @@ def test_every_saga_function_runs_the_generic_entry_on_the_current_runtime(
         OVERDUE_CHECK_HANDLER,
         INGRESS_HANDLER,
         AUTO_REDRIVE_HANDLER,
+        RESOLVER_HANDLER,
     }
     for _, function in [*saga_functions.values(), functions[OVERDUE_CHECK_HANDLER]]:
         properties = function["Properties"]
@@ -246,6 +249,7 @@ def test_outputs_have_stable_keys(synthesized: Synthesized) -> None:
     outputs = synthesized.json["Outputs"]
     assert set(outputs) == {
         deployment.OUTPUT_STATE_MACHINE_ARN,
+        deployment.OUTPUT_RESOLVER_URL,
         deployment.OUTPUT_LEDGER_TABLE_NAME,
         deployment.OUTPUT_RECONCILIATION_TOPIC_ARN,
         deployment.OUTPUT_OPERATOR_POLICY_ARN,
