@@ -26,6 +26,7 @@ from constructs import Construct
 from stepsaga import deployment
 from stepsaga.cdk.access import OVERDUE_CHECK, FunctionAccess, access_for
 from stepsaga.cdk.alarms import SagaAlarms, alarm_name_prefix
+from stepsaga.cdk.audit import AuditTrail
 from stepsaga.cdk.auto_redrive import SagaAutoRedrive
 from stepsaga.cdk.bundling import AssetLayout, lambda_code
 from stepsaga.cdk.encryption import StackKey
@@ -69,6 +70,7 @@ class SagaResources(Construct):
     ``lambda_.Function``), ``access`` (logical name → ``FunctionAccess``),
     ``aliases`` (logical name → the ``live`` alias the machine invokes), ``state_machine``,
     ``state_machine_alias_arn``, ``overdue_check``, ``resolver`` (``SagaResolver``),
+    ``audit`` (``AuditTrail``: the stream copy to an Object Lock bucket),
     ``operator_role`` (None unless ``settings.operator_role``), ``ingress`` (None when
     ``settings.ingress`` is off), ``auto_redrive`` (None when ``settings.auto_redrive``
     is), ``operators`` (the operators' managed policy), ``alarms``.
@@ -202,6 +204,13 @@ class SagaResources(Construct):
                 settings=settings.auto_redrive,
             )
 
+        self.audit = AuditTrail(
+            self,
+            "Audit",
+            saga=saga.name,
+            shared=replace(shared, reserved_concurrency=None),
+            retention_days=settings.audit_retention_days,
+        )
         self.resolver = SagaResolver(
             self,
             "Resolver",
@@ -240,6 +249,8 @@ class SagaResources(Construct):
                 *([self.ingress.starter] if self.ingress else []),
                 *([self.auto_redrive.redriver] if self.auto_redrive else []),
                 self.resolver.function,
+                # Not the audit copier: the errors alarm sums at most 10 functions' metrics
+                # (CloudWatch's limit for one math expression).
             ],
             table=self.ledger.table,
             topic=self.topic,
@@ -352,6 +363,12 @@ class SagaStack(Stack):
             deployment.OUTPUT_RESOLVER_URL,
             value=self.resources.resolver.url.url,
             description="The resolver's function URL (IAM auth): operators' decisions go there",
+        )
+        CfnOutput(
+            self,
+            deployment.OUTPUT_AUDIT_BUCKET_NAME,
+            value=self.resources.audit.bucket.bucket_name,
+            description="Write-once copies of the audit records (S3 Object Lock, compliance)",
         )
         CfnOutput(
             self,

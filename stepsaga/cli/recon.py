@@ -1,4 +1,5 @@
-"""``stepsaga recon list | show | resolve``: the questions only a person can answer.
+"""``stepsaga recon list | show | resolve | verify-audit``: the questions only a person can
+answer, and the check that their answers' audit records are whole.
 
 ``resolve`` records the finding (ledger record and item in one transaction) and lets a
 case waiting on the item continue to its next waiting point or its end.
@@ -13,13 +14,21 @@ from rich.markup import escape
 
 from stepsaga.backends import ReconFilter, to_json
 from stepsaga.cli.backend import command_errors, open_backend, print_json
-from stepsaga.cli.common import Backend, cli_context, next_page_command, stdout
-from stepsaga.cli.ledger import LimitOption, NextTokenOption
+from stepsaga.cli.common import (
+    EXIT_UNEXPECTED,
+    Backend,
+    cli_context,
+    exit_codes,
+    next_page_command,
+    stdout,
+)
+from stepsaga.cli.ledger import LimitOption, NextTokenOption, ledger_of
 from stepsaga.cli.output import JsonOption, OutputOption, wants_json
 from stepsaga.cli.progress import live
 from stepsaga.cli.run import TimeScaleOption
 from stepsaga.cli.tables import render_item, render_items, render_resolution
-from stepsaga.ledger import ReconOutcome
+from stepsaga.ledger import ReconOutcome, ReconStatus
+from stepsaga.ledger.audit import AuditBreak, verify
 from stepsaga.person import check_person
 
 app = typer.Typer(
@@ -133,3 +142,36 @@ def resolve(
             print_json(to_json(resolution))
         else:
             render_resolution(stdout, resolution)
+
+
+@app.command("verify-audit")
+def verify_audit(
+    ctx: typer.Context,
+    tenant: Annotated[str | None, typer.Option("--tenant", help="Only this tenant.")] = None,
+    output: OutputOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Recompute every resolved item's audit chain and name each break (exit 1 on any)."""
+    as_json = wants_json(output, as_json)
+    with exit_codes():
+        ledger = ledger_of(cli_context(ctx))
+        found: list[AuditBreak] = []
+        checked = 0
+        if ledger is not None:
+            with ledger:
+                items = ledger.list_items(tenant=tenant, status=ReconStatus.RESOLVED)
+                checked = len(items)
+                found = list(verify((item, ledger.get_audit(item.item_id)) for item in items))
+    breaks = [b for b in found if b.is_break]
+    unsealed = [b.item_id for b in found if not b.is_break]
+    data = {"checked": checked, "breaks": [b.to_dict() for b in breaks], "unsealed": unsealed}
+    if as_json:
+        print_json(data)
+    else:
+        for b in breaks:
+            stdout.print(f"BREAK {escape(b.item_id)} {b.kind.value}: {escape(b.detail)}")
+        stdout.print(
+            f"{checked} resolved items checked, {len(breaks)} breaks, {len(unsealed)} unsealed"
+        )
+    if breaks:
+        raise typer.Exit(EXIT_UNEXPECTED)

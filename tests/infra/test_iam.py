@@ -34,6 +34,8 @@ STAR_RESOURCE_ACTIONS = {
     "logs:PutResourcePolicy",
     "logs:DescribeResourcePolicies",
     "logs:DescribeLogGroups",
+    # A DynamoDB stream trigger (the audit copier): ListStreams has no resource-level form.
+    "dynamodb:ListStreams",
 }
 
 
@@ -103,6 +105,10 @@ def test_resource_star_only_where_aws_requires_it(synthesized: Synthesized) -> N
                     # the redriver redrives them; the resolver stops and redrives them.
                     machine = deployment.state_machine_name(synthesized.saga.name, "dev")
                     assert resource["Fn::Join"][1][-1] == f":execution:{machine}:*", owner
+                    continue
+                if statement["Action"] == ["s3:PutObject", "s3:PutObjectRetention"]:
+                    # The audit copier: objects under audit/ of the stack's audit bucket.
+                    assert resource["Fn::Join"][1][-1] == "/audit/*", owner
                     continue
                 # Only "<function ARN>:*" (the function's versions) for lambda:InvokeFunction.
                 assert statement["Action"] == "lambda:InvokeFunction", (owner, statement)

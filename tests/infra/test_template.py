@@ -12,6 +12,7 @@ from services.dependencies import ENV_SERVICES, ReferenceDependencies
 from services.http import HttpPayments
 from services.http.config import ENV_TIMEOUTS, ENV_URLS, HttpServicesConfig, HttpTimeouts
 from stepsaga import AwsContext, deployment, metric_names
+from stepsaga.audit_copy import AUDIT_COPY_HANDLER
 from stepsaga.cdk.alarms import RULES
 from stepsaga.cdk.auto_redrive import AUTO_REDRIVE_HANDLER
 from stepsaga.cdk.ingress import INGRESS_HANDLER
@@ -33,8 +34,9 @@ def _function_by_handler(synthesized: Synthesized) -> dict[str, tuple[str, dict[
 
 
 def test_resource_counts(synthesized: Synthesized) -> None:
-    # + the overdue reconciliation check, the ingress starter, the redriver, the resolver
-    functions = len(synthesized.saga.functions) + 4
+    # + the overdue reconciliation check, the ingress starter, the redriver, the resolver,
+    # the audit copier
+    functions = len(synthesized.saga.functions) + 5
     counts = {
         "AWS::Lambda::Function": functions,
         "AWS::IAM::Role": functions + 1,  # + the state machine's role
@@ -47,7 +49,8 @@ def test_resource_counts(synthesized: Synthesized) -> None:
         "AWS::Logs::MetricFilter": 1,
         "AWS::Events::Rule": 2,  # the overdue check's schedule, the failed executions'
         "AWS::SQS::Queue": 4,  # the ingress and auto-redrive queues and their dead letters
-        "AWS::Lambda::EventSourceMapping": 2,
+        "AWS::Lambda::EventSourceMapping": 3,  # + the ledger stream's (audit copies)
+        "AWS::S3::Bucket": 1,  # the audit copies (Object Lock)
         "AWS::IAM::ManagedPolicy": 1,  # the operators'
         "AWS::Lambda::Url": 1,  # the resolver's (AWS_IAM)
     }
@@ -130,6 +133,7 @@ def test_every_saga_function_runs_the_generic_entry_on_the_current_runtime(
         INGRESS_HANDLER,
         AUTO_REDRIVE_HANDLER,
         RESOLVER_HANDLER,
+        AUDIT_COPY_HANDLER,
     }
     for _, function in [*saga_functions.values(), functions[OVERDUE_CHECK_HANDLER]]:
         properties = function["Properties"]
@@ -250,6 +254,7 @@ def test_outputs_have_stable_keys(synthesized: Synthesized) -> None:
     assert set(outputs) == {
         deployment.OUTPUT_STATE_MACHINE_ARN,
         deployment.OUTPUT_RESOLVER_URL,
+        deployment.OUTPUT_AUDIT_BUCKET_NAME,
         deployment.OUTPUT_LEDGER_TABLE_NAME,
         deployment.OUTPUT_RECONCILIATION_TOPIC_ARN,
         deployment.OUTPUT_OPERATOR_POLICY_ARN,
