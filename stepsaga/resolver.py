@@ -73,21 +73,26 @@ class Resolver:
         return _answer(200, answer)
 
     def _decide(self, caller: CallerIdentity, request: DecisionRequest) -> dict[str, Any]:
-        if self._backend is None:
-            self._backend = self._make_backend()
-        backend = self._backend
         if request.action == "resolve":
             item_id, outcome = request.given("item_id"), request.given("outcome")
-            view = backend.resolve_as(caller, item_id, outcome, request.given("note"))
+            note = request.given("note")
+            view = self._backend_once().resolve_as(caller, item_id, outcome, note)
             execution = view.execution.execution_arn if view.execution is not None else None
             return {"item_id": item_id, "execution_arn": execution}
         ref = request.given("ref")
         if request.action == "stop":
             note = request.given("note")
-            stopped = backend.stop_as(ref, tenant=request.tenant, by=caller.person, note=note)
+            stopped = self._backend_once().stop_as(
+                ref, tenant=request.tenant, by=caller.person, note=note
+            )
             return {"execution_arn": stopped.execution_arn}
-        redriven = backend.redrive_as(ref, request.tenant)
+        redriven = self._backend_once().redrive_as(ref, request.tenant)
         return {"execution_arn": redriven["executionArn"]}
+
+    def _backend_once(self) -> AwsBackend:
+        if self._backend is None:
+            self._backend = self._make_backend()
+        return self._backend
 
 
 def _body(event: Mapping[str, Any]) -> bytes:

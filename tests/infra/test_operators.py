@@ -5,10 +5,15 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from aws_cdk.assertions import Match
+import pytest
+from aws_cdk import App, Stack
+from aws_cdk import aws_iam as iam
+from aws_cdk.assertions import Match, Template
 
 from stepsaga import deployment
 from stepsaga.cdk.access import OPERATOR
+from stepsaga.cdk.operators import OperatorRole
+from stepsaga.cdk.settings import DeploymentError, OperatorRoleSettings, StageSettings
 from stepsaga.ledger.table import GSIS
 from tests.infra.conftest import Synthesized
 
@@ -186,3 +191,48 @@ def test_the_policy_is_attached_to_nobody_by_the_stack(synthesized: Synthesized)
     (policy,) = synthesized.resources("AWS::IAM::ManagedPolicy").values()
     properties = policy["Properties"]
     assert not any(k in properties for k in ("Roles", "Users", "Groups")), json.dumps(properties)
+
+
+def test_the_operator_role_option_binds_session_names_to_the_person() -> None:
+    """``StageSettings.operator_role``: the role's trust policy admits a session only under
+    the assuming user's own name, and the role carries the operator policy."""
+    stack = Stack(App(), "Operators")
+    policy = iam.ManagedPolicy(
+        stack, "Policy", statements=[iam.PolicyStatement(actions=["s3:GetObject"], resources=["*"])]
+    )
+    settings = OperatorRoleSettings(trusted="123456789012")
+    OperatorRole(
+        stack,
+        "OperatorRole",
+        policy=policy,
+        trusted=settings.trusted,
+        session_name=settings.session_name,
+    )
+    (role,) = Template.from_stack(stack).find_resources("AWS::IAM::Role").values()
+    (statement,) = role["Properties"]["AssumeRolePolicyDocument"]["Statement"]
+    assert statement["Action"] == "sts:AssumeRole"
+    assert statement["Condition"] == {"StringEquals": {"sts:RoleSessionName": "${aws:username}"}}
+    assert "123456789012" in json.dumps(statement["Principal"])
+    (attached,) = role["Properties"]["ManagedPolicyArns"]
+    assert attached == {
+        "Ref": next(iter(Template.from_stack(stack).find_resources("AWS::IAM::ManagedPolicy")))
+    }
+
+
+@pytest.mark.parametrize(
+    ("changes", "message"),
+    [
+        ({"audit_retention_days": 0}, "audit_retention_days 0"),
+        ({"audit_retention_days": 40000}, "audit_retention_days 40000"),
+    ],
+)
+def test_bad_audit_settings_are_refused(changes: dict[str, Any], message: str) -> None:
+    with pytest.raises(DeploymentError, match=message):
+        StageSettings(**changes)
+
+
+def test_an_operator_role_names_who_may_assume_it() -> None:
+    with pytest.raises(DeploymentError, match=r"operator_role\.trusted 'everyone'"):
+        OperatorRoleSettings(trusted="everyone")
+    assert StageSettings.for_stage("prod").audit_retention_days == 3653
+    assert StageSettings.for_stage("dev").audit_retention_days == 1
