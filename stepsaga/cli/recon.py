@@ -130,8 +130,8 @@ def resolve(
             by = check_person(by, "--by")
             if cli.backend is Backend.aws:
                 typer.echo(
-                    "note: --by is ignored on AWS; resolved_by is your IAM identity "
-                    "(sts:GetCallerIdentity)",
+                    "note: --by is ignored on AWS; the decider is your IAM identity, as you sign "
+                    "the request",
                     err=True,
                 )
         with open_backend(cli) as backend, live(stdout, f"resolve {item_id}", not as_json) as on:

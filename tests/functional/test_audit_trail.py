@@ -19,6 +19,7 @@ import boto3
 import pytest
 from botocore.exceptions import ClientError
 
+from stepsaga import audit_copy
 from stepsaga.audit_copy import AuditCopier, object_key
 from stepsaga.clock import ManualClock
 from stepsaga.home import StateHome
@@ -203,3 +204,19 @@ def test_the_stream_copy_is_locked_in_compliance_mode_and_a_rewrite_keeps_the_or
     assert len(versions) == 2
     kept = s3.get_object(Bucket="audit", Key=key, VersionId=first["VersionId"])
     assert json.loads(kept["Body"].read()) == original
+
+
+def test_the_copiers_entry_point_builds_from_its_environment(
+    stack: Deployed, home: StateHome, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    item_id = _resolved_on_aws(stack, home, tmp_path)
+    s3 = boto3.client("s3", region_name=REGION)
+    s3.create_bucket(Bucket="audit-copies", ObjectLockEnabledForBucket=True)
+    monkeypatch.setattr(audit_copy, "_copier", None)
+    monkeypatch.setenv(audit_copy.ENV_AUDIT_BUCKET, "audit-copies")
+    monkeypatch.setenv(audit_copy.ENV_AUDIT_RETENTION_DAYS, "7")
+    monkeypatch.setenv("AWS_REGION", REGION)
+
+    assert audit_copy.handler(_stream_event(_audit_item(stack.aws, item_id)), None) == {"copied": 1}
+    key = object_key(AUDIT_PREFIX + item_id, AUDIT_SORT)
+    assert s3.head_object(Bucket="audit-copies", Key=key)["ObjectLockMode"] == "COMPLIANCE"

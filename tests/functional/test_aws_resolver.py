@@ -16,12 +16,21 @@ from typing import Any
 import httpx
 import pytest
 
+from stepsaga import deployment
+from stepsaga import resolver as resolver_module
 from stepsaga.engine.errors import ExecutionNotRedrivable
 from stepsaga.errors import IllegalTransitionError, InvalidInputError
 from stepsaga.home import StateHome
 from stepsaga.ledger import ReconOutcome, ReconStatus, Status
 from stepsaga.signing import AwsSigV4, SignedService
-from tests.functional.aws_support import FakeAws, RedrivingSfn, fake_aws, run_locally
+from tests.functional.aws_support import (
+    ACCOUNT,
+    TABLE,
+    FakeAws,
+    RedrivingSfn,
+    fake_aws,
+    run_locally,
+)
 from tests.functional.cli_support import write_case, write_faults
 from tests.functional.resolver_support import RESOLVER_URL, Deployed, deploy_resolver
 from tests.functional.test_aws_backend import REFUND_UNVERIFIABLE, UNVERIFIABLE, _case
@@ -175,3 +184,28 @@ def test_the_resolvers_refusal_is_raised_as_its_own_error(stack: Deployed) -> No
         stack.backend().redrive("CASE-1001")
     with stack.operator(alice), pytest.raises(InvalidInputError, match="note"):
         stack.backend().stop("CASE-1001", by="alice", note="  ")
+
+
+def test_the_deployed_entry_point_builds_from_its_environment(
+    aws: FakeAws, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``stepsaga.resolver.handler`` as Lambda calls it: the environment the construct sets
+    (saga, state machine, table), the signer in the request context."""
+    monkeypatch.setattr(resolver_module, "_resolver", None)
+    monkeypatch.setenv(deployment.ENV_SAGA, "workflows.replacement_order:saga")
+    monkeypatch.setenv(deployment.ENV_STATE_MACHINE_ARN, aws.state_machine_arn)
+    monkeypatch.setenv(deployment.ENV_LEDGER_TABLE_NAME, TABLE)
+    aws.backend().start(_case())
+    alice = f"arn:aws:sts::{ACCOUNT}:assumed-role/stepsaga-operator/alice"
+    event = {
+        "requestContext": {
+            "authorizer": {"iam": {"userArn": alice, "accountId": ACCOUNT, "userId": "AROA:a"}}
+        },
+        "body": json.dumps({"action": "stop", "ref": "CASE-1001", "note": "withdrawn"}),
+    }
+
+    answer = resolver_module.handler(event, None)
+
+    assert answer["statusCode"] == 200, answer
+    arn = json.loads(answer["body"])["execution_arn"]
+    assert aws.sfn.describe_execution(executionArn=arn)["status"] == "ABORTED"
