@@ -51,7 +51,7 @@ from stepsaga.backends.assemble import (
     recon_page,
 )
 from stepsaga.backends.aws.clients import Clients, SessionClients
-from stepsaga.backends.aws.decisions import DecisionRequest, Resolver
+from stepsaga.backends.aws.decisions import DecisionRequest, ResolverClient
 from stepsaga.backends.aws.errors import aws_call
 from stepsaga.backends.aws.history import ProgressFeed, all_events, last_event_id
 from stepsaga.backends.aws.listing import list_page
@@ -171,7 +171,7 @@ class AwsBackend:
         self._sleep = sleeper
         self._resolved_settings: AwsSettings | None = None
         self._ledger: Ledger | None = None
-        self._resolver_client: Resolver | None = None
+        self._resolver_client: ResolverClient | None = None
 
     @property
     def saga(self) -> Saga:
@@ -576,14 +576,14 @@ class AwsBackend:
             self._ledger = Ledger(store, clock=self.clock)
         return self._ledger
 
-    def _resolver(self) -> Resolver | None:
+    def _resolver(self) -> ResolverClient | None:
         """The stack's resolver (its function URL), or None: a stack deployed before it,
         whose decisions the CLI still writes itself."""
         url = self.settings.resolver_url
         if url is None:
             return None
         if self._resolver_client is None:
-            self._resolver_client = Resolver(url, self.settings.region)
+            self._resolver_client = ResolverClient(url, self.settings.region)
         return self._resolver_client
 
     def _sfn(self) -> SFNClient:

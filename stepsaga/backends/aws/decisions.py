@@ -26,7 +26,7 @@ from collections.abc import Mapping
 from typing import Any, Literal, overload
 
 import httpx
-from pydantic import ConfigDict, ValidationError
+from pydantic import ValidationError
 
 from stepsaga.case import StrictModel
 from stepsaga.deployment import ENV_RESOLVER_URL
@@ -35,7 +35,7 @@ from stepsaga.inputs import describe_validation_error
 from stepsaga.ledger import ReconOutcome
 from stepsaga.signing import AwsSigV4, CredentialSource, SignedService
 
-__all__ = ["ENV_RESOLVER_URL", "DecisionRequest", "Resolver", "error_from_answer"]
+__all__ = ["ENV_RESOLVER_URL", "DecisionRequest", "ResolverClient", "error_from_answer"]
 
 #: Where requests go in tests (an in-process function URL); None: the network.
 default_transport: httpx.BaseTransport | None = None
@@ -47,8 +47,6 @@ Action = Literal["resolve", "stop", "redrive"]
 
 class DecisionRequest(StrictModel):
     """What an operator asks the resolver; who asks is never part of it."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True, str_strip_whitespace=True)
 
     action: Action
     #: ``resolve``: the item, the outcome and the note.
@@ -105,7 +103,7 @@ def error_from_answer(status: int, answer: Mapping[str, Any]) -> StepSagaError:
     return cls(message, **(dict(data) if isinstance(data, Mapping) else {}))
 
 
-class Resolver:
+class ResolverClient:
     """Sends :class:`DecisionRequest` s to the resolver's function URL, signed (SigV4,
     signing name ``lambda``) with the caller's own credentials (boto3's chain)."""
 
