@@ -135,3 +135,9 @@ def deploy_resolver(aws: FakeAws, monkeypatch: pytest.MonkeyPatch) -> Deployed:
     url = FunctionUrl(Resolver(server))
     monkeypatch.setattr(decisions_module, "default_transport", url)
     return Deployed(aws, url, monkeypatch)
+
+
+@pytest.fixture
+def stack(aws: FakeAws, monkeypatch: pytest.MonkeyPatch) -> Deployed:
+    """The fake stack (the test module's ``aws`` fixture) with its resolver."""
+    return deploy_resolver(aws, monkeypatch)

@@ -28,8 +28,10 @@ from stepsaga.ledger.audit import genesis, seal, sealed_hash
 from stepsaga.ledger.table import AUDIT_PREFIX, AUDIT_SORT
 from tests.functional.aws_support import REGION, TABLE, FakeAws, fake_aws, run_locally
 from tests.functional.cli_support import EXAMPLES, cli, write_case
-from tests.functional.resolver_support import RESOLVER_URL, Deployed, deploy_resolver
+from tests.functional.resolver_support import RESOLVER_URL, Deployed, stack
 from tests.functional.test_aws_cli import aws_cli
+
+__all__ = ["stack"]  # the fixture
 
 UNVERIFIABLE = EXAMPLES / "faults-shipment-unverifiable.json"
 
@@ -97,11 +99,6 @@ def test_verification_names_a_rewritten_record_on_sqlite(home: StateHome, tmp_pa
 def aws() -> Iterator[FakeAws]:
     with fake_aws() as fake:
         yield fake
-
-
-@pytest.fixture
-def stack(aws: FakeAws, monkeypatch: pytest.MonkeyPatch) -> Deployed:
-    return deploy_resolver(aws, monkeypatch)
 
 
 def _resolved_on_aws(stack: Deployed, home: StateHome, tmp_path: Path) -> str:

@@ -32,19 +32,16 @@ from tests.functional.aws_support import (
     run_locally,
 )
 from tests.functional.cli_support import write_case, write_faults
-from tests.functional.resolver_support import RESOLVER_URL, Deployed, deploy_resolver
+from tests.functional.resolver_support import RESOLVER_URL, Deployed, stack
 from tests.functional.test_aws_backend import REFUND_UNVERIFIABLE, UNVERIFIABLE, _case
+
+__all__ = ["stack"]  # the fixture
 
 
 @pytest.fixture
 def aws() -> Iterator[FakeAws]:
     with fake_aws() as fake:
         yield fake
-
-
-@pytest.fixture
-def stack(aws: FakeAws, monkeypatch: pytest.MonkeyPatch) -> Deployed:
-    return deploy_resolver(aws, monkeypatch)
 
 
 def _dual_control_item(stack: Deployed, home: StateHome, tmp_path: Path) -> str:
