@@ -24,18 +24,20 @@ from datetime import UTC, timedelta
 from typing import Any, Final, Protocol
 
 from stepsaga.clock import Clock, SystemClock
-from stepsaga.ledger.table import AUDIT_PREFIX, PARTITION_KEY, SORT_KEY
+from stepsaga.deployment import ENV_AUDIT_BUCKET
+from stepsaga.ledger.models import ResolutionAudit
+from stepsaga.ledger.table import AUDIT_PREFIX, AUDIT_SORT, PARTITION_KEY, SORT_KEY
 
 __all__ = [
     "AUDIT_COPY_HANDLER",
     "ENV_AUDIT_BUCKET",
     "ENV_AUDIT_RETENTION_DAYS",
     "AuditCopier",
+    "first_copy",
     "handler",
     "object_key",
 ]
 
-ENV_AUDIT_BUCKET: Final = "STEPSAGA_AUDIT_BUCKET"
 ENV_AUDIT_RETENTION_DAYS: Final = "STEPSAGA_AUDIT_RETENTION_DAYS"
 AUDIT_COPY_HANDLER: Final = "stepsaga.audit_copy.handler"
 
@@ -49,6 +51,27 @@ class ObjectStore(Protocol):
 def object_key(pk: str, sk: str) -> str:
     """Where an audit item's copy lives (its item id and sort key)."""
     return f"audit/{pk.removeprefix(AUDIT_PREFIX)}/{sk}.json"
+
+
+class VersionedObjects(Protocol):
+    """What reading the copies needs of a boto3 S3 client."""
+
+    def list_object_versions(self, **kwargs: Any) -> Mapping[str, Any]: ...
+
+    def get_object(self, **kwargs: Any) -> Mapping[str, Any]: ...
+
+
+def first_copy(s3: VersionedObjects, bucket: str, item_id: str) -> ResolutionAudit | None:
+    """The audit record of ``item_id`` as first copied (its oldest version, locked)."""
+    key = object_key(AUDIT_PREFIX + item_id, AUDIT_SORT)
+    listed = s3.list_object_versions(Bucket=bucket, Prefix=key)
+    versions = [v for v in listed.get("Versions", []) if v["Key"] == key]
+    if not versions:
+        return None
+    oldest = min(versions, key=lambda v: v["LastModified"])
+    body = s3.get_object(Bucket=bucket, Key=key, VersionId=oldest["VersionId"])["Body"].read()
+    image = json.loads(body)
+    return ResolutionAudit.from_dict(json.loads(image["record"]["S"]))
 
 
 @dataclass

@@ -50,6 +50,8 @@ ENV_STATE_MACHINE_ALIAS_ARN: Final = "STEPSAGA_STATE_MACHINE_ALIAS_ARN"
 #: The resolver's function URL (optional: without it the CLI writes decisions itself,
 #: as against a stack deployed before the resolver).
 ENV_RESOLVER_URL: Final = "STEPSAGA_RESOLVER_URL"
+#: The audit bucket (the copier writes there; ``recon verify-audit --against-copies`` reads).
+ENV_AUDIT_BUCKET: Final = "STEPSAGA_AUDIT_BUCKET"
 
 
 def stack_name(stage: str = DEFAULT_STAGE, saga: str | None = None) -> str:

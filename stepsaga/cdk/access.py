@@ -216,6 +216,10 @@ class OperatorAccess:
     #: ``lambda:InvokeFunction`` only through a URL: a direct invocation's event, request
     #: context included, would be the caller's to write).
     resolver_actions: tuple[tuple[str, Mapping[str, Mapping[str, object]]], ...] = ()
+    #: On the audit bucket, and on its copies (``audit/*``): ``recon verify-audit
+    #: --against-copies`` finds each record's first, locked version and reads it.
+    audit_bucket_actions: tuple[str, ...] = ()
+    audit_copy_actions: tuple[str, ...] = ()
     #: On the table, only on items whose partition key starts with ``budget_key_prefix``
     #: (:func:`leading_key_conditions`): ``Ledger.set_budget`` replaces a tenant's budget
     #: shards in one transaction and deletes the shards it no longer uses.
@@ -240,6 +244,8 @@ OPERATOR: Final = OperatorAccess(
     index_actions=(QUERY,),
     indexes=tuple(GSIS),
     resolver_actions=INVOKE_RESOLVER,
+    audit_bucket_actions=("s3:ListBucketVersions",),
+    audit_copy_actions=("s3:GetObjectVersion",),
     budget_actions=(PUT_ITEM, DELETE_ITEM),
 )
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 from aws_cdk import ArnFormat, Stack
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_s3 as s3
 from cdk_nag import NagSuppressions
 from constructs import Construct
 
@@ -31,9 +32,11 @@ class OperatorPolicy(Construct):
         state_machine_name: str,
         ledger: LedgerTable,
         resolver: lambda_.IFunction | None = None,
+        audit_bucket: s3.IBucket | None = None,
         access: OperatorAccess = OPERATOR,
     ) -> None:
-        """``resolver``: the alias whose function URL takes decisions (None: no decisions)."""
+        """``resolver``: the alias whose function URL takes decisions (None: no decisions);
+        ``audit_bucket``: the write-once copies ``verify-audit`` compares with."""
         super().__init__(scope, construct_id)
         stack = Stack.of(self)
         machine_arn = state_machine_arn(self, state_machine_name)
@@ -80,6 +83,22 @@ class OperatorPolicy(Construct):
             if resolver is not None
             else []
         )
+        copies = (
+            [
+                iam.PolicyStatement(
+                    sid="ListTheAuditCopies",
+                    actions=list(access.audit_bucket_actions),
+                    resources=[audit_bucket.bucket_arn],
+                ),
+                iam.PolicyStatement(
+                    sid="ReadTheAuditCopies",
+                    actions=list(access.audit_copy_actions),
+                    resources=[audit_bucket.arn_for_objects("audit/*")],
+                ),
+            ]
+            if audit_bucket is not None and access.audit_copy_actions
+            else []
+        )
         pointers = (
             [ledger.pointer_statement("FindCasesByTheirPointers", access.pointer_actions)]
             if access.pointer_actions
@@ -99,7 +118,8 @@ class OperatorPolicy(Construct):
             ]
             + ([budget] if access.budget_actions else [])
             + pointers
-            + decide,
+            + decide
+            + copies,
         )
         NagSuppressions.add_resource_suppressions(
             self.policy,
@@ -115,6 +135,7 @@ class OperatorPolicy(Construct):
                     "appliesTo": [
                         {"regex": "/^Resource::arn:<AWS::Partition>:states:.*:execution:.*:\\*$/g"},
                         {"regex": "/^Resource::arn:<AWS::Partition>:cloudformation:.*\\/\\*$/g"},
+                        {"regex": "/^Resource::<.*AuditBucket.*\\.Arn>/audit/\\*$/g"},
                     ],
                 }
             ],

@@ -224,6 +224,7 @@ class SagaResources(Construct):
             state_machine_name=machine_name,
             ledger=self.ledger,
             resolver=self.resolver.alias,
+            audit_bucket=self.audit.bucket,
         ).policy
         self.operator_role: OperatorRole | None = None
         if settings.operator_role is not None:

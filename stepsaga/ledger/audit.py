@@ -20,7 +20,7 @@ records were sealed (``UNSEALED``: listed, not a break).
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import Any
@@ -29,7 +29,7 @@ import rfc8785
 
 from stepsaga.ledger.models import ReconItem, ReconStatus, ResolutionAudit
 
-__all__ = ["AuditBreak", "BreakKind", "genesis", "seal", "sealed_hash", "verify"]
+__all__ = ["AuditBreak", "BreakKind", "Copies", "genesis", "seal", "sealed_hash", "verify"]
 
 _GENESIS_TAG = b"stepsaga-audit-genesis\x00"
 
@@ -62,6 +62,10 @@ class BreakKind(StrEnum):
     """The record's ``previous`` is not its item's previous record (or genesis)."""
     CONTRADICTED = "contradicted"
     """The item says another outcome or decider than its audit record."""
+    UNCOPIED = "uncopied"
+    """No write-once copy of the record (``--against-copies``)."""
+    DIFFERS = "differs"
+    """The record is not its first write-once copy: rewritten and resealed."""
     UNSEALED = "unsealed"
     """Written before records were sealed: nothing to check (not a break)."""
 
@@ -80,16 +84,36 @@ class AuditBreak:
         return {"item_id": self.item_id, "kind": self.kind.value, "detail": self.detail}
 
 
+#: The first write-once copy of an item's audit record (None: there is none).
+Copies = Callable[[str], ResolutionAudit | None]
+
+
 def verify(
     items: Iterable[tuple[ReconItem, ResolutionAudit | None]],
+    copies: Copies | None = None,
 ) -> Iterator[AuditBreak]:
-    """Every break (and unsealed record) of the resolved ``items``, each with its record."""
+    """Every break (and unsealed record) of the resolved ``items``, each with its record;
+    with ``copies``, each sealed record is also held to its first write-once copy."""
     for item, audit in items:
         if item.status is not ReconStatus.RESOLVED:
             continue
         found = _check(item, audit)
+        if found is None and copies is not None and audit is not None:
+            found = _against(item.item_id, audit, copies(item.item_id))
         if found is not None:
             yield found
+
+
+def _against(
+    item_id: str, audit: ResolutionAudit, copy: ResolutionAudit | None
+) -> AuditBreak | None:
+    if copy is None:
+        return AuditBreak(item_id, BreakKind.UNCOPIED, "no write-once copy of its audit record")
+    if copy.digest != audit.digest:
+        return AuditBreak(
+            item_id, BreakKind.DIFFERS, "differs from its first write-once copy (rewritten)"
+        )
+    return None
 
 
 def _check(item: ReconItem, audit: ResolutionAudit | None) -> AuditBreak | None:

@@ -34,6 +34,7 @@ from tests.functional.test_aws_cli import aws_cli
 __all__ = ["stack"]  # the fixture
 
 UNVERIFIABLE = EXAMPLES / "faults-shipment-unverifiable.json"
+NOW = datetime(2026, 12, 2, tzinfo=UTC)
 
 
 def _resolved_locally(home: StateHome, tmp_path: Path) -> str:
@@ -217,3 +218,34 @@ def test_the_copiers_entry_point_builds_from_its_environment(
     assert audit_copy.handler(_stream_event(_audit_item(stack.aws, item_id)), None) == {"copied": 1}
     key = object_key(AUDIT_PREFIX + item_id, AUDIT_SORT)
     assert s3.head_object(Bucket="audit-copies", Key=key)["ObjectLockMode"] == "COMPLIANCE"
+
+
+def test_a_resealed_forgery_is_caught_by_its_write_once_copy(
+    stack: Deployed, home: StateHome, tmp_path: Path
+) -> None:
+    """A forger with raw table access rewrites the note and recomputes the hash: the record
+    is whole and agrees with its item, so only the locked copy tells the truth."""
+    item_id = _resolved_on_aws(stack, home, tmp_path)
+    s3 = boto3.client("s3", region_name=REGION)
+    s3.create_bucket(Bucket="audit-copies", ObjectLockEnabledForBucket=True)
+    copier = AuditCopier(s3=s3, bucket="audit-copies", retention_days=1, clock=ManualClock(NOW))
+    copier.handle(_stream_event(_audit_item(stack.aws, item_id)))
+    env = {**_env(stack.aws), "STEPSAGA_AUDIT_BUCKET": "audit-copies"}
+    clean = aws_cli(env, "recon", "verify-audit", "--against-copies", "--json")
+    assert (clean.code, clean.json()["breaks"]) == (0, [])
+
+    forged = ResolutionAudit.from_dict(json.loads(_audit_item(stack.aws, item_id)["record"]["S"]))
+    note = replace(forged.deciders[0], note="the customer asked for it")
+    _rewrite(stack.aws, item_id, seal(replace(forged, deciders=(note,))).to_dict())
+
+    assert aws_cli(env, "recon", "verify-audit", "--json").code == 0  # whole, and agrees
+    caught = aws_cli(env, "recon", "verify-audit", "--against-copies", "--json")
+    assert caught.code == 1
+    assert [(b["item_id"], b["kind"]) for b in caught.json()["breaks"]] == [(item_id, "differs")]
+
+
+def test_write_once_copies_are_an_aws_option(home: StateHome, tmp_path: Path) -> None:
+    _resolved_locally(home, tmp_path)
+    refused = cli(home, "recon", "verify-audit", "--against-copies")
+    assert refused.code == 2
+    assert "--against-copies" in refused.err

@@ -52,6 +52,8 @@ def test_every_statement_is_allow_with_exact_actions(synthesized: Synthesized) -
         *OPERATOR.budget_actions,
         *OPERATOR.pointer_actions,
         *(action for action, _ in OPERATOR.resolver_actions),
+        *OPERATOR.audit_bucket_actions,
+        *OPERATOR.audit_copy_actions,
     }
     assert granted == expected
     assert all(s["Effect"] == "Allow" for s in statements.values())
@@ -76,6 +78,7 @@ def test_resources_are_this_deployments_arns(synthesized: Synthesized) -> None:
     stack_name = deployment.stack_name("dev", synthesized.saga.name)
     (table_id,) = synthesized.resources("AWS::DynamoDB::Table")
     resolver_alias = _resolver_alias(synthesized)
+    (bucket_id,) = synthesized.resources("AWS::S3::Bucket")
     prefix = "arn:{AWS::Partition}:"
     where = "{AWS::Region}:{AWS::AccountId}"
     resources = {
@@ -97,6 +100,8 @@ def test_resources_are_this_deployments_arns(synthesized: Synthesized) -> None:
         "FindCasesByTheirPointers": "{" + f"{table_id}.Arn" + "}",
         "DecideThroughTheResolverUrl": "{" + f"{resolver_alias}" + "}",
         "InvokeTheResolverOnlyThroughItsUrl": "{" + f"{resolver_alias}" + "}",
+        "ListTheAuditCopies": "{" + f"{bucket_id}.Arn" + "}",
+        "ReadTheAuditCopies": "{" + f"{bucket_id}.Arn" + "}/audit/*",
     }
 
 

@@ -37,12 +37,14 @@ from botocore.exceptions import ClientError
 from stepsaga.backends import naming
 from stepsaga.backends.aws.errors import aws_call, error_code, error_message
 from stepsaga.deployment import (
+    ENV_AUDIT_BUCKET,
     ENV_LEDGER_TABLE_NAME,
     ENV_RECONCILIATION_TOPIC_ARN,
     ENV_RESOLVER_URL,
     ENV_STACK,
     ENV_STATE_MACHINE_ALIAS_ARN,
     ENV_STATE_MACHINE_ARN,
+    OUTPUT_AUDIT_BUCKET_NAME,
     OUTPUT_LEDGER_TABLE_NAME,
     OUTPUT_RECONCILIATION_TOPIC_ARN,
     OUTPUT_RESOLVER_URL,
@@ -89,6 +91,8 @@ class AwsSettings:
     #: The resolver's function URL: decisions go there (``decisions.py``); None: a stack
     #: deployed before it, whose decisions the CLI writes itself.
     resolver_url: str | None = None
+    #: The bucket of the audit records' write-once copies (``recon verify-audit``).
+    audit_bucket: str | None = None
 
     def __post_init__(self) -> None:
         url = self.resolver_url
@@ -180,6 +184,7 @@ def settings_from_environment(environ: Mapping[str, str]) -> AwsSettings:
     topic = environ.get(ENV_RECONCILIATION_TOPIC_ARN, "").strip() or None
     alias = environ.get(ENV_STATE_MACHINE_ALIAS_ARN, "").strip() or None
     resolver = environ.get(ENV_RESOLVER_URL, "").strip() or None
+    bucket = environ.get(ENV_AUDIT_BUCKET, "").strip() or None
     if not machine and not table:
         raise InvalidInputError(f"--backend aws is not configured: {_WHAT_TO_SET}", field="stack")
     for value, variable in ((machine, ENV_STATE_MACHINE_ARN), (table, ENV_LEDGER_TABLE_NAME)):
@@ -188,7 +193,13 @@ def settings_from_environment(environ: Mapping[str, str]) -> AwsSettings:
                 f"--backend aws: {variable} is not set ({_WHAT_TO_SET})", field=variable
             )
     return AwsSettings(
-        machine, table, topic, source="environment", alias_arn=alias, resolver_url=resolver
+        machine,
+        table,
+        topic,
+        source="environment",
+        alias_arn=alias,
+        resolver_url=resolver,
+        audit_bucket=bucket,
     )
 
 
@@ -229,6 +240,7 @@ def settings_from_stack(client: CloudFormationClient, stack: str) -> AwsSettings
         source=f"stack {stack}",
         alias_arn=outputs.get(OUTPUT_STATE_MACHINE_ALIAS_ARN) or None,
         resolver_url=outputs.get(OUTPUT_RESOLVER_URL) or None,
+        audit_bucket=outputs.get(OUTPUT_AUDIT_BUCKET_NAME) or None,
     )
 
 
