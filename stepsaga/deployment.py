@@ -17,6 +17,10 @@ OUTPUT_LEDGER_TABLE_NAME: Final = "LedgerTableName"
 OUTPUT_RECONCILIATION_TOPIC_ARN: Final = "ReconciliationTopicArn"
 #: The managed policy an operator's role attaches to run the CLI against this stack.
 OUTPUT_OPERATOR_POLICY_ARN: Final = "OperatorPolicyArn"
+#: The resolver's function URL: operators' decisions (resolve, stop, redrive) go there.
+OUTPUT_RESOLVER_URL: Final = "ResolverUrl"
+#: The S3 bucket (Object Lock) holding the write-once copy of every audit record.
+OUTPUT_AUDIT_BUCKET_NAME: Final = "AuditBucketName"
 #: The ingress queue approved cases are sent to, and its dead-letter queue.
 OUTPUT_INGRESS_QUEUE_URL: Final = "IngressQueueUrl"
 OUTPUT_INGRESS_DEAD_LETTER_QUEUE_URL: Final = "IngressDeadLetterQueueUrl"
@@ -43,6 +47,11 @@ ENV_STACK: Final = "STEPSAGA_STACK"
 ENV_STATE_MACHINE_ARN: Final = "STEPSAGA_STATE_MACHINE_ARN"
 #: Its alias cases start on (optional; without it, the unqualified state machine).
 ENV_STATE_MACHINE_ALIAS_ARN: Final = "STEPSAGA_STATE_MACHINE_ALIAS_ARN"
+#: The resolver's function URL (optional: without it the CLI writes decisions itself,
+#: as against a stack deployed before the resolver).
+ENV_RESOLVER_URL: Final = "STEPSAGA_RESOLVER_URL"
+#: The audit bucket (the copier writes there; ``recon verify-audit --against-copies`` reads).
+ENV_AUDIT_BUCKET: Final = "STEPSAGA_AUDIT_BUCKET"
 
 
 def stack_name(stage: str = DEFAULT_STAGE, saga: str | None = None) -> str:

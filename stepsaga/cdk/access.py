@@ -18,12 +18,22 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Final
 
-from stepsaga.ledger.table import BUDGET_PREFIX, BY_CASE_INDEX, CASE_PREFIX, GSIS, OPEN_ITEMS_INDEX
+from stepsaga.ledger.table import (
+    ACTION_PREFIX,
+    AUDIT_PREFIX,
+    BUDGET_PREFIX,
+    BY_CASE_INDEX,
+    CASE_PREFIX,
+    GSIS,
+    OPEN_ITEMS_INDEX,
+    RECON_PREFIX,
+)
 from stepsaga.signing import SignedService
 from stepsaga.workflow.saga import RECONCILER_FUNCTION, RECONCILER_HANDLER
 
 __all__ = [
     "DELETE_ITEM",
+    "INVOKE_RESOLVER",
     "INVOKE_SIGNED",
     "LEDGER_WRITER",
     "OPERATOR",
@@ -31,6 +41,8 @@ __all__ = [
     "POINTER_ACTIONS",
     "POINTER_CONDITIONS",
     "RECONCILER",
+    "RESOLVER",
+    "WRITE_ACTIONS",
     "FunctionAccess",
     "OperatorAccess",
     "access_for",
@@ -58,6 +70,9 @@ INVOKE_SIGNED: Final[dict[SignedService, tuple[str, dict[str, dict[str, str]]]]]
 _KNOWN_DYNAMODB_ACTIONS: Final = frozenset(
     {GET_ITEM, PUT_ITEM, UPDATE_ITEM, DELETE_ITEM, CONDITION_CHECK_ITEM, QUERY, SCAN}
 )
+#: The item actions that write (or condition a write on) one item: granted only under
+#: ``dynamodb:LeadingKeys`` (:func:`leading_key_conditions`), never table-wide.
+WRITE_ACTIONS: Final = frozenset({PUT_ITEM, UPDATE_ITEM, DELETE_ITEM, CONDITION_CHECK_ITEM})
 
 
 #: Case pointers (``stepsaga.backends.aws.pointers``): what a start path writes and a lookup
@@ -65,16 +80,13 @@ _KNOWN_DYNAMODB_ACTIONS: Final = frozenset(
 POINTER_ACTIONS: Final = (GET_ITEM, PUT_ITEM, QUERY)
 
 
-#: Only items whose partition key starts ``CASE#``. ``ForAllValues`` is vacuously true
-#: when a request carries no ``dynamodb:LeadingKeys`` (a Scan does not), so ``Null`` requires
-#: the key to be there.
-def leading_key_conditions(prefix: str) -> Mapping[str, Mapping[str, object]]:
-    """IAM conditions: every item a request touches has a partition key starting with
-    ``prefix`` (each key of a transaction too). ``ForAllValues`` is vacuously true when a
-    request carries no ``dynamodb:LeadingKeys`` (a Scan does not), so ``Null`` requires
-    the key to be there."""
+def leading_key_conditions(*prefixes: str) -> Mapping[str, Mapping[str, object]]:
+    """IAM conditions: every item a request touches has a partition key starting with one
+    of ``prefixes`` (each key of a transaction too). ``ForAllValues`` is vacuously true
+    when a request carries no ``dynamodb:LeadingKeys`` (a Scan does not), so ``Null``
+    requires the key to be there."""
     return {
-        "ForAllValues:StringLike": {"dynamodb:LeadingKeys": [f"{prefix}*"]},
+        "ForAllValues:StringLike": {"dynamodb:LeadingKeys": [f"{p}*" for p in prefixes]},
         "Null": {"dynamodb:LeadingKeys": "false"},
     }
 
@@ -87,23 +99,34 @@ POINTER_CONDITIONS: Final = leading_key_conditions(CASE_PREFIX)
 class FunctionAccess:
     """The AWS calls one function makes against the framework's resources.
 
-    ``table_actions`` apply to the ledger table's ARN, ``index_actions`` to the ARNs of
-    exactly the ``indexes`` named (``stepsaga.ledger.table.GSIS``). ``publish_reconciliation``
-    grants ``sns:Publish`` on the reconciliation topic (plus the KMS calls SNS makes for an
+    ``table_actions`` are reads (``GetItem``, ``Query``) on the ledger table's ARN;
+    ``write_actions`` are granted on it only for items whose partition key starts with one
+    of ``write_prefixes`` (``dynamodb:LeadingKeys``: the item kinds the function owns, every
+    key of a transaction included). ``index_actions`` apply to the ARNs of exactly the
+    ``indexes`` named (``stepsaga.ledger.table.GSIS``). ``publish_reconciliation`` grants
+    ``sns:Publish`` on the reconciliation topic (plus the KMS calls SNS makes for an
     encrypted topic); ``send_task_success`` grants ``states:SendTaskSuccess`` on this saga's
     state machine, for a handler that resumes a case waiting on a task token.
     """
 
     table_actions: tuple[str, ...] = ()
+    write_actions: tuple[str, ...] = ()
+    write_prefixes: tuple[str, ...] = ()
     index_actions: tuple[str, ...] = ()
     indexes: tuple[str, ...] = ()
     publish_reconciliation: bool = False
     send_task_success: bool = False
 
     def __post_init__(self) -> None:
-        for action in (*self.table_actions, *self.index_actions):
+        for action in (*self.table_actions, *self.write_actions, *self.index_actions):
             if action not in _KNOWN_DYNAMODB_ACTIONS:
                 raise ValueError(f"{action!r}: not an action stepsaga's functions use")
+        if set(self.table_actions) & WRITE_ACTIONS:
+            raise ValueError("table_actions: reads only; writes go in write_actions")
+        if not set(self.write_actions) <= WRITE_ACTIONS:
+            raise ValueError("write_actions: only item writes (Put, Update, Delete, Check)")
+        if bool(self.write_actions) != bool(self.write_prefixes):
+            raise ValueError("write_actions and write_prefixes go together")
         if not set(self.index_actions) <= {QUERY, SCAN}:
             raise ValueError("index_actions: only Query and Scan read an index")
         if bool(self.index_actions) != bool(self.indexes):
@@ -113,22 +136,41 @@ class FunctionAccess:
                 raise ValueError(f"{index!r}: not an index of the ledger table")
 
 
-#: Claim, complete/fail/release (conditional writes), the budget debit transaction and the
-#: read of the tenant's budget shards before it (a ``Query`` of one ``BUDGET#`` partition);
-#: a revision far above the last one finds its case's earlier records in ``by-case``.
+#: Claim, complete/fail/release (conditional writes of its ``ACTION#`` record), the budget
+#: debit in the claim's transaction (``BUDGET#``) and the read of the tenant's budget
+#: shards before it; a revision far above the last one finds its case's earlier records in
+#: ``by-case``. Never a reconciliation item, an audit record or a case pointer.
 LEDGER_WRITER: Final = FunctionAccess(
-    table_actions=(GET_ITEM, PUT_ITEM, UPDATE_ITEM, CONDITION_CHECK_ITEM, QUERY),
+    table_actions=(GET_ITEM, QUERY),
+    write_actions=(PUT_ITEM, UPDATE_ITEM),
+    write_prefixes=(ACTION_PREFIX, BUDGET_PREFIX),
     index_actions=(QUERY,),
     indexes=(BY_CASE_INDEX,),
 )
 
-#: Writes reconciliation items and ledger outcomes (one transaction), notifies the topic,
-#: and resumes a waiting case when automatic reconciliation decides (it reads budgets too).
+#: The saga's own reconciler: opens reconciliation items with the record's outcome (one
+#: transaction), and records automatic decisions (``stepsaga:auto``, looked up by the
+#: action key) with their audit record; notifies the topic and resumes a waiting case.
 RECONCILER: Final = FunctionAccess(
-    table_actions=(GET_ITEM, PUT_ITEM, UPDATE_ITEM, CONDITION_CHECK_ITEM, QUERY),
+    table_actions=(GET_ITEM, QUERY),
+    write_actions=(PUT_ITEM, UPDATE_ITEM),
+    write_prefixes=(ACTION_PREFIX, BUDGET_PREFIX, RECON_PREFIX, AUDIT_PREFIX),
     index_actions=(QUERY,),
     indexes=(BY_CASE_INDEX,),
     publish_reconciliation=True,
+    send_task_success=True,
+)
+
+#: The resolver (``stepsaga.resolver``): people's decisions. Resolving writes the item, its
+#: record, the refund and the audit record in one transaction; stopping settles the case's
+#: records and opens items for their unknown outcomes. It reads what ``status`` reads
+#: (pointers, records, the indexes) to find and check an execution.
+RESOLVER: Final = FunctionAccess(
+    table_actions=(GET_ITEM, QUERY),
+    write_actions=(PUT_ITEM, UPDATE_ITEM, CONDITION_CHECK_ITEM),
+    write_prefixes=(ACTION_PREFIX, BUDGET_PREFIX, RECON_PREFIX, AUDIT_PREFIX),
+    index_actions=(QUERY,),
+    indexes=tuple(GSIS),
     send_task_success=True,
 )
 
@@ -152,26 +194,35 @@ def access_for(functions: Mapping[str, str]) -> Mapping[str, FunctionAccess]:
 class OperatorAccess:
     """What a person running ``stepsaga --backend aws --stack …`` calls, per resource.
 
-    ``sts:GetCallerIdentity`` (who resolves an item) needs no permission. Starting cases is
-    the ingress's job and is not here: grant ``states:StartExecution`` on the state
-    machine separately to operators who start cases by hand.
+    Reads, plus invoking the resolver: every decision (resolve, approve, stop, redrive) is a
+    request to it, signed by the person (``stepsaga.backends.aws.decisions``), so no write
+    to a reconciliation item, an audit record or an action record is the operator's.
+    Starting cases is the ingress's job and is not here: grant ``states:StartExecution`` on
+    the state machine separately to operators who start cases by hand.
     """
 
     #: ``DescribeStacks`` on this stack (the CLI reads its outputs).
     stack_actions: tuple[str, ...]
-    #: On the state machine: find a case's executions, resume a waiting one.
+    #: On the state machine: find a case's executions.
     state_machine_actions: tuple[str, ...]
-    #: On its executions: status, history, redrive, stop.
+    #: On its executions: status and history.
     execution_actions: tuple[str, ...]
-    #: On the ledger table (recon show/resolve with its audit record, ledger show).
+    #: On the ledger table: reads only (recon show, ledger show, the case's records).
     table_actions: tuple[str, ...]
     #: On exactly the ``indexes`` (recon list, ledger list, ledger sweep: never a Scan).
     index_actions: tuple[str, ...]
     indexes: tuple[str, ...]
+    #: On the resolver's function URL (``lambda:InvokeFunctionUrl`` for ``AWS_IAM`` URLs, and
+    #: ``lambda:InvokeFunction`` only through a URL: a direct invocation's event, request
+    #: context included, would be the caller's to write).
+    resolver_actions: tuple[tuple[str, Mapping[str, Mapping[str, object]]], ...] = ()
+    #: On the audit bucket, and on its copies (``audit/*``): ``recon verify-audit
+    #: --against-copies`` finds each record's first, locked version and reads it.
+    audit_bucket_actions: tuple[str, ...] = ()
+    audit_copy_actions: tuple[str, ...] = ()
     #: On the table, only on items whose partition key starts with ``budget_key_prefix``
     #: (:func:`leading_key_conditions`): ``Ledger.set_budget`` replaces a tenant's budget
-    #: shards in one transaction and deletes the shards it no longer uses. Nothing else an
-    #: operator runs deletes an item.
+    #: shards in one transaction and deletes the shards it no longer uses.
     budget_actions: tuple[str, ...] = ()
     budget_key_prefix: str = BUDGET_PREFIX
     #: On case pointer items only (:data:`POINTER_CONDITIONS`): find a case's executions
@@ -179,17 +230,31 @@ class OperatorAccess:
     pointer_actions: tuple[str, ...] = POINTER_ACTIONS
 
 
+#: Calling an ``AWS_IAM`` function URL: both actions, the second only through the URL.
+INVOKE_RESOLVER: Final = (
+    ("lambda:InvokeFunctionUrl", {"StringEquals": {"lambda:FunctionUrlAuthType": "AWS_IAM"}}),
+    ("lambda:InvokeFunction", {"Bool": {"lambda:InvokedViaFunctionUrl": "true"}}),
+)
+
 OPERATOR: Final = OperatorAccess(
     stack_actions=("cloudformation:DescribeStacks",),
-    state_machine_actions=("states:ListExecutions", "states:SendTaskSuccess"),
-    execution_actions=(
-        "states:DescribeExecution",
-        "states:GetExecutionHistory",
-        "states:RedriveExecution",
-        "states:StopExecution",
-    ),
-    table_actions=(GET_ITEM, PUT_ITEM, UPDATE_ITEM, CONDITION_CHECK_ITEM, QUERY),
+    state_machine_actions=("states:ListExecutions",),
+    execution_actions=("states:DescribeExecution", "states:GetExecutionHistory"),
+    table_actions=(GET_ITEM, QUERY),
     index_actions=(QUERY,),
     indexes=tuple(GSIS),
-    budget_actions=(DELETE_ITEM,),
+    resolver_actions=INVOKE_RESOLVER,
+    audit_bucket_actions=("s3:ListBucketVersions",),
+    audit_copy_actions=("s3:GetObjectVersion",),
+    budget_actions=(PUT_ITEM, DELETE_ITEM),
+)
+
+#: What the resolver's role calls on the state machine and its executions: find and check
+#: the execution (``ListExecutions``, ``DescribeExecution``), resume, stop, redrive.
+RESOLVER_STATE_MACHINE_ACTIONS: Final = ("states:ListExecutions", "states:SendTaskSuccess")
+RESOLVER_EXECUTION_ACTIONS: Final = (
+    "states:DescribeExecution",
+    "states:GetExecutionHistory",
+    "states:StopExecution",
+    "states:RedriveExecution",
 )

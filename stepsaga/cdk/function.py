@@ -16,7 +16,7 @@ from cdk_nag import NagSuppressions
 from constructs import Construct
 
 from stepsaga import deployment, metric_names
-from stepsaga.cdk.access import INVOKE_SIGNED, FunctionAccess
+from stepsaga.cdk.access import INVOKE_SIGNED, FunctionAccess, leading_key_conditions
 from stepsaga.cdk.bundling import ARCHITECTURE, RUNTIME
 from stepsaga.cdk.ledger_table import LedgerTable
 from stepsaga.cdk.settings import (
@@ -174,6 +174,17 @@ class SagaFunction(Construct):
                     sid="LedgerTable",
                     actions=list(access.table_actions),
                     resources=[shared.ledger.table.table_arn],
+                )
+            )
+        if access.write_actions:
+            # Only the item kinds this function owns (every key of a transaction too).
+            conditions = leading_key_conditions(*access.write_prefixes)
+            self.role.add_to_principal_policy(
+                iam.PolicyStatement(
+                    sid="LedgerWritesOfItsItemKinds",
+                    actions=list(access.write_actions),
+                    resources=[shared.ledger.table.table_arn],
+                    conditions={k: dict(v) for k, v in conditions.items()},
                 )
             )
         if access.index_actions:

@@ -39,6 +39,8 @@ class LedgerTable(Construct):
                 point_in_time_recovery_enabled=True
             ),
             encryption=dynamodb.TableEncryption.AWS_MANAGED,
+            # New images feed the write-once audit copy (``stepsaga.cdk.audit``).
+            stream=dynamodb.StreamViewType.NEW_IMAGE,
             deletion_protection=protected,
             # A protected (production) ledger outlives its stack; a dev one goes with it.
             removal_policy=RemovalPolicy.RETAIN if protected else RemovalPolicy.DESTROY,

@@ -33,6 +33,7 @@ __all__ = [
     "Canary",
     "DeploymentError",
     "FunctionSettings",
+    "OperatorRoleSettings",
     "SignedApi",
     "SignedService",
     "StageSettings",
@@ -43,6 +44,10 @@ PRODUCTION_STAGES: Final = frozenset({"prod", "production"})
 #: its lease can expire.
 DEFAULT_FUNCTION_TIMEOUT_SECONDS: Final = 30
 DEFAULT_MEMORY_MB: Final = 512
+#: Audit copies of a production stage are kept ten years; other stages one day (a
+#: compliance-mode lock cannot be lifted, so a test stack's bucket empties a day later).
+PRODUCTION_AUDIT_RETENTION_DAYS: Final = 3653
+MAX_AUDIT_RETENTION_DAYS: Final = 36500
 #: CloudWatch Logs accepts only these retention periods (days).
 LOG_RETENTION_DAYS: Final = (1, 3, 5, 7, 14, 30, 60, 90, 180, 365, 731, 1827, 3653)
 #: A Standard execution runs at most a year; the default bounds a case at 30 days (a
@@ -80,6 +85,33 @@ class BundlingMode(StrEnum):
     #: The project's code + stepsaga only: fast and offline, for synth-only checks. Not
     #: deployable (the runtime dependencies are missing).
     SOURCES = "sources"
+
+
+#: The session name an IAM user must assume the operator role under: their own user name.
+OWN_USER_NAME: Final = "${aws:username}"
+_ACCOUNT_OR_ARN: Final = re.compile(r"^\d{12}$|^arn:aws[a-z-]*:iam::\d{12}:\S+$")
+
+
+@dataclass(frozen=True)
+class OperatorRoleSettings:
+    """An operator role the stack creates, its session names bound to the person.
+
+    ``trusted``: who may assume it (an account id, or an IAM principal ARN). The trust
+    policy requires ``sts:RoleSessionName`` = ``session_name`` (default ``${aws:username}``,
+    the assuming IAM user's own name); the resolver takes the session name as the person
+    deciding, so this is what makes dual control two *people* (docs/operating-aws.md).
+    """
+
+    trusted: str
+    session_name: str = OWN_USER_NAME
+
+    def __post_init__(self) -> None:
+        if not _ACCOUNT_OR_ARN.match(self.trusted):
+            raise DeploymentError(
+                f"operator_role.trusted {self.trusted!r}: a 12-digit account id or an IAM ARN"
+            )
+        if not self.session_name.strip():
+            raise DeploymentError("operator_role.session_name: must not be empty")
 
 
 @dataclass(frozen=True)
@@ -152,6 +184,12 @@ class StageSettings:
     #: table declares; None: all. CloudFormation adds one GSI per stack update, so a stack
     #: deployed with fewer steps up one deploy at a time (docs/lookups.md).
     ledger_indexes: int | None = None
+    #: An operator role with session names bound to the person (None: bring your own role,
+    #: attach ``OperatorPolicyArn``, and bind its session names the same way).
+    operator_role: OperatorRoleSettings | None = None
+    #: Days each audit record's write-once copy is locked (S3 Object Lock, compliance mode:
+    #: nobody, root included, can delete or overwrite it before then).
+    audit_retention_days: int = 1
 
     def __post_init__(self) -> None:
         if not _STAGE.match(self.stage):
@@ -187,6 +225,10 @@ class StageSettings:
                 )
         if self.overdue_reconciliation_hours < 1:
             raise DeploymentError("overdue_reconciliation_hours: at least 1")
+        if not 1 <= self.audit_retention_days <= MAX_AUDIT_RETENTION_DAYS:
+            raise DeploymentError(
+                f"audit_retention_days {self.audit_retention_days}: 1 to {MAX_AUDIT_RETENTION_DAYS}"
+            )
         if self.ledger_indexes is not None and not 1 <= self.ledger_indexes <= len(GSIS):
             raise DeploymentError(
                 f"ledger_indexes {self.ledger_indexes}: 1 to {len(GSIS)}, or unset for all"
@@ -199,6 +241,7 @@ class StageSettings:
         values: dict[str, object] = {
             "deletion_protection": production,
             "log_retention_days": 365 if production else 30,
+            "audit_retention_days": PRODUCTION_AUDIT_RETENTION_DAYS if production else 1,
         }
         values.update(overrides)
         return cls(stage=stage, **values)  # type: ignore[arg-type]

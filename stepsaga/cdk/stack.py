@@ -28,6 +28,7 @@ from constructs import Construct
 from stepsaga import deployment, metric_names
 from stepsaga.cdk.access import OVERDUE_CHECK, FunctionAccess, access_for
 from stepsaga.cdk.alarms import SagaAlarms, alarm_name_prefix
+from stepsaga.cdk.audit import AuditTrail
 from stepsaga.cdk.auto_redrive import SagaAutoRedrive
 from stepsaga.cdk.bundling import AssetLayout, lambda_code
 from stepsaga.cdk.dashboard import SagaDashboard
@@ -40,8 +41,9 @@ from stepsaga.cdk.function import (
 )
 from stepsaga.cdk.ingress import SagaIngress
 from stepsaga.cdk.ledger_table import LedgerTable
-from stepsaga.cdk.operators import OperatorPolicy
+from stepsaga.cdk.operators import OperatorPolicy, OperatorRole
 from stepsaga.cdk.releases import ROLLBACK_ALARMS, CanaryReleases
+from stepsaga.cdk.resolver import SagaResolver
 from stepsaga.cdk.saga_deployment import SagaDeployment
 from stepsaga.cdk.settings import (
     Backup,
@@ -72,10 +74,13 @@ class SagaResources(Construct):
     Attributes: ``key``, ``ledger`` (``.table``), ``topic``, ``functions`` (logical name →
     ``lambda_.Function``), ``access`` (logical name → ``FunctionAccess``),
     ``aliases`` (logical name → the ``live`` alias the machine invokes), ``state_machine``,
-    ``state_machine_alias_arn``, ``overdue_check``, ``ingress`` (None when ``settings.ingress`` is
-    off), ``auto_redrive`` (None when ``settings.auto_redrive`` is), ``operators`` (the
-    operators' managed policy), ``alarms``, ``dashboard``, ``releases`` (None when
-    ``settings.canary`` is), ``backup`` (the plan; None unless ``settings.backup``).
+    ``state_machine_alias_arn``, ``overdue_check``, ``resolver`` (``SagaResolver``),
+    ``audit`` (``AuditTrail``: the stream copy to an Object Lock bucket),
+    ``operator_role`` (None unless ``settings.operator_role``), ``ingress`` (None when
+    ``settings.ingress`` is off), ``auto_redrive`` (None when ``settings.auto_redrive``
+    is), ``operators`` (the operators' managed policy), ``alarms``, ``dashboard``,
+    ``releases`` (None when ``settings.canary`` is), ``backup`` (the plan; None unless
+    ``settings.backup``).
     """
 
     def __init__(
@@ -209,9 +214,37 @@ class SagaResources(Construct):
                 settings=settings.auto_redrive,
             )
 
+        self.audit = AuditTrail(
+            self,
+            "Audit",
+            saga=saga.name,
+            shared=replace(shared, reserved_concurrency=None),
+            retention_days=settings.audit_retention_days,
+        )
+        self.resolver = SagaResolver(
+            self,
+            "Resolver",
+            saga=saga,
+            state_machine_name=machine_name,
+            shared=replace(shared, reserved_concurrency=None),
+        )
         self.operators = OperatorPolicy(
-            self, "Operators", state_machine_name=machine_name, ledger=self.ledger
+            self,
+            "Operators",
+            state_machine_name=machine_name,
+            ledger=self.ledger,
+            resolver=self.resolver.alias,
+            audit_bucket=self.audit.bucket,
         ).policy
+        self.operator_role: OperatorRole | None = None
+        if settings.operator_role is not None:
+            self.operator_role = OperatorRole(
+                self,
+                "OperatorRole",
+                policy=self.operators,
+                trusted=settings.operator_role.trusted,
+                session_name=settings.operator_role.session_name,
+            )
 
         self.alarms = SagaAlarms(
             self,
@@ -226,6 +259,9 @@ class SagaResources(Construct):
                 self.overdue_check,
                 *([self.ingress.starter] if self.ingress else []),
                 *([self.auto_redrive.redriver] if self.auto_redrive else []),
+                self.resolver.function,
+                # Not the audit copier: the errors alarm sums at most 10 functions' metrics
+                # (CloudWatch's limit for one math expression).
             ],
             table=self.ledger.table,
             topic=self.topic,
@@ -238,6 +274,7 @@ class SagaResources(Construct):
                 *self.functions.values(),
                 self.overdue_check,
                 *([self.auto_redrive.redriver] if self.auto_redrive else []),
+                self.resolver.function,
             ]
             if settings.canary is not None
             else [],
@@ -267,6 +304,8 @@ class SagaResources(Construct):
                     "OverdueReconciliationCheck": overdue_check.alias,
                     **({"IngressStarter": self.ingress.alias} if self.ingress else {}),
                     **({"AutoRedriver": self.auto_redrive.alias} if self.auto_redrive else {}),
+                    "Resolver": self.resolver.alias,
+                    "AuditCopier": self.audit.alias,
                 },
                 canary=settings.canary,
                 alarms=[self.alarms.alarms[name] for name in ROLLBACK_ALARMS],
@@ -429,6 +468,18 @@ class SagaStack(Stack):
             deployment.OUTPUT_RECONCILIATION_TOPIC_ARN,
             value=self.resources.topic.topic_arn,
             description="SNS topic for reconciliation items and alarms",
+        )
+        CfnOutput(
+            self,
+            deployment.OUTPUT_RESOLVER_URL,
+            value=self.resources.resolver.url.url,
+            description="The resolver's function URL (IAM auth): operators' decisions go there",
+        )
+        CfnOutput(
+            self,
+            deployment.OUTPUT_AUDIT_BUCKET_NAME,
+            value=self.resources.audit.bucket.bucket_name,
+            description="Write-once copies of the audit records (S3 Object Lock, compliance)",
         )
         CfnOutput(
             self,

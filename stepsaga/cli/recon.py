@@ -1,4 +1,5 @@
-"""``stepsaga recon list | show | resolve``: the questions only a person can answer.
+"""``stepsaga recon list | show | resolve | verify-audit``: the questions only a person can
+answer, and the check that their answers' audit records are whole.
 
 ``resolve`` records the finding (ledger record and item in one transaction) and lets a
 case waiting on the item continue to its next waiting point or its end.
@@ -6,6 +7,7 @@ case waiting on the item continue to its next waiting point or its end.
 
 from __future__ import annotations
 
+import os
 from typing import Annotated
 
 import typer
@@ -13,13 +15,23 @@ from rich.markup import escape
 
 from stepsaga.backends import ReconFilter, to_json
 from stepsaga.cli.backend import command_errors, open_backend, print_json
-from stepsaga.cli.common import Backend, cli_context, next_page_command, stdout
-from stepsaga.cli.ledger import LimitOption, NextTokenOption
+from stepsaga.cli.common import (
+    EXIT_UNEXPECTED,
+    Backend,
+    CliContext,
+    cli_context,
+    exit_codes,
+    next_page_command,
+    stdout,
+)
+from stepsaga.cli.ledger import LimitOption, NextTokenOption, ledger_of
 from stepsaga.cli.output import JsonOption, OutputOption, wants_json
 from stepsaga.cli.progress import live
 from stepsaga.cli.run import StackSagaOption, TimeScaleOption
 from stepsaga.cli.tables import render_item, render_items, render_resolution
-from stepsaga.ledger import ReconOutcome
+from stepsaga.errors import InvalidInputError
+from stepsaga.ledger import ReconOutcome, ReconStatus
+from stepsaga.ledger.audit import AuditBreak, Copies, verify
 from stepsaga.person import check_note, check_person
 
 app = typer.Typer(
@@ -126,8 +138,8 @@ def resolve(
             by = check_person(by, "--by")
             if cli.backend is Backend.aws:
                 typer.echo(
-                    "note: --by is ignored on AWS; resolved_by is your IAM identity "
-                    "(sts:GetCallerIdentity)",
+                    "note: --by is ignored on AWS; the decider is your IAM identity, as you sign "
+                    "the request",
                     err=True,
                 )
         with (
@@ -141,3 +153,73 @@ def resolve(
             print_json(to_json(resolution))
         else:
             render_resolution(stdout, resolution)
+
+
+@app.command("verify-audit")
+def verify_audit(
+    ctx: typer.Context,
+    tenant: Annotated[str | None, typer.Option("--tenant", help="Only this tenant.")] = None,
+    against_copies: Annotated[
+        bool,
+        typer.Option(
+            "--against-copies",
+            help="AWS: also hold each record to its first write-once copy in the audit bucket.",
+        ),
+    ] = False,
+    output: OutputOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Recompute every resolved item's audit chain and name each break (exit 1 on any)."""
+    as_json = wants_json(output, as_json)
+    cli = cli_context(ctx)
+    with exit_codes():
+        copies = _write_once_copies(cli) if against_copies else None
+        ledger = ledger_of(cli)
+        found: list[AuditBreak] = []
+        checked = 0
+        if ledger is not None:
+            with ledger:
+                items = ledger.list_items(tenant=tenant, status=ReconStatus.RESOLVED)
+                checked = len(items)
+                audits = ((item, ledger.get_audit(item.item_id)) for item in items)
+                found = list(verify(audits, copies))
+    breaks = [b for b in found if b.is_break]
+    unsealed = [b.item_id for b in found if not b.is_break]
+    data = {"checked": checked, "breaks": [b.to_dict() for b in breaks], "unsealed": unsealed}
+    if as_json:
+        print_json(data)
+    else:
+        for b in breaks:
+            stdout.print(f"BREAK {escape(b.item_id)} {b.kind.value}: {escape(b.detail)}")
+        stdout.print(
+            f"{checked} resolved items checked, {len(breaks)} breaks, {len(unsealed)} unsealed"
+        )
+    if breaks:
+        raise typer.Exit(EXIT_UNEXPECTED)
+
+
+def _write_once_copies(cli: CliContext) -> Copies:
+    """The stack's audit bucket, read for ``--against-copies`` (AWS only)."""
+    if cli.backend is not Backend.aws:
+        raise InvalidInputError(
+            "--against-copies: the write-once copies are on AWS (--backend aws)",
+            field="against_copies",
+        )
+    from stepsaga.audit_copy import first_copy
+    from stepsaga.backends.aws import SessionClients, load_settings
+
+    clients = SessionClients()
+    settings = load_settings(
+        stack=cli.stack, environ=dict(os.environ), cloudformation=clients.cloudformation
+    )
+    bucket = settings.audit_bucket
+    if bucket is None:
+        raise InvalidInputError(
+            f"--against-copies: {settings.source} names no audit bucket (output "
+            "AuditBucketName, or STEPSAGA_AUDIT_BUCKET)",
+            field="against_copies",
+        )
+    import boto3
+
+    s3 = boto3.client("s3", region_name=settings.region)
+    return lambda item_id: first_copy(s3, bucket, item_id)

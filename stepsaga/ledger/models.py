@@ -405,6 +405,10 @@ class ResolutionAudit:
     at: datetime
     #: ``caller_arn`` / ``caller_account`` / ``caller_user_id`` on AWS; empty locally.
     identity: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    #: The audit chain (``stepsaga.ledger.audit``): the item's previous record's hash (or its
+    #: genesis), and this record's; None on records written before records were sealed.
+    previous: str | None = None
+    digest: str | None = None
 
     @property
     def resolved_by(self) -> str:
@@ -424,6 +428,8 @@ class ResolutionAudit:
             "notes": [d.note for d in self.deciders],
             "at": _iso(self.at),
             "identity": dict(self.identity),
+            **({"previous": self.previous} if self.previous is not None else {}),
+            **({"hash": self.digest} if self.digest is not None else {}),
         }
 
     @classmethod
@@ -439,6 +445,8 @@ class ResolutionAudit:
             deciders=tuple(Approval.from_dict(d) for d in data["deciders"]),
             at=_parse_iso(str(data["at"])),
             identity=MappingProxyType({str(k): str(v) for k, v in data["identity"].items()}),
+            previous=str(data["previous"]) if data.get("previous") is not None else None,
+            digest=str(data["hash"]) if data.get("hash") is not None else None,
         )
 
 

@@ -37,6 +37,7 @@ from stepsaga.errors import (
     describe,
 )
 from stepsaga.ledger import approvals, latest, revisions
+from stepsaga.ledger.audit import seal
 from stepsaga.ledger.canonical import iso_utc
 from stepsaga.ledger.lease import lease_end
 from stepsaga.ledger.models import (
@@ -697,6 +698,9 @@ class Ledger:
                 at=now,
                 identity=MappingProxyType(dict(identity or {})),
             )
+            # Sealed here, written by the resolution's own transaction (either store); the
+            # item's first record, so it follows the item's genesis.
+            audit = seal(audit)
             written = self._store.resolve(
                 resolved,
                 new_record,

@@ -26,7 +26,9 @@ from typing import TYPE_CHECKING, ClassVar, Final
 from stepsaga.errors import InvalidInputError
 from stepsaga.ledger.table import (
     ACTION_PREFIX,
+    AUDIT_PREFIX,
     BUDGET_PREFIX,
+    CASE_PREFIX,
     PARTITION_KEY,
     RECON_PREFIX,
     SORT_KEY,
@@ -39,7 +41,9 @@ Scalar = str | int | bool | None
 
 _ATTRIBUTE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,63}$")
 #: Item keys the ledger writes itself: an extra write may never touch them.
-RESERVED_PREFIXES: Final = (ACTION_PREFIX, BUDGET_PREFIX, RECON_PREFIX)
+#: The ledger's own item kinds (audit records and case pointers included: a step's extra
+#: write must never forge one).
+RESERVED_PREFIXES: Final = (ACTION_PREFIX, BUDGET_PREFIX, RECON_PREFIX, AUDIT_PREFIX, CASE_PREFIX)
 RESERVED_ATTRIBUTES: Final = frozenset({PARTITION_KEY, SORT_KEY})
 
 

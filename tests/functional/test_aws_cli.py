@@ -325,7 +325,7 @@ def test_resolve_on_aws_records_the_iam_identity_and_notes_that_by_is_ignored(
     )
     assert resolved.code == 0, resolved.err
     assert resolved.err.splitlines() == [
-        "note: --by is ignored on AWS; resolved_by is your IAM identity (sts:GetCallerIdentity)"
+        "note: --by is ignored on AWS; the decider is your IAM identity, as you sign the request"
     ]
     assert resolved.json()["item"]["resolved_by"] == "arn:aws:sts::123456789012:user/moto"
 

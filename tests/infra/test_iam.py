@@ -13,7 +13,9 @@ from typing import Any
 
 from stepsaga import deployment
 from stepsaga.cdk import FunctionAccess
+from stepsaga.cdk.access import RESOLVER, RESOLVER_EXECUTION_ACTIONS, leading_key_conditions
 from stepsaga.cdk.stack import OVERDUE_CHECK_HANDLER
+from stepsaga.resolver import RESOLVER_HANDLER
 from tests.infra.conftest import Synthesized
 
 #: Actions AWS authorizes only with ``Resource: "*"`` (no resource-level permissions).
@@ -32,6 +34,8 @@ STAR_RESOURCE_ACTIONS = {
     "logs:PutResourcePolicy",
     "logs:DescribeResourcePolicies",
     "logs:DescribeLogGroups",
+    # A DynamoDB stream trigger (the audit copier): ListStreams has no resource-level form.
+    "dynamodb:ListStreams",
 }
 
 
@@ -95,11 +99,16 @@ def test_resource_star_only_where_aws_requires_it(synthesized: Synthesized) -> N
                 if statement["Action"] in (
                     "states:DescribeExecution",
                     ["states:DescribeExecution", "states:RedriveExecution"],
+                    list(RESOLVER_EXECUTION_ACTIONS),
                 ):
                     # The ingress starter compares a duplicate with this machine's executions;
-                    # the redriver redrives them.
+                    # the redriver redrives them; the resolver stops and redrives them.
                     machine = deployment.state_machine_name(synthesized.saga.name, "dev")
                     assert resource["Fn::Join"][1][-1] == f":execution:{machine}:*", owner
+                    continue
+                if statement["Action"] == ["s3:PutObject", "s3:PutObjectRetention"]:
+                    # The audit copier: objects under audit/ of the stack's audit bucket.
+                    assert resource["Fn::Join"][1][-1] == "/audit/*", owner
                     continue
                 # Only "<function ARN>:*" (the function's versions) for lambda:InvokeFunction.
                 assert statement["Action"] == "lambda:InvokeFunction", (owner, statement)
@@ -153,7 +162,9 @@ def test_each_function_gets_exactly_its_declared_access(synthesized: Synthesized
         access: FunctionAccess = synthesized.access[name]
         grants = _grants(synthesized, _role_of_function(synthesized, name))
         granted = {a: r for a, r in grants.items() if not a.startswith(("xray:", "logs:"))}
-        expected: dict[str, set[str]] = {a: {_arn(table_id)} for a in access.table_actions}
+        expected: dict[str, set[str]] = {
+            a: {_arn(table_id)} for a in (*access.table_actions, *access.write_actions)
+        }
         for action in access.index_actions:  # exactly the named indexes' ARNs
             expected[action] = expected.get(action, set()) | {
                 _index(table_id, index) for index in access.indexes
@@ -195,3 +206,33 @@ def test_state_machine_invokes_only_the_saga_functions(synthesized: Synthesized)
     assert grants.pop("lambda:InvokeFunction") == expected
     assert set(grants) <= STAR_RESOURCE_ACTIONS
     assert not any(a.startswith("states:") for a in grants)
+
+
+def _statements_of(synthesized: Synthesized, role_id: str) -> dict[str, dict[str, Any]]:
+    found = {}
+    for policy in synthesized.resources("AWS::IAM::Policy").values():
+        if {"Ref": role_id} in policy["Properties"]["Roles"]:
+            for statement in policy["Properties"]["PolicyDocument"]["Statement"]:
+                found[statement.get("Sid", "")] = statement
+    return found
+
+
+def test_every_functions_ledger_writes_are_limited_to_its_item_kinds(
+    synthesized: Synthesized,
+) -> None:
+    """No role writes the table outside ``dynamodb:LeadingKeys`` of the kinds it owns: a
+    step cannot touch a reconciliation item, an audit record or a case pointer."""
+    roles = {name: _role_of_function(synthesized, name) for name in synthesized.saga.functions}
+    roles["resolver"] = _role_of_function(synthesized, RESOLVER_HANDLER)
+    writes = {"dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem"}
+    writes.add("dynamodb:ConditionCheckItem")
+    for name, role in roles.items():
+        access = RESOLVER if name == "resolver" else synthesized.access[name]
+        for sid, statement in _statements_of(synthesized, role).items():
+            if not writes & set(_as_list(statement["Action"])):
+                continue
+            assert sid == "LedgerWritesOfItsItemKinds", (name, sid)
+            assert statement["Condition"] == leading_key_conditions(*access.write_prefixes)
+    step = synthesized.access["RefundPayment"]
+    assert set(step.write_prefixes) == {"ACTION#", "BUDGET#"}
+    assert {"RECON#", "AUDIT#"} <= set(RESOLVER.write_prefixes)

@@ -87,7 +87,7 @@ def test_the_init_projects_cdk_app_synthesizes(tmp_path: Path) -> None:
     template = synth_project(root, outdir)
     functions = [r for r in template["Resources"].values() if r["Type"] == "AWS::Lambda::Function"]
     # 3 steps, 1 compensation, the reconciler, the overdue check, the ingress starter, the
-    # redriver
-    assert len(functions) == 8
+    # redriver, the resolver, the audit copier
+    assert len(functions) == 10
     assert asset_modules_missing(outdir, template) == []
     assert unsuppressed_nag_findings(outdir) == []

@@ -12,12 +12,14 @@ from services.dependencies import ENV_SERVICES, ReferenceDependencies
 from services.http import HttpPayments
 from services.http.config import ENV_TIMEOUTS, ENV_URLS, HttpServicesConfig, HttpTimeouts
 from stepsaga import AwsContext, deployment, metric_names
+from stepsaga.audit_copy import AUDIT_COPY_HANDLER
 from stepsaga.cdk.alarms import RULES
 from stepsaga.cdk.auto_redrive import AUTO_REDRIVE_HANDLER
 from stepsaga.cdk.ingress import INGRESS_HANDLER
 from stepsaga.clock import SystemClock
 from stepsaga.handlers.settings import load_settings
 from stepsaga.ledger import table as layout
+from stepsaga.resolver import RESOLVER_HANDLER
 from tests.infra.conftest import SERVICE_CONTEXT, Synthesized
 from tests.infra.test_init_cdk_app import asset_modules_missing
 
@@ -32,8 +34,9 @@ def _function_by_handler(synthesized: Synthesized) -> dict[str, tuple[str, dict[
 
 
 def test_resource_counts(synthesized: Synthesized) -> None:
-    # + the overdue reconciliation check, the ingress starter and the redriver
-    functions = len(synthesized.saga.functions) + 3
+    # + the overdue reconciliation check, the ingress starter, the redriver, the resolver,
+    # the audit copier
+    functions = len(synthesized.saga.functions) + 5
     counts = {
         "AWS::Lambda::Function": functions,
         "AWS::IAM::Role": functions + 2,  # + the state machine's, CodeDeploy's
@@ -46,7 +49,8 @@ def test_resource_counts(synthesized: Synthesized) -> None:
         "AWS::Logs::MetricFilter": 1,
         "AWS::Events::Rule": 2,  # the overdue check's schedule, the failed executions'
         "AWS::SQS::Queue": 4,  # the ingress and auto-redrive queues and their dead letters
-        "AWS::Lambda::EventSourceMapping": 2,
+        "AWS::Lambda::EventSourceMapping": 3,  # + the ledger stream's (audit copies)
+        "AWS::S3::Bucket": 1,  # the audit copies (Object Lock)
         "AWS::IAM::ManagedPolicy": 1,  # the operators'
         "AWS::CloudWatch::Dashboard": 1,
         # canary releases: one application and configuration, a group per function
@@ -54,6 +58,7 @@ def test_resource_counts(synthesized: Synthesized) -> None:
         "AWS::CodeDeploy::DeploymentConfig": 1,
         "AWS::CodeDeploy::DeploymentGroup": functions,
         "AWS::Backup::BackupPlan": 0,  # only when StageSettings.backup asks
+        "AWS::Lambda::Url": 1,  # the resolver's (AWS_IAM)
     }
     for type_name, count in counts.items():
         synthesized.template.resource_count_is(type_name, count)
@@ -133,6 +138,8 @@ def test_every_saga_function_runs_the_generic_entry_on_the_current_runtime(
         OVERDUE_CHECK_HANDLER,
         INGRESS_HANDLER,
         AUTO_REDRIVE_HANDLER,
+        RESOLVER_HANDLER,
+        AUDIT_COPY_HANDLER,
     }
     for _, function in [*saga_functions.values(), functions[OVERDUE_CHECK_HANDLER]]:
         properties = function["Properties"]
@@ -253,6 +260,8 @@ def test_outputs_have_stable_keys(synthesized: Synthesized) -> None:
     outputs = synthesized.json["Outputs"]
     assert set(outputs) == {
         deployment.OUTPUT_STATE_MACHINE_ARN,
+        deployment.OUTPUT_RESOLVER_URL,
+        deployment.OUTPUT_AUDIT_BUCKET_NAME,
         deployment.OUTPUT_LEDGER_TABLE_NAME,
         deployment.OUTPUT_RECONCILIATION_TOPIC_ARN,
         deployment.OUTPUT_OPERATOR_POLICY_ARN,

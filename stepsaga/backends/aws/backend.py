@@ -51,6 +51,7 @@ from stepsaga.backends.assemble import (
     recon_page,
 )
 from stepsaga.backends.aws.clients import Clients, SessionClients
+from stepsaga.backends.aws.decisions import DecisionRequest, ResolverClient
 from stepsaga.backends.aws.errors import aws_call
 from stepsaga.backends.aws.history import ProgressFeed, all_events, last_event_id
 from stepsaga.backends.aws.listing import list_page
@@ -184,6 +185,7 @@ class AwsBackend:
         self._sleep = sleeper
         self._resolved_settings: AwsSettings | None = None
         self._ledger: Ledger | None = None
+        self._resolver_client: ResolverClient | None = None
 
     @property
     def saga(self) -> Saga:
@@ -213,6 +215,9 @@ class AwsBackend:
 
     def close(self) -> None:
         self._ledger = None
+        if self._resolver_client is not None:
+            self._resolver_client.close()
+            self._resolver_client = None
         self._clients.close()
 
     def __enter__(self) -> AwsBackend:
@@ -309,18 +314,40 @@ class AwsBackend:
         time_scale: float | None = None,
         on_event: ProgressListener | None = None,
     ) -> ExecutionView:
+        """Through the resolver when the stack has one (``decisions.py``), else directly."""
         _refuse_local_only(time_scale=time_scale)
         sfn = self._sfn()
         described = self._locate(ref, tenant)
-        arn = described["executionArn"]
+        resolver = self._resolver()
+        if resolver is None:
+            self._check_redrivable(described)
+        seen = last_event_id(sfn, described["executionArn"]) if on_event is not None else 0
+        if resolver is None:
+            after = self._redrive_checked(described)
+        else:
+            answer = resolver.send(DecisionRequest(action="redrive", ref=ref, tenant=tenant))
+            after = describe(sfn, str(answer["execution_arn"]))
+        return self._follow(after, on_event, seen=seen)
+
+    def redrive_as(self, ref: str, tenant: str | None) -> Described:
+        """The resolver's ``redrive``: locate, refuse or ``RedriveExecution``; the
+        execution after it."""
+        described = self._locate(ref, tenant)
+        self._check_redrivable(described)
+        return self._redrive_checked(described)
+
+    def _check_redrivable(self, described: Described) -> None:
         refusal = redrive_refusal(described, lambda: self._siblings(described))
         if refusal is not None:
             raise ExecutionNotRedrivable(
                 f"execution {described['name']} ({described['status']}) cannot be redriven: "
                 f"{refusal}",
-                execution_arn=arn,
+                execution_arn=described["executionArn"],
             )
-        seen = last_event_id(sfn, arn) if on_event is not None else 0
+
+    def _redrive_checked(self, described: Described) -> Described:
+        sfn = self._sfn()
+        arn = described["executionArn"]
         token = redrive_token(arn, int(described.get("redriveCount", 0)))
         try:
             with aws_call("states:RedriveExecution"):
@@ -332,7 +359,7 @@ class AwsBackend:
                 f"{reason}",
                 execution_arn=arn,
             ) from exc
-        return self._follow(describe(sfn, arn), on_event, seen=seen)
+        return describe(sfn, arn)
 
     def list_executions(
         self,
@@ -405,7 +432,19 @@ class AwsBackend:
 
     def stop(self, ref: str, *, tenant: str | None = None, by: str, note: str) -> ExecutionView:
         """``StopExecution`` with ``Stepsaga.Stopped`` and the cause, then the ledger is
-        settled (``lifecycle.settle_stopped``); AWS closes the execution's task tokens."""
+        settled (``lifecycle.settle_stopped``); AWS closes the execution's task tokens.
+        Through the resolver when the stack has one: then the stopper is the signer, and
+        ``by`` is ignored like ``recon resolve --by``."""
+        resolver = self._resolver()
+        if resolver is None:
+            return self.stop_as(ref, tenant=tenant, by=by, note=note)
+        answer = resolver.send(
+            DecisionRequest(action="stop", ref=ref, tenant=tenant, note=check_note(note))
+        )
+        return self._view(describe(self._sfn(), str(answer["execution_arn"])))
+
+    def stop_as(self, ref: str, *, tenant: str | None, by: str, note: str) -> ExecutionView:
+        """Stop as ``by`` (the resolver passes the signer; the direct path the flag)."""
         by, note = check_person(by, "--by"), check_note(note)
         described, _ = self._stop_settled(ref, tenant, by, note, stop_cause(by, note), "stop")
         return self._view(described)
@@ -524,13 +563,49 @@ class AwsBackend:
         first ``SendTaskSuccess`` failed, and is a no-op (``TaskTimedOut``) otherwise.
         """
         _refuse_local_only(time_scale=time_scale)
+        resolver = self._resolver()
+        if resolver is None:
+            caller = CallerIdentity.of(self._clients.sts(self.settings.region))
+            return self.resolve_as(caller, item_id, outcome, note, by=caller.arn, on_event=on_event)
+        seen = 0
+        if on_event is not None:  # the progress after the decision, as on the direct path
+            before = self.ledger.get_item(item_id)
+            waiting = self._execution_of(before) if before is not None else None
+            if waiting is not None:
+                seen = last_event_id(self._sfn(), waiting["executionArn"])
+        answer = resolver.send(
+            DecisionRequest(action="resolve", item_id=item_id, outcome=outcome, note=note)
+        )
+        item = self.ledger.get_item(item_id)
+        if item is None:
+            raise NotFoundError(f"no reconciliation item {item_id!r}", item_id=item_id)
+        if item.status is ReconStatus.OPEN:  # a first approval: the item awaits a second
+            return ResolutionView(item=item_view(item), execution=None)
+        shown = item_view(item, self.ledger.get_audit(item_id))
+        arn = answer.get("execution_arn")
+        if not isinstance(arn, str):
+            return ResolutionView(item=shown, execution=None)
+        execution = self._follow(describe(self._sfn(), arn), on_event, seen)
+        return ResolutionView(item=shown, execution=execution)
+
+    def resolve_as(
+        self,
+        caller: CallerIdentity,
+        item_id: str,
+        outcome: ReconOutcome,
+        note: str,
+        *,
+        by: str | None = None,
+        on_event: ProgressListener | None = None,
+    ) -> ResolutionView:
+        """Resolve as ``caller`` (``by``, default :attr:`CallerIdentity.person`), the
+        identity's details in the audit record; then resume the waiting case."""
         ledger = self.ledger
-        caller = CallerIdentity.of(self._clients.sts(self.settings.region))
         resolution = resolve(
             ledger,
             item_id,
             outcome,
-            caller.arn,
+            by or caller.person,
             note,
             send_task_success=None,
             identity=caller.details(),
@@ -576,6 +651,16 @@ class AwsBackend:
             store = DynamoDBStore(settings.ledger_table_name, client)
             self._ledger = Ledger(store, clock=self.clock)
         return self._ledger
+
+    def _resolver(self) -> ResolverClient | None:
+        """The stack's resolver (its function URL), or None: a stack deployed before it,
+        whose decisions the CLI still writes itself."""
+        url = self.settings.resolver_url
+        if url is None:
+            return None
+        if self._resolver_client is None:
+            self._resolver_client = ResolverClient(url, self.settings.region)
+        return self._resolver_client
 
     def _sfn(self) -> SFNClient:
         return self._clients.stepfunctions(self.settings.region)

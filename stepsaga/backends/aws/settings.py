@@ -4,10 +4,11 @@ Read from one place, never mixed, so a setting can never silently come from the 
 
 * a **stack** (``--stack NAME``, else ``$STEPSAGA_STACK``): its CloudFormation outputs
   ``StateMachineArn``, ``LedgerTableName``, ``ReconciliationTopicArn`` and
-  ``StateMachineAliasArn`` (``stepsaga/deployment.py``), read with ``DescribeStacks``;
+  ``StateMachineAliasArn`` and ``ResolverUrl`` (``stepsaga/deployment.py``), read with
+  ``DescribeStacks``;
 * otherwise the **environment**: ``$STEPSAGA_STATE_MACHINE_ARN`` and
   ``$STEPSAGA_LEDGER_TABLE_NAME`` (``$STEPSAGA_RECONCILIATION_TOPIC_ARN`` and
-  ``$STEPSAGA_STATE_MACHINE_ALIAS_ARN`` optional).
+  ``$STEPSAGA_STATE_MACHINE_ALIAS_ARN`` and ``$STEPSAGA_RESOLVER_URL`` optional).
 
 Cases start on the alias when there is one (``start_target``): the execution runs the
 version the alias pointed to at its start, for its whole life, redrives included, while
@@ -36,13 +37,17 @@ from botocore.exceptions import ClientError
 from stepsaga.backends import naming
 from stepsaga.backends.aws.errors import aws_call, error_code, error_message
 from stepsaga.deployment import (
+    ENV_AUDIT_BUCKET,
     ENV_LEDGER_TABLE_NAME,
     ENV_RECONCILIATION_TOPIC_ARN,
+    ENV_RESOLVER_URL,
     ENV_STACK,
     ENV_STATE_MACHINE_ALIAS_ARN,
     ENV_STATE_MACHINE_ARN,
+    OUTPUT_AUDIT_BUCKET_NAME,
     OUTPUT_LEDGER_TABLE_NAME,
     OUTPUT_RECONCILIATION_TOPIC_ARN,
+    OUTPUT_RESOLVER_URL,
     OUTPUT_STATE_MACHINE_ALIAS_ARN,
     OUTPUT_STATE_MACHINE_ARN,
 )
@@ -64,6 +69,7 @@ _STATE_MACHINE_ARN = re.compile(
 _QUALIFIER = re.compile(r"^[A-Za-z0-9_-]{1,80}$")
 _TABLE_NAME = re.compile(r"^[A-Za-z0-9_.-]{3,255}$")
 _TOPIC_ARN = re.compile(r"^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]{1,256}(\.fifo)?$")
+_RESOLVER_URL = re.compile(r"^https://[A-Za-z0-9.-]+(:\d+)?/\S*$")
 _STACK_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9-]{0,127}$|^arn:aws[a-z-]*:cloudformation:\S+$")
 
 _WHAT_TO_SET = (
@@ -82,8 +88,20 @@ class AwsSettings:
     source: str = "environment"
     #: The state machine's ``live`` alias (``<state machine ARN>:live``), where cases start.
     alias_arn: str | None = None
+    #: The resolver's function URL: decisions go there (``decisions.py``); None: a stack
+    #: deployed before it, whose decisions the CLI writes itself.
+    resolver_url: str | None = None
+    #: The bucket of the audit records' write-once copies (``recon verify-audit``).
+    audit_bucket: str | None = None
 
     def __post_init__(self) -> None:
+        url = self.resolver_url
+        if url is not None and not _RESOLVER_URL.match(url):
+            raise InvalidInputError(
+                f"{self._named(OUTPUT_RESOLVER_URL, ENV_RESOLVER_URL)}: {url!r} is not an "
+                "https:// URL",
+                field="resolver_url",
+            )
         if not _STATE_MACHINE_ARN.match(self.state_machine_arn):
             raise InvalidInputError(
                 f"{self._named(OUTPUT_STATE_MACHINE_ARN, ENV_STATE_MACHINE_ARN)}: "
@@ -165,6 +183,8 @@ def settings_from_environment(environ: Mapping[str, str]) -> AwsSettings:
     table = environ.get(ENV_LEDGER_TABLE_NAME, "").strip()
     topic = environ.get(ENV_RECONCILIATION_TOPIC_ARN, "").strip() or None
     alias = environ.get(ENV_STATE_MACHINE_ALIAS_ARN, "").strip() or None
+    resolver = environ.get(ENV_RESOLVER_URL, "").strip() or None
+    bucket = environ.get(ENV_AUDIT_BUCKET, "").strip() or None
     if not machine and not table:
         raise InvalidInputError(f"--backend aws is not configured: {_WHAT_TO_SET}", field="stack")
     for value, variable in ((machine, ENV_STATE_MACHINE_ARN), (table, ENV_LEDGER_TABLE_NAME)):
@@ -172,7 +192,15 @@ def settings_from_environment(environ: Mapping[str, str]) -> AwsSettings:
             raise InvalidInputError(
                 f"--backend aws: {variable} is not set ({_WHAT_TO_SET})", field=variable
             )
-    return AwsSettings(machine, table, topic, source="environment", alias_arn=alias)
+    return AwsSettings(
+        machine,
+        table,
+        topic,
+        source="environment",
+        alias_arn=alias,
+        resolver_url=resolver,
+        audit_bucket=bucket,
+    )
 
 
 def settings_from_stack(client: CloudFormationClient, stack: str) -> AwsSettings:
@@ -211,6 +239,8 @@ def settings_from_stack(client: CloudFormationClient, stack: str) -> AwsSettings
         outputs.get(OUTPUT_RECONCILIATION_TOPIC_ARN) or None,
         source=f"stack {stack}",
         alias_arn=outputs.get(OUTPUT_STATE_MACHINE_ALIAS_ARN) or None,
+        resolver_url=outputs.get(OUTPUT_RESOLVER_URL) or None,
+        audit_bucket=outputs.get(OUTPUT_AUDIT_BUCKET_NAME) or None,
     )
 
 

@@ -135,6 +135,9 @@ def test_limits_reached_only_after_the_effect_leave_the_record_unknown(ledger: L
             lambda: ExtraWrite("ACTION#acme:CASE-1001:r1:refund_payment", "ACTION", {"x": 1}),
             "keeps",
         ),
+        # An audit record or a case pointer is never a step's to forge.
+        (lambda: ExtraWrite("AUDIT#rec-1", "RESOLUTION", {"outcome": "applied"}), "keeps"),
+        (lambda: ExtraWrite("CASE#CASE-1001", "acme#000001", {"x": 1}), "keeps"),
         (lambda: ExtraWrite("S#1", "M", {"pk": "x"}), "attribute 'pk'"),
         (lambda: ExtraWrite("S#1", "M", {"ratio": 0.5}), "not float"),  # type: ignore[dict-item]
         (lambda: ExtraWrite("S#1", "M"), "sets nothing and checks nothing"),

@@ -1,0 +1,92 @@
+"""The resolver: the function operators' decisions go through (``stepsaga.resolver``).
+
+A ``SagaFunction`` with ``access.RESOLVER`` (the only role besides the saga's reconciler that
+writes reconciliation items and audit records), the Step Functions calls a decision makes
+(resume, stop, redrive, and the reads that find and check an execution), and a function URL
+with ``AuthType AWS_IAM`` on its ``live`` alias: Lambda verifies each request's signature
+and hands the function the signer, who is the decider. Operators get ``access.INVOKE_RESOLVER``
+on that alias (``OperatorPolicy``), nothing else that writes.
+"""
+
+from __future__ import annotations
+
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_lambda as lambda_
+from cdk_nag import NagSuppressions
+from constructs import Construct
+
+from stepsaga import deployment
+from stepsaga.cdk.access import (
+    RESOLVER,
+    RESOLVER_EXECUTION_ACTIONS,
+    RESOLVER_STATE_MACHINE_ACTIONS,
+)
+from stepsaga.cdk.function import SagaFunction, SharedResources, executions_arn, state_machine_arn
+from stepsaga.cdk.saga_deployment import SagaDeployment
+from stepsaga.resolver import RESOLVER_HANDLER
+
+__all__ = ["SagaResolver"]
+
+
+class SagaResolver(Construct):
+    """``function``, ``alias`` (what the URL invokes) and ``url`` (``lambda_.FunctionUrl``)."""
+
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        saga: SagaDeployment,
+        state_machine_name: str,
+        shared: SharedResources,
+    ) -> None:
+        super().__init__(scope, construct_id)
+        machine_arn = state_machine_arn(self, state_machine_name)
+        made = SagaFunction(
+            self,
+            "Decisions",
+            handler=RESOLVER_HANDLER,
+            access=RESOLVER,
+            shared=shared,
+            description=(
+                f"{saga.name}: operators' decisions (resolve, approve, stop, redrive) as "
+                "the signed caller"
+            ),
+            extra_environment={
+                deployment.ENV_SAGA: saga.saga_ref,
+                deployment.ENV_STATE_MACHINE_ARN: machine_arn,
+            },
+        )
+        self.function: lambda_.Function = made.function
+        self.alias: lambda_.Alias = made.alias
+        made.role.add_to_principal_policy(
+            iam.PolicyStatement(
+                sid="FindAndResumeCases",
+                actions=list(RESOLVER_STATE_MACHINE_ACTIONS),
+                resources=[machine_arn],
+            )
+        )
+        made.role.add_to_principal_policy(
+            iam.PolicyStatement(
+                sid="StopAndRedriveExecutions",
+                actions=list(RESOLVER_EXECUTION_ACTIONS),
+                resources=[executions_arn(self, state_machine_name)],
+            )
+        )
+        self.url = self.alias.add_function_url(auth_type=lambda_.FunctionUrlAuthType.AWS_IAM)
+        NagSuppressions.add_resource_suppressions(
+            made.role,
+            [
+                {
+                    "id": "AwsSolutions-IAM5",
+                    "reason": (
+                        "Step Functions calls on the executions of this saga's one state "
+                        "machine (execution names are the cases'): describe, stop, redrive."
+                    ),
+                    "appliesTo": [
+                        {"regex": "/^Resource::arn:<AWS::Partition>:states:.*:execution:.*:\\*$/g"}
+                    ],
+                }
+            ],
+            apply_to_children=True,
+        )
