@@ -275,6 +275,7 @@ class SagaResources(Construct):
                 self.overdue_check,
                 *([self.auto_redrive.redriver] if self.auto_redrive else []),
                 self.resolver.function,
+                self.audit.copier,
             ]
             if settings.canary is not None
             else [],

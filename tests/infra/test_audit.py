@@ -44,10 +44,11 @@ def test_only_audit_items_invoke_the_copier(synthesized: Synthesized) -> None:
     )
     copier = synthesized.resources("AWS::Lambda::Function")[copier_id]["Properties"]
     assert copier["Environment"]["Variables"][ENV_AUDIT_RETENTION_DAYS] == "1"
+    # The stream invokes the released version (the copier's live alias), never $LATEST.
     (mapping,) = (
         m["Properties"]
         for m in synthesized.resources("AWS::Lambda::EventSourceMapping").values()
-        if m["Properties"]["FunctionName"] == {"Ref": copier_id}
+        if synthesized.is_live_alias(m["Properties"]["FunctionName"], copier_id)
     )
     assert "StreamArn" in json.dumps(mapping["EventSourceArn"])
     assert mapping["MaximumRetryAttempts"] == -1
