@@ -158,6 +158,10 @@ _ITEM_COLUMNS = (
     "resolved_by, note, task_token, created_at, updated_at, resolved_at, dual_control, "
     "first_approval"
 )
+_INSERT_ITEM = (
+    f"INSERT INTO recon_items ({_ITEM_COLUMNS}) VALUES ({', '.join('?' * 17)}) "
+    "ON CONFLICT (item_id) DO NOTHING"
+)
 
 
 class SqliteStore:
@@ -360,14 +364,15 @@ class SqliteStore:
 
         return self._write(body)
 
-    def bulk_insert(self, records: Iterable[Record]) -> int:
-        """Insert many records in one transaction, skipping keys that exist (imports,
-        benchmarks), then fold the WAL into the file so later commits do not pay for it.
-        Returns how many were inserted."""
+    def bulk_insert(self, records: Iterable[Record], items: Iterable[ReconItem] = ()) -> int:
+        """Insert many records and items in one transaction, skipping keys that exist
+        (imports, benchmarks, a lived-in home for tests), then fold the WAL into the file so
+        later commits do not pay for it. Returns how many were inserted."""
 
         def body(conn: sqlite3.Connection) -> tuple[bool, int]:
             before = conn.total_changes
             conn.executemany(_INSERT, (_row(record) for record in records))
+            conn.executemany(_INSERT_ITEM, (_item_row(item) for item in items))
             return True, conn.total_changes - before
 
         inserted = self._write(body)
@@ -385,7 +390,8 @@ class SqliteStore:
         after: str | None = None,
     ) -> Page[Record]:
         filters = {"tenant_id": tenant, "case_id": case, "status": status}
-        sql, args = _keyset(_SELECT, filters, ("created_at", "key"), limit, after)
+        select = _SELECT if case is None else f"{_SELECT} INDEXED BY actions_by_case"
+        sql, args = _keyset(select, filters, ("created_at", "key"), limit, after)
         return _paged([_record(row) for row in self._read(sql, args)], limit, _record_position)
 
     def stale(
@@ -496,6 +502,8 @@ class SqliteStore:
     ) -> Page[ReconItem]:
         filters = {"tenant_id": tenant, "case_id": case, "status": status}
         select = f"SELECT {_ITEM_COLUMNS} FROM recon_items"
+        if case is not None:
+            select += " INDEXED BY recon_by_case"
         sql, args = _keyset(select, filters, ("created_at", "item_id"), limit, after)
         return _paged([_item(row) for row in self._read(sql, args)], limit, _item_position)
 
@@ -654,7 +662,31 @@ def _put_item(
     """Insert (``expect`` None) or update under the stored status and first approval
     (``item``'s; ``first``: none stored, so one first approval wins); ``same_token`` also
     requires the stored task token to be ``item``'s (``IS`` matches NULLs)."""
-    values = (
+    values = _item_row(item)
+    if expect is None:
+        cursor = conn.execute(_INSERT_ITEM, values)
+    else:
+        columns = [c.strip() for c in _ITEM_COLUMNS.split(",")[1:]]
+        where = " WHERE item_id = ? AND status = ?"
+        condition: tuple[Any, ...] = (item.item_id, expect.value)
+        if same_token:
+            where += " AND task_token IS ?"
+            condition += (item.task_token,)
+        if first:
+            where += " AND first_approval IS NULL"
+        else:  # never replace a first approval written since the item was read
+            where += " AND first_approval IS ?"
+            condition += (_approval_text(item.first_approval),)
+        cursor = conn.execute(
+            "UPDATE recon_items SET " + ", ".join(f"{c} = ?" for c in columns) + where,
+            (*values[1:], *condition),
+        )
+    return cursor.rowcount == 1
+
+
+def _item_row(item: ReconItem) -> tuple[Any, ...]:
+    """Every column of ``recon_items``, in ``_ITEM_COLUMNS`` order."""
+    return (
         item.item_id,
         item.record_key,
         item.tenant_id,
@@ -673,29 +705,6 @@ def _put_item(
         int(item.dual_control),
         _approval_text(item.first_approval),
     )
-    if expect is None:
-        cursor = conn.execute(
-            f"INSERT INTO recon_items ({_ITEM_COLUMNS}) VALUES ({', '.join('?' * 17)}) "
-            "ON CONFLICT (item_id) DO NOTHING",
-            values,
-        )
-    else:
-        columns = [c.strip() for c in _ITEM_COLUMNS.split(",")[1:]]
-        where = " WHERE item_id = ? AND status = ?"
-        condition: tuple[Any, ...] = (item.item_id, expect.value)
-        if same_token:
-            where += " AND task_token IS ?"
-            condition += (item.task_token,)
-        if first:
-            where += " AND first_approval IS NULL"
-        else:  # never replace a first approval written since the item was read
-            where += " AND first_approval IS ?"
-            condition += (_approval_text(item.first_approval),)
-        cursor = conn.execute(
-            "UPDATE recon_items SET " + ", ".join(f"{c} = ?" for c in columns) + where,
-            (*values[1:], *condition),
-        )
-    return cursor.rowcount == 1
 
 
 def _row(record: Record) -> tuple[Any, ...]:

@@ -13,7 +13,7 @@ from datetime import datetime, timedelta
 
 from stepsaga.ledger.models import EffectClass, ReconItem, ReconStatus, Record, Status
 
-__all__ = ["STALE", "TENANTS", "history"]
+__all__ = ["STALE", "TENANTS", "history", "open_backlog"]
 
 TENANTS = 10
 STALE = 40
@@ -91,3 +91,27 @@ def history(n: int, *, now: datetime) -> tuple[list[Record], list[ReconItem]]:
                 )
             )
     return records, items
+
+
+def open_backlog(n: int, *, tenant: str, now: datetime) -> list[ReconItem]:
+    """``n`` OPEN items of one tenant, one per compensated case (``BACKLOG-{i}``): what a
+    home that has lived carries, for tests that lookups by case stay flat."""
+    items = []
+    for i in range(n):
+        created = now - timedelta(seconds=n - i)
+        case = f"BACKLOG-{i}"
+        items.append(
+            ReconItem(
+                item_id=f"backlog-{i:024d}",
+                record_key=f"{tenant}:{case}:r1:create_shipment",
+                tenant_id=tenant,
+                case_id=case,
+                reason="outcome unknown",
+                step="CreateShipment",
+                evidence={"i": i},
+                status=ReconStatus.OPEN,
+                created_at=created,
+                updated_at=created,
+            )
+        )
+    return items

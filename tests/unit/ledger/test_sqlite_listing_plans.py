@@ -37,11 +37,17 @@ def test_every_listing_reads_an_index_in_order(tmp_path: Path) -> None:
         store.query_items(tenant="tenant-0", status=ReconStatus.OPEN, limit=5, after=after)
         store.query_items(status=ReconStatus.RESOLVED, limit=5, after=after)
         store.query_items(case="CASE-5", limit=5, after=after)
+        # A case's open items (start, status, stop): the case's entries, not the tenant's.
+        store.query_items(
+            tenant="tenant-0", case="CASE-5", status=ReconStatus.OPEN, limit=5, after=after
+        )
     selects = [sql for sql in ran if sql.startswith("SELECT")]
-    assert len(selects) == 24
+    assert len(selects) == 26
     with sqlite3.connect(path) as conn:
         for sql in selects:
             plan = [row[3] for row in conn.execute(f"EXPLAIN QUERY PLAN {sql}")]
             assert len(plan) == 1, (sql, plan)  # one step: no temp B-tree for ORDER BY
             assert "USING INDEX" in plan[0] or "USING COVERING INDEX" in plan[0], (sql, plan)
+            if "case_id = " in sql:
+                assert "_by_case " in plan[0], (sql, plan)
     store.close()
