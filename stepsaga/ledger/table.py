@@ -79,3 +79,6 @@ GSIS: Final[dict[str, tuple[str, str]]] = {
     BY_CASE_INDEX: (BY_CASE_PARTITION_KEY, LOOKUP_SORT_KEY),
     LEASES_INDEX: (LEASES_PARTITION_KEY, LEASES_SORT_KEY),
 }
+#: Every attribute an index reads (``lookups.index_attributes`` sets a subset of them per
+#: item): what ``DynamoDBStore.reindex`` compares, and removes where an item has no use.
+LOOKUP_ATTRIBUTES: Final = tuple(dict.fromkeys(a for keys in GSIS.values() for a in keys))
