@@ -46,7 +46,14 @@ from stepsaga.ledger.codec import (
     time_text,
 )
 from stepsaga.ledger.contention import CONFLICT_RETRY, ConflictRetry
-from stepsaga.ledger.lookups import Kind, Partition, index_attributes, lease_partitions, partitions
+from stepsaga.ledger.lookups import (
+    LEASE_ATTRIBUTE,
+    Kind,
+    Partition,
+    index_attributes,
+    lease_partitions,
+    partitions,
+)
 from stepsaga.ledger.models import (
     Approval,
     EffectClass,
@@ -649,21 +656,13 @@ class DynamoDBStore:
     def _range(self, partition: Partition, after: str | None, want: int) -> list[tuple[str, Item]]:
         """Up to ``want`` entries of one partition after ``after`` (and before its bound),
         with their sort keys; filtered partitions read on until ``want`` match."""
-        names = {"#pk": partition.key_attribute, "#sk": partition.sort_attribute}
+        names = {"#pk": partition.key_attribute}
         values: Item = {":pk": {"S": partition.key}}
         condition = "#pk = :pk"
-        if after is not None and partition.before is not None:
-            condition += " AND #sk BETWEEN :after AND :before"  # inclusive: ``after`` dropped
-        elif after is not None:
-            condition += " AND #sk > :after"
-        elif partition.before is not None:
-            condition += " AND #sk < :before"
         if after is not None:
+            condition += " AND #sk > :after"
+            names["#sk"] = partition.sort_attribute
             values[":after"] = {"S": after}
-        if partition.before is not None:
-            values[":before"] = {"S": partition.before}
-        if after is None and partition.before is None:
-            del names["#sk"]
         request: Item = {
             "TableName": self.table,
             "IndexName": partition.index,
@@ -672,21 +671,23 @@ class DynamoDBStore:
             "ExpressionAttributeValues": values,
             "Limit": want,
         }
-        if partition.filters:
-            clauses = []
-            for i, (attribute, value) in enumerate(partition.filters):
-                names[f"#f{i}"] = attribute
-                values[f":f{i}"] = {"S": value}
-                clauses.append(f"#f{i} = :f{i}")
+        clauses = []
+        for i, (attribute, value) in enumerate(partition.filters):
+            names[f"#f{i}"] = attribute
+            values[f":f{i}"] = {"S": value}
+            clauses.append(f"#f{i} = :f{i}")
+        if partition.lease_before is not None:
+            names["#lease"] = LEASE_ATTRIBUTE
+            values[":lease"] = {"S": partition.lease_before}
+            clauses.append("#lease < :lease")
+        if clauses:
             request["FilterExpression"] = " AND ".join(clauses)
         entries: list[tuple[str, Item]] = []
         while len(entries) < want:
             with self._aws():
                 response = self.client.query(**request)
             for raw in response.get("Items", []):
-                sort = str(raw[partition.sort_attribute]["S"])
-                if sort != after and (partition.before is None or sort < partition.before):
-                    entries.append((sort, raw))
+                entries.append((str(raw[partition.sort_attribute]["S"]), raw))
             start = response.get("LastEvaluatedKey")
             if not start:
                 break
@@ -931,7 +932,6 @@ def _record_lookups(record: Record) -> dict[str, str]:
         case=record.case_id,
         status=record.status.value,
         created_at=time_text(record.created_at),
-        lease_expires_at=opt_time_text(record.lease_expires_at),
     )
 
 
