@@ -145,7 +145,7 @@ def sweep(
     as_json: JsonOption = False,
 ) -> None:
     """Turn IN_PROGRESS records whose lease expired past the grace period into UNKNOWN,
-    at most --limit per run (the leases index, earliest lease first).
+    at most --limit per run (read from an index of the claims in flight).
 
     Never refunds: an expired lease proves a lost worker, not a failed effect.
     """
