@@ -13,7 +13,7 @@ from typing import Any
 from stepsaga.backends.local import LocalBackend
 from stepsaga.clock import ManualClock
 from stepsaga.home import StateHome
-from stepsaga.sqlite_wal import PAGE_SIZE
+from stepsaga.sqlite_wal import CHECKPOINT_BYTES, PAGE_SIZE, enable_wal
 from tests.unit.handlers.helpers import CASE, NOW
 from workflows.case import parse_case
 from workflows.project import reference_project
@@ -43,3 +43,17 @@ def test_a_start_writes_a_bounded_wal_on_small_pages(tmp_path: Path) -> None:
     for name in ("executions.sqlite3", "ledger.sqlite3"):
         with sqlite3.connect(tmp_path / name) as conn:
             assert conn.execute("PRAGMA page_size").fetchone()[0] == PAGE_SIZE
+
+
+def test_small_pages_checkpoint_after_as_many_bytes_as_before(tmp_path: Path) -> None:
+    """``wal_autocheckpoint`` counts pages: kept at SQLite's 4 MB, whatever the page size
+    (a file created before keeps its 4 KiB pages and SQLite's 1,000)."""
+    old = sqlite3.connect(tmp_path / "old.sqlite3")
+    old.execute("PRAGMA page_size = 4096")
+    old.execute("CREATE TABLE t (x)")
+    old.close()
+    for name, pages in (("new.sqlite3", CHECKPOINT_BYTES // 1024), ("old.sqlite3", 1000)):
+        conn = sqlite3.connect(tmp_path / name)
+        enable_wal(conn, timeout_seconds=1)
+        assert conn.execute("PRAGMA wal_autocheckpoint").fetchone()[0] == pages, name
+        conn.close()
