@@ -61,7 +61,16 @@ from stepsaga.ledger.table import (
     OPEN_ITEMS_TENANT_PREFIX,
 )
 
-__all__ = ["Kind", "Partition", "index_attributes", "lease_partitions", "partitions", "position"]
+__all__ = [
+    "IN_FLIGHT",
+    "LEASE_ATTRIBUTE",
+    "Kind",
+    "Partition",
+    "index_attributes",
+    "lease_partitions",
+    "partitions",
+    "position",
+]
 
 #: The recon status whose tenant partition is the older ``open-items-by-tenant`` index.
 _OPEN = "OPEN"
