@@ -1,6 +1,6 @@
 """What a happy start writes to the WAL: new files get 1 KiB pages and the ledger's
 outcome rewrites only the indexes of what changed, so a three-step execution writes about
-52 KiB of engine WAL and 55 KiB of ledger WAL (it was 113 and 144 KiB with 4 KiB pages).
+52 KiB of engine WAL and 48 KiB of ledger WAL (it was 113 and 144 KiB with 4 KiB pages).
 Measured as the growth of each ``-wal`` file over ten starts (no checkpoint runs before
 1,000 pages)."""
 
