@@ -2,7 +2,7 @@
 outcome rewrites only the indexes of what changed, so a three-step execution writes about
 52 KiB of engine WAL and 48 KiB of ledger WAL (it was 113 and 144 KiB with 4 KiB pages).
 Measured as the growth of each ``-wal`` file over ten starts (no checkpoint runs before
-1,000 pages)."""
+4 MB of WAL)."""
 
 from __future__ import annotations
 
