@@ -654,8 +654,8 @@ class DynamoDBStore:
         return Page(tuple(read(raw) for _, raw in chosen), chosen[-1][0] if more else None)
 
     def _range(self, partition: Partition, after: str | None, want: int) -> list[tuple[str, Item]]:
-        """Up to ``want`` entries of one partition after ``after`` (and before its bound),
-        with their sort keys; filtered partitions read on until ``want`` match."""
+        """Up to ``want`` entries of one partition after ``after``, with their sort keys;
+        filtered partitions read on until ``want`` match."""
         names = {"#pk": partition.key_attribute}
         values: Item = {":pk": {"S": partition.key}}
         condition = "#pk = :pk"
