@@ -27,10 +27,17 @@ WAL + NORMAL. fsyncs (``fsync`` + ``fdatasync``, counted by ``bench/fsync_counte
 preloaded into this process) and transactions (``COMMIT``s and autocommitted writes, from
 every SQLite connection's statement trace) are counted per workflow.
 
+The start path runs in copies of a home that has lived (``LIVED``: 50k executions, 3,000
+open reconciliation items of the case's tenant, 150k ledger records; ``--quick``: a fifth),
+built once by bulk inserts: a fresh home per batch hid that lookups by case once grew with
+the tenant's open items (#26).
+
 Also measured in the same run: ``Ledger.perform``'s first call against a bare INSERT +
 UPDATE (2 commits) on the same file with the same settings; store bytes per happy
-execution; ``stepsaga status CASE_ID`` in a home of 50k executions vs 1k; and CLI start-up
-(``python -m stepsaga status CASE_ID``) against ``aws --version`` if the AWS CLI is installed.
+execution; WAL bytes per happy start in the lived-in home; ``stepsaga status CASE_ID`` in
+the lived-in home vs 1k executions; and CLI start-up (``python -m stepsaga status CASE_ID``)
+against ``aws --version`` if the AWS CLI is installed, timing its real executable (a pyenv
+or asdf shim adds 50-60 ms of its own).
 """
 
 from __future__ import annotations
@@ -387,8 +394,17 @@ MODES: dict[str, tuple[list[str], str]] = {
 PATHS = {"happy": False, "compensation": True}
 
 
-def peer_table(tmp: Path, rounds: int, n_dbos: int, n_engine: int, n_start: int) -> None:
+def peer_table(
+    tmp: Path, rounds: int, n_dbos: int, n_engine: int, n_start: int, template: Path
+) -> None:
     workflow = _registered_workflow()
+
+    def lived_root(name: str) -> Path:
+        """A copy of the lived-in home for one start side (it writes to it)."""
+        root = tmp / name
+        shutil.copytree(template, root)
+        return root
+
     cells: dict[tuple[str, str, str], Cell] = {}
     ratios: dict[tuple[str, str, str], list[float]] = {}
 
@@ -436,7 +452,7 @@ def peer_table(tmp: Path, rounds: int, n_dbos: int, n_engine: int, n_start: int)
                 for label, sync in variants.items():
                     for path, reject in PATHS.items():
                         side = StartSide(
-                            tmp / f"{label}-{r}-{mode[:3]}-{path}".replace(" ", ""),
+                            lived_root(f"{label}-{r}-{mode[:3]}-{path}".replace(" ", "")),
                             sync,
                             reject=reject,
                             fresh=label.endswith("each"),
@@ -448,7 +464,8 @@ def peer_table(tmp: Path, rounds: int, n_dbos: int, n_engine: int, n_start: int)
                         ratio((label, mode, path), c, cells["dbos", mode, path])
 
     print("## Peers: workflows/s, DBOS 3.4.0 vs stepsaga (same 3-step saga)")
-    print(f"{rounds} interleaved rounds; ratio = ours / DBOS, min / median / max\n")
+    print(f"{rounds} interleaved rounds; ratio = ours / DBOS, min / median / max")
+    print(f"the start path runs in copies of a home that has lived ({template.name})\n")
     for (who, mode, path), c in sorted(
         cells.items(), key=lambda kv: (kv[0][1], kv[0][2], kv[0][0])
     ):
@@ -566,6 +583,28 @@ def storage(tmp: Path, n: int) -> None:
     print(f"  goal <= 8 KiB: {'met' if ours <= 8 * 1024 else 'missed'}\n")
 
 
+def wal_bytes(tmp: Path, template: Path, n: int = 10) -> None:
+    """WAL bytes per happy start in a copy of the lived-in home: each file's ``-wal``
+    growth over ``n`` starts (fewer than a checkpoint's 4 MB)."""
+    root = tmp / "wal-home"
+    shutil.copytree(template, root)
+    side = StartSide(root, None, reject=False)
+    side.run(1)
+
+    def sizes(suffix: str) -> dict[str, int]:
+        return {p.name.split(".")[0]: p.stat().st_size for p in root.glob(f"*.sqlite3{suffix}")}
+
+    before = sizes("-wal")
+    side.run(n)
+    grown = {name: (size - before.get(name, 0)) / n for name, size in sizes("-wal").items()}
+    side.close()
+    print(f"## WAL bytes per happy start (`stepsaga start` path, {n} starts, lived-in home)")
+    for name, size in sorted(grown.items()):
+        print(f"  {name:12} {size / 1024:6.1f} KiB")
+    ours = grown.get("executions", 0) + grown.get("ledger", 0)
+    print(f"  engine + ledger: {ours / 1024:.1f} KiB (goal: <= 4x the store bytes above)\n")
+
+
 _WORKFLOW: list[Any] = []
 
 
@@ -576,6 +615,47 @@ def _registered_workflow() -> Any:
 
 
 # --- status at 50k vs 1k ------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Lived:
+    """What a home that has lived holds besides the real case: execution rows, open
+    reconciliation items of the case's tenant (one per compensated case) and ledger
+    records of other cases (``stepsaga.testing.bulk``)."""
+
+    executions: int
+    open_items: int = 0
+    records: int = 0
+
+    def __str__(self) -> str:
+        return (
+            f"{self.executions:,} executions, {self.open_items:,} open items, "
+            f"{self.records:,} ledger records"
+        )
+
+
+#: The home the start path and ``status`` are measured in (#26: the start path slowed as
+#: open items piled up, which a fresh home per batch never showed).
+LIVED = Lived(50_000, open_items=3_000, records=150_000)
+LIVED_QUICK = Lived(10_000, open_items=1_000, records=30_000)
+
+
+def _lived_home(root: Path, lived: Lived) -> str:
+    """``_home_with`` plus the open items and ledger history ``lived`` asks for."""
+    from stepsaga.ledger.sqlite import SqliteStore
+    from stepsaga.testing.bulk import history, open_backlog
+
+    case_id = _home_with(root, lived.executions)
+    now = datetime.now(UTC) - timedelta(days=1)
+    records, _ = history(lived.records, now=now)
+    store = SqliteStore(root / "ledger.sqlite3")
+    store.bulk_insert(records, open_backlog(lived.open_items, tenant=CASE["tenant_id"], now=now))
+    store.close()
+    for path in root.glob("*.sqlite3"):  # a copy starts with an empty WAL
+        db = _real_connect(path)
+        db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        db.close()
+    return case_id
 
 
 def _home_with(root: Path, total: int) -> str:
@@ -607,14 +687,15 @@ def _home_with(root: Path, total: int) -> str:
     return case_id
 
 
-def status_scale(tmp: Path, rounds: int, small: int, large: int) -> None:
+def status_scale(tmp: Path, rounds: int, small: int, template: Path, lived_case: str) -> None:
     from stepsaga.backends.local import LocalBackend
     from stepsaga.home import StateHome
     from workflows.project import reference_project
 
-    homes = {size: tmp / f"status-{size}" for size in (small, large)}
-    case_ids = {size: _home_with(root, size) for size, root in homes.items()}
-    times: dict[int, list[float]] = {small: [], large: []}
+    large_n = -1  # the lived-in home's key
+    homes = {small: tmp / f"status-{small}", large_n: template}
+    case_ids = {small: _home_with(homes[small], small), large_n: lived_case}
+    times: dict[int, list[float]] = {small: [], large_n: []}
     for _ in range(rounds):
         for size, root in homes.items():
             started = time.perf_counter()
@@ -622,16 +703,16 @@ def status_scale(tmp: Path, rounds: int, small: int, large: int) -> None:
                 view = backend.status(case_ids[size])
             times[size].append(time.perf_counter() - started)
             assert view.status == "SUCCEEDED", view.status
-    ratios = [b / a for a, b in zip(times[small], times[large], strict=True)]
+    ratios = [b / a for a, b in zip(times[small], times[large_n], strict=True)]
     print(
         f"## `stepsaga status CASE_ID` (LocalBackend.status, fresh backend): "
-        f"{large:,} vs {small:,} executions"
+        f"the home that has lived vs {small:,} executions"
     )
     print(
         f"  {small:,}: {spread([t * 1000 for t in times[small]], ' ms')}; "
-        f"{large:,}: {spread([t * 1000 for t in times[large]], ' ms')}"
+        f"lived: {spread([t * 1000 for t in times[large_n]], ' ms')}"
     )
-    print(f"  {large:,} / {small:,} (goal <= 1.1x): {spread(ratios)}\n")
+    print(f"  lived / {small:,} (goal <= 1.1x): {spread(ratios)}\n")
 
 
 # --- CLI start-up -------------------------------------------------------------------------
@@ -647,7 +728,7 @@ def cli_startup(tmp: Path, rounds: int) -> None:
     # PYTHONDONTWRITEBYTECODE would recompile every stepsaga module on every run.
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     env["PYTHONPYCACHEPREFIX"] = str(tmp / "pycache")
-    aws = shutil.which("aws") or str(Path(sys.executable).with_name("aws"))
+    aws = real_executable("aws") or str(Path(sys.executable).with_name("aws"))
     has_aws = Path(aws).exists()
     times: dict[str, list[float]] = {"stepsaga": [], "aws": []}
 
@@ -666,7 +747,10 @@ def cli_startup(tmp: Path, rounds: int) -> None:
         times["stepsaga"].append(timed(ours))
         if has_aws:
             times["aws"].append(timed([aws, "--version"]))
-    print("## CLI start-up: `python -m stepsaga status CASE_ID` (one execution) vs `aws --version`")
+    print(
+        f"## CLI start-up: `python -m stepsaga status CASE_ID` (one execution) vs "
+        f"`{aws} --version` (the real executable, past any version-manager shim)"
+    )
     print(f"  stepsaga: {spread([t * 1000 for t in times['stepsaga']], ' ms')}")
     if not has_aws:
         print("  aws: not installed (pip install awscli), no ratio\n")
@@ -674,6 +758,27 @@ def cli_startup(tmp: Path, rounds: int) -> None:
     print(f"  aws:      {spread([t * 1000 for t in times['aws']], ' ms')}")
     ratios = [a / b for a, b in zip(times["stepsaga"], times["aws"], strict=True)]
     print(f"  stepsaga / aws (goal <= 1.0x): {spread(ratios)}\n")
+
+
+#: Version managers whose shims start a shell and the manager before the real program
+#: (50-60 ms for pyenv), and the command that names the program a shim runs.
+_SHIMS = {b"pyenv": ["pyenv", "which"], b"asdf": ["asdf", "which"]}
+
+
+def real_executable(name: str) -> str | None:
+    """The program ``name`` runs, past a version manager's shim: the AWS CLI is timed as
+    it starts when installed directly, not plus the shim's own start-up."""
+    found = shutil.which(name)
+    if found is None:
+        return None
+    path = Path(found).resolve()
+    head = path.read_bytes()[:1024]
+    for marker, which in _SHIMS.items():
+        if head.startswith(b"#!") and marker in head and shutil.which(which[0]):
+            done = subprocess.run([*which, name], capture_output=True, text=True, check=False)
+            if done.returncode == 0 and done.stdout.strip():
+                return str(Path(done.stdout.strip()).resolve())
+    return str(path)
 
 
 @contextlib.contextmanager
@@ -695,7 +800,7 @@ def main() -> None:
     _preload_fsync_counter()
     rounds = args.rounds or (2 if args.quick else 3)
     n_dbos, n_engine, n_start = (30, 60, 20) if args.quick else (150, 300, 100)
-    small, large = (1_000, 10_000) if args.quick else (1_000, 50_000)
+    small, large = (1_000, LIVED_QUICK) if args.quick else (1_000, LIVED)
     started = time.perf_counter()
     with tempfile.TemporaryDirectory() as tmp_name, _quiet():
         tmp = Path(tmp_name)
@@ -705,10 +810,14 @@ def main() -> None:
             "ledger; stepsaga: the ledger's at-most-once per claim (result recorded, replays "
             "answered from it), AWS-shaped history\n"
         )
-        peer_table(tmp, rounds, n_dbos, n_engine, n_start)
+        template = tmp / "lived-template"
+        lived_case = _lived_home(template, large)
+        print(f"a home that has lived: {large}\n")
+        peer_table(tmp, rounds, n_dbos, n_engine, n_start, template)
         ledger_floor(tmp, max(rounds, 5), 40 if args.quick else 200)
         storage(tmp, 200 if args.quick else 1_000)
-        status_scale(tmp, max(rounds, 7), small, large)
+        wal_bytes(tmp, template)
+        status_scale(tmp, max(rounds, 7), small, template, lived_case)
         cli_startup(tmp, max(rounds, 7))
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"process peak RSS: {rss:.0f} MiB; whole run {time.perf_counter() - started:.0f} s")

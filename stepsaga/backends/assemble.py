@@ -118,6 +118,15 @@ def case_records(ledger: Ledger, saga: Saga, case: CaseIdentity) -> dict[str, Re
     return records
 
 
+def case_open_items(ledger: Ledger, case: CaseIdentity) -> list[ReconItem]:
+    """The OPEN reconciliation items of this revision of the case: one indexed query of
+    the case's own entries (``by-case`` / ``recon_by_case``), so it costs the same whether
+    the tenant has ten open items or ten thousand (never a listing of the tenant's items)."""
+    prefix = case.key("")
+    found = ledger.list_items(tenant=case.tenant_id, status=ReconStatus.OPEN, case=case.case_id)
+    return [item for item in found if item.record_key.startswith(prefix)]
+
+
 def step_views(
     saga: Saga, case: CaseIdentity, records: Mapping[str, Record]
 ) -> tuple[StepView, ...]:

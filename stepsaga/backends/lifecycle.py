@@ -19,9 +19,9 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from stepsaga.backends.assemble import CaseIdentity, planned_actions
+from stepsaga.backends.assemble import CaseIdentity, case_open_items, planned_actions
 from stepsaga.errors import EXECUTION_STOPPED, SAGA_COMPENSATED, InvalidInputError
-from stepsaga.ledger import Ledger, ReconStatus, Status
+from stepsaga.ledger import Ledger, Status
 from stepsaga.reconciliation.evidence import evidence
 from stepsaga.reconciliation.reasons import Reason
 from stepsaga.workflow.saga import Saga
@@ -131,12 +131,7 @@ def settle_stopped(
 ) -> tuple[str, ...]:
     """Leave the ledger consistent after a stop (see the module docstring); the ids of
     the case's open items. Repeatable: a second run changes nothing."""
-    prefix = case.key("")
-    open_items = [
-        item
-        for item in ledger.list_items(tenant=case.tenant_id, status=ReconStatus.OPEN)
-        if item.record_key.startswith(prefix)
-    ]
+    open_items = case_open_items(ledger, case)
     asked = {item.record_key for item in open_items}
     ids = [item.item_id for item in open_items]
     reason = stop_cause(by, note)

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any, cast
 from stepsaga.approval_time import check_approval_window
 from stepsaga.backends.assemble import (
     CaseIdentity,
+    case_open_items,
     case_records,
     execution_view,
     item_view,
@@ -751,9 +752,7 @@ class LocalBackend:
         if ledger is not None:
             found = ledger.list(tenant=case.tenant_id, case=case.case_id)
             records = {r.key: r for r in found if r.revision == case.revision}
-            items = ledger.list_items(tenant=case.tenant_id, status=ReconStatus.OPEN)
-            prefix = case.key("")
-            open_items = tuple(i.item_id for i in items if i.record_key.startswith(prefix))
+            open_items = tuple(i.item_id for i in case_open_items(ledger, case))
         waiting = tuple(t.state_name for t in engine.list_waiting_tasks(described["executionArn"]))
         return execution_view(
             described,

@@ -145,7 +145,7 @@ def sweep(
     as_json: JsonOption = False,
 ) -> None:
     """Turn IN_PROGRESS records whose lease expired past the grace period into UNKNOWN,
-    at most --limit per run (the leases index, earliest lease first).
+    at most --limit per run (read from an index of the claims in flight).
 
     Never refunds: an expired lease proves a lost worker, not a failed effect.
     """
@@ -163,6 +163,45 @@ def sweep(
         flags = {"--url": url, "--limit": None if limit is None else str(limit)}
         command = next_page_command(["stepsaga", "ledger", "sweep"], flags, page.next_token)
         emit(data, as_json, lambda d: _render_swept(d["swept"], command))
+
+
+@app.command("reindex")
+def reindex(
+    ctx: typer.Context,
+    url: UrlOption = None,
+    output: OutputOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Give every record and item of a DynamoDB ledger the index attributes of this
+    version (run once after an upgrade: items written before an index existed are
+    otherwise missing from listings and case lookups). Scans the table; repeatable.
+
+    A SQLite ledger needs none: it builds its indexes when it is opened.
+    """
+    as_json = wants_json(output, as_json)
+    with exit_codes():
+        cli = cli_context(ctx)
+        if url is None and cli.backend is Backend.aws:
+            from stepsaga.backends.aws import ledger_url
+
+            url = ledger_url(cli)
+        target = url or cli.home.ledger_url
+        data = {"scanned": 0, "updated": 0}
+        if not isinstance(parse_url(target), SqliteUrl):
+            from stepsaga.ledger.connect import open_store
+            from stepsaga.ledger.dynamodb import DynamoDBStore
+
+            store = open_store(target)
+            if isinstance(store, DynamoDBStore):
+                done = store.reindex()
+                data = {"scanned": done.scanned, "updated": done.updated}
+            store.close()
+        emit(data, as_json, _render_reindexed)
+
+
+def _render_reindexed(data: dict[str, int]) -> None:
+    read, fixed = data["scanned"], data["updated"]
+    stdout.print(f"{read} item(s) read, {fixed} given this version's index attributes")
 
 
 def _render_list(records: list[dict[str, Any]], next_command: str | None = None) -> None:

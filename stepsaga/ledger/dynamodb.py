@@ -32,7 +32,7 @@ import random
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -48,7 +48,14 @@ from stepsaga.ledger.codec import (
     time_text,
 )
 from stepsaga.ledger.contention import CONFLICT_RETRY, ConflictRetry
-from stepsaga.ledger.lookups import Kind, Partition, index_attributes, lease_partitions, partitions
+from stepsaga.ledger.lookups import (
+    LEASE_ATTRIBUTE,
+    Kind,
+    Partition,
+    index_attributes,
+    lease_partitions,
+    partitions,
+)
 from stepsaga.ledger.models import (
     Approval,
     EffectClass,
@@ -71,6 +78,7 @@ from stepsaga.ledger.table import (
     BUDGET_SHARDS,
     BUDGET_SORT,
     GSIS,
+    LOOKUP_ATTRIBUTES,
     PARTITION_KEY,
     RECON_PREFIX,
     RECON_SORT,
@@ -104,6 +112,14 @@ MAX_BUDGET_SHARDS = 32
 
 class _ConflictError(Exception):
     """A concurrent transaction touched one of our items: nothing was written."""
+
+
+@dataclass(frozen=True)
+class Reindexed:
+    """What ``DynamoDBStore.reindex`` did: items read, items whose index attributes it fixed."""
+
+    scanned: int
+    updated: int
 
 
 class DynamoDBStore:
@@ -346,6 +362,65 @@ class DynamoDBStore:
                     self._sleep(0.05)
         return len(puts)
 
+    def reindex(self, *, page_size: int = 100) -> Reindexed:
+        """Give every record and item the index attributes today's layout gives it
+        (``stepsaga ledger reindex``): items written before an index existed, or under an
+        older layout, are otherwise missing from the listings and case lookups that read
+        that index. One ``Scan`` of the table, run once by an operator after an upgrade;
+        each fix is an ``UpdateItem`` conditional on the item's ``updated_at``, so a write
+        made meanwhile (which carries the attributes already) is never overwritten.
+        Repeatable: a second run changes nothing."""
+        scanned = fixed = 0
+        request: Item = {"TableName": self.table, "Limit": page_size}
+        while True:
+            with self._aws():
+                response = self.client.scan(**request)
+            for raw in response.get("Items", []):
+                scanned += 1
+                fixed += self._reindex_one(raw)
+            start = response.get("LastEvaluatedKey")
+            if not start:
+                return Reindexed(scanned=scanned, updated=fixed)
+            request["ExclusiveStartKey"] = start
+
+    def _reindex_one(self, raw: Item) -> bool:
+        pk = str(raw[PARTITION_KEY]["S"])
+        if pk.startswith(ACTION_PREFIX):
+            wanted = _record_lookups(_record(raw))
+        elif pk.startswith(RECON_PREFIX):
+            wanted = _recon_lookups(_recon(raw))
+        else:
+            return False  # budgets, pointers, audit records: in no listing index
+        stale = [a for a in LOOKUP_ATTRIBUTES if a in raw and a not in wanted]
+        changed = {a: v for a, v in wanted.items() if raw.get(a) != {"S": v}}
+        if not stale and not changed:
+            return False
+        names = {f"#a{i}": a for i, a in enumerate([*changed, *stale])}
+        alias = {a: n for n, a in names.items()}
+        values: Item = {f":v{i}": {"S": v} for i, v in enumerate(changed.values())}
+        values[":u"] = raw["updated_at"]
+        expression = ""
+        if changed:
+            expression += "SET " + ", ".join(f"{alias[a]} = :v{i}" for i, a in enumerate(changed))
+        if stale:
+            expression += " REMOVE " + ", ".join(alias[a] for a in stale)
+        names["#u"] = "updated_at"
+        try:
+            with self._aws():
+                self.client.update_item(
+                    TableName=self.table,
+                    Key=_key(pk, str(raw[SORT_KEY]["S"])),
+                    UpdateExpression=expression.strip(),
+                    ConditionExpression="#u = :u",
+                    ExpressionAttributeNames=names,
+                    ExpressionAttributeValues=values,
+                )
+        except ClientError as exc:
+            if exc.response.get("Error", {}).get("Code") != "ConditionalCheckFailedException":
+                raise _wrap(exc, self.table) from exc
+            return False  # written meanwhile: that write carries today's attributes
+        return True
+
     # --- budgets ---------------------------------------------------------------------
 
     def get_budget(self, tenant_id: str) -> int | None:
@@ -585,23 +660,15 @@ class DynamoDBStore:
         return Page(tuple(read(raw) for _, raw in chosen), chosen[-1][0] if more else None)
 
     def _range(self, partition: Partition, after: str | None, want: int) -> list[tuple[str, Item]]:
-        """Up to ``want`` entries of one partition after ``after`` (and before its bound),
-        with their sort keys; filtered partitions read on until ``want`` match."""
-        names = {"#pk": partition.key_attribute, "#sk": partition.sort_attribute}
+        """Up to ``want`` entries of one partition after ``after``, with their sort keys;
+        filtered partitions read on until ``want`` match."""
+        names = {"#pk": partition.key_attribute}
         values: Item = {":pk": {"S": partition.key}}
         condition = "#pk = :pk"
-        if after is not None and partition.before is not None:
-            condition += " AND #sk BETWEEN :after AND :before"  # inclusive: ``after`` dropped
-        elif after is not None:
-            condition += " AND #sk > :after"
-        elif partition.before is not None:
-            condition += " AND #sk < :before"
         if after is not None:
+            condition += " AND #sk > :after"
+            names["#sk"] = partition.sort_attribute
             values[":after"] = {"S": after}
-        if partition.before is not None:
-            values[":before"] = {"S": partition.before}
-        if after is None and partition.before is None:
-            del names["#sk"]
         request: Item = {
             "TableName": self.table,
             "IndexName": partition.index,
@@ -610,21 +677,23 @@ class DynamoDBStore:
             "ExpressionAttributeValues": values,
             "Limit": want,
         }
-        if partition.filters:
-            clauses = []
-            for i, (attribute, value) in enumerate(partition.filters):
-                names[f"#f{i}"] = attribute
-                values[f":f{i}"] = {"S": value}
-                clauses.append(f"#f{i} = :f{i}")
+        clauses = []
+        for i, (attribute, value) in enumerate(partition.filters):
+            names[f"#f{i}"] = attribute
+            values[f":f{i}"] = {"S": value}
+            clauses.append(f"#f{i} = :f{i}")
+        if partition.lease_before is not None:
+            names["#lease"] = LEASE_ATTRIBUTE
+            values[":lease"] = {"S": partition.lease_before}
+            clauses.append("#lease < :lease")
+        if clauses:
             request["FilterExpression"] = " AND ".join(clauses)
         entries: list[tuple[str, Item]] = []
         while len(entries) < want:
             with self._aws():
                 response = self.client.query(**request)
             for raw in response.get("Items", []):
-                sort = str(raw[partition.sort_attribute]["S"])
-                if sort != after and (partition.before is None or sort < partition.before):
-                    entries.append((sort, raw))
+                entries.append((str(raw[partition.sort_attribute]["S"]), raw))
             start = response.get("LastEvaluatedKey")
             if not start:
                 break
@@ -857,17 +926,31 @@ def _record_item(record: Record) -> Item:
     _put_optional(item, "cost", record.cost)
     _put_optional(item, "budget_shard", record.budget_shard)
     _put_optional(item, "terms", json_text(record.terms))
-    lookups = index_attributes(
+    item.update({name: {"S": value} for name, value in _record_lookups(record).items()})
+    return item
+
+
+def _record_lookups(record: Record) -> dict[str, str]:
+    return index_attributes(
         Kind.RECORD,
         identity=record.key,
         tenant=record.tenant_id,
         case=record.case_id,
         status=record.status.value,
         created_at=time_text(record.created_at),
-        lease_expires_at=opt_time_text(record.lease_expires_at),
     )
-    item.update({name: {"S": value} for name, value in lookups.items()})
-    return item
+
+
+def _recon_lookups(item: ReconItem) -> dict[str, str]:
+    """Open items only in the sparse open-items index (``lookups.index_attributes``)."""
+    return index_attributes(
+        Kind.ITEM,
+        identity=item.item_id,
+        tenant=item.tenant_id,
+        case=item.case_id,
+        status=item.status.value,
+        created_at=time_text(item.created_at),
+    )
 
 
 def _s(item: Item, name: str) -> str | None:
@@ -920,15 +1003,7 @@ def _recon_item(item: ReconItem) -> Item:
         "created_at": {"S": time_text(item.created_at)},
         "updated_at": {"S": time_text(item.updated_at)},
     }
-    lookups = index_attributes(  # open items only in the sparse open-items index
-        Kind.ITEM,
-        identity=item.item_id,
-        tenant=item.tenant_id,
-        case=item.case_id,
-        status=item.status.value,
-        created_at=time_text(item.created_at),
-    )
-    raw.update({name: {"S": value} for name, value in lookups.items()})
+    raw.update({name: {"S": value} for name, value in _recon_lookups(item).items()})
     _put_optional(raw, "outcome", item.outcome.value if item.outcome else None)
     _put_optional(raw, "resolved_by", item.resolved_by)
     _put_optional(raw, "note", item.note)

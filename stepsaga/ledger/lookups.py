@@ -10,22 +10,33 @@ filters given                 index (``table.py``)            partitions queried
 ============================  ==============================  ============================
 ``case`` (+- tenant, status)   ``by-case``                     1; tenant/status filtered
                                                               (bounded by the case)
-tenant + status               ``by-tenant`` (open items:      1
-                              ``open-items-by-tenant``)
-tenant                        ``by-tenant`` (+ open items)    one per status
+tenant + status               ``by-tenant`` (open items:      ``LOOKUP_SHARDS`` (open
+                              ``open-items-by-tenant``;       items: 1)
+                              in-flight records:
+                              ``by-status``, tenant filtered)
+tenant                        as tenant + status              one set per status
 status                        ``by-status``                   ``LOOKUP_SHARDS``
 none                          ``by-status``                   statuses x ``LOOKUP_SHARDS``
-sweep (stale leases)          ``leases``                      ``LOOKUP_SHARDS``
+sweep (stale leases)          ``by-status`` (in flight,       ``LOOKUP_SHARDS``
+                              lease filtered)
 ============================  ==============================  ============================
 
-Why shards: without ``--tenant`` a single partition key (``R#IN_PROGRESS``) would take
-every claim's write and cap the whole ledger at one GSI partition's 1,000 writes/s, which
-throttles the base table too. A fixed shard (CRC-32 of the id) spreads those writes; the
-reader queries each shard and merges (k-way, by sort key), a constant fan-out. A tenant's
-own partitions carry only that tenant's writes and are not sharded.
+What each write costs is what decides which entries exist (#24: a clean case paid 30 of
+its 36 write units in index entries). A claim (``IN_PROGRESS``) is written to ``by-status``
+and ``by-case`` only: in-flight records are few (bounded by concurrency, not by history),
+so a tenant's in-flight records and the sweep's stale claims are read from the in-flight
+partitions of ``by-status`` with a filter, and the claim needs neither a ``by-tenant`` entry
+(added once, when it settles) nor a ``leases`` entry (added, then removed). Everything
+else is indexed as before, so every listing keeps its meaning.
 
-Items written before these indexes existed lack the attributes: they are not listed until
-their next write (a claim, an outcome, a resolution) adds them (``docs/lookups.md``).
+Why shards: a single partition key (``R#IN_PROGRESS``, or one busy tenant's
+``R#{tenant}#COMPLETED``) would take every one of those writes and cap them at one GSI
+partition's 1,000 writes/s, which throttles the base table too. A fixed shard (CRC-32 of
+the id) spreads them; the reader queries each shard and merges (k-way, by sort key), a
+constant fan-out.
+
+Items written before an index existed, or under an older layout, lack today's attributes:
+``stepsaga ledger reindex`` gives them (``docs/lookups.md``).
 """
 
 from __future__ import annotations
@@ -42,9 +53,6 @@ from stepsaga.ledger.table import (
     BY_STATUS_PARTITION_KEY,
     BY_TENANT_INDEX,
     BY_TENANT_PARTITION_KEY,
-    LEASES_INDEX,
-    LEASES_PARTITION_KEY,
-    LEASES_SORT_KEY,
     LOOKUP_SHARDS,
     LOOKUP_SORT_KEY,
     OPEN_ITEMS_INDEX,
@@ -53,10 +61,23 @@ from stepsaga.ledger.table import (
     OPEN_ITEMS_TENANT_PREFIX,
 )
 
-__all__ = ["Kind", "Partition", "index_attributes", "lease_partitions", "partitions", "position"]
+__all__ = [
+    "IN_FLIGHT",
+    "LEASE_ATTRIBUTE",
+    "Kind",
+    "Partition",
+    "index_attributes",
+    "lease_partitions",
+    "partitions",
+    "position",
+]
 
 #: The recon status whose tenant partition is the older ``open-items-by-tenant`` index.
 _OPEN = "OPEN"
+#: The record status read from ``by-status`` alone (with a filter) while it lasts.
+IN_FLIGHT = "IN_PROGRESS"
+#: The attribute the sweep filters in-flight records on (time text: sorts as it reads).
+LEASE_ATTRIBUTE = "lease_expires_at"
 
 
 class Kind(StrEnum):
@@ -69,15 +90,15 @@ class Kind(StrEnum):
 @dataclass(frozen=True)
 class Partition:
     """One index partition to ``Query``: ``key_attribute = key``, sorted by
-    ``sort_attribute``; ``filters`` (attribute, value) narrow it; ``before`` bounds the
-    sort key from above (exclusive)."""
+    ``sort_attribute``; ``filters`` (attribute, value) narrow it to equal values,
+    ``lease_before`` to leases that ended before it (time text)."""
 
     index: str
     key_attribute: str
     key: str
     sort_attribute: str = LOOKUP_SORT_KEY
     filters: tuple[tuple[str, str], ...] = ()
-    before: str | None = None
+    lease_before: str | None = None
 
 
 def position(created_at: str, identity: str) -> str:
@@ -97,35 +118,57 @@ def index_attributes(
     case: str,
     status: str,
     created_at: str,
-    lease_expires_at: str | None = None,
 ) -> dict[str, str]:
     """The index attributes (all strings) of one record or item, as ``partitions`` reads them."""
     pos = position(created_at, identity)
+    shard = _shard(identity)
     attributes = {
         LOOKUP_SORT_KEY: pos,
-        BY_STATUS_PARTITION_KEY: f"{kind}#{status}#{_shard(identity)}",
+        BY_STATUS_PARTITION_KEY: f"{kind}#{status}#{shard}",
         BY_CASE_PARTITION_KEY: f"{kind}#{case}",
     }
     if kind is Kind.ITEM and status == _OPEN:
         attributes[OPEN_ITEMS_PARTITION_KEY] = f"{OPEN_ITEMS_TENANT_PREFIX}{tenant}"
         attributes[OPEN_ITEMS_SORT_KEY] = pos
-    else:
-        attributes[BY_TENANT_PARTITION_KEY] = f"{kind}#{tenant}#{status}"
-    if kind is Kind.RECORD and status == "IN_PROGRESS" and lease_expires_at is not None:
-        attributes[LEASES_PARTITION_KEY] = f"L#{_shard(identity)}"
-        attributes[LEASES_SORT_KEY] = position(lease_expires_at, identity)
+    elif not (kind is Kind.RECORD and status == IN_FLIGHT):
+        attributes[BY_TENANT_PARTITION_KEY] = f"{kind}#{tenant}#{status}#{shard}"
     return attributes
 
 
-def _by_tenant(kind: Kind, tenant: str, status: str) -> Partition:
-    if kind is Kind.ITEM and status == _OPEN:
-        return Partition(
-            OPEN_ITEMS_INDEX,
-            OPEN_ITEMS_PARTITION_KEY,
-            f"{OPEN_ITEMS_TENANT_PREFIX}{tenant}",
-            OPEN_ITEMS_SORT_KEY,
+def _by_status(
+    kind: Kind,
+    status: str,
+    filters: tuple[tuple[str, str], ...] = (),
+    lease_before: str | None = None,
+) -> list[Partition]:
+    return [
+        Partition(
+            BY_STATUS_INDEX,
+            BY_STATUS_PARTITION_KEY,
+            f"{kind}#{status}#{shard}",
+            filters=filters,
+            lease_before=lease_before,
         )
-    return Partition(BY_TENANT_INDEX, BY_TENANT_PARTITION_KEY, f"{kind}#{tenant}#{status}")
+        for shard in range(LOOKUP_SHARDS)
+    ]
+
+
+def _by_tenant(kind: Kind, tenant: str, status: str) -> list[Partition]:
+    if kind is Kind.ITEM and status == _OPEN:
+        return [
+            Partition(
+                OPEN_ITEMS_INDEX,
+                OPEN_ITEMS_PARTITION_KEY,
+                f"{OPEN_ITEMS_TENANT_PREFIX}{tenant}",
+                OPEN_ITEMS_SORT_KEY,
+            )
+        ]
+    if kind is Kind.RECORD and status == IN_FLIGHT:
+        return _by_status(kind, status, filters=(("tenant_id", tenant),))
+    return [
+        Partition(BY_TENANT_INDEX, BY_TENANT_PARTITION_KEY, f"{kind}#{tenant}#{status}#{shard}")
+        for shard in range(LOOKUP_SHARDS)
+    ]
 
 
 def partitions(
@@ -143,17 +186,10 @@ def partitions(
         return [Partition(BY_CASE_INDEX, BY_CASE_PARTITION_KEY, f"{kind}#{case}", filters=filters)]
     wanted = [status] if status is not None else list(statuses)
     if tenant is not None:
-        return [_by_tenant(kind, tenant, s) for s in wanted]
-    return [
-        Partition(BY_STATUS_INDEX, BY_STATUS_PARTITION_KEY, f"{kind}#{s}#{shard}")
-        for s in wanted
-        for shard in range(LOOKUP_SHARDS)
-    ]
+        return [p for s in wanted for p in _by_tenant(kind, tenant, s)]
+    return [p for s in wanted for p in _by_status(kind, s)]
 
 
 def lease_partitions(before: str) -> list[Partition]:
-    """The sweep: leases that ended before ``before`` (time text), in every shard."""
-    return [
-        Partition(LEASES_INDEX, LEASES_PARTITION_KEY, f"L#{shard}", LEASES_SORT_KEY, before=before)
-        for shard in range(LOOKUP_SHARDS)
-    ]
+    """The sweep: in-flight records whose lease ended before ``before`` (time text)."""
+    return _by_status(Kind.RECORD, IN_FLIGHT, lease_before=before)

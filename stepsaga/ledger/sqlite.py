@@ -50,8 +50,11 @@ SYNCHRONOUS_MODES = ("OFF", "NORMAL", "FULL", "EXTRA")
 #: 3 added the ``terms`` column of ``actions`` (``_MIGRATIONS``); 4 added dual control
 #: (``recon_items.dual_control``, ``recon_items.first_approval``) and the ``audit`` table;
 #: 5 the listing indexes (one per filter a listing takes, each ending in its order, so
-#: pages are keyset range reads).
-SCHEMA_VERSION = 5
+#: pages are keyset range reads); 6 dropped the four that only listings without a status
+#: read (``actions_by_time``, ``actions_by_tenant``, ``recon_by_time``,
+#: ``recon_by_tenant_time``): those merge the per-status ranges instead, so a claim writes
+#: four index entries instead of six.
+SCHEMA_VERSION = 6
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS actions (
@@ -78,8 +81,6 @@ CREATE TABLE IF NOT EXISTS actions (
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS actions_in_progress ON actions (lease_expires_at)
     WHERE status = 'IN_PROGRESS';
-CREATE INDEX IF NOT EXISTS actions_by_time ON actions (created_at, key);
-CREATE INDEX IF NOT EXISTS actions_by_tenant ON actions (tenant_id, created_at, key);
 CREATE INDEX IF NOT EXISTS actions_by_tenant_status ON actions (tenant_id, status, created_at, key);
 CREATE INDEX IF NOT EXISTS actions_by_status ON actions (status, created_at, key);
 CREATE INDEX IF NOT EXISTS actions_by_case ON actions (case_id, created_at, key);
@@ -106,8 +107,6 @@ CREATE TABLE IF NOT EXISTS recon_items (
     dual_control INTEGER NOT NULL DEFAULT 0,
     first_approval TEXT
 ) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS recon_by_time ON recon_items (created_at, item_id);
-CREATE INDEX IF NOT EXISTS recon_by_tenant_time ON recon_items (tenant_id, created_at, item_id);
 CREATE INDEX IF NOT EXISTS recon_by_tenant_status
     ON recon_items (tenant_id, status, created_at, item_id);
 CREATE INDEX IF NOT EXISTS recon_by_status ON recon_items (status, created_at, item_id);
@@ -144,10 +143,22 @@ _MIGRATIONS: dict[int, tuple[str, ...]] = {
         "ALTER TABLE recon_items ADD COLUMN first_approval TEXT",
     ),
     4: ("DROP INDEX IF EXISTS recon_by_tenant",),  # recon_by_tenant_status covers it
+    5: (
+        "DROP INDEX IF EXISTS actions_by_time",
+        "DROP INDEX IF EXISTS actions_by_tenant",
+        "DROP INDEX IF EXISTS recon_by_time",
+        "DROP INDEX IF EXISTS recon_by_tenant_time",
+    ),
 }
+#: Columns an UPDATE never changes: what the key determines, and when it was first written.
+#: Left out of the SET list, so SQLite leaves the index built only from them alone
+#: (``actions_by_case``): an outcome rewrites the three entries that depend on the status.
+_FIXED = frozenset({"tenant_id", "case_id", "revision", "operation", "created_at"})
+_NON_KEY = [c.strip() for c in _COLUMNS.split(",")[1:]]
+_CHANGING = [i for i, column in enumerate(_NON_KEY) if column not in _FIXED]
 _UPDATE = (
     "UPDATE actions SET "
-    + ", ".join(f"{c.strip()} = ?" for c in _COLUMNS.split(",")[1:])
+    + ", ".join(f"{_NON_KEY[i]} = ?" for i in _CHANGING)
     + " WHERE key = ? AND status = ? AND owner = ?"
 )
 _SELECT = f"SELECT {_COLUMNS} FROM actions"
@@ -157,6 +168,10 @@ _ITEM_COLUMNS = (
     "item_id, record_key, tenant_id, case_id, reason, step, evidence, status, outcome, "
     "resolved_by, note, task_token, created_at, updated_at, resolved_at, dual_control, "
     "first_approval"
+)
+_INSERT_ITEM = (
+    f"INSERT INTO recon_items ({_ITEM_COLUMNS}) VALUES ({', '.join('?' * 17)}) "
+    "ON CONFLICT (item_id) DO NOTHING"
 )
 
 
@@ -360,14 +375,15 @@ class SqliteStore:
 
         return self._write(body)
 
-    def bulk_insert(self, records: Iterable[Record]) -> int:
-        """Insert many records in one transaction, skipping keys that exist (imports,
-        benchmarks), then fold the WAL into the file so later commits do not pay for it.
-        Returns how many were inserted."""
+    def bulk_insert(self, records: Iterable[Record], items: Iterable[ReconItem] = ()) -> int:
+        """Insert many records and items in one transaction, skipping keys that exist
+        (imports, benchmarks, a lived-in home for tests), then fold the WAL into the file so
+        later commits do not pay for it. Returns how many were inserted."""
 
         def body(conn: sqlite3.Connection) -> tuple[bool, int]:
             before = conn.total_changes
             conn.executemany(_INSERT, (_row(record) for record in records))
+            conn.executemany(_INSERT_ITEM, (_item_row(item) for item in items))
             return True, conn.total_changes - before
 
         inserted = self._write(body)
@@ -385,7 +401,9 @@ class SqliteStore:
         after: str | None = None,
     ) -> Page[Record]:
         filters = {"tenant_id": tenant, "case_id": case, "status": status}
-        sql, args = _keyset(_SELECT, filters, ("created_at", "key"), limit, after)
+        select = _SELECT if case is None else f"{_SELECT} INDEXED BY actions_by_case"
+        merged = list(Status) if case is None and status is None else None
+        sql, args = _keyset(select, filters, ("created_at", "key"), limit, after, merge=merged)
         return _paged([_record(row) for row in self._read(sql, args)], limit, _record_position)
 
     def stale(
@@ -496,7 +514,10 @@ class SqliteStore:
     ) -> Page[ReconItem]:
         filters = {"tenant_id": tenant, "case_id": case, "status": status}
         select = f"SELECT {_ITEM_COLUMNS} FROM recon_items"
-        sql, args = _keyset(select, filters, ("created_at", "item_id"), limit, after)
+        if case is not None:
+            select += " INDEXED BY recon_by_case"
+        merged = list(ReconStatus) if case is None and status is None else None
+        sql, args = _keyset(select, filters, ("created_at", "item_id"), limit, after, merge=merged)
         return _paged([_item(row) for row in self._read(sql, args)], limit, _item_position)
 
 
@@ -507,9 +528,32 @@ def _keyset(
     limit: int,
     after: str | None,
     args: list[Any] | None = None,
+    *,
+    merge: Sequence[str] | None = None,
 ) -> tuple[str, list[Any]]:
     """A page as a range read of the index ending in ``order``: equality filters, then
-    ``order > after`` (a row value), ``limit + 1`` rows to learn whether more follow."""
+    ``order > after`` (a row value), ``limit + 1`` rows to learn whether more follow.
+    ``merge`` (every status, when none is asked for): one range per status, merged in
+    order by SQLite (``MERGE (UNION ALL)``, no sort), so no index is needed that only a
+    listing without a status would read."""
+    if merge is not None:
+        arms = [_keyset_where(select, {**filters, "status": s}, order, after) for s in merge]
+        sql = " UNION ALL ".join(arm for arm, _ in arms)
+        values = [value for _, arm_values in arms for value in arm_values]
+    else:
+        sql, values = _keyset_where(select, filters, order, after, args)
+    sql += f" ORDER BY {order[0]}, {order[1]} LIMIT ?"
+    values.append(limit + 1)
+    return sql, values
+
+
+def _keyset_where(
+    select: str,
+    filters: Mapping[str, object],
+    order: tuple[str, str],
+    after: str | None,
+    args: list[Any] | None = None,
+) -> tuple[str, list[Any]]:
     where: list[str] = []
     values = list(args or [])
     for column, value in filters.items():
@@ -521,10 +565,7 @@ def _keyset(
         where.append(f"({order[0]}, {order[1]}) > (?, ?)")
         values += [at, identity]
     joiner = " AND " if " WHERE " in select else " WHERE "
-    sql = select + (joiner + " AND ".join(where) if where else "")
-    sql += f" ORDER BY {order[0]}, {order[1]} LIMIT ?"
-    values.append(limit + 1)
-    return sql, values
+    return select + (joiner + " AND ".join(where) if where else ""), values
 
 
 def _paged(rows: list[T], limit: int, position: Callable[[T], str]) -> Page[T]:
@@ -654,7 +695,31 @@ def _put_item(
     """Insert (``expect`` None) or update under the stored status and first approval
     (``item``'s; ``first``: none stored, so one first approval wins); ``same_token`` also
     requires the stored task token to be ``item``'s (``IS`` matches NULLs)."""
-    values = (
+    values = _item_row(item)
+    if expect is None:
+        cursor = conn.execute(_INSERT_ITEM, values)
+    else:
+        columns = [c.strip() for c in _ITEM_COLUMNS.split(",")[1:]]
+        where = " WHERE item_id = ? AND status = ?"
+        condition: tuple[Any, ...] = (item.item_id, expect.value)
+        if same_token:
+            where += " AND task_token IS ?"
+            condition += (item.task_token,)
+        if first:
+            where += " AND first_approval IS NULL"
+        else:  # never replace a first approval written since the item was read
+            where += " AND first_approval IS ?"
+            condition += (_approval_text(item.first_approval),)
+        cursor = conn.execute(
+            "UPDATE recon_items SET " + ", ".join(f"{c} = ?" for c in columns) + where,
+            (*values[1:], *condition),
+        )
+    return cursor.rowcount == 1
+
+
+def _item_row(item: ReconItem) -> tuple[Any, ...]:
+    """Every column of ``recon_items``, in ``_ITEM_COLUMNS`` order."""
+    return (
         item.item_id,
         item.record_key,
         item.tenant_id,
@@ -673,29 +738,6 @@ def _put_item(
         int(item.dual_control),
         _approval_text(item.first_approval),
     )
-    if expect is None:
-        cursor = conn.execute(
-            f"INSERT INTO recon_items ({_ITEM_COLUMNS}) VALUES ({', '.join('?' * 17)}) "
-            "ON CONFLICT (item_id) DO NOTHING",
-            values,
-        )
-    else:
-        columns = [c.strip() for c in _ITEM_COLUMNS.split(",")[1:]]
-        where = " WHERE item_id = ? AND status = ?"
-        condition: tuple[Any, ...] = (item.item_id, expect.value)
-        if same_token:
-            where += " AND task_token IS ?"
-            condition += (item.task_token,)
-        if first:
-            where += " AND first_approval IS NULL"
-        else:  # never replace a first approval written since the item was read
-            where += " AND first_approval IS ?"
-            condition += (_approval_text(item.first_approval),)
-        cursor = conn.execute(
-            "UPDATE recon_items SET " + ", ".join(f"{c} = ?" for c in columns) + where,
-            (*values[1:], *condition),
-        )
-    return cursor.rowcount == 1
 
 
 def _row(record: Record) -> tuple[Any, ...]:
@@ -729,7 +771,8 @@ def _update_values(record: Record) -> tuple[Any, ...]:
 
 
 def _update_args(record: Record, expect: Expect) -> tuple[Any, ...]:
-    return (*_update_values(record), record.key, str(expect.status), expect.owner)
+    values = _update_values(record)
+    return (*(values[i] for i in _CHANGING), record.key, str(expect.status), expect.owner)
 
 
 def _record(row: Sequence[Any]) -> Record:

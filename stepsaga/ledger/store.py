@@ -116,8 +116,8 @@ class LedgerStore(Protocol):
     def stale(
         self, *, lease_expired_before: datetime, limit: int, after: str | None = None
     ) -> Page[Record]:
-        """``IN_PROGRESS`` records whose lease ended before the given time, earliest lease
-        first (positions are ``{lease_expires_at}#{key}``)."""
+        """``IN_PROGRESS`` records whose lease ended before the given time, in the store's
+        order (SQLite: earliest lease first; DynamoDB: oldest claim first)."""
         ...
 
     def get_budget(self, tenant_id: str) -> int | None: ...

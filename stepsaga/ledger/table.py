@@ -51,8 +51,9 @@ POINTER_REVISION_DIGITS: Final = 6
 #: partition attribute, and all three share the sort attribute ``pos`` =
 #: ``{created_at}#{key or item_id}`` (fixed-width UTC time: sorts as it reads).
 LOOKUP_SORT_KEY: Final = "pos"
-#: ``tpk`` = ``{R|I}#{tenant}#{status}``: a tenant's records/items in one status, by time.
-#: (OPEN items use ``OPEN_ITEMS_INDEX`` instead, which holds them since before this index.)
+#: ``tpk`` = ``{R|I}#{tenant}#{status}#{shard}``: a tenant's settled records and resolved
+#: items in one status, by time (OPEN items use ``OPEN_ITEMS_INDEX``, which holds them since
+#: before this index; in-flight records are read from ``by-status``, tenant filtered).
 BY_TENANT_INDEX: Final = "by-tenant"
 BY_TENANT_PARTITION_KEY: Final = "tpk"
 #: ``spk`` = ``{R|I}#{status}#{shard}``: every tenant's records/items in one status, spread
@@ -62,13 +63,13 @@ BY_STATUS_PARTITION_KEY: Final = "spk"
 #: ``cpk`` = ``{R|I}#{case_id}``: one case's records/items (any tenant sharing the case id).
 BY_CASE_INDEX: Final = "by-case"
 BY_CASE_PARTITION_KEY: Final = "cpk"
-#: Sparse: only ``IN_PROGRESS`` records with a lease: ``lpk`` = ``L#{shard}``, ``lsk`` =
-#: ``{lease_expires_at}#{key}``; the sweep queries ``lsk < cutoff`` in every shard.
-LEASES_INDEX: Final = "leases"
-LEASES_PARTITION_KEY: Final = "lpk"
-LEASES_SORT_KEY: Final = "lsk"
-#: Partitions per "all tenants" key (status, leases): 4 times DynamoDB's 1,000 writes/s per
-#: partition key, and 4 Queries per status a listing without ``--tenant`` fans out to.
+#: Retired: the ``leases`` index (``lpk`` = ``L#{shard}``, ``lsk`` = ``{lease}#{key}``) cost
+#: every claim an entry added and removed; the sweep now filters the in-flight partitions
+#: of ``by-status``. A stack that has it drops it on its next deploy (one GSI deletion);
+#: ``stepsaga ledger reindex`` removes the attributes from items.
+RETIRED_ATTRIBUTES: Final = ("lpk", "lsk")
+#: Partitions per key that many writes share (a status; a tenant's status): 4 times
+#: DynamoDB's 1,000 writes/s per partition key, and 4 Queries per key a listing reads.
 LOOKUP_SHARDS: Final = 4
 #: Every GSI: name → (partition key, sort key) attribute, all strings, projecting ALL; the
 #: CDK construct, ``create_table`` and the grants (``dynamodb:Query`` on exactly these) read it.
@@ -77,5 +78,9 @@ GSIS: Final[dict[str, tuple[str, str]]] = {
     BY_TENANT_INDEX: (BY_TENANT_PARTITION_KEY, LOOKUP_SORT_KEY),
     BY_STATUS_INDEX: (BY_STATUS_PARTITION_KEY, LOOKUP_SORT_KEY),
     BY_CASE_INDEX: (BY_CASE_PARTITION_KEY, LOOKUP_SORT_KEY),
-    LEASES_INDEX: (LEASES_PARTITION_KEY, LEASES_SORT_KEY),
 }
+#: Every attribute an index reads or read (``lookups.index_attributes`` sets a subset of
+#: them per item): what ``DynamoDBStore.reindex`` compares, and removes where unused.
+LOOKUP_ATTRIBUTES: Final = tuple(
+    dict.fromkeys([*(a for keys in GSIS.values() for a in keys), *RETIRED_ATTRIBUTES])
+)

@@ -3,8 +3,9 @@
 ``history(n, now=…)`` makes ``n`` records over ``TENANTS`` tenants (three operations per
 case, statuses in fixed proportions) and one recon item per five records, half of them
 resolved. Exactly ``STALE`` records are ``IN_PROGRESS`` with a lease that ended an hour
-before ``now`` (what a sweep finds), whatever ``n`` is, so a sweep does the same work at
-every size; the rest of the in-progress ones hold live leases.
+before ``now`` (what a sweep finds), and at most ``LIVE`` more, the newest, hold live
+leases, whatever ``n`` is: claims in flight are bounded by concurrency, not by history,
+so a sweep or a listing of in-flight records does the same work at every size.
 """
 
 from __future__ import annotations
@@ -13,10 +14,11 @@ from datetime import datetime, timedelta
 
 from stepsaga.ledger.models import EffectClass, ReconItem, ReconStatus, Record, Status
 
-__all__ = ["STALE", "TENANTS", "history"]
+__all__ = ["LIVE", "STALE", "TENANTS", "history", "open_backlog"]
 
 TENANTS = 10
 STALE = 40
+LIVE = 20
 _OPERATIONS = ("reserve_stock", "refund_payment", "create_shipment")
 #: Status of record ``i`` by ``i % 10``: mostly completed, a few of every other status.
 _STATUSES = (
@@ -49,6 +51,8 @@ def history(n: int, *, now: datetime) -> tuple[list[Record], list[ReconItem]]:
             stale_one = stale < STALE
             stale += stale_one
             lease = now - timedelta(hours=1) if stale_one else now + timedelta(hours=1)
+            if not stale_one and i < n - LIVE * len(_STATUSES):
+                status, lease = Status.COMPLETED, None  # finished long ago
         key = f"{tenant}:{case}:r1:{operation}"
         records.append(
             Record(
@@ -91,3 +95,27 @@ def history(n: int, *, now: datetime) -> tuple[list[Record], list[ReconItem]]:
                 )
             )
     return records, items
+
+
+def open_backlog(n: int, *, tenant: str, now: datetime) -> list[ReconItem]:
+    """``n`` OPEN items of one tenant, one per compensated case (``BACKLOG-{i}``): what a
+    home that has lived carries, for tests that lookups by case stay flat."""
+    items = []
+    for i in range(n):
+        created = now - timedelta(seconds=n - i)
+        case = f"BACKLOG-{i}"
+        items.append(
+            ReconItem(
+                item_id=f"backlog-{i:024d}",
+                record_key=f"{tenant}:{case}:r1:create_shipment",
+                tenant_id=tenant,
+                case_id=case,
+                reason="outcome unknown",
+                step="CreateShipment",
+                evidence={"i": i},
+                status=ReconStatus.OPEN,
+                created_at=created,
+                updated_at=created,
+            )
+        )
+    return items

@@ -43,6 +43,7 @@ from typing import TYPE_CHECKING, Any, cast
 from stepsaga.approval_time import check_approval_window
 from stepsaga.backends.assemble import (
     CaseIdentity,
+    case_open_items,
     case_records,
     execution_view,
     item_view,
@@ -388,7 +389,6 @@ class AwsBackend:
                 f"--saga {query.saga}: this stack runs saga {self.saga.name}", field="saga"
             )
         sfn = self._sfn()
-        open_items: dict[str, list[ReconItem]] = {}
 
         def summarize(listed: Mapping[str, Any]) -> ExecutionSummary | None:
             name, wanted = str(listed["name"]), query.tenant
@@ -410,16 +410,7 @@ class AwsBackend:
                 return None
             waiting: tuple[str, ...] = ()
             if listed["status"] == "RUNNING":
-                if identity.tenant_id not in open_items:
-                    items = self.ledger.list_items(
-                        tenant=identity.tenant_id, status=ReconStatus.OPEN
-                    )
-                    open_items[identity.tenant_id] = items
-                prefix = identity.key("")
-                mine = [
-                    i for i in open_items[identity.tenant_id] if i.record_key.startswith(prefix)
-                ]
-                waiting = _waiting_for({"status": "RUNNING"}, mine)
+                waiting = _waiting_for({"status": "RUNNING"}, self._open_items(identity))
             return listed_summary(
                 {**listed, "error": error},
                 self.saga.name,
@@ -732,9 +723,7 @@ class AwsBackend:
         return describe_or_none(self._sfn(), self.settings.execution_arn(name))
 
     def _open_items(self, case: CaseIdentity) -> list[ReconItem]:
-        prefix = case.key("")
-        items = self.ledger.list_items(tenant=case.tenant_id, status=ReconStatus.OPEN)
-        return [item for item in items if item.record_key.startswith(prefix)]
+        return case_open_items(self.ledger, case)
 
     def _view(self, described: Described, items: list[ReconItem] | None = None) -> ExecutionView:
         machine = str(described.get("stateMachineArn", ""))

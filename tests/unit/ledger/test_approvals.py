@@ -130,5 +130,5 @@ def test_a_schema_3_ledger_is_migrated_and_keeps_its_items(tmp_path: Path) -> No
         assert resolved.status is ReconStatus.RESOLVED
         assert ledger.get_audit(opened.item_id) is not None
     conn = sqlite3.connect(path)
-    assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 5
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 6
     conn.close()
