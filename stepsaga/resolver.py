@@ -5,14 +5,18 @@ Deployed by the construct (``stepsaga.cdk.resolver``) behind a Lambda function U
 ``requestContext.authorizer.iam``; that is the decider (``CallerIdentity.person``, NFKC and
 case-folded), never anything in the body. The body is a ``DecisionRequest`` (unknown fields
 refused): ``resolve`` (dual control enforced by the ledger's own rule, ``Ledger.resolve``),
-``stop`` and ``redrive``. The work is ``AwsBackend``'s own (``resolve_as``, ``stop_as``,
-``redrive_as``): the same rules as the CLI's direct path, run under this function's role,
-the only role allowed to write reconciliation items and audit records.
+``stop``, ``cancel`` (stop, then the saga's compensations and escalations invoked under
+this function's role) and ``redrive``. The work is ``AwsBackend``'s own (``resolve_as``,
+``stop_as``, ``cancel_as``, ``redrive_as``): the same rules as the CLI's direct path, run
+under this function's role, the only role allowed to write reconciliation items and audit
+records.
 
-Answers: 200 with ``{"execution_arn": …}`` (what the caller follows with its own reads), or
+Answers: 200 with ``{"execution_arn": …}`` (what the caller follows with its own reads;
+``cancel`` adds ``undone`` and ``superseded_by``), or
 the stepsaga error as ``{"error", "message", "data"}`` with 400 (bad input), 403 (no
 identity), 404, 409 (refused: dual control, not redrivable) or 503 (retry). Logs carry the
-action, the item or execution and the outcome, never the note.
+action, the item or execution and the outcome (a cancel's: how many steps were undone),
+never the note.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from stepsaga.backends.aws.decisions import DecisionRequest
 from stepsaga.backends.aws.operators import CallerIdentity
+from stepsaga.backends.views import to_json
 from stepsaga.errors import (
     IllegalTransitionError,
     InvalidInputError,
@@ -69,7 +74,10 @@ class Resolver:
                 status = 409 if not exc.retryable else 503
             _log(action="refused", error=exc.error_name())
             return _answer(status, exc.to_dict())
-        _log(action=request.action, **answer)
+        logged = {k: v for k, v in answer.items() if k != "undone"}
+        if "undone" in answer:
+            logged["undone"] = len(answer["undone"])
+        _log(action=request.action, **logged)
         return _answer(200, answer)
 
     def _decide(self, caller: CallerIdentity, request: DecisionRequest) -> dict[str, Any]:
@@ -86,6 +94,15 @@ class Resolver:
                 ref, tenant=request.tenant, by=caller.person, note=note
             )
             return {"execution_arn": stopped.execution_arn}
+        if request.action == "cancel":
+            cancelled = self._backend_once().cancel_as(
+                ref, tenant=request.tenant, by=caller.person, note=request.given("note")
+            )
+            return {
+                "execution_arn": cancelled.execution.execution_arn,
+                "undone": [to_json(u) for u in cancelled.undone],
+                "superseded_by": cancelled.superseded_by,
+            }
         redriven = self._backend_once().redrive_as(ref, request.tenant)
         return {"execution_arn": redriven["executionArn"]}
 

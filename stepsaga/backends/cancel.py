@@ -149,6 +149,23 @@ def deployed_functions(definition: Mapping[str, Any]) -> dict[str, str]:
     return found
 
 
+def undo_functions(definition: Mapping[str, Any]) -> frozenset[str]:
+    """The logical functions cancel may invoke for a saga compiled to ``definition``: its
+    compensations (``Compensate``) and, if any step escalates, the reconciler (``Escalate``)
+    — what the resolver's role may invoke, nothing else."""
+    found: set[str] = set()
+    for name, state in _states(definition):
+        parameters = state.get("Parameters")
+        payload = parameters.get("Payload") if isinstance(parameters, Mapping) else None
+        if state.get("Type") != "Task" or not isinstance(payload, Mapping):
+            continue
+        if payload.get("kind") == "compensation":
+            found.add(name)
+        elif payload.get("kind") == "escalate":
+            found.add(RECONCILER_FUNCTION)
+    return frozenset(found)
+
+
 _RECONCILER_KINDS = frozenset({"reconcile", "escalate", "await_decision", "compensation_failed"})
 
 
@@ -251,6 +268,7 @@ __all__ = [
     "cancel_cause",
     "deployed_functions",
     "undo",
+    "undo_functions",
     "undo_plan",
     "undone_view",
 ]

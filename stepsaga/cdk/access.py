@@ -258,3 +258,8 @@ RESOLVER_EXECUTION_ACTIONS: Final = (
     "states:StopExecution",
     "states:RedriveExecution",
 )
+#: What the resolver's role calls for ``cancel``'s undo: read the definition the execution
+#: ran (on the state machine and its versions) and invoke the compensations and the
+#: reconciler it names (on their ``live`` aliases only: ``cancel.undo_functions``).
+RESOLVER_DEFINITION_ACTIONS: Final = ("states:DescribeStateMachine",)
+RESOLVER_UNDO_ACTIONS: Final = ("lambda:InvokeFunction",)

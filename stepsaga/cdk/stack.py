@@ -227,6 +227,7 @@ class SagaResources(Construct):
             saga=saga,
             state_machine_name=machine_name,
             shared=replace(shared, reserved_concurrency=None),
+            functions=self.functions,
         )
         self.operators = OperatorPolicy(
             self,

@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from stepsaga import deployment
+from stepsaga.backends.cancel import undo_functions
 from stepsaga.cdk import FunctionAccess
 from stepsaga.cdk.access import RESOLVER, RESOLVER_EXECUTION_ACTIONS, leading_key_conditions
 from stepsaga.cdk.stack import OVERDUE_CHECK_HANDLER
@@ -105,6 +106,11 @@ def test_resource_star_only_where_aws_requires_it(synthesized: Synthesized) -> N
                     # the redriver redrives them; the resolver stops and redrives them.
                     machine = deployment.state_machine_name(synthesized.saga.name, "dev")
                     assert resource["Fn::Join"][1][-1] == f":execution:{machine}:*", owner
+                    continue
+                if statement["Action"] == "states:DescribeStateMachine":
+                    # The resolver's cancel reads the definition of the version a case ran.
+                    machine = deployment.state_machine_name(synthesized.saga.name, "dev")
+                    assert resource["Fn::Join"][1][-1] == f":stateMachine:{machine}:*", owner
                     continue
                 if statement["Action"] == ["s3:PutObject", "s3:PutObjectRetention"]:
                     # The audit copier: objects under audit/ of the stack's audit bucket.
@@ -236,3 +242,22 @@ def test_every_functions_ledger_writes_are_limited_to_its_item_kinds(
     step = synthesized.access["RefundPayment"]
     assert set(step.write_prefixes) == {"ACTION#", "BUDGET#"}
     assert {"RECON#", "AUDIT#"} <= set(RESOLVER.write_prefixes)
+
+
+def test_the_resolver_may_undo_only_with_the_sagas_compensations(
+    synthesized: Synthesized,
+) -> None:
+    """``cancel`` runs in the resolver: it reads the definition a case ran (the machine and
+    its versions) and invokes exactly the ``live`` aliases of the compensations and the
+    reconciler that definition names — no step function, no unqualified ARN."""
+    grants = _grants(synthesized, _role_of_function(synthesized, RESOLVER_HANDLER))
+    functions = synthesized.saga_functions()
+    undone = undo_functions(synthesized.saga.definition)
+    assert undone == {"ReleaseReservation", "Reconcile"}
+    assert grants["lambda:InvokeFunction"] == {
+        json.dumps({"Fn::Join": ["", [{"Fn::GetAtt": [functions[name][0], "Arn"]}, ":live"]]})
+        for name in undone
+    }
+    machine = deployment.state_machine_name(synthesized.saga.name, "dev")
+    described = {json.loads(r)["Fn::Join"][1][-1] for r in grants["states:DescribeStateMachine"]}
+    assert described == {f":stateMachine:{machine}", f":stateMachine:{machine}:*"}

@@ -100,6 +100,7 @@ from stepsaga.backends.views import (
     ReconItemView,
     ReconPage,
     ResolutionView,
+    UndoneView,
 )
 from stepsaga.case import ApprovedCase
 from stepsaga.clock import Clock, SystemClock
@@ -441,9 +442,27 @@ class AwsBackend:
         return self._view(described)
 
     def cancel(self, ref: str, *, tenant: str | None = None, by: str, note: str) -> CancelView:
-        """``stop``, then the completed steps undone last first (``stepsaga.backends.
-        cancel``) by invoking the compensation and reconciler functions the execution's
-        own definition names (``DescribeStateMachine`` of its version, so the undo is the
+        """``stop``, then the completed steps undone last first (``cancel_as``). Through the
+        resolver when the stack has one: then the canceller is the signer (``by`` is
+        ignored, as for ``stop``) and the undo runs under the resolver's role."""
+        resolver = self._resolver()
+        if resolver is None:
+            return self.cancel_as(ref, tenant=tenant, by=by, note=note)
+        answer = resolver.send(
+            DecisionRequest(action="cancel", ref=ref, tenant=tenant, note=check_note(note))
+        )
+        later = answer.get("superseded_by")
+        return CancelView(
+            execution=self._view(describe(self._sfn(), str(answer["execution_arn"]))),
+            undone=tuple(UndoneView.model_validate(u) for u in answer.get("undone") or ()),
+            superseded_by=later if isinstance(later, str) else None,
+        )
+
+    def cancel_as(self, ref: str, *, tenant: str | None, by: str, note: str) -> CancelView:
+        """Cancel as ``by`` (the resolver passes the signer; the direct path the flag):
+        ``stop``, then the completed steps undone last first (``stepsaga.backends.cancel``)
+        by invoking the compensation and reconciler functions the execution's own
+        definition names (``DescribeStateMachine`` of its version, so the undo is the
         deployed code that ran the case) with the events the state machine sends."""
         by, note = check_person(by, "--by"), check_note(note)
         reason = cancel_cause(by, note)

@@ -1,6 +1,6 @@
 """The operator's decisions on AWS go through the stack's resolver function.
 
-Resolving an item (dual control included), stopping and redriving an execution are
+Resolving an item (dual control included), stopping, cancelling and redriving an execution are
 **requests** to the resolver (``stepsaga.resolver``), a Lambda function URL with
 ``AuthType AWS_IAM``: Lambda checks the request's SigV4 signature and hands the function the
 signer's identity in the request context, so the decider is who signed, never a field of the
@@ -42,7 +42,7 @@ default_transport: httpx.BaseTransport | None = None
 #: Seconds to wait for the resolver's answer (it resolves and resumes; it never follows).
 TIMEOUT_SECONDS = 30.0
 
-Action = Literal["resolve", "stop", "redrive"]
+Action = Literal["resolve", "stop", "cancel", "redrive"]
 
 
 class DecisionRequest(StrictModel):
@@ -52,10 +52,11 @@ class DecisionRequest(StrictModel):
     #: ``resolve``: the item, the outcome and the note.
     item_id: str | None = None
     outcome: ReconOutcome | None = None
-    #: ``stop``/``redrive``: the execution reference (name, ARN or case id) and its tenant.
+    #: ``stop``/``cancel``/``redrive``: the execution reference (name, ARN or case id)
+    #: and its tenant.
     ref: str | None = None
     tenant: str | None = None
-    #: ``resolve``/``stop``: why.
+    #: ``resolve``/``stop``/``cancel``: why.
     note: str | None = None
 
     @overload
