@@ -41,7 +41,7 @@ from stepsaga.errors import (
 if TYPE_CHECKING:
     from stepsaga.backends.aws import AwsBackend
 
-__all__ = ["RESOLVER_HANDLER", "Resolver", "handler"]
+__all__ = ["RESOLVER_HANDLER", "Resolver", "handler", "reset"]
 
 RESOLVER_HANDLER: Final = "stepsaga.resolver.handler"
 
@@ -150,6 +150,13 @@ def _from_environment() -> AwsBackend:
 
 
 _resolver: Resolver | None = None
+
+
+def reset() -> None:
+    """Forget the resolver the first request built: the next request is a cold start
+    (``stepsaga.testing.moto_deployment`` runs every invocation cold)."""
+    global _resolver
+    _resolver = None
 
 
 def handler(event: Mapping[str, Any], context: object) -> dict[str, Any]:

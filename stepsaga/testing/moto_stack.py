@@ -12,6 +12,14 @@ environment variables set and a Lambda-like context. A handler's exception reach
 caller as Lambda reports it (``FunctionError: Unhandled``, payload ``errorType`` = the
 exception's class name), so ``Retry``/``Catch`` match the same error names as on AWS.
 
+An ``AWS::Lambda::Url`` with ``AuthType AWS_IAM`` (the resolver's) is served in process too:
+its URL is ``https://<logical id>.lambda-url.<region>.on.aws/``, and a request to it (from
+``stepsaga.backends.aws.decisions``, the only HTTP client stepsaga signs for Lambda) is
+answered as Lambda does: an unsigned request gets 403 without running the function; a signed
+one runs the function with a payload 2.0 event whose ``requestContext.authorizer.iam`` is
+what moto's STS says of the signing access key (an assumed role's session, say) — never
+anything in the body.
+
 Every invocation is a cold start (stepsaga's entry point forgets the handlers it built):
 in Lambda each function has processes of its own, here they share one. Invocations run one
 at a time (they set ``os.environ``). Retry delays are skipped, as in ``moto_stepfunctions``.
@@ -25,6 +33,7 @@ import importlib
 import io
 import json
 import os
+import re
 import threading
 import time
 import uuid
@@ -38,6 +47,8 @@ from types import SimpleNamespace
 from typing import Any, Final, cast
 from unittest import mock
 
+import httpx
+
 from stepsaga import deployment
 from stepsaga.engine import lambda_invoke
 from stepsaga.engine.lambda_invoke import LambdaContext
@@ -47,6 +58,9 @@ from stepsaga.testing.moto import MOTO_CONFIG, RETRY_CLOCK
 __all__ = ["DeployedFunction", "FunctionCall", "MotoDeployment", "moto_deployment"]
 
 _INVOKE: Final = "moto.awslambda_simple.models.LambdaSimpleBackend.invoke"
+#: Where stepsaga's signed requests to function URLs go (None: the network).
+_URL_TRANSPORT: Final = "stepsaga.backends.aws.decisions.default_transport"
+_SIGNER: Final = re.compile(r"Credential=([^/,\s]+)/\d{8}/[a-z0-9-]+/lambda/aws4_request")
 _START: Final = "moto.stepfunctions.parser.models.StepFunctionsParserBackend.start_execution"
 #: moto's default account (what its ARNs carry unless told otherwise).
 _ACCOUNT: Final = "123456789012"
@@ -56,6 +70,7 @@ _DEFAULT_TIMEOUT: Final = 3
 _DEFAULT_MEMORY: Final = 128
 #: Output key → the CLI's environment variable (``stepsaga --backend aws`` without a stack).
 _CLI_VARIABLES: Final = {
+    deployment.OUTPUT_RESOLVER_URL: deployment.ENV_RESOLVER_URL,
     deployment.OUTPUT_STATE_MACHINE_ARN: deployment.ENV_STATE_MACHINE_ARN,
     deployment.OUTPUT_LEDGER_TABLE_NAME: deployment.ENV_LEDGER_TABLE_NAME,
     deployment.OUTPUT_RECONCILIATION_TOPIC_ARN: deployment.ENV_RECONCILIATION_TOPIC_ARN,
@@ -99,6 +114,8 @@ class MotoDeployment:
     state_machines: Mapping[str, str]
     #: The template's ``Outputs``, resolved (also the moto stack's outputs).
     outputs: Mapping[str, str]
+    #: Each ``AWS_IAM`` function URL → the function it runs.
+    urls: Mapping[str, DeployedFunction] = field(default_factory=dict)
     invocations: list[FunctionCall] = field(default_factory=list, compare=False)
 
     @property
@@ -178,7 +195,9 @@ def moto_deployment(
     body: Mapping[str, Any] = (
         json.loads(template.read_text()) if isinstance(template, Path) else template
     )
-    lock = threading.Lock()
+    # Re-entrant: a function served at a URL (the resolver) may invoke another (cancel's
+    # compensations) from its own thread.
+    lock = threading.RLock()
     moto_invoke = LambdaSimpleBackend.invoke
     moto_start = StepFunctionsParserBackend.start_execution
 
@@ -204,16 +223,75 @@ def moto_deployment(
                 return result.cause.encode()
             return result.payload_json.encode()
 
+        def serve(function: DeployedFunction, event: dict[str, Any]) -> lambda_invoke.Invocation:
+            with lock:
+                result = _run(function, event, region)
+            deployed.invocations.append(FunctionCall(function, event, result.error or None))
+            return result
+
         with (
             mock.patch(_INVOKE, answer),
             mock.patch(_START, start),
+            mock.patch(_URL_TRANSPORT, _FunctionUrls(deployed, serve)),
             mock.patch(RETRY_CLOCK, SimpleNamespace(sleep=lambda seconds: None)),
         ):
             yield deployed
 
 
+@dataclass
+class _FunctionUrls(httpx.BaseTransport):
+    """An ``httpx`` transport answering requests to the deployment's function URLs."""
+
+    deployed: MotoDeployment
+    serve: Callable[[DeployedFunction, dict[str, Any]], lambda_invoke.Invocation]
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        import boto3
+
+        base = f"{request.url.scheme}://{request.url.host}/"
+        function = self.deployed.urls.get(base)
+        if function is None:
+            raise httpx.ConnectError(f"no function URL {base} in the deployment")
+        signed = _SIGNER.search(request.headers.get("authorization", ""))
+        if signed is None:
+            return httpx.Response(403, json={"Message": "Forbidden"})
+        # moto's STS names the caller from the access key id alone (it checks no signature;
+        # Lambda did, before the function ran).
+        sts = boto3.client(
+            "sts",
+            region_name=self.deployed.region,
+            aws_access_key_id=signed.group(1),
+            aws_secret_access_key="unchecked",  # noqa: S106 - not a secret: moto ignores it
+        )
+        caller = sts.get_caller_identity()
+        iam = {
+            "accessKey": signed.group(1),
+            "accountId": caller["Account"],
+            "callerId": caller["UserId"],
+            "userArn": caller["Arn"],
+            "userId": caller["UserId"],
+        }
+        event = {
+            "version": "2.0",
+            "rawPath": request.url.path,
+            "requestContext": {"http": {"method": request.method}, "authorizer": {"iam": iam}},
+            "body": request.content.decode(),
+            "isBase64Encoded": False,
+        }
+        result = self.serve(function, event)
+        if not result.ok:
+            return httpx.Response(502, json={"Message": "Internal Server Error"})
+        answer = json.loads(result.payload_json)
+        return httpx.Response(
+            int(answer["statusCode"]),
+            headers=answer.get("headers") or {},
+            content=str(answer.get("body") or "").encode(),
+        )
+
+
 def _run(function: DeployedFunction, event: Any, region: str) -> lambda_invoke.Invocation:
     """One cold invocation of ``function``'s handler with its environment set."""
+    from stepsaga import resolver
     from stepsaga.handlers import entrypoint
 
     variables = {
@@ -234,6 +312,7 @@ def _run(function: DeployedFunction, event: Any, region: str) -> lambda_invoke.I
     saved = {name: os.environ.get(name) for name in variables}
     os.environ.update(variables)
     entrypoint.reset()
+    resolver.reset()
     try:
         handler = _load(function.handler, context.aws_request_id)
         if isinstance(handler, lambda_invoke.Invocation):
@@ -296,6 +375,7 @@ def _deploy(
         queues=queues,
         state_machines=machines,
         outputs=deployer.create_stack(),
+        urls=deployer.function_urls(functions),
     )
 
 
@@ -363,6 +443,10 @@ class _Deployer:
             function_arn = self.resolver.get_att(properties["FunctionName"]["Ref"], "Arn")
             arn = f"{function_arn}:{properties['Name']}"
             self._record(logical_id, arn, AliasArn=arn)
+        for logical_id, properties in self.of_type("AWS::Lambda::Url"):
+            url = f"https://{logical_id.lower()}.lambda-url.{self.region}.on.aws/"
+            target = str(self.resolver.resolve(properties["TargetFunctionArn"]))
+            self._record(logical_id, target, FunctionUrl=url, FunctionArn=target)
         machines = []
         for logical_id, properties in self.of_type("AWS::StepFunctions::StateMachine"):
             name = self.physical(logical_id, properties, "StateMachineName", 80)
@@ -471,6 +555,20 @@ class _Deployer:
                 routingConfiguration=self.resolver.resolve(_alias_routes(properties)),
             )
         return machines
+
+    def function_urls(
+        self, functions: Mapping[str, DeployedFunction]
+    ) -> dict[str, DeployedFunction]:
+        """Each ``AWS_IAM`` URL → its function (the target's name, an alias ARN's too)."""
+        by_name = {f.name: f for f in functions.values()}
+        urls = {}
+        for logical_id, properties in self.of_type("AWS::Lambda::Url"):
+            if properties.get("AuthType") != "AWS_IAM":
+                raise TemplateError(f"template: {logical_id}: only AWS_IAM function URLs")
+            target = self.resolver.attributes[(logical_id, "FunctionArn")]
+            name = target.split(":")[6]
+            urls[self.resolver.attributes[(logical_id, "FunctionUrl")]] = by_name[name]
+        return urls
 
     def create_stack(self) -> dict[str, str]:
         """The template's outputs, resolved, on a moto stack of that name, so ``--stack NAME``

@@ -4,7 +4,9 @@ A botocore hook on every client made while installed records each DynamoDB reque
 the role currently acting (``Calls.acting_as``): a transaction item by item (IAM authorizes
 ``TransactWriteItems`` per item: ``PutItem``, ``UpdateItem``, ``DeleteItem``,
 ``ConditionCheckItem``), each with the partition key's kind (``ACTION#``, ``RECON#``… what
-``dynamodb:LeadingKeys`` conditions on). Tests compare these with ``stepsaga.cdk.access``.
+``dynamodb:LeadingKeys`` conditions on). Step Functions and Lambda requests are recorded
+too, as IAM actions (``states:StopExecution``, ``lambda:InvokeFunction``) with the function
+each invocation names. Tests compare these with ``stepsaga.cdk.access``.
 """
 
 from __future__ import annotations
@@ -43,6 +45,9 @@ class Calls:
         default_factory=lambda: defaultdict(lambda: defaultdict(set))
     )
     index: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
+    #: Step Functions and Lambda actions, and the ``FunctionName`` s invoked.
+    api: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
+    invoked: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
 
     @contextmanager
     def role(self, name: str) -> Iterator[None]:
@@ -71,6 +76,15 @@ class Calls:
         else:  # table-level calls (CreateTable in a fixture, DescribeTable…)
             self.table[self.acting_as][f"dynamodb:{name}"].add("*")
 
+    def record_states(self, model: Any, **_: Any) -> None:
+        self.api[self.acting_as].add(f"states:{model.name}")
+
+    def record_lambda(self, params: dict[str, Any], model: Any, **_: Any) -> None:
+        action = "InvokeFunction" if model.name == "Invoke" else model.name
+        self.api[self.acting_as].add(f"lambda:{action}")
+        if model.name == "Invoke":
+            self.invoked[self.acting_as].add(str(params["FunctionName"]))
+
     def _item(self, action: str, body: dict[str, Any]) -> None:
         key = body.get("Key") or body["Item"]
         self.table[self.acting_as][f"dynamodb:{action}"].add(kind_of(key["pk"]["S"]))
@@ -84,6 +98,8 @@ class Calls:
     def clear(self) -> None:
         self.table.clear()
         self.index.clear()
+        self.api.clear()
+        self.invoked.clear()
 
 
 def assert_granted_exactly(calls: Calls, role: str, access: FunctionAccess) -> None:
@@ -105,6 +121,8 @@ def calls(monkeypatch: pytest.MonkeyPatch) -> Calls:
     def hooked(self: botocore.session.Session, *args: Any, **kwargs: Any) -> Any:
         client = create_client(self, *args, **kwargs)
         client.meta.events.register("provide-client-params.dynamodb.*", seen.record)
+        client.meta.events.register("provide-client-params.sfn.*", seen.record_states)
+        client.meta.events.register("provide-client-params.lambda.*", seen.record_lambda)
         return client
 
     monkeypatch.setattr(botocore.session.Session, "create_client", hooked)

@@ -8,6 +8,11 @@ runs); ``grants_support`` records each DynamoDB request under the role making it
 ``tests/infra/test_operators.py`` proves the synthesized policy grants exactly
 ``access.OPERATOR``; this proves ``OPERATOR`` covers what the commands call and that the
 operator writes nothing but budgets (and the pointers of cases they start).
+
+``cancel`` runs on the synthesized stack on moto (``test_moto_end_to_end``: the resolver
+behind its function URL invokes the deployed compensations), each function's requests
+recorded under its own role: the operator reads, the resolver stops, reads the definition
+and invokes exactly the compensations' and the reconciler's ``live`` aliases.
 """
 
 from __future__ import annotations
@@ -19,17 +24,28 @@ from typing import Any
 import boto3
 import pytest
 
-from stepsaga.cdk.access import OPERATOR, RESOLVER
+from stepsaga.cdk.access import (
+    OPERATOR,
+    RESOLVER,
+    RESOLVER_DEFINITION_ACTIONS,
+    RESOLVER_EXECUTION_ACTIONS,
+    RESOLVER_STATE_MACHINE_ACTIONS,
+    RESOLVER_UNDO_ACTIONS,
+)
 from stepsaga.home import StateHome
-from stepsaga.ledger import Ledger
+from stepsaga.ledger import Ledger, ReconStatus
 from stepsaga.ledger.dynamodb import DynamoDBStore
+from stepsaga.resolver import RESOLVER_HANDLER
+from stepsaga.testing import DeployedFunction, MotoDeployment, moto_stack
+from tests.functional import test_moto_end_to_end as e2e
 from tests.functional.aws_support import REGION, TABLE, FakeAws, fake_aws, run_locally
 from tests.functional.cli_support import EXAMPLES, write_case
 from tests.functional.grants_support import Calls, calls
 from tests.functional.resolver_support import RESOLVER_URL, deploy_resolver
 from tests.functional.test_aws_cli import aws_cli
+from tests.functional.test_moto_end_to_end import deployed, synthesized
 
-__all__ = ["calls"]  # the fixture
+__all__ = ["calls", "deployed", "synthesized"]  # the fixtures
 
 UNVERIFIABLE = EXAMPLES / "faults-shipment-unverifiable.json"
 
@@ -105,3 +121,52 @@ def test_the_operator_commands_need_only_the_operator_policys_actions(
     assert set().union(*writes.values()) <= set(RESOLVER.write_prefixes), writes
     assert {"RECON#", "AUDIT#", "ACTION#"} <= set().union(*writes.values())
     assert calls.reads("resolver") <= set(RESOLVER.table_actions)
+
+
+def test_cancel_is_the_resolvers_within_its_grants_and_the_operator_only_reads(
+    deployed: MotoDeployment,
+    home: StateHome,
+    tmp_path: Path,
+    calls: Calls,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    run = moto_stack._run
+
+    def as_its_role(function: DeployedFunction, event: Any, region: str) -> Any:
+        with calls.role("resolver" if function.handler == RESOLVER_HANDLER else "function"):
+            return run(function, event, region)
+
+    monkeypatch.setattr(moto_stack, "_run", as_its_role)
+    arn = e2e.start(deployed, home, tmp_path, UNVERIFIABLE)
+
+    def waiting(_: Any) -> bool:
+        open_items = e2e.ledger(deployed).list_items(status=ReconStatus.OPEN)
+        return any(i.task_token for i in open_items)
+
+    assert deployed.wait(arn, until=waiting)["status"] == "RUNNING"
+    calls.clear()  # starting cases is the ingress's, not an operator's
+    who = ("--by", "ops@acme.example", "--note", "customer cancelled")
+
+    cancelled = e2e.aws(deployed, "cancel", "--case", "CASE-1001", *who, "--json")
+
+    assert cancelled.code == 0, cancelled.err
+    # The operator read and signed one request: no Step Functions write, no invocation.
+    granted = {*OPERATOR.state_machine_actions, *OPERATOR.execution_actions}
+    assert calls.api["operator"] <= granted, calls.api["operator"]
+    assert calls.writes("operator") == {}
+    # The resolver: exactly its grants' kinds of call, the functions invoked by their
+    # live aliases (the ARNs its role names: tests/infra/test_iam.py).
+    resolver_grants = {
+        *RESOLVER_STATE_MACHINE_ACTIONS,
+        *RESOLVER_EXECUTION_ACTIONS,
+        *RESOLVER_DEFINITION_ACTIONS,
+        *RESOLVER_UNDO_ACTIONS,
+    }
+    assert calls.api["resolver"] <= resolver_grants, calls.api["resolver"]
+    used = {"states:StopExecution", "states:DescribeStateMachine", "lambda:InvokeFunction"}
+    assert used <= calls.api["resolver"]
+    live = {f"{deployed.function(name).arn}:live" for name in ("ReleaseReservation", "Reconcile")}
+    assert calls.invoked["resolver"] == live
+    writes = calls.writes("resolver")
+    assert set(writes) <= set(RESOLVER.write_actions), writes
+    assert set().union(*writes.values()) <= set(RESOLVER.write_prefixes), writes

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +29,7 @@ from stepsaga.home import StateHome
 from stepsaga.ledger import Ledger, ReconStatus, Status
 from stepsaga.ledger.dynamodb import DynamoDBStore
 from stepsaga.reconciliation import AUTO_RESOLVER
-from stepsaga.testing import MotoDeployment, moto_deployment
+from stepsaga.testing import FunctionCall, MotoDeployment, moto_deployment
 from stepsaga.testing.pytest_plugin import under_ci
 from tests.functional.cli_support import EXAMPLES, Result, effects, write_case, write_faults
 
@@ -76,9 +76,10 @@ def deployed(synthesized: tuple[str, dict[str, Any]], home: StateHome) -> Iterat
         yield deployment
 
 
-def aws(deployment: MotoDeployment, *args: str) -> Result:
-    """``stepsaga --backend aws --stack <the stack> ARGS`` (the stack's outputs on moto)."""
-    env = {"AWS_REGION": deployment.region, "STEPSAGA_AWS_WAIT_SECONDS": "0"}
+def aws(deployment: MotoDeployment, *args: str, as_: Mapping[str, str] | None = None) -> Result:
+    """``stepsaga --backend aws --stack <the stack> ARGS`` (the stack's outputs on moto),
+    with the credentials ``as_`` (``AWS_ACCESS_KEY_ID`` …) if given."""
+    env = {"AWS_REGION": deployment.region, "STEPSAGA_AWS_WAIT_SECONDS": "0", **(as_ or {})}
     result = runner.invoke(
         app, ["--backend", "aws", "--stack", deployment.stack_name, *args], env=env
     )
@@ -214,7 +215,35 @@ def test_undecidable_shipment_waits_for_a_person_and_recon_resolve_completes_it(
     assert records(deployed)["create_shipment"] == Status.COMPLETED
     (after,) = ledger(deployed).list_items()
     assert after.status == ReconStatus.RESOLVED
-    assert after.resolved_by == "arn:aws:sts::123456789012:user/moto"  # the caller, via STS
+    # Resolved by the stack's resolver as the signer (moto's STS names the default key's
+    # user), the caller's ARN in the audit record.
+    assert after.resolved_by == "moto"
+    audit = ledger(deployed).get_audit(after.item_id)
+    assert audit is not None
+    assert audit.identity["caller_arn"] == "arn:aws:sts::123456789012:user/moto"
+    assert [
+        c.event["requestContext"]["authorizer"]["iam"]["userArn"] for c in resolver_calls(deployed)
+    ] == ["arn:aws:sts::123456789012:user/moto"]
+
+
+def operator_session(region: str, session: str) -> dict[str, str]:
+    """Credentials of ``session`` on an assumed operator role (moto's STS issues them)."""
+    iam = boto3.client("iam", region_name=region)
+    trust = {"Statement": [{"Effect": "Allow", "Principal": {"AWS": "*"}, "Action": "*"}]}
+    role = iam.create_role(RoleName="stepsaga-operator", AssumeRolePolicyDocument=json.dumps(trust))
+    sts = boto3.client("sts", region_name=region)
+    issued = sts.assume_role(RoleArn=role["Role"]["Arn"], RoleSessionName=session)
+    return {
+        "AWS_ACCESS_KEY_ID": issued["Credentials"]["AccessKeyId"],
+        "AWS_SECRET_ACCESS_KEY": issued["Credentials"]["SecretAccessKey"],
+        "AWS_SESSION_TOKEN": issued["Credentials"]["SessionToken"],
+    }
+
+
+def resolver_calls(deployment: MotoDeployment) -> list[FunctionCall]:
+    """The requests the stack's resolver served (through its function URL)."""
+    (resolver,) = deployment.urls.values()
+    return [call for call in deployment.invocations if call.function == resolver]
 
 
 def printed_json(out: str) -> Any:
@@ -226,9 +255,11 @@ def printed_json(out: str) -> Any:
 def test_cancel_stops_the_case_and_undoes_it_with_the_deployed_compensations(
     deployed: MotoDeployment, home: StateHome, tmp_path: Path
 ) -> None:
-    """``cancel`` on AWS: StopExecution, then the release runs in the deployed
-    ReleaseReservation function and the refund's escalation in the reconciler, invoked
-    with the events the state machine sends; the uncertain shipment keeps its item."""
+    """``cancel`` on AWS is a request to the stack's resolver, signed by the operator (an
+    assumed role's session): the resolver stops the execution, then the release runs in
+    the deployed ReleaseReservation function and the refund's escalation in the
+    reconciler, invoked by the resolver with the events the state machine sends, the
+    signer as canceller (``--by`` is ignored); the uncertain shipment keeps its item."""
     arn = start(deployed, home, tmp_path, EXAMPLES / "faults-shipment-unverifiable.json")
 
     def waiting(_: Any) -> bool:
@@ -236,10 +267,24 @@ def test_cancel_stops_the_case_and_undoes_it_with_the_deployed_compensations(
 
     assert deployed.wait(arn, until=waiting)["status"] == "RUNNING"
     who = ("--by", "ops@acme.example", "--note", "customer cancelled")
+    alice = operator_session(deployed.region, "Alice")
 
-    cancelled = aws(deployed, "cancel", "--case", CASE, *who, "--json")
+    cancelled = aws(deployed, "cancel", "--case", CASE, *who, "--json", as_=alice)
 
     assert cancelled.code == 0, cancelled.err
+    (request,) = resolver_calls(deployed)
+    signer = request.event["requestContext"]["authorizer"]["iam"]["userArn"]
+    assert signer.endswith(":assumed-role/stepsaga-operator/Alice")
+    assert json.loads(request.event["body"]) == {
+        "action": "cancel",
+        "ref": CASE,
+        "note": "customer cancelled",
+    }
+    (release,) = deployed.calls("ReleaseReservation")
+    assert release.event["failure"] == {
+        "Error": "Stepsaga.Cancelled",
+        "Cause": "cancelled by alice: customer cancelled",
+    }
     view = printed_json(cancelled.out)
     # (moto's interpreter neither ends a task-token wait on StopExecution nor keeps its
     # error and cause, so the execution's own status is not asserted here; the stubbed
