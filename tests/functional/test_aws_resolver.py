@@ -206,3 +206,23 @@ def test_the_deployed_entry_point_builds_from_its_environment(
     assert answer["statusCode"] == 200, answer
     arn = json.loads(answer["body"])["execution_arn"]
     assert aws.sfn.describe_execution(executionArn=arn)["status"] == "ABORTED"
+
+
+def test_a_cancel_naming_its_canceller_is_refused_and_stops_nothing(stack: Deployed) -> None:
+    """The canceller is the signer: a body that names one (or an identity) is refused whole
+    (400, the field named) before anything is stopped or undone."""
+    stack.aws.backend().start(_case())
+    alice = f"arn:aws:sts::{ACCOUNT}:assumed-role/stepsaga-operator/alice"
+    for forged in ({"by": "bob@acme.example"}, {"identity": {"userArn": "bob"}}):
+        body = {"action": "cancel", "ref": "CASE-1001", "note": "withdrawn", **forged}
+        answer = stack.url.resolver.handle(
+            {
+                "requestContext": {
+                    "authorizer": {"iam": {"userArn": alice, "accountId": ACCOUNT, "userId": "A"}}
+                },
+                "body": json.dumps(body),
+            }
+        )
+        assert answer["statusCode"] == 400, answer
+        assert json.loads(answer["body"])["data"]["field"] == next(iter(forged))
+    assert stack.aws.backend().status("CASE-1001").status == "RUNNING"
