@@ -20,6 +20,7 @@ from cdk_nag import NagSuppressions
 from constructs import Construct
 
 from stepsaga import deployment
+from stepsaga.backends.aws.decisions import RESOLVER_TIMEOUT_SECONDS
 from stepsaga.backends.cancel import undo_functions
 from stepsaga.cdk.access import (
     RESOLVER,
@@ -36,6 +37,7 @@ from stepsaga.cdk.function import (
     state_machine_arn,
 )
 from stepsaga.cdk.saga_deployment import SagaDeployment
+from stepsaga.cdk.settings import FunctionSettings
 from stepsaga.resolver import RESOLVER_HANDLER
 
 __all__ = ["SagaResolver"]
@@ -64,6 +66,8 @@ class SagaResolver(Construct):
             handler=RESOLVER_HANDLER,
             access=RESOLVER,
             shared=shared,
+            # A cancel invokes the compensations one after another within one request.
+            settings=FunctionSettings(timeout_seconds=RESOLVER_TIMEOUT_SECONDS),
             description=(
                 f"{saga.name}: operators' decisions (resolve, approve, stop, cancel, "
                 "redrive) as "

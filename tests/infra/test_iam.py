@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from stepsaga import deployment
+from stepsaga.backends.aws.decisions import RESOLVER_TIMEOUT_SECONDS, TIMEOUT_SECONDS
 from stepsaga.backends.cancel import undo_functions
 from stepsaga.cdk import FunctionAccess
 from stepsaga.cdk.access import RESOLVER, RESOLVER_EXECUTION_ACTIONS, leading_key_conditions
@@ -260,4 +261,11 @@ def test_the_resolver_may_undo_only_with_the_sagas_compensations(
     }
     machine = deployment.state_machine_name(synthesized.saga.name, "dev")
     described = {json.loads(r)["Fn::Join"][1][-1] for r in grants["states:DescribeStateMachine"]}
+    # The undo runs inside one request: the function may run as long as the client waits.
+    (resolver,) = [
+        f
+        for f in synthesized.resources("AWS::Lambda::Function").values()
+        if f["Properties"]["Handler"] == RESOLVER_HANDLER
+    ]
+    assert resolver["Properties"]["Timeout"] == RESOLVER_TIMEOUT_SECONDS < TIMEOUT_SECONDS
     assert described == {f":stateMachine:{machine}", f":stateMachine:{machine}:*"}

@@ -35,12 +35,22 @@ from stepsaga.inputs import describe_validation_error
 from stepsaga.ledger import ReconOutcome
 from stepsaga.signing import AwsSigV4, CredentialSource, SignedService
 
-__all__ = ["ENV_RESOLVER_URL", "DecisionRequest", "ResolverClient", "error_from_answer"]
+__all__ = [
+    "ENV_RESOLVER_URL",
+    "RESOLVER_TIMEOUT_SECONDS",
+    "DecisionRequest",
+    "ResolverClient",
+    "error_from_answer",
+]
 
 #: Where requests go in tests (an in-process function URL); None: the network.
 default_transport: httpx.BaseTransport | None = None
-#: Seconds to wait for the resolver's answer (it resolves and resumes; it never follows).
-TIMEOUT_SECONDS = 30.0
+#: The resolver function's own timeout (the construct sets it): a ``cancel`` runs the
+#: saga's compensations one after another inside one request.
+RESOLVER_TIMEOUT_SECONDS = 300
+#: Seconds to wait for the resolver's answer (it decides, resumes or undoes; it never
+#: follows): a little longer than the function may run.
+TIMEOUT_SECONDS = RESOLVER_TIMEOUT_SECONDS + 10.0
 
 Action = Literal["resolve", "stop", "cancel", "redrive"]
 
