@@ -70,8 +70,7 @@ class SagaResolver(Construct):
             settings=FunctionSettings(timeout_seconds=RESOLVER_TIMEOUT_SECONDS),
             description=(
                 f"{saga.name}: operators' decisions (resolve, approve, stop, cancel, "
-                "redrive) as "
-                "the signed caller"
+                "redrive) as the signed caller"
             ),
             extra_environment={
                 deployment.ENV_SAGA: saga.saga_ref,

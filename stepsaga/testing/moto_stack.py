@@ -195,8 +195,8 @@ def moto_deployment(
     body: Mapping[str, Any] = (
         json.loads(template.read_text()) if isinstance(template, Path) else template
     )
-    # Re-entrant: a function served at a URL (the resolver) may invoke another (cancel's
-    # compensations) from its own thread.
+    # Re-entrant: a function served at a URL (the resolver) invokes others (cancel's
+    # compensations) in the same thread, while it runs.
     lock = threading.RLock()
     moto_invoke = LambdaSimpleBackend.invoke
     moto_start = StepFunctionsParserBackend.start_execution
