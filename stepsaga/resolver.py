@@ -13,7 +13,7 @@ records.
 
 Answers: 200 with ``{"execution_arn": …}`` (what the caller follows with its own reads;
 ``cancel`` adds ``undone`` and ``superseded_by``), or
-the stepsaga error as ``{"error", "message", "data"}`` with 400 (bad input), 403 (no
+the stepsaga error as ``{"error", "type", "message", "data"}`` with 400 (bad input), 403 (no
 identity), 404, 409 (refused: dual control, not redrivable) or 503 (retry). Logs carry the
 action, the item or execution and the outcome (a cancel's: how many steps were undone),
 never the note.
@@ -73,7 +73,8 @@ class Resolver:
             if status is None:
                 status = 409 if not exc.retryable else 503
             _log(action="refused", error=exc.error_name())
-            return _answer(status, exc.to_dict())
+            # ``type``: the class itself (``error`` is its routing name, a subclass's base).
+            return _answer(status, {**exc.to_dict(), "type": type(exc).__name__})
         logged = {k: v for k, v in answer.items() if k != "undone"}
         if "undone" in answer:
             logged["undone"] = len(answer["undone"])

@@ -95,19 +95,22 @@ class DecisionRequest(StrictModel):
 
 
 def _error_classes() -> dict[str, type[StepSagaError]]:
+    """Every stepsaga error class by its own name (not its routing name, which a subclass
+    shares with its base)."""
     found: dict[str, type[StepSagaError]] = {}
     pending: list[type[StepSagaError]] = [StepSagaError]
     while pending:
         cls = pending.pop()
-        found.setdefault(cls.error_name(), cls)
+        found.setdefault(cls.__name__, cls)
         pending.extend(cls.__subclasses__())
     return found
 
 
 def error_from_answer(status: int, answer: Mapping[str, Any]) -> StepSagaError:
-    """The error the resolver reported (its name, message and data), as raised here."""
-    name, message = str(answer.get("error", "")), str(answer.get("message", ""))
-    data = answer.get("data")
+    """The error the resolver reported (its class, ``type``, else its routing name
+    ``error``; its message and data), as raised here."""
+    name = str(answer.get("type") or answer.get("error", ""))
+    message, data = str(answer.get("message", "")), answer.get("data")
     cls = _error_classes().get(name)
     if cls is None or not message:
         return TransientError(f"resolver answered HTTP {status}: {message or 'no message'}")
