@@ -8,8 +8,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from stepsaga.backends.assemble import CaseIdentity
-from stepsaga.backends.cancel import deployed_functions, undo_plan
+from stepsaga.backends.cancel import deployed_functions, undo_functions, undo_plan
 from stepsaga.ledger import EffectClass, Record, Status
+from stepsaga.workflow import Compensate
 from stepsaga.workflow.compiler import compile_saga
 from stepsaga.workflow.saga import RECONCILER_FUNCTION
 from workflows.multi_warehouse import saga as multi_warehouse
@@ -72,3 +73,19 @@ def test_the_deployed_definition_names_each_undo_function() -> None:
         functions = deployed_functions(compile_saga(saga))
         assert compensations | {RECONCILER_FUNCTION} <= set(functions)
         assert functions[RECONCILER_FUNCTION] == "${ReconcileFunctionArn}"
+
+
+def test_the_undo_functions_are_exactly_the_ones_an_undo_plan_can_invoke() -> None:
+    """What the resolver's role may invoke (``undo_functions``) is each compensation a step
+    declares, plus the reconciler where a step escalates: never a forward step."""
+    for saga in (replacement_order, multi_warehouse):
+        expected = {
+            step.on_later_failure.name
+            if isinstance(step.on_later_failure, Compensate)
+            else RECONCILER_FUNCTION
+            for step in saga.all_steps
+            if step.has_effect
+        }
+        undone = undo_functions(compile_saga(saga))
+        assert undone == expected, saga.name
+        assert not undone & {step.name for step in saga.all_steps}
