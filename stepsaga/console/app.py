@@ -380,6 +380,8 @@ class Console:
             redrivable=_redrivable(view),
             stoppable=view.status == "RUNNING",
             cancellable=cancellable,
+            # cancelled before (``cancel_cause``): again retries what failed, replays the rest
+            cancelled=held and (view.cause or "").startswith("cancelled by "),
             superseded_by=superseded_by,
             operator=operator,
             job=job,

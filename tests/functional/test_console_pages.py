@@ -331,6 +331,7 @@ def test_a_waiting_execution_is_cancelled_from_its_page_and_shows_what_was_undon
     assert f'href="/reconciliation/{escalated[0]}"' in done.text  # the person's item
     assert "compensate" in re.sub(r"\s+", " ", done.text.split('data-step="ReserveStock"')[1])
     assert f'action="/executions/{name}/stop"' not in done.text  # stopped: nothing to freeze
+    assert ">Cancel again</button>" in done.text  # a failed undo would be retried
     assert f'action="/executions/{name}/redrive"' not in done.text
 
 
