@@ -199,6 +199,33 @@ def test_the_pages_work_on_aws_with_the_callers_iam_identity(
     assert "acme:CASE-1001:r1:reserve_stock" in console.get("/ledger?tenant=acme").text
 
 
+def test_a_cancel_on_aws_shows_each_undo_that_failed_and_why(
+    aws: FakeAws, home: StateHome, tmp_path: Path
+) -> None:
+    """On moto the saga's functions are not deployed: each undo fails (``cancel`` exits 1 on
+    the CLI) and the page says so, step by step, and offers the cancel again."""
+    local_run = run_locally(home, write_case(tmp_path), UNVERIFIABLE)
+    aws.copy_ledger(local_run.records, [replace(i, task_token=None) for i in local_run.items])
+    view = aws.backend().start(parse_case(case_data()))
+    console = client(aws_config(aws))
+    assert (
+        f'action="/executions/{view.name}/cancel"' in console.get(f"/executions/{view.name}").text
+    )
+
+    done = console.post(
+        f"/executions/{view.name}/cancel",
+        data={"csrf": csrf_token(TOKEN), "note": "customer cancelled"},
+    )
+
+    assert done.status_code == 200, done.text
+    assert 'id="job" role="status" data-state="done"' in done.text
+    assert _undone(done.text) == [("RefundPayment", "failed"), ("ReserveStock", "failed")]
+    assert 'id="cancel-incomplete"' in done.text
+    assert "InvokeFunction" in done.text  # the failure, as the backend worded it
+    with aws.backend() as backend:
+        assert backend.status(view.name).status == "ABORTED"
+
+
 def test_retries_show_the_delay_the_engine_chose(
     local: TestClient, home: StateHome, tmp_path: Path
 ) -> None:
