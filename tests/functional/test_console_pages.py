@@ -415,6 +415,8 @@ def test_a_stopped_execution_can_be_cancelled_until_a_later_revision_supersedes_
     stopped = local.post(f"/executions/{name}/stop", data=stop).text
     assert 'class="badge outcome-stopped">stopped' in stopped
     assert f'action="/executions/{name}/cancel"' in stopped  # cancel undoes what stop left
+    assert ">Cancel and undo</button>" in stopped
+    assert re.search(r'<span class="dim">as [^<]+@[^<]+</span>', stopped)  # who would cancel
     second = write_case(
         tmp_path, "CASE-2", approval={**case_data("CASE-2")["approval"], "revision": 2}
     )
