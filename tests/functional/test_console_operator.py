@@ -285,7 +285,8 @@ def test_a_waiting_case_is_cancelled_from_its_page_and_its_steps_undone(
     browser: Browser, shared: Home
 ) -> None:
     """The confirm says what cancel does; the POST returns at once and the page follows the
-    job until the undone steps show; axe-core finds nothing serious on the result."""
+    job until the undone steps show; axe-core finds nothing serious on the result at either
+    size, and it fits the phone."""
     from playwright.sync_api import expect
 
     axe = axe_script()
@@ -318,6 +319,10 @@ def test_a_waiting_case_is_cancelled_from_its_page_and_its_steps_undone(
     assert page.get_by_role("button", name="Cancel again").is_visible()  # retries, if need be
     screenshot(page, "execution-cancelled")
     assert _serious(page, axe) == []
+    page.set_viewport_size(PHONE)
+    page.reload()
+    assert _serious(page, axe) == []
+    assert page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
     context.close()
 
 
