@@ -11,7 +11,7 @@ the thread that opened them). Pages keep reading the stores meanwhile (SQLite WA
 do not wait for the writer).
 
 Each action is one line of :data:`ACTIONS`: a backend operation and what it needs from the
-form. A new backend verb (``cancel``) plugs in with one more line there.
+form; what it returns is kept on the job (``cancel``'s undone steps, for the page).
 """
 
 from __future__ import annotations
@@ -46,6 +46,7 @@ class ActionRequest:
 ACTIONS: dict[str, Callable[[SagaBackend, ActionRequest], object]] = {
     "redrive": lambda b, r: b.redrive(r.target, tenant=r.tenant),
     "stop": lambda b, r: b.stop(r.target, tenant=r.tenant, by=b.whoami(), note=r.note),
+    "cancel": lambda b, r: b.cancel(r.target, tenant=r.tenant, by=b.whoami(), note=r.note),
     "resolve": lambda b, r: b.recon_resolve(r.target, parse_outcome(r.outcome), b.whoami(), r.note),
 }
 
@@ -79,6 +80,8 @@ class Job:
     error: str | None = None
     #: The HTTP status the failure maps to (400 bad input, 404, 409 refused, 500).
     error_code: int | None = None
+    #: What the backend operation returned (a ``CancelView`` for ``cancel``) once done.
+    result: object | None = None
 
 
 class ActionWorker:
@@ -160,7 +163,7 @@ class ActionWorker:
             job = self._update(job_id, state=JobState.RUNNING, started_at=self._clock.now())
             try:
                 with self._open_backend() as backend:
-                    ACTIONS[job.request.action](backend, job.request)
+                    result = ACTIONS[job.request.action](backend, job.request)
             except Exception as exc:  # every failure is reported on the page, never lost
                 message = exc.message if isinstance(exc, StepSagaError) else str(exc)
                 self._update(
@@ -171,5 +174,5 @@ class ActionWorker:
                     error_code=self._classify(exc),
                 )
             else:
-                self._update(job_id, state=JobState.DONE, ended_at=self._clock.now())
+                self._update(job_id, state=JobState.DONE, ended_at=self._clock.now(), result=result)
             settled.set()

@@ -5,9 +5,9 @@ Every page calls the ``SagaBackend`` verbs (``status``, ``history``, ``redrive``
 nothing here runs, decides or stores anything itself. A backend is opened per request and
 closed after it (in the request's own worker thread: pages are plain functions Starlette runs
 in its thread pool), so a page always shows what the stores say now and a slow page holds up
-no other. Actions (redrive, stop, resolve) go to the :class:`~stepsaga.console.actions.ActionWorker`
-and the POST returns at once; pages refresh themselves (``static/console.js``) while
-something moves.
+no other. Actions (redrive, stop, cancel, resolve) go to the
+:class:`~stepsaga.console.actions.ActionWorker` and the POST returns at once; pages refresh
+themselves (``static/console.js``) while something moves.
 """
 
 from __future__ import annotations
@@ -40,6 +40,7 @@ from stepsaga.backends import (
     SupportsRetryDelays,
     entered_states,
 )
+from stepsaga.backends.lifecycle import stopped
 from stepsaga.clock import Clock, SystemClock
 from stepsaga.console.actions import ActionRequest, ActionWorker, Job, JobState
 from stepsaga.console.fold import Folded, fold
@@ -195,6 +196,7 @@ class Console:
             Route("/executions/{name}", self.execution),
             Route("/executions/{name}/redrive", self.redrive, methods=["POST"]),
             Route("/executions/{name}/stop", self.stop, methods=["POST"]),
+            Route("/executions/{name}/cancel", self.cancel, methods=["POST"]),
             Route("/reconciliation", self.queue),
             Route("/reconciliation/{item_id}", self.item),
             Route("/reconciliation/{item_id}/resolve", self.resolve, methods=["POST"]),
@@ -324,9 +326,12 @@ class Console:
         tenant: str | None,
         *,
         form_error: str | None = None,
+        form: str = "",
         note: str = "",
         code: int = 200,
     ) -> Response:
+        """``form_error`` and ``note`` came back from ``form`` (``stop``, ``cancel``): the
+        refusal shows there, with the note as typed."""
         try:
             with self.backend() as backend:
                 view = backend.status(name, tenant=tenant)
@@ -335,7 +340,13 @@ class Console:
                 if isinstance(backend, SupportsRetryDelays):
                     chosen = backend.retry_delays(view.execution_arn)
                 items = [backend.recon_show(item_id) for item_id in view.open_items]
-                operator = backend.whoami() if view.status == "RUNNING" else None
+                held = stopped({"status": view.status, "error": view.error})
+                superseded_by = _superseded_by(backend, view) if held else None
+                # the backend's rule: it cancels a running execution or one an operator
+                # stopped; a superseded one it would leave as it is (its later revision owns
+                # the case's effects)
+                cancellable = view.status == "RUNNING" or (held and superseded_by is None)
+                operator = backend.whoami() if cancellable else None
             records = self._records(view)
         except StepSagaError as exc:
             return self.refused(exc)
@@ -368,10 +379,15 @@ class Console:
             items=items,
             redrivable=_redrivable(view),
             stoppable=view.status == "RUNNING",
+            cancellable=cancellable,
+            # cancelled before (``cancel_cause``): again retries what failed, replays the rest
+            cancelled=held and (view.cause or "").startswith("cancelled by "),
+            superseded_by=superseded_by,
             operator=operator,
             job=job,
             live_interval=1000 if moving else 0,
             form_error=form_error,
+            form=form,
             note=note,
         )
 
@@ -391,6 +407,16 @@ class Console:
         )
 
     async def stop(self, request: Request) -> Response:
+        """Freeze the execution as it stands (its applied effects stay)."""
+        return await self._noted(request, "stop", "Note: say why you stop it.")
+
+    async def cancel(self, request: Request) -> Response:
+        """Stop the execution and undo its completed steps (``SagaBackend.cancel``)."""
+        return await self._noted(request, "cancel", "Note: say why you cancel it.")
+
+    async def _noted(self, request: Request, action: str, missing: str) -> Response:
+        """``stop`` and ``cancel``: a note is required, and a refusal (the page's own or the
+        backend's) comes back on the form it came from with the note kept."""
         name = request.path_params["name"]
         try:
             form = await self._form(request)
@@ -401,14 +427,19 @@ class Console:
         if not note:
             return await run_in_threadpool(
                 lambda: self._execution_page(
-                    name, tenant, form_error="Note: say why you stop it.", code=400
+                    name, tenant, form_error=missing, form=action, code=400
                 )
             )
         return await self._act(
-            ActionRequest("stop", name, tenant=tenant, note=note),
+            ActionRequest(action, name, tenant=tenant, note=note),
             request_url("/executions/" + name, tenant=tenant),
             lambda job: self._execution_page(
-                name, tenant, form_error=job.error, note=note, code=job.error_code or 400
+                name,
+                tenant,
+                form_error=web_wording(job.error or ""),
+                form=action,
+                note=note,
+                code=job.error_code or 400,
             ),
         )
 
@@ -625,6 +656,15 @@ def _step_of_run(view: ExecutionView, runs: list[StepRun]) -> list[StepView | No
         same = by_state.get(run.state, [])
         found.append(by_key.get(run.action_key or "") or (same[0] if len(same) == 1 else None))
     return found
+
+
+def _superseded_by(backend: SagaBackend, view: ExecutionView) -> str | None:
+    """The case's newest execution when it is a later revision than ``view``'s."""
+    try:
+        newest = backend.status(view.case_id, tenant=view.tenant_id)
+    except StepSagaError:
+        return None  # e.g. an execution named like the case: the backend decides on cancel
+    return newest.name if newest.revision > view.revision else None
 
 
 def _redrivable(view: ExecutionView) -> bool:

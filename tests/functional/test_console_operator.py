@@ -1,7 +1,8 @@
 """The console as an operator uses it, in headless Chromium (one browser and one home for
 the module): every page passes axe-core at desktop and phone sizes; a step shows what it
 was given; a redrive with real retry waits leaves the console answering; the first of two
-approvers is told to wait; a restarted console's refusal says how to get back.
+approvers is told to wait; a waiting case is cancelled and its steps undone; a restarted
+console's refusal says how to get back.
 
 Skipped in one line without chromium or axe-core, failed under ``CI=true``."""
 
@@ -38,7 +39,7 @@ from tests.functional.console_support import (
 )
 
 if TYPE_CHECKING:
-    from playwright.sync_api import Browser, BrowserContext, Page, ViewportSize
+    from playwright.sync_api import Browser, BrowserContext, Dialog, Page, ViewportSize
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -67,6 +68,8 @@ class Home:
     dual: dict[str, Any]
     #: The project's other saga (a per-item step and a parallel group), one line uncertain.
     per_item: dict[str, Any]
+    #: Waits for a decision like ``waiting``; its test cancels it.
+    to_cancel: dict[str, Any]
 
 
 def _start(home: StateHome, folder: Path, case: str, faults: Path) -> dict[str, Any]:
@@ -85,6 +88,7 @@ def shared(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Home]:
     waiting = _start(home, folder, "CASE-2", UNVERIFIABLE)
     failed = _start(home, folder, "CASE-3", write_faults(folder, *THROTTLED))
     dual = _start(home, folder, "CASE-4", write_faults(folder, *REFUND_UNKNOWN))
+    to_cancel = _start(home, folder, "CASE-5", UNVERIFIABLE)
     assert (failed["status"], dual["outcome"]) == ("FAILED", "awaiting_reconciliation")
     case = json.loads((EXAMPLES / "case-multi-warehouse.json").read_text())
     case["approval"]["approved_at"] = SystemClock().now().strftime("%Y-%m-%dT%H:%M:%SZ")
@@ -100,7 +104,7 @@ def shared(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Home]:
     )
     assert multi.code == 0, multi.err
     with running(lambda port: local_config(home, port)) as url:
-        yield Home(url, compensated, waiting, failed, dual, multi.json())
+        yield Home(url, compensated, waiting, failed, dual, multi.json(), to_cancel)
 
 
 @pytest.fixture(scope="module")
@@ -152,16 +156,7 @@ def test_every_page_has_no_serious_accessibility_violation(browser: Browser, sha
         page.set_viewport_size(viewport)
         for path in _pages(shared):
             page.goto(shared.url + path)
-            page.add_script_tag(path=str(axe))
-            result = page.evaluate(
-                "async () => (await axe.run(document, {resultTypes: ['violations']})).violations"
-                ".map(v => ({id: v.id, impact: v.impact, targets: v.nodes.map(n => n.target)}))"
-            )
-            found += [
-                f"{viewport['width']}px {path}: {v['id']} ({v['impact']}) {v['targets'][:3]}"
-                for v in result
-                if v["impact"] in ("serious", "critical")
-            ]
+            found += [f"{viewport['width']}px {path}: {v}" for v in _serious(page, axe)]
             if viewport is PHONE and path.startswith("executions/acme-CASE-1"):
                 screenshot(page, "execution-phone")
             if viewport is DESKTOP and path.startswith(f"executions/{shared.per_item['name']}"):
@@ -171,6 +166,20 @@ def test_every_page_has_no_serious_accessibility_violation(browser: Browser, sha
                 found.append(f"{viewport['width']}px {path}: the page is {width}px wide")
     context.close()
     assert not found, "\n".join(found)
+
+
+def _serious(page: Page, axe: Path) -> list[str]:
+    """axe-core's serious and critical violations on ``page`` as it stands."""
+    page.add_script_tag(path=str(axe))
+    result = page.evaluate(
+        "async () => (await axe.run(document, {resultTypes: ['violations']})).violations"
+        ".map(v => ({id: v.id, impact: v.impact, targets: v.nodes.map(n => n.target)}))"
+    )
+    return [
+        f"{v['id']} ({v['impact']}) {v['targets'][:3]}"
+        for v in result
+        if v["impact"] in ("serious", "critical")
+    ]
 
 
 def test_a_step_shows_the_input_it_was_given_and_opens_from_the_graph(
@@ -270,6 +279,51 @@ def test_the_first_of_two_approvers_is_told_to_wait(page: Page, shared: Home) ->
     page.goto(f"{shared.url}reconciliation?kind=dual")
     assert page.locator("#kind-dual .count").inner_text() == "1"
     assert page.locator("table#items tbody tr").count() == 1
+
+
+def test_a_waiting_case_is_cancelled_from_its_page_and_its_steps_undone(
+    browser: Browser, shared: Home
+) -> None:
+    """The confirm says what cancel does; the POST returns at once and the page follows the
+    job until the undone steps show; axe-core finds nothing serious on the result at either
+    size, and it fits the phone."""
+    from playwright.sync_api import expect
+
+    axe = axe_script()
+    context = _signed_in(browser, shared, bypass_csp=True)  # for axe's script only
+    page = context.new_page()
+    asked: list[str] = []
+
+    def confirm(dialog: Dialog) -> None:
+        asked.append(dialog.message)
+        dialog.accept()
+
+    page.on("dialog", confirm)
+    name = shared.to_cancel["name"]
+    page.goto(f"{shared.url}executions/{name}?tenant=acme")
+    page.get_by_label("Why cancel it").fill("customer cancelled")
+    with page.expect_navigation():
+        page.get_by_role("button", name="Cancel and undo").click()
+    assert len(asked) == 1
+    assert "undone, last step first, with the saga's own compensations" in asked[0]
+
+    page.wait_for_selector("#job[data-state=done]", timeout=30_000)
+    expect(page.locator("#execution-outcome")).to_have_text("stopped")
+    undone = page.locator("#undone li.undone")
+    assert [
+        (li.get_attribute("data-step"), li.get_attribute("data-kind")) for li in undone.all()
+    ] == [("RefundPayment", "escalated"), ("ReserveStock", "compensated")]
+    compensated = page.locator('#undone li[data-kind="compensated"]')
+    assert "acme:CASE-5:r1:reserve_stock:compensate" in compensated.inner_text()
+    assert page.locator("form[action$='/stop']").count() == 0
+    assert page.get_by_role("button", name="Cancel again").is_visible()  # retries, if need be
+    screenshot(page, "execution-cancelled")
+    assert _serious(page, axe) == []
+    page.set_viewport_size(PHONE)
+    page.reload()
+    assert _serious(page, axe) == []
+    assert page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
+    context.close()
 
 
 def test_after_a_restart_the_refusal_says_how_to_get_back(browser: Browser, shared: Home) -> None:

@@ -4,11 +4,13 @@ with the backend's own operator identity."""
 
 from __future__ import annotations
 
+import html
 import re
 from collections.abc import Iterator
 from dataclasses import replace
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 import boto3
 import pytest
@@ -18,7 +20,14 @@ from stepsaga.console import csrf_token
 from stepsaga.home import StateHome
 from stepsaga.ledger import ReconStatus
 from tests.functional.aws_support import FakeAws, fake_aws, run_locally
-from tests.functional.cli_support import EXAMPLES, case_data, cli, write_case, write_faults
+from tests.functional.cli_support import (
+    EXAMPLES,
+    case_data,
+    cli,
+    effects,
+    write_case,
+    write_faults,
+)
 from tests.functional.console_support import (
     TOKEN,
     UNVERIFIABLE,
@@ -191,6 +200,30 @@ def test_the_pages_work_on_aws_with_the_callers_iam_identity(
     assert "acme:CASE-1001:r1:reserve_stock" in console.get("/ledger?tenant=acme").text
 
 
+def test_a_cancel_on_aws_shows_each_undo_that_failed_and_why(
+    aws: FakeAws, home: StateHome, tmp_path: Path
+) -> None:
+    """On moto the saga's functions are not deployed: each undo fails (``cancel`` exits 1 on
+    the CLI) and the page says so, step by step, and offers the cancel again."""
+    local_run = run_locally(home, write_case(tmp_path), UNVERIFIABLE)
+    aws.copy_ledger(local_run.records, [replace(i, task_token=None) for i in local_run.items])
+    view = aws.backend().start(parse_case(case_data()))
+    console = client(aws_config(aws))
+    assert (
+        f'action="/executions/{view.name}/cancel"' in console.get(f"/executions/{view.name}").text
+    )
+
+    done = _post(console, view.name, "cancel", "customer cancelled")
+
+    assert done.status_code == 200, done.text
+    assert 'id="job" role="status" data-state="done"' in done.text
+    assert _undone(done.text) == [("RefundPayment", "failed"), ("ReserveStock", "failed")]
+    assert 'id="cancel-incomplete"' in done.text
+    assert "InvokeFunction" in done.text  # the failure, as the backend worded it
+    with aws.backend() as backend:
+        assert backend.status(view.name).status == "ABORTED"
+
+
 def test_retries_show_the_delay_the_engine_chose(
     local: TestClient, home: StateHome, tmp_path: Path
 ) -> None:
@@ -270,10 +303,7 @@ def test_a_running_execution_is_stopped_from_its_page_as_the_operator(
     assert f'action="/executions/{name}/stop"' in page
     operator = re.search(r'<span class="dim">as ([^<]+)</span>', page)
     assert operator is not None
-    done = local.post(
-        f"/executions/{name}/stop",
-        data={"csrf": csrf_token(TOKEN), "tenant": "acme", "note": "customer cancelled"},
-    )
+    done = _post(local, name, "stop", "customer cancelled")
     assert done.status_code == 200, done.text
     assert str(done.url).endswith(f"/executions/{name}?tenant=acme")
     assert 'class="badge outcome-stopped">stopped' in done.text
@@ -287,6 +317,113 @@ def test_stopping_without_the_csrf_field_is_refused(local: TestClient, cases: Ca
     response = local.post(f"/executions/{name}/stop", data={"note": "x"})
     assert response.status_code == 403
     assert "RUNNING" in local.get(f"/executions/{name}").text
+
+
+def _post(client: TestClient, name: str, verb: str, note: str) -> Any:
+    """The execution page's ``verb`` form (stop, cancel) sent with ``note`` (the client's
+    response: httpx's, or httpx2's where Starlette found that)."""
+    data = {"csrf": csrf_token(TOKEN), "tenant": "acme", "note": note}
+    return client.post(f"/executions/{name}/{verb}", data=data)
+
+
+def _undone(html: str) -> list[tuple[str, str]]:
+    return re.findall(r'<li class="undone" data-step="([^"]+)" data-kind="([^"]+)">', html)
+
+
+def test_a_waiting_execution_is_cancelled_from_its_page_and_shows_what_was_undone(
+    local: TestClient, cases: Cases, home: StateHome
+) -> None:
+    name = cases.waiting["name"]  # reserved, refunded, the shipment uncertain
+    page = local.get(f"/executions/{name}").text
+    assert f'action="/executions/{name}/cancel"' in page
+    assert '<label for="cancel-note">Why cancel it</label>' in page
+    confirm = re.search(r'id="cancel-form" data-confirm="([^"]+)"', page)
+    assert confirm is not None
+    question = html.unescape(confirm.group(1))  # says exactly what happens, unlike stop
+    assert "completed steps are undone, last step first, with the saga's own" in question
+    assert "cannot be undone goes to a person as an escalation" in question
+    assert "Stop, which only freezes" in question
+    assert effects(home, "CASE-2")["release"] == 0
+
+    done = _post(local, name, "cancel", "customer cancelled")
+
+    assert done.status_code == 200, done.text
+    assert str(done.url).endswith(f"/executions/{name}?tenant=acme")
+    assert 'class="badge outcome-stopped">stopped' in done.text
+    assert _undone(done.text) == [("RefundPayment", "escalated"), ("ReserveStock", "compensated")]
+    assert effects(home, "CASE-2")["release"] == 1  # the saga's own compensation ran, once
+    refund_item = cli(home, "recon", "list", "--case", "CASE-2", "--json").json()["items"]
+    escalated = [i["id"] for i in refund_item if i["step"] == "RefundPayment"]
+    assert f'href="/reconciliation/{escalated[0]}"' in done.text  # the person's item
+    by = re.search(
+        r'data-step="ReserveStock" data-kind="compensated">.*?by <span[^>]*>([^<]+)<',
+        done.text,
+        re.S,
+    )
+    assert by is not None
+    assert by.group(1) == "acme:CASE-2:r1:reserve_stock:compensate:release_reservation"
+    assert f'action="/executions/{name}/stop"' not in done.text  # stopped: nothing to freeze
+    assert ">Cancel again</button>" in done.text  # a failed undo would be retried
+    assert f'action="/executions/{name}/redrive"' not in done.text
+
+
+def test_a_refused_cancel_shows_on_its_form_with_the_note_kept(
+    local: TestClient, cases: Cases, home: StateHome
+) -> None:
+    name = cases.waiting["name"]
+    for note, message, code in [
+        ("  ", "Note: say why you cancel it.", 400),  # the page's own check
+        ("x" * 1001, "Note: at most 1000 characters", 400),  # the backend's, in web words
+    ]:
+        response = _post(local, name, "cancel", note)
+        assert response.status_code == code
+        error = re.search(r'id="form-error">([^<]+)<', response.text)
+        assert error is not None
+        assert error.group(1) == message
+        kept = re.search(
+            r'id="cancel-note" name="note" required size="30" value="([^"]*)"', response.text
+        )
+        assert kept is not None
+        assert kept.group(1) == note.strip()
+        assert re.search(r'id="stop-note" name="note" required size="30" value=""', response.text)
+    assert "RUNNING" in local.get(f"/executions/{name}").text
+    assert effects(home, "CASE-2")["release"] == 0
+    # an execution that ended on its own has nothing to cancel: no form, and the backend's no
+    ended = cases.compensated["name"]
+    assert f'action="/executions/{ended}/cancel"' not in local.get(f"/executions/{ended}").text
+    refused = _post(local, ended, "cancel", "customer cancelled")
+    assert refused.status_code == 400
+    assert "there is nothing to cancel" in refused.text
+
+
+def test_cancelling_without_the_csrf_field_is_refused(
+    local: TestClient, cases: Cases, home: StateHome
+) -> None:
+    name = cases.waiting["name"]
+    response = local.post(f"/executions/{name}/cancel", data={"note": "customer cancelled"})
+    assert response.status_code == 403
+    assert "RUNNING" in local.get(f"/executions/{name}").text
+    assert effects(home, "CASE-2")["release"] == 0
+
+
+def test_a_stopped_execution_can_be_cancelled_until_a_later_revision_supersedes_it(
+    local: TestClient, cases: Cases, home: StateHome, tmp_path: Path
+) -> None:
+    name = cases.waiting["name"]
+    stopped = _post(local, name, "stop", "fraud check").text
+    assert 'class="badge outcome-stopped">stopped' in stopped
+    assert f'action="/executions/{name}/cancel"' in stopped  # cancel undoes what stop left
+    assert ">Cancel and undo</button>" in stopped
+    assert re.search(r'<span class="dim">as [^<]+@[^<]+</span>', stopped)  # who would cancel
+    second = write_case(
+        tmp_path, "CASE-2", approval={**case_data("CASE-2")["approval"], "revision": 2}
+    )
+    started = cli(home, "start", str(second), "--json")
+    assert started.code == 0, started.err
+    page = local.get(f"/executions/{name}?tenant=acme").text
+    assert f'action="/executions/{name}/cancel"' not in page
+    later = started.json()["name"]
+    assert f'id="superseded-by"><a href="/executions/{later}?tenant=acme">{later}</a>' in page
 
 
 def test_a_refund_item_shows_its_first_approval_and_then_its_audit_record(

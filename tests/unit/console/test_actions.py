@@ -1,5 +1,6 @@
 """The action worker: a POST's action runs on the worker's thread, not the caller's; a
-refusal comes back with its HTTP status; the jobs of a target are remembered."""
+refusal comes back with its HTTP status; a done job keeps what the backend returned; the
+jobs of a target are remembered."""
 
 from __future__ import annotations
 
@@ -36,6 +37,9 @@ class _Backend:
     def stop(self, ref: str, *, tenant: str | None, by: str, note: str) -> Any:
         raise IllegalTransitionError(f"{ref} ended already")
 
+    def cancel(self, ref: str, *, tenant: str | None, by: str, note: str) -> Any:
+        return {"cancelled": ref, "by": by, "note": note}
+
 
 def test_an_action_runs_on_the_worker_and_a_refusal_keeps_its_status() -> None:
     release, calls = threading.Event(), list[tuple[str, str]]()
@@ -54,4 +58,18 @@ def test_an_action_runs_on_the_worker_and_a_refusal_keeps_its_status() -> None:
         "acme-CASE-1-r1 ended already",
     )
     assert worker.active() == []
+    worker.stop()
+
+
+def test_a_done_job_keeps_what_the_backend_returned_for_the_page() -> None:
+    worker = ActionWorker(lambda: _Backend(threading.Event(), []), ManualClock(), status_code)  # type: ignore[arg-type,return-value]
+    job = worker.submit(ActionRequest("cancel", "acme-CASE-1-r1", note="customer cancelled"))
+    settled = worker.wait(job.id, 10)
+    assert settled.state is JobState.DONE
+    # the operator is the backend's own identity, never the form's
+    assert settled.result == {
+        "cancelled": "acme-CASE-1-r1",
+        "by": "ops@host",
+        "note": "customer cancelled",
+    }
     worker.stop()
