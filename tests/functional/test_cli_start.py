@@ -37,8 +37,18 @@ EXECUTION_KEYS = {
     "steps",
     "waiting_for",
     "open_items",
+    "reason",  # why the case did not complete (None here: it completed)
 }
-STEP_KEYS = {"state", "kind", "operation", "action_key", "ledger_status", "attempts", "reference"}
+STEP_KEYS = {
+    "state",
+    "kind",
+    "operation",
+    "action_key",
+    "ledger_status",
+    "attempts",
+    "reference",
+    "error",  # the recorded refusal or uncertainty (None when the step completed)
+}
 
 
 def test_start_json_shape(home: StateHome, tmp_path: Path) -> None:
@@ -56,6 +66,7 @@ def test_start_json_shape(home: StateHome, tmp_path: Path) -> None:
     assert view["redriveCount"] == 0
     assert view["waiting_for"] == []
     assert view["open_items"] == []
+    assert view["reason"] is None
     steps = {step["state"]: step for step in view["steps"]}
     assert list(steps) == ["ReserveStock", "RefundPayment", "CreateShipment", "ReleaseReservation"]
     for step in view["steps"]:
@@ -68,6 +79,7 @@ def test_start_json_shape(home: StateHome, tmp_path: Path) -> None:
         "ledger_status": "COMPLETED",
         "attempts": 1,
         "reference": steps["RefundPayment"]["reference"],
+        "error": None,
     }
     assert steps["ReleaseReservation"]["kind"] == "compensation"
     assert steps["ReleaseReservation"]["action_key"] == (
