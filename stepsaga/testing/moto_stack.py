@@ -195,9 +195,7 @@ def moto_deployment(
     body: Mapping[str, Any] = (
         json.loads(template.read_text()) if isinstance(template, Path) else template
     )
-    # Re-entrant: a function served at a URL (the resolver) invokes others (cancel's
-    # compensations) in the same thread, while it runs.
-    lock = threading.RLock()
+    lock = _ENVIRON_LOCK
     moto_invoke = LambdaSimpleBackend.invoke
     moto_start = StepFunctionsParserBackend.start_execution
 
@@ -287,6 +285,14 @@ class _FunctionUrls(httpx.BaseTransport):
             headers=answer.get("headers") or {},
             content=str(answer.get("body") or "").encode(),
         )
+
+
+#: Handlers run one at a time because each sets ``os.environ``, which is process-wide: one
+#: lock for every deployment, since an earlier deployment's execution thread may still be
+#: inside a handler when the next test deploys (two restores racing would remove a variable
+#: while the other handler reads its settings). Re-entrant: a function served at a URL (the
+#: resolver) invokes others (cancel's compensations) in the same thread, while it runs.
+_ENVIRON_LOCK = threading.RLock()
 
 
 def _run(function: DeployedFunction, event: Any, region: str) -> lambda_invoke.Invocation:
