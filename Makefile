@@ -78,7 +78,7 @@ test: lint typecheck browser unit
 
 # The README's console screenshots (docs/console/), taken by the browser tests.
 screenshots: $(VENV)/.dev browser
-	STEPSAGA_SCREENSHOTS=docs/console $(BIN)/pytest -q tests/functional/test_console_browser.py tests/functional/test_console_operator.py
+	STEPSAGA_SCREENSHOTS=docs/console $(BIN)/pytest -q tests/framework/functional/test_console_browser.py tests/framework/functional/test_console_operator.py
 
 # Step Functions Local and DynamoDB Local through testcontainers (needs a Docker daemon).
 test-docker: $(VENV)/.dev

@@ -120,7 +120,7 @@ MESSAGE_TEMPLATE: Final = {"executionArn": "$.detail.executionArn"}
 
 def input_transformer() -> dict[str, Any]:
     """:data:`MESSAGE_TEMPLATE` as the rule target's ``InputTransformer`` (the form the
-    stack synthesizes; ``tests/infra`` checks they are the same)."""
+    stack synthesizes; ``tests/framework/infra`` checks they are the same)."""
     paths = {path[2:].replace(".", "-"): path for path in MESSAGE_TEMPLATE.values()}
     fields = ",".join(
         f"{json.dumps(name)}:<{path[2:].replace('.', '-')}>"

@@ -3,7 +3,7 @@ config test case per route, and what each must do on any backend
 (``stepsaga.testing.Scenario``; ``ordered=False``: lines and branches run at once).
 
 The same three routes run for real through the CLI in
-``tests/functional/test_cli_multi_warehouse.py``; here every Task is mocked, so another
+``tests/framework/functional/test_cli_multi_warehouse.py``; here every Task is mocked, so another
 backend (Step Functions Local, LocalStack) runs them without our functions.
 ``python -m tests.multi_warehouse_scenarios`` prints the mock config file.
 """

@@ -74,7 +74,7 @@ PLATFORM: Final = "manylinux2014_aarch64"
 class WheelTarget:
     """Whose wheels pip installs into the asset: Lambda's (:data:`LAMBDA_WHEELS`, what is
     deployed), or the running interpreter's own (:meth:`host`: a test that imports and
-    runs the asset here, ``tests/infra/test_lambda_asset.py``)."""
+    runs the asset here, ``tests/framework/infra/test_lambda_asset.py``)."""
 
     #: A pip ``--platform`` tag; None: this interpreter's.
     platform: str | None

@@ -12,7 +12,7 @@ on moto as on Step Functions Local and LocalStack. Retry delays are skipped (as 
 ``time_scale=0`` does); paths and counts do not depend on them.
 
 moto agrees with LocalStack wherever the copy is faithful: one vote, not two (DESIGN.md).
-Pinned to moto 5.2.5's internals (tested in ``tests/functional/test_testing_moto.py``).
+Pinned to moto 5.2.5's internals (tested in ``tests/framework/functional/test_testing_moto.py``).
 """
 
 from __future__ import annotations
