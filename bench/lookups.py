@@ -9,8 +9,8 @@ one recon item per five records) through ``BatchWriteItem``, 25 items per call. 
 command is one page of 50, as ``stepsaga ledger list|sweep`` and ``recon list`` ask for it;
 its calls are counted with a botocore ``before-call.dynamodb.*`` hook. The calls must not
 grow with the table (exit status 1 if they do); moto's wall time does (it filters in
-Python), DynamoDB's per-Query latency does not. ``tests/framework/unit/ledger/test_lookups_scale.py``
-asserts the same at 500 vs 5,000.
+Python), DynamoDB's per-Query latency does not.
+``tests/framework/unit/ledger/test_lookups_scale.py`` asserts the same at 500 vs 5,000.
 """
 
 from __future__ import annotations

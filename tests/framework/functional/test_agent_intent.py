@@ -29,7 +29,14 @@ from mcp import types
 from stepsaga.agents import KeyBook, Limits
 from stepsaga.home import StateHome
 from stepsaga.ledger import Ledger, ReconStatus, Status, open_ledger
-from tests.framework.functional.agent_stdio import REPO, effects, env_for, lose_replies, served, text
+from tests.framework.functional.agent_stdio import (
+    REPO,
+    effects,
+    env_for,
+    lose_replies,
+    served,
+    text,
+)
 from tests.framework.functional.console_support import client, local_config
 
 pytestmark = pytest.mark.slow

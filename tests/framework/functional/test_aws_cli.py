@@ -19,7 +19,14 @@ from stepsaga.backends.aws import SessionClients
 from stepsaga.cli.app import app
 from stepsaga.home import StateHome
 from stepsaga.ledger import Action, EffectClass, Intent
-from tests.framework.functional.aws_support import REGION, STACK, TABLE, FakeAws, fake_aws, run_locally
+from tests.framework.functional.aws_support import (
+    REGION,
+    STACK,
+    TABLE,
+    FakeAws,
+    fake_aws,
+    run_locally,
+)
 from tests.framework.functional.cli_support import EXAMPLES, Result, write_case
 
 UNVERIFIABLE = EXAMPLES / "faults-shipment-unverifiable.json"

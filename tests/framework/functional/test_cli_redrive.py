@@ -12,7 +12,14 @@ from pathlib import Path
 from stepsaga.backends.local import LocalBackend
 from stepsaga.clock import ManualClock, SystemClock
 from stepsaga.home import StateHome
-from tests.framework.functional.cli_support import EXAMPLES, ROOT, cli, effects, write_case, write_faults
+from tests.framework.functional.cli_support import (
+    EXAMPLES,
+    ROOT,
+    cli,
+    effects,
+    write_case,
+    write_faults,
+)
 from workflows.project import reference_project
 
 #: Every attempt of one run: the first and TRANSIENT_RETRY's 7 retries.

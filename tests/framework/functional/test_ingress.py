@@ -17,7 +17,13 @@ from stepsaga.backends.aws.pointers import Pointer, case_pointers, record_pointe
 from stepsaga.backends.naming import execution_name
 from stepsaga.ingress import REASON_ATTRIBUTE, Starter, Verdict
 from stepsaga.workflow import EffectClass, Saga, Step
-from tests.framework.functional.aws_support import REGION, TABLE, FakeAws, VisibilityRecorder, fake_aws
+from tests.framework.functional.aws_support import (
+    REGION,
+    TABLE,
+    FakeAws,
+    VisibilityRecorder,
+    fake_aws,
+)
 from tests.framework.functional.cli_support import case_data
 from workflows.replacement_order import saga
 

@@ -31,7 +31,13 @@ from stepsaga.ledger.dynamodb import DynamoDBStore
 from stepsaga.reconciliation import AUTO_RESOLVER
 from stepsaga.testing import FunctionCall, MotoDeployment, moto_deployment
 from stepsaga.testing.pytest_plugin import under_ci
-from tests.framework.functional.cli_support import EXAMPLES, Result, effects, write_case, write_faults
+from tests.framework.functional.cli_support import (
+    EXAMPLES,
+    Result,
+    effects,
+    write_case,
+    write_faults,
+)
 
 os.environ.setdefault("JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION", "20")
 os.environ.setdefault("JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION", "1")

@@ -16,7 +16,12 @@ import pytest
 
 from stepsaga.testing.localstack import LocalStack
 from stepsaga.testing.pytest_plugin import expect_deviation
-from tests.framework.conformance.engine.harness import LocalStackReference, Moto, Reference, moto_backend
+from tests.framework.conformance.engine.harness import (
+    LocalStackReference,
+    Moto,
+    Reference,
+    moto_backend,
+)
 
 F = TypeVar("F", bound=Callable[..., Any])
 

@@ -18,6 +18,7 @@ import pytest
 
 from stepsaga.workflow.compiler import compile as compile_saga
 from stepsaga.workflow.retry import TRANSIENT_RETRY
+from tests.deviations import LOCALSTACK_SINGLE_MATCH
 from tests.framework.conformance.engine.conftest import deviates
 from tests.framework.conformance.engine.harness import (
     Err,
@@ -29,7 +30,6 @@ from tests.framework.conformance.engine.harness import (
     compiled,
     run_engine,
 )
-from tests.deviations import LOCALSTACK_SINGLE_MATCH
 from workflows.replacement_order import saga
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")

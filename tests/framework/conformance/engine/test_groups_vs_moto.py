@@ -14,6 +14,7 @@ import pytest
 
 from stepsaga.workflow import Compensate, EffectClass, Escalate, Parallel, Saga, Step
 from stepsaga.workflow import compile as compile_saga
+from tests.deviations import LOCALSTACK_SINGLE_MATCH
 from tests.framework.conformance.engine.conftest import deviates
 from tests.framework.conformance.engine.harness import (
     Err,
@@ -24,7 +25,6 @@ from tests.framework.conformance.engine.harness import (
     compiled,
     run_engine,
 )
-from tests.deviations import LOCALSTACK_SINGLE_MATCH
 from tests.multi_warehouse_scenarios import multi_warehouse_input
 from workflows.multi_warehouse import saga
 

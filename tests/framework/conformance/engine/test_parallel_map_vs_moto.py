@@ -18,7 +18,14 @@ from typing import Any
 import pytest
 
 from tests.framework.conformance.engine.conftest import deviates
-from tests.framework.conformance.engine.harness import Err, Ok, Reference, Scripts, Trace, run_engine
+from tests.framework.conformance.engine.harness import (
+    Err,
+    Ok,
+    Reference,
+    Scripts,
+    Trace,
+    run_engine,
+)
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 

@@ -23,7 +23,13 @@ from stepsaga.errors import (
 )
 from stepsaga.ledger import Claim, EffectClass, Ledger, LedgerPolicy, Replay, Status
 from tests.framework.conformance.ledger.conftest import LedgerFactory
-from tests.framework.conformance.ledger.helpers import APPROVED_AT, START, Counter, Recorder, make_action
+from tests.framework.conformance.ledger.helpers import (
+    APPROVED_AT,
+    START,
+    Counter,
+    Recorder,
+    make_action,
+)
 
 
 def claim_of(ledger: Ledger, action: Any) -> Claim:

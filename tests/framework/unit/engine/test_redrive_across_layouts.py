@@ -17,9 +17,9 @@ from typing import Any
 from stepsaga.errors import TransientError
 from stepsaga.workflow import compile as compile_saga
 from tests.framework.conformance.engine.harness import compiled
-from tests.scenarios import replacement_order_input
 from tests.framework.unit.engine.conftest import MakeEngine
 from tests.framework.unit.engine.helpers import entered
+from tests.scenarios import replacement_order_input
 from workflows.replacement_order import saga
 
 OLD = compiled(

@@ -13,8 +13,8 @@ from stepsaga.clock import ManualClock
 from stepsaga.errors import InvalidInputError
 from stepsaga.handlers import build_handlers
 from stepsaga.home import StateHome
-from tests.multi_warehouse_scenarios import multi_warehouse_input
 from tests.framework.unit.handlers.helpers import NOW, context
+from tests.multi_warehouse_scenarios import multi_warehouse_input
 from workflows.multi_warehouse import saga
 
 

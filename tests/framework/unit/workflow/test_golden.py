@@ -1,8 +1,8 @@
 """The reviewed golden files of the replacement-order ASL, in JSONPath and in JSONata.
 
 A change to the compiler or the saga shows up here as a diff to review. To accept it:
-``STEPSAGA_UPDATE_GOLDEN=1 .venv/bin/pytest tests/framework/unit/workflow/test_golden.py`` and commit
-the golden file with the change.
+``STEPSAGA_UPDATE_GOLDEN=1 .venv/bin/pytest tests/framework/unit/workflow/test_golden.py``
+and commit the golden file with the change.
 """
 
 from __future__ import annotations
