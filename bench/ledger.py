@@ -35,10 +35,10 @@ from typing import Any
 import boto3
 from moto import mock_aws
 
-from stepsaga.clock import ManualClock
+from stepsaga._util.clock import ManualClock
 from stepsaga.ledger import Action, Claim, EffectClass, Intent, Ledger, Record
-from stepsaga.ledger.dynamodb import DynamoDBStore, create_table
-from stepsaga.ledger.sqlite import SqliteStore
+from stepsaga.ledger._dynamodb import DynamoDBStore, create_table
+from stepsaga.ledger._sqlite import SqliteStore
 
 NOW = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
 INTENT_AT = NOW - timedelta(hours=1)

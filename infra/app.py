@@ -15,8 +15,8 @@ from typing import Final
 from aws_cdk import App
 
 from infra.config import ContextError, StageConfig
+from stepsaga._project.project import Project
 from stepsaga.cdk import DeploymentError, SagaStack
-from stepsaga.project import Project
 
 #: The project root: its pyproject.toml declares the saga and the dependencies.
 ROOT: Final = Path(__file__).resolve().parent.parent

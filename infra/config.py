@@ -43,6 +43,7 @@ from constructs import Node
 
 from services.dependencies import ENV_SERVICES, SERVICES_HTTP
 from services.http.config import ENV_TIMEOUTS, ENV_URLS, HttpTimeouts
+from stepsaga._project.deployment import DEFAULT_STAGE
 from stepsaga.cdk import (
     Backup,
     BundlingMode,
@@ -51,8 +52,7 @@ from stepsaga.cdk import (
     FunctionSettings,
     StageSettings,
 )
-from stepsaga.cdk.settings import DEFAULT_FUNCTION_TIMEOUT_SECONDS, PRODUCTION_STAGES
-from stepsaga.deployment import DEFAULT_STAGE
+from stepsaga.cdk._settings import DEFAULT_FUNCTION_TIMEOUT_SECONDS, PRODUCTION_STAGES
 
 #: Lambda timeout of every function; one HTTP call (all four phases) must fit inside it.
 FUNCTION_TIMEOUT_SECONDS: Final = DEFAULT_FUNCTION_TIMEOUT_SECONDS
@@ -106,7 +106,7 @@ class ServiceEndpoints:
             )
 
     def environment(self) -> dict[str, str]:
-        """The variables the handlers' settings read (``stepsaga.handlers.settings``)."""
+        """The variables the handlers' settings read (``stepsaga._handlers.settings``)."""
         variables = {ENV_SERVICES: SERVICES_HTTP}
         variables.update({ENV_URLS[key]: getattr(self, key) for key in SERVICE_URL_KEYS})
         variables.update(

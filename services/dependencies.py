@@ -19,7 +19,7 @@ from services.faults import Faults, load_faults
 from services.protocols import Services
 from services.simulated import DEFAULT_STOCK, CrashAction, Sleeper, kill_process
 from stepsaga import AwsContext, Clock, InvalidInputError, LocalContext, StateHome, SystemClock
-from stepsaga.handlers import HandlerDeps, local_deps
+from stepsaga._handlers import HandlerDeps, local_deps
 
 #: ``auto`` (HTTP if a service URL is set, else simulated), ``http`` or ``simulated``.
 ENV_SERVICES = "STEPSAGA_SERVICES"
@@ -109,7 +109,7 @@ def simulated_deps(
     **options: Any,
 ) -> HandlerDeps:
     """``HandlerDeps`` over the simulated services under ``home`` (tests, the chaos
-    harness): ``options`` are ``stepsaga.handlers.local_deps``'s."""
+    harness): ``options`` are ``stepsaga._handlers.local_deps``'s."""
     clock = clock or SystemClock()
     clients = ReferenceDependencies(faults=faults, crash=crash).local(
         LocalContext(home=home.ensure(), clock=clock, sleep=sleeper)

@@ -31,10 +31,19 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from stepsaga._lazy import lazy_getattr
+from stepsaga._util.lazy import lazy_getattr
 
 if TYPE_CHECKING:
-    from stepsaga.case import (
+    from stepsaga._handlers.step_handler import (
+        Absent,
+        Call,
+        CallContext,
+        Found,
+        Lookup,
+        Outcome,
+        StepHandler,
+    )
+    from stepsaga._model.case import (
         Approval,
         ApprovedCase,
         CaseId,
@@ -45,14 +54,18 @@ if TYPE_CHECKING:
         load_case,
         parse_case,
     )
-    from stepsaga.clock import Clock, ManualClock, SystemClock
-    from stepsaga.dependencies import (
+    from stepsaga._model.inputs import read_json_file, validate_object
+    from stepsaga._model.money import Amount, Currency, Money
+    from stepsaga._project.dependencies import (
         AwsContext,
         Dependencies,
         LocalContext,
         NoDependencies,
         SupportsFaults,
     )
+    from stepsaga._project.home import StateHome
+    from stepsaga._project.project import Project
+    from stepsaga._util.clock import Clock, ManualClock, SystemClock
     from stepsaga.errors import (
         ActionConflictError,
         BusinessRejectedError,
@@ -63,19 +76,6 @@ if TYPE_CHECKING:
         StepSagaError,
         TransientError,
     )
-    from stepsaga.handlers.step_handler import (
-        Absent,
-        Call,
-        CallContext,
-        Found,
-        Lookup,
-        Outcome,
-        StepHandler,
-    )
-    from stepsaga.home import StateHome
-    from stepsaga.inputs import read_json_file, validate_object
-    from stepsaga.money import Amount, Currency, Money
-    from stepsaga.project import Project
     from stepsaga.workflow import (
         Compensate,
         EffectClass,
@@ -88,45 +88,45 @@ if TYPE_CHECKING:
     )
 
 _WHERE = {
-    "read_json_file": "stepsaga.inputs",
-    "validate_object": "stepsaga.inputs",
-    "CaseId": "stepsaga.case",
-    "Reference": "stepsaga.case",
-    "StrictModel": "stepsaga.case",
-    "TenantId": "stepsaga.case",
-    "Text": "stepsaga.case",
-    "load_case": "stepsaga.case",
-    "parse_case": "stepsaga.case",
-    "Clock": "stepsaga.clock",
-    "ManualClock": "stepsaga.clock",
-    "SystemClock": "stepsaga.clock",
+    "read_json_file": "stepsaga._model.inputs",
+    "validate_object": "stepsaga._model.inputs",
+    "CaseId": "stepsaga._model.case",
+    "Reference": "stepsaga._model.case",
+    "StrictModel": "stepsaga._model.case",
+    "TenantId": "stepsaga._model.case",
+    "Text": "stepsaga._model.case",
+    "load_case": "stepsaga._model.case",
+    "parse_case": "stepsaga._model.case",
+    "Clock": "stepsaga._util.clock",
+    "ManualClock": "stepsaga._util.clock",
+    "SystemClock": "stepsaga._util.clock",
     "InvalidActionError": "stepsaga.errors",
     "NotFoundError": "stepsaga.errors",
-    "StateHome": "stepsaga.home",
-    "Amount": "stepsaga.money",
-    "Currency": "stepsaga.money",
-    "Money": "stepsaga.money",
-    "Approval": "stepsaga.case",
-    "ApprovedCase": "stepsaga.case",
-    "AwsContext": "stepsaga.dependencies",
-    "Dependencies": "stepsaga.dependencies",
-    "LocalContext": "stepsaga.dependencies",
-    "NoDependencies": "stepsaga.dependencies",
-    "SupportsFaults": "stepsaga.dependencies",
+    "StateHome": "stepsaga._project.home",
+    "Amount": "stepsaga._model.money",
+    "Currency": "stepsaga._model.money",
+    "Money": "stepsaga._model.money",
+    "Approval": "stepsaga._model.case",
+    "ApprovedCase": "stepsaga._model.case",
+    "AwsContext": "stepsaga._project.dependencies",
+    "Dependencies": "stepsaga._project.dependencies",
+    "LocalContext": "stepsaga._project.dependencies",
+    "NoDependencies": "stepsaga._project.dependencies",
+    "SupportsFaults": "stepsaga._project.dependencies",
     "ActionConflictError": "stepsaga.errors",
     "BusinessRejectedError": "stepsaga.errors",
     "InvalidInputError": "stepsaga.errors",
     "OutcomeUnknownError": "stepsaga.errors",
     "StepSagaError": "stepsaga.errors",
     "TransientError": "stepsaga.errors",
-    "Absent": "stepsaga.handlers.step_handler",
-    "Call": "stepsaga.handlers.step_handler",
-    "CallContext": "stepsaga.handlers.step_handler",
-    "Found": "stepsaga.handlers.step_handler",
-    "Lookup": "stepsaga.handlers.step_handler",
-    "Outcome": "stepsaga.handlers.step_handler",
-    "StepHandler": "stepsaga.handlers.step_handler",
-    "Project": "stepsaga.project",
+    "Absent": "stepsaga._handlers.step_handler",
+    "Call": "stepsaga._handlers.step_handler",
+    "CallContext": "stepsaga._handlers.step_handler",
+    "Found": "stepsaga._handlers.step_handler",
+    "Lookup": "stepsaga._handlers.step_handler",
+    "Outcome": "stepsaga._handlers.step_handler",
+    "StepHandler": "stepsaga._handlers.step_handler",
+    "Project": "stepsaga._project.project",
     "Compensate": "stepsaga.workflow",
     "EffectClass": "stepsaga.workflow",
     "Escalate": "stepsaga.workflow",

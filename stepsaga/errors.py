@@ -12,9 +12,9 @@ any replay (``routed`` builds the instance a handler raises).
 
 **One table.** :data:`FATES` gives every class here two things: what it says about an
 effect when a downstream call raised it (its ``ErrorFamily``: the row of the ledger's
-``ERROR_TABLE``, ``stepsaga.ledger.outcomes``) and where the state machine sends it
+``ERROR_TABLE``, ``stepsaga.ledger._outcomes``) and where the state machine sends it
 (its :class:`Route`: the ``Retry``/``Catch`` lists ``RETRYABLE``, ``COMPENSATE``,
-``RECONCILE`` are derived from it). ``stepsaga.ledger.outcomes`` checks on import that the
+``RECONCILE`` are derived from it). ``stepsaga.ledger._outcomes`` checks on import that the
 two agree for every cell (a ``FAILED`` record's error is caught, an ``UNKNOWN`` one goes to
 reconciliation, a ``RELEASED`` one is retried).
 
@@ -143,7 +143,7 @@ class ReplayWindowExpiredError(StepSagaError):
 
 
 class ConditionFailedError(StepSagaError):
-    """A caller's extra write (``stepsaga.ledger.writes``) found its item not as its
+    """A caller's extra write (``stepsaga.ledger._writes``) found its item not as its
     condition requires (e.g. the session cursor moved on). Nothing was written; carries
     ``key``, ``pk`` and ``sk``."""
 

@@ -23,6 +23,6 @@ def _isolated_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> No
 def pytest_configure(config: pytest.Config) -> None:
     """The CLI app with this repository's project commands (``demo``, ``sim``) mounted,
     as the ``stepsaga`` script mounts them (tests invoke ``app`` directly)."""
-    from stepsaga.cli.app import project_commands
+    from stepsaga.cli._app import project_commands
 
     project_commands(["--project", str(Path(__file__).resolve().parents[1])])

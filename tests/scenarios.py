@@ -25,7 +25,7 @@ from stepsaga.testing import (
 from workflows.case import parse_case
 from workflows.replacement_order import saga
 
-#: A valid case (``stepsaga.case.Case``) as the execution input the scenarios run with.
+#: A valid case (``stepsaga._model.case.Case``) as the execution input the scenarios run with.
 REPLACEMENT_ORDER_CASE: Mapping[str, Any] = {
     "tenant_id": "acme",
     "case_id": "CASE-1001",

@@ -42,7 +42,7 @@ from pydantic_ai.messages import (
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from stepsaga.agents import KeyBook
-from stepsaga.agents.results import SAME_KEY
+from stepsaga.agents._results import SAME_KEY
 from stepsaga.ledger import open_ledger
 
 HERE = Path(__file__).resolve().parent

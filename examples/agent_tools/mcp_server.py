@@ -21,9 +21,10 @@ from mcp.server.mcpserver import MCPServer
 from payments import Payments
 from pydantic import Field
 
-from stepsaga import Absent, Found, metric_names
+from stepsaga import Absent, Found
+from stepsaga._aws import metric_names
+from stepsaga._handlers.metrics import EmfMetrics
 from stepsaga.agents import LedgeredTools
-from stepsaga.handlers.metrics import EmfMetrics
 from stepsaga.ledger import ActionScope, EffectClass, open_ledger
 
 folder = Path(sys.argv[1] if len(sys.argv) > 1 else ".stepsaga-agent")

@@ -19,7 +19,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from stepsaga import TransientError
-from stepsaga.sqlite_wal import enable_wal
+from stepsaga._util.sqlite_wal import enable_wal
 
 DEFAULT_BUSY_TIMEOUT_SECONDS = 15.0
 

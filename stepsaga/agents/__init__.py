@@ -11,20 +11,20 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from stepsaga._lazy import lazy_getattr
+from stepsaga._util.lazy import lazy_getattr
 
 if TYPE_CHECKING:
-    from stepsaga.agents.keys import Grant, KeyBook, Limits, case_for_key
-    from stepsaga.agents.mcp import LedgeredTools
-    from stepsaga.agents.results import ToolFailure
+    from stepsaga.agents._keys import Grant, KeyBook, Limits, case_for_key
+    from stepsaga.agents._mcp import LedgeredTools
+    from stepsaga.agents._results import ToolFailure
 
 _WHERE = {
-    "Grant": "stepsaga.agents.keys",
-    "KeyBook": "stepsaga.agents.keys",
-    "Limits": "stepsaga.agents.keys",
-    "ToolFailure": "stepsaga.agents.results",
-    "case_for_key": "stepsaga.agents.keys",
-    "LedgeredTools": "stepsaga.agents.mcp",
+    "Grant": "stepsaga.agents._keys",
+    "KeyBook": "stepsaga.agents._keys",
+    "Limits": "stepsaga.agents._keys",
+    "ToolFailure": "stepsaga.agents._results",
+    "case_for_key": "stepsaga.agents._keys",
+    "LedgeredTools": "stepsaga.agents._mcp",
 }
 
 __all__ = ["Grant", "KeyBook", "LedgeredTools", "Limits", "ToolFailure", "case_for_key"]

@@ -8,18 +8,18 @@ backends share.
 
 from typing import TYPE_CHECKING
 
-from stepsaga.backends.assemble import CaseIdentity, execution_view, item_view, planned_actions
-from stepsaga.backends.base import SagaBackend, SupportsRetryDelays
-from stepsaga.backends.naming import execution_name
-from stepsaga.backends.outcome import OutcomeFacts, derive_outcome
-from stepsaga.backends.progress import (
+from stepsaga.backends._assemble import CaseIdentity, execution_view, item_view, planned_actions
+from stepsaga.backends._base import SagaBackend, SupportsRetryDelays
+from stepsaga.backends._naming import execution_name
+from stepsaga.backends._outcome import OutcomeFacts, derive_outcome
+from stepsaga.backends._progress import (
     Progress,
     ProgressKind,
     ProgressListener,
     entered_states,
     from_history_event,
 )
-from stepsaga.backends.views import (
+from stepsaga.backends._views import (
     CancelView,
     CaseOutcome,
     ExecutionView,
@@ -33,7 +33,7 @@ from stepsaga.backends.views import (
 )
 
 if TYPE_CHECKING:
-    from stepsaga.backends.local import LocalBackend
+    from stepsaga.backends._local import LocalBackend
 
 __all__ = [
     "CancelView",
@@ -67,7 +67,7 @@ __all__ = [
 def __getattr__(name: str) -> object:
     """``LocalBackend`` loads on first use (it imports the engine)."""
     if name == "LocalBackend":
-        from stepsaga.backends.local import LocalBackend
+        from stepsaga.backends._local import LocalBackend
 
         return LocalBackend
     raise AttributeError(f"module 'stepsaga.backends' has no attribute {name!r}")

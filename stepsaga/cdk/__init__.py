@@ -7,7 +7,7 @@ its former name). A team's ``infra/app.py``::
 
     from aws_cdk import App
     from stepsaga.cdk import FunctionSettings, SagaStack, StageSettings
-    from stepsaga.project import Project
+    from stepsaga._project.project import Project
 
     app = App()
     SagaStack(
@@ -26,9 +26,9 @@ What the construct owns (never the app): the ledger table, the encrypted topic, 
 function per saga function (``stepsaga.lambda_handler.handler`` with ``STEPSAGA_SAGA``,
 ``STEPSAGA_FUNCTION``, ``STEPSAGA_DEPENDENCIES``), the Standard state machine compiled from
 the saga, the alarms, the scheduled overdue-reconciliation check, the stack outputs, and each
-function's access to those (``stepsaga.cdk.access``, derived from the saga). The Lambda asset
+function's access to those (``stepsaga.cdk._access``, derived from the saga). The Lambda asset
 is the project's code plus stepsaga plus its pinned dependencies, built without Docker
-(``stepsaga.cdk.bundling``); a module a function would load but the asset lacks fails the
+(``stepsaga.cdk._bundling``); a module a function would load but the asset lacks fails the
 synth with one line (``DeploymentError``).
 
 ``SagaStack`` is one stack per saga (``stepsaga-<stage>-<saga>``); ``SagaResources`` puts
@@ -42,10 +42,16 @@ try:
 except ImportError as exc:  # pragma: no cover - depends on the environment
     raise ImportError("stepsaga.cdk needs the cdk extra: pip install 'stepsaga[cdk]'") from exc
 
-from stepsaga.cdk.access import LEDGER_WRITER, OVERDUE_CHECK, RECONCILER, FunctionAccess, access_for
-from stepsaga.cdk.bundling import AssetLayout
-from stepsaga.cdk.saga_deployment import SagaDeployment
-from stepsaga.cdk.settings import (
+from stepsaga.cdk._access import (
+    LEDGER_WRITER,
+    OVERDUE_CHECK,
+    RECONCILER,
+    FunctionAccess,
+    access_for,
+)
+from stepsaga.cdk._bundling import AssetLayout
+from stepsaga.cdk._saga_deployment import SagaDeployment
+from stepsaga.cdk._settings import (
     AutoRedrive,
     Backup,
     BundlingMode,
@@ -56,7 +62,7 @@ from stepsaga.cdk.settings import (
     SignedService,
     StageSettings,
 )
-from stepsaga.cdk.stack import SagaResources, SagaStack
+from stepsaga.cdk._stack import SagaResources, SagaStack
 
 __all__ = [
     "LEDGER_WRITER",

@@ -7,9 +7,9 @@
 extra (Starlette, Jinja2, uvicorn, python-multipart).
 """
 
-from stepsaga.console.app import ConsoleConfig, create_app
-from stepsaga.console.security import csrf_token, new_token
-from stepsaga.console.serve import bind, running, serve, url_of
+from stepsaga.console._app import ConsoleConfig, create_app
+from stepsaga.console._security import csrf_token, new_token
+from stepsaga.console._serve import bind, running, serve, url_of
 
 __all__ = [
     "ConsoleConfig",

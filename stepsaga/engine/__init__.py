@@ -7,8 +7,8 @@ mock files), the progress notices for ``on_event``, the error classes, and :data
 
 from typing import TYPE_CHECKING
 
-from stepsaga._lazy import lazy_getattr
-from stepsaga.engine.engine import (
+from stepsaga._util.lazy import lazy_getattr
+from stepsaga.engine._engine import (
     SYNCHRONOUS_ENV,
     TIME_SCALE_ENV,
     LocalEngine,
@@ -18,7 +18,7 @@ from stepsaga.engine.engine import (
     synchronous_from_env,
     time_scale_from_env,
 )
-from stepsaga.engine.errors import (
+from stepsaga.engine._errors import (
     INTERRUPTED,
     ExecutionAlreadyExists,
     ExecutionDoesNotExist,
@@ -34,9 +34,9 @@ from stepsaga.engine.errors import (
     TaskDoesNotExist,
     TaskTimedOut,
 )
-from stepsaga.engine.lambda_invoke import Handler, LambdaContext
-from stepsaga.engine.mockconfig import MockConfig, MockedResponse, MockTestCase
-from stepsaga.engine.models import (
+from stepsaga.engine._lambda_invoke import Handler, LambdaContext
+from stepsaga.engine._mockconfig import MockConfig, MockedResponse, MockTestCase
+from stepsaga.engine._models import (
     Delay,
     DelayChosen,
     DelayKind,
@@ -45,10 +45,10 @@ from stepsaga.engine.models import (
     HistoryRecorded,
     WaitingTask,
 )
-from stepsaga.engine.store import ExecutionPageQuery
+from stepsaga.engine._store import ExecutionPageQuery
 
 if TYPE_CHECKING:
-    from stepsaga.engine.definition import (
+    from stepsaga.engine._definition import (
         LAMBDA_INVOKE,
         LAMBDA_INVOKE_WAIT,
         REFUSED,
@@ -108,7 +108,7 @@ __all__ = [
 __getattr__ = lazy_getattr(
     __name__,
     {
-        name: "stepsaga.engine.definition"
+        name: "stepsaga.engine._definition"
         for name in (
             "LAMBDA_INVOKE",
             "LAMBDA_INVOKE_WAIT",

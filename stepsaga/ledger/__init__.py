@@ -13,11 +13,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from stepsaga._lazy import lazy_getattr
+from stepsaga._util.lazy import lazy_getattr
 
 if TYPE_CHECKING:
-    from stepsaga.ledger.connect import open_ledger, parse_url
-    from stepsaga.ledger.models import (
+    from stepsaga.ledger._connect import open_ledger, parse_url
+    from stepsaga.ledger._models import (
         Action,
         Approval,
         Claim,
@@ -31,7 +31,7 @@ if TYPE_CHECKING:
         ResolutionAudit,
         Status,
     )
-    from stepsaga.ledger.outcomes import (
+    from stepsaga.ledger._outcomes import (
         ERROR_TABLE,
         ErrorCell,
         ErrorFamily,
@@ -40,44 +40,44 @@ if TYPE_CHECKING:
         error_family,
         settlement_for,
     )
-    from stepsaga.ledger.policy import LedgerPolicy
-    from stepsaga.ledger.regions import HomeRegions, RegionalLedgers
-    from stepsaga.ledger.rules import Ledger
-    from stepsaga.ledger.tools import ActionScope, ledgered_tool
-    from stepsaga.ledger.writes import ExtraWrite, Writes
+    from stepsaga.ledger._policy import LedgerPolicy
+    from stepsaga.ledger._regions import HomeRegions, RegionalLedgers
+    from stepsaga.ledger._rules import Ledger
+    from stepsaga.ledger._tools import ActionScope, ledgered_tool
+    from stepsaga.ledger._writes import ExtraWrite, Writes
 
-# Names load on first use: importing ``stepsaga.ledger.models`` no longer loads the rules,
+# Names load on first use: importing ``stepsaga.ledger._models`` no longer loads the rules,
 # the stores and their canonicalization for every command.
 _WHERE = {
-    "open_ledger": "stepsaga.ledger.connect",
-    "parse_url": "stepsaga.ledger.connect",
-    "Action": "stepsaga.ledger.models",
-    "Approval": "stepsaga.ledger.models",
-    "Claim": "stepsaga.ledger.models",
-    "EffectClass": "stepsaga.ledger.models",
-    "Intent": "stepsaga.ledger.models",
-    "ReconItem": "stepsaga.ledger.models",
-    "ReconOutcome": "stepsaga.ledger.models",
-    "ReconStatus": "stepsaga.ledger.models",
-    "Record": "stepsaga.ledger.models",
-    "Replay": "stepsaga.ledger.models",
-    "ResolutionAudit": "stepsaga.ledger.models",
-    "Status": "stepsaga.ledger.models",
-    "ERROR_TABLE": "stepsaga.ledger.outcomes",
-    "ErrorCell": "stepsaga.ledger.outcomes",
-    "ErrorFamily": "stepsaga.ledger.outcomes",
-    "RaiseAs": "stepsaga.ledger.outcomes",
-    "Settlement": "stepsaga.ledger.outcomes",
-    "error_family": "stepsaga.ledger.outcomes",
-    "settlement_for": "stepsaga.ledger.outcomes",
-    "LedgerPolicy": "stepsaga.ledger.policy",
-    "HomeRegions": "stepsaga.ledger.regions",
-    "RegionalLedgers": "stepsaga.ledger.regions",
-    "Ledger": "stepsaga.ledger.rules",
-    "ActionScope": "stepsaga.ledger.tools",
-    "ledgered_tool": "stepsaga.ledger.tools",
-    "ExtraWrite": "stepsaga.ledger.writes",
-    "Writes": "stepsaga.ledger.writes",
+    "open_ledger": "stepsaga.ledger._connect",
+    "parse_url": "stepsaga.ledger._connect",
+    "Action": "stepsaga.ledger._models",
+    "Approval": "stepsaga.ledger._models",
+    "Claim": "stepsaga.ledger._models",
+    "EffectClass": "stepsaga.ledger._models",
+    "Intent": "stepsaga.ledger._models",
+    "ReconItem": "stepsaga.ledger._models",
+    "ReconOutcome": "stepsaga.ledger._models",
+    "ReconStatus": "stepsaga.ledger._models",
+    "Record": "stepsaga.ledger._models",
+    "Replay": "stepsaga.ledger._models",
+    "ResolutionAudit": "stepsaga.ledger._models",
+    "Status": "stepsaga.ledger._models",
+    "ERROR_TABLE": "stepsaga.ledger._outcomes",
+    "ErrorCell": "stepsaga.ledger._outcomes",
+    "ErrorFamily": "stepsaga.ledger._outcomes",
+    "RaiseAs": "stepsaga.ledger._outcomes",
+    "Settlement": "stepsaga.ledger._outcomes",
+    "error_family": "stepsaga.ledger._outcomes",
+    "settlement_for": "stepsaga.ledger._outcomes",
+    "LedgerPolicy": "stepsaga.ledger._policy",
+    "HomeRegions": "stepsaga.ledger._regions",
+    "RegionalLedgers": "stepsaga.ledger._regions",
+    "Ledger": "stepsaga.ledger._rules",
+    "ActionScope": "stepsaga.ledger._tools",
+    "ledgered_tool": "stepsaga.ledger._tools",
+    "ExtraWrite": "stepsaga.ledger._writes",
+    "Writes": "stepsaga.ledger._writes",
 }
 
 __all__ = [

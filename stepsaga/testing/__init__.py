@@ -30,10 +30,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from stepsaga._lazy import lazy_getattr
+from stepsaga._util.lazy import lazy_getattr
 
 if TYPE_CHECKING:
-    from stepsaga.testing.backends import (
+    from stepsaga.testing._backends import (
         Backend,
         EngineBackend,
         Execution,
@@ -43,13 +43,13 @@ if TYPE_CHECKING:
         lambda_arn,
         strict_handlers,
     )
-    from stepsaga.testing.containers import (
+    from stepsaga.testing._containers import (
         DockerStatus,
         DynamoDBLocalContainer,
         StepFunctionsLocalContainer,
         docker_available,
     )
-    from stepsaga.testing.history import (
+    from stepsaga.testing._history import (
         Caught,
         ExecutionEnd,
         History,
@@ -59,24 +59,24 @@ if TYPE_CHECKING:
         assert_retries,
         assert_visits,
     )
-    from stepsaga.testing.ledger import LedgerTable, create_ledger_table
-    from stepsaga.testing.localstack import LocalStack, LocalStackError, localstack_python
-    from stepsaga.testing.mockconfig import MockConfigBuilder, Return, Throw
-    from stepsaga.testing.moto import moto_stepfunctions
-    from stepsaga.testing.moto_stack import (
+    from stepsaga.testing._ledger import LedgerTable, create_ledger_table
+    from stepsaga.testing._localstack import LocalStack, LocalStackError, localstack_python
+    from stepsaga.testing._mockconfig import MockConfigBuilder, Return, Throw
+    from stepsaga.testing._moto import moto_stepfunctions
+    from stepsaga.testing._moto_stack import (
         DeployedFunction,
         FunctionCall,
         MotoDeployment,
         moto_deployment,
     )
-    from stepsaga.testing.scenarios import (
+    from stepsaga.testing._scenarios import (
         Scenario,
         mock_config,
         reconciliation_result,
         step_result,
         task_error,
     )
-    from stepsaga.testing.step import StepEnvironment
+    from stepsaga.testing._step import StepEnvironment
 
 _MODULES = {
     "backends": (
@@ -120,7 +120,7 @@ _MODULES = {
     ),
 }
 _WHERE = {
-    name: f"stepsaga.testing.{module}" for module, names in _MODULES.items() for name in names
+    name: f"stepsaga.testing._{module}" for module, names in _MODULES.items() for name in names
 }
 
 __all__ = [

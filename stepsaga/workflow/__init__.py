@@ -2,7 +2,7 @@
 
 Define a ``Saga`` of ``Step``s, ``Parallel`` groups and ``ForEach`` per-item steps
 (``saga.py``), compile it (``compile``), check it (``check_definition``), fill its
-function placeholders (``render``) and draw it (``stepsaga.workflow.graph``). Handlers
+function placeholders (``render``) and draw it (``stepsaga.workflow._graph``). Handlers
 validate their events with the models in ``events.py``.
 """
 
@@ -10,12 +10,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from stepsaga._lazy import lazy_getattr
+from stepsaga._util.lazy import lazy_getattr
 
 if TYPE_CHECKING:
-    from stepsaga.workflow.compiler import compile, compile_saga
-    from stepsaga.workflow.effects import EffectClass
-    from stepsaga.workflow.events import (
+    from stepsaga.workflow._compiler import compile, compile_saga
+    from stepsaga.workflow._effects import EffectClass
+    from stepsaga.workflow._events import (
         ActionRef,
         AwaitDecisionEvent,
         CaughtError,
@@ -33,8 +33,8 @@ if TYPE_CHECKING:
         parse_event,
         parse_reconciliation_event,
     )
-    from stepsaga.workflow.names import QueryLanguage
-    from stepsaga.workflow.retry import (
+    from stepsaga.workflow._names import QueryLanguage
+    from stepsaga.workflow._retry import (
         DEFAULT_RETRY,
         IN_PROGRESS_RETRY,
         LAMBDA_SERVICE_RETRY,
@@ -44,47 +44,47 @@ if TYPE_CHECKING:
         RetryPolicy,
         SagaDefinitionError,
     )
-    from stepsaga.workflow.saga import Compensate, Escalate, ForEach, Parallel, Saga, Step
-    from stepsaga.workflow.substitutions import placeholders, render
+    from stepsaga.workflow._saga import Compensate, Escalate, ForEach, Parallel, Saga, Step
+    from stepsaga.workflow._substitutions import placeholders, render
 
 # Names load on first use: the CLI's read-only verbs never pay for what they do not run.
 _WHERE = {
-    "compile": "stepsaga.workflow.compiler",
-    "compile_saga": "stepsaga.workflow.compiler",
-    "EffectClass": "stepsaga.workflow.effects",
-    "ActionRef": "stepsaga.workflow.events",
-    "AwaitDecisionEvent": "stepsaga.workflow.events",
-    "CaughtError": "stepsaga.workflow.events",
-    "CompensationEvent": "stepsaga.workflow.events",
-    "CompensationFailureEvent": "stepsaga.workflow.events",
-    "EscalationEvent": "stepsaga.workflow.events",
-    "ExecutionInfo": "stepsaga.workflow.events",
-    "OperatorDecision": "stepsaga.workflow.events",
-    "ReconcileEvent": "stepsaga.workflow.events",
-    "ReconciliationEvent": "stepsaga.workflow.events",
-    "ReconciliationOutcome": "stepsaga.workflow.events",
-    "ReconciliationResult": "stepsaga.workflow.events",
-    "StepEvent": "stepsaga.workflow.events",
-    "StepResult": "stepsaga.workflow.events",
-    "parse_event": "stepsaga.workflow.events",
-    "parse_reconciliation_event": "stepsaga.workflow.events",
-    "QueryLanguage": "stepsaga.workflow.names",
-    "DEFAULT_RETRY": "stepsaga.workflow.retry",
-    "IN_PROGRESS_RETRY": "stepsaga.workflow.retry",
-    "LAMBDA_SERVICE_RETRY": "stepsaga.workflow.retry",
-    "LAMBDA_TIMEOUT_RETRY": "stepsaga.workflow.retry",
-    "TRANSIENT_RETRY": "stepsaga.workflow.retry",
-    "JitterStrategy": "stepsaga.workflow.retry",
-    "RetryPolicy": "stepsaga.workflow.retry",
-    "SagaDefinitionError": "stepsaga.workflow.retry",
-    "Compensate": "stepsaga.workflow.saga",
-    "Escalate": "stepsaga.workflow.saga",
-    "ForEach": "stepsaga.workflow.saga",
-    "Parallel": "stepsaga.workflow.saga",
-    "Saga": "stepsaga.workflow.saga",
-    "Step": "stepsaga.workflow.saga",
-    "placeholders": "stepsaga.workflow.substitutions",
-    "render": "stepsaga.workflow.substitutions",
+    "compile": "stepsaga.workflow._compiler",
+    "compile_saga": "stepsaga.workflow._compiler",
+    "EffectClass": "stepsaga.workflow._effects",
+    "ActionRef": "stepsaga.workflow._events",
+    "AwaitDecisionEvent": "stepsaga.workflow._events",
+    "CaughtError": "stepsaga.workflow._events",
+    "CompensationEvent": "stepsaga.workflow._events",
+    "CompensationFailureEvent": "stepsaga.workflow._events",
+    "EscalationEvent": "stepsaga.workflow._events",
+    "ExecutionInfo": "stepsaga.workflow._events",
+    "OperatorDecision": "stepsaga.workflow._events",
+    "ReconcileEvent": "stepsaga.workflow._events",
+    "ReconciliationEvent": "stepsaga.workflow._events",
+    "ReconciliationOutcome": "stepsaga.workflow._events",
+    "ReconciliationResult": "stepsaga.workflow._events",
+    "StepEvent": "stepsaga.workflow._events",
+    "StepResult": "stepsaga.workflow._events",
+    "parse_event": "stepsaga.workflow._events",
+    "parse_reconciliation_event": "stepsaga.workflow._events",
+    "QueryLanguage": "stepsaga.workflow._names",
+    "DEFAULT_RETRY": "stepsaga.workflow._retry",
+    "IN_PROGRESS_RETRY": "stepsaga.workflow._retry",
+    "LAMBDA_SERVICE_RETRY": "stepsaga.workflow._retry",
+    "LAMBDA_TIMEOUT_RETRY": "stepsaga.workflow._retry",
+    "TRANSIENT_RETRY": "stepsaga.workflow._retry",
+    "JitterStrategy": "stepsaga.workflow._retry",
+    "RetryPolicy": "stepsaga.workflow._retry",
+    "SagaDefinitionError": "stepsaga.workflow._retry",
+    "Compensate": "stepsaga.workflow._saga",
+    "Escalate": "stepsaga.workflow._saga",
+    "ForEach": "stepsaga.workflow._saga",
+    "Parallel": "stepsaga.workflow._saga",
+    "Saga": "stepsaga.workflow._saga",
+    "Step": "stepsaga.workflow._saga",
+    "placeholders": "stepsaga.workflow._substitutions",
+    "render": "stepsaga.workflow._substitutions",
 }
 
 __all__ = [

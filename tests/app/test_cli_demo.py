@@ -16,8 +16,8 @@ from typing import Any
 
 from typer.testing import CliRunner
 
-from stepsaga.cli.app import app
-from stepsaga.home import StateHome
+from stepsaga._project.home import StateHome
+from stepsaga.cli._app import app
 from tests.framework.functional.cli_support import ROOT, effects
 
 runner = CliRunner()
@@ -114,7 +114,7 @@ def test_demo_imports_only_runtime_dependencies(tmp_path: Path) -> None:
         "import atexit, json, sys\n"
         f"out = {str(modules_file)!r}\n"
         "atexit.register(lambda: open(out, 'w').write(json.dumps(sorted(sys.modules))))\n"
-        "from stepsaga.cli.app import main\n"
+        "from stepsaga.cli._app import main\n"
         "main()\n"
     )
     env = {**os.environ, "STEPSAGA_TIME_SCALE": "0"}

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from services import parse_faults
-from stepsaga.clock import ManualClock
+from stepsaga._util.clock import ManualClock
 from stepsaga.errors import OutcomeUnknownError
 from stepsaga.ledger import Status
 from tests.framework.unit.handlers.helpers import (
@@ -82,10 +82,10 @@ def test_expired_lease_of_a_crashed_worker_reconciles_by_key(tmp_path: Path) -> 
         f"""
         from pathlib import Path
         from datetime import UTC, datetime
-        from stepsaga.clock import ManualClock
-        from stepsaga.handlers import build_handlers
+        from stepsaga._util.clock import ManualClock
+        from stepsaga._handlers import build_handlers
         from services.dependencies import simulated_deps
-        from stepsaga.home import StateHome
+        from stepsaga._project.home import StateHome
         from services import open_simulation, parse_faults
         from tests.framework.unit.handlers.helpers import context, step_event
         from workflows.replacement_order import saga

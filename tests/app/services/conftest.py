@@ -22,9 +22,9 @@ from services import (
     raise_simulated_crash,
 )
 from stepsaga import CallContext
-from stepsaga.clock import ManualClock
-from stepsaga.home import StateHome
-from stepsaga.money import Money
+from stepsaga._model.money import Money
+from stepsaga._project.home import StateHome
+from stepsaga._util.clock import ManualClock
 
 TENANT = "acme"
 CASE = "CASE-1001"

@@ -9,9 +9,9 @@ import pytest
 from typer.testing import CliRunner
 
 from services import Services, open_simulated_services
-from stepsaga.cli import common
-from stepsaga.cli.app import app
-from stepsaga.home import StateHome
+from stepsaga._project.home import StateHome
+from stepsaga.cli import _common as common
+from stepsaga.cli._app import app
 from tests.app.services.conftest import ctx_for, refund_request, reserve_request, shipment_request
 
 runner = CliRunner()

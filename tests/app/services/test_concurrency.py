@@ -17,8 +17,8 @@ from services import (
     Simulation,
     open_simulated_services,
 )
+from stepsaga._project.home import StateHome
 from stepsaga.errors import BusinessRejectedError
-from stepsaga.home import StateHome
 from tests.app.services.conftest import ctx_for, refund_request
 
 REPO = Path(__file__).parents[3]
@@ -83,7 +83,7 @@ def test_a_real_crash_after_the_effect_leaves_the_effect_committed(
     script = textwrap.dedent(
         f"""
         from pathlib import Path
-        from stepsaga.home import StateHome
+        from stepsaga._project.home import StateHome
         from services import open_simulated_services, open_simulation, parse_faults
         from tests.app.services.conftest import ctx_for, refund_request
         home = StateHome(Path({str(home.root)!r}))

@@ -11,7 +11,7 @@ import pytest
 from services import dependencies as module
 from services.dependencies import ReferenceDependencies
 from stepsaga import AwsContext, SystemClock
-from stepsaga.signing import ENV_SIGNED_APIS, AwsSigV4, SignedService
+from stepsaga._aws.signing import ENV_SIGNED_APIS, AwsSigV4, SignedService
 
 ENV = {
     "STEPSAGA_SERVICES": "http",

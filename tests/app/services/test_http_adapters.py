@@ -26,6 +26,8 @@ from services import (
     Services,
     open_http_services,
 )
+from stepsaga._aws.signing import AwsSigV4, SignedService
+from stepsaga._model.money import Money
 from stepsaga.errors import (
     ActionConflictError,
     ActionInProgressError,
@@ -36,8 +38,6 @@ from stepsaga.errors import (
     StepSagaError,
     TransientError,
 )
-from stepsaga.money import Money
-from stepsaga.signing import AwsSigV4, SignedService
 from tests.app.services.conftest import (
     ctx_for,
     refund_request,

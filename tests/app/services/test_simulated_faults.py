@@ -11,12 +11,12 @@ from services import (
     SimulatedCrash,
     Simulation,
 )
+from stepsaga._project.home import StateHome
 from stepsaga.errors import (
     BusinessRejectedError,
     OutcomeUnknownError,
     TransientError,
 )
-from stepsaga.home import StateHome
 from tests.app.services.conftest import (
     CASE,
     TENANT,

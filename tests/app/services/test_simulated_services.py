@@ -15,10 +15,10 @@ from services import (
     Simulation,
 )
 from services.simulated import KEY_WINDOW
-from stepsaga.clock import ManualClock
+from stepsaga._model.money import Money
+from stepsaga._project.home import StateHome
+from stepsaga._util.clock import ManualClock
 from stepsaga.errors import ActionConflictError, BusinessRejectedError, NotFoundError
-from stepsaga.home import StateHome
-from stepsaga.money import Money
 from tests.app.services.conftest import (
     ADDRESS,
     CASE,

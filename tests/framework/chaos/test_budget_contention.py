@@ -26,7 +26,7 @@ from moto.core.botocore_stubber import BotocoreStubber
 
 from stepsaga.errors import BudgetExhaustedError, StoreUnavailableError
 from stepsaga.ledger import Ledger, open_ledger
-from stepsaga.ledger.dynamodb import DynamoDBStore, create_table
+from stepsaga.ledger._dynamodb import DynamoDBStore, create_table
 from tests.framework.conformance.ledger.helpers import make_action
 
 pytestmark = pytest.mark.slow

@@ -16,7 +16,7 @@ from reliability import ChaosConfig, ChaosReport, KillPoint, KillSite, run_chaos
 from reliability.harness import approval_time
 from reliability.plan import MULTI_WAREHOUSE, CasePlan, scenario
 from reliability.workspace import Workspace
-from stepsaga.backends.local import LocalBackend
+from stepsaga.backends._local import LocalBackend
 from workflows.project import reference_project
 
 pytestmark = pytest.mark.slow

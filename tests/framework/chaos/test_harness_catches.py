@@ -17,11 +17,11 @@ from reliability.harness import approval_time
 from reliability.invariants import CaseTruth, check_budget, check_case
 from reliability.plan import scenario
 from reliability.storm import StormConfig, run_storm
-from stepsaga.backends.views import CaseOutcome
-from stepsaga.handlers import execute
+from stepsaga._handlers import execute
+from stepsaga.backends._views import CaseOutcome
 from stepsaga.ledger import EffectClass, Ledger, ReconItem, ReconStatus
-from stepsaga.ledger.sqlite import SqliteStore
-from stepsaga.ledger.store import Expect, WriteOutcome
+from stepsaga.ledger._sqlite import SqliteStore
+from stepsaga.ledger._store import Expect, WriteOutcome
 
 pytestmark = pytest.mark.slow
 
@@ -150,7 +150,7 @@ def test_a_revision_that_ignores_the_earlier_one_refunds_and_ships_again(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Break it: a later revision never reads the earlier revision's records.
-    from stepsaga.ledger import rules
+    from stepsaga.ledger import _rules as rules
 
     monkeypatch.setattr(rules, "_supersedes", lambda action: False)
     plans = [scenario(index, approval_time()) for index in range(2)]

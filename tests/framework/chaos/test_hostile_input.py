@@ -23,8 +23,8 @@ import pytest
 from hypothesis import HealthCheck, given, note, settings
 from hypothesis import strategies as st
 
+from stepsaga._project.home import StateHome
 from stepsaga.errors import InvalidInputError
-from stepsaga.home import StateHome
 from tests.framework.functional.cli_support import case_data, cli, files, row_counts, write_json
 from tests.framework.unit.handlers.helpers import (
     World,
@@ -661,7 +661,7 @@ def test_timestamps_at_every_edge_are_refused(
 def _run_entry(home: StateHome, *args: str) -> subprocess.CompletedProcess[str]:
     """The real entry point with a timeout: a FIFO used to block ``open()`` forever."""
     return subprocess.run(
-        [sys.executable, "-c", "from stepsaga.cli.app import main; main()", *args],
+        [sys.executable, "-c", "from stepsaga.cli._app import main; main()", *args],
         capture_output=True,
         text=True,
         env={**os.environ, "STEPSAGA_HOME": str(home.root), "STEPSAGA_TIME_SCALE": "0"},

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from stepsaga.clock import ManualClock
+from stepsaga._util.clock import ManualClock
 from stepsaga.errors import ActionInProgressError, OutcomeUnknownError
 from stepsaga.ledger import EffectClass, Status, open_ledger
 from tests.framework.conformance.ledger.helpers import Counter, Recorder, make_action

@@ -4,7 +4,7 @@ redrives and leases running out, never refund or ship twice.
 
 Nothing here applies the start rule (an unordered queue, a replayed dead letter or a person
 can start any revision at any time): only the ledger's own half stands between the runs
-(``stepsaga.ledger.latest`` and the revision rule of ``stepsaga.ledger.revisions``). The
+(``stepsaga.ledger._latest`` and the revision rule of ``stepsaga.ledger._revisions``). The
 steps run through the real forward handlers over a SQLite ledger and the simulated
 services, whose own effects table is what is counted.
 """

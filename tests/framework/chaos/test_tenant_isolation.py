@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
+from stepsaga._project.home import StateHome
 from stepsaga.errors import InvalidInputError, OutcomeUnknownError
-from stepsaga.home import StateHome
 from stepsaga.ledger import ReconStatus
 from tests.framework.functional.cli_support import case_data, cli, write_json
 from tests.framework.unit.handlers.helpers import (

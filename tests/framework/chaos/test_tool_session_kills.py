@@ -22,7 +22,7 @@ import boto3
 import pytest
 from moto import mock_aws
 
-from stepsaga.clock import ManualClock
+from stepsaga._util.clock import ManualClock
 from stepsaga.ledger import (
     Action,
     EffectClass,
@@ -32,8 +32,8 @@ from stepsaga.ledger import (
     Status,
     open_ledger,
 )
-from stepsaga.ledger.dynamodb import DynamoDBStore, create_table
-from stepsaga.ledger.writes import ExtraWrite, Writes, absent, equals
+from stepsaga.ledger._dynamodb import DynamoDBStore, create_table
+from stepsaga.ledger._writes import ExtraWrite, Writes, absent, equals
 from tests.framework.conformance.ledger.helpers import START, make_action
 
 pytestmark = pytest.mark.slow
@@ -114,7 +114,7 @@ CHILD = """
 import os, signal, sys
 from pathlib import Path
 from stepsaga.ledger import Ledger
-from stepsaga.ledger.sqlite import SqliteStore
+from stepsaga.ledger._sqlite import SqliteStore
 from datetime import datetime
 from tests.framework.chaos.test_tool_session_kills import refund, tool_action, tool_writes
 

@@ -24,18 +24,18 @@ from moto import mock_aws
 from moto.dynamodb.models import dynamodb_backends
 from moto.stepfunctions.models import stepfunctions_backends
 
-from stepsaga.backends.aws import AwsBackend, AwsSettings, FixedClients
-from stepsaga.backends.aws.pointers import Pointer, record_pointer
-from stepsaga.deployment import (
+from stepsaga._project.deployment import (
     OUTPUT_LEDGER_TABLE_NAME,
     OUTPUT_RECONCILIATION_TOPIC_ARN,
     OUTPUT_STATE_MACHINE_ARN,
     state_machine_name,
 )
-from stepsaga.home import StateHome
+from stepsaga._project.home import StateHome
+from stepsaga.backends._aws import AwsBackend, AwsSettings, FixedClients
+from stepsaga.backends._aws.pointers import Pointer, record_pointer
 from stepsaga.ledger import Ledger, ReconItem, Record, open_ledger
-from stepsaga.ledger.dynamodb import DynamoDBStore, create_table
-from stepsaga.ledger.table import AUDIT_PREFIX, AUDIT_SORT, PARTITION_KEY, SORT_KEY
+from stepsaga.ledger._dynamodb import DynamoDBStore, create_table
+from stepsaga.ledger._table import AUDIT_PREFIX, AUDIT_SORT, PARTITION_KEY, SORT_KEY
 from stepsaga.workflow import compile, render
 from tests.framework.functional.cli_support import cli
 from workflows.project import reference_project
@@ -246,7 +246,7 @@ class RedrivingSfn:
 
 class VisibilityRecorder:
     """moto's SQS client, recording each visibility change asked for (the busy back-off,
-    ``stepsaga.queue_backoff``): the timeouts and the receipt handles."""
+    ``stepsaga._aws.queue_backoff``): the timeouts and the receipt handles."""
 
     def __init__(self, sqs: Any) -> None:
         self._sqs = sqs

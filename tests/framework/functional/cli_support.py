@@ -13,9 +13,9 @@ from typing import Any
 from typer.testing import CliRunner
 
 from services.simulated import ServicesDb, Simulation
-from stepsaga.cli.app import app
-from stepsaga.clock import SystemClock
-from stepsaga.home import StateHome
+from stepsaga._project.home import StateHome
+from stepsaga._util.clock import SystemClock
+from stepsaga.cli._app import app
 
 ROOT = Path(__file__).resolve().parents[3]
 EXAMPLES = ROOT / "examples"

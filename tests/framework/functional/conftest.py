@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from stepsaga.home import StateHome
+from stepsaga._project.home import StateHome
 
 
 @pytest.fixture

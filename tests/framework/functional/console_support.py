@@ -15,11 +15,11 @@ from typing import TYPE_CHECKING, Any
 import pytest
 from starlette.testclient import TestClient
 
-from stepsaga.backends.local import LocalBackend
-from stepsaga.cli.common import Backend, CliContext
-from stepsaga.cli.ledger import ledger_of
+from stepsaga._project.home import StateHome
+from stepsaga.backends._local import LocalBackend
+from stepsaga.cli._common import Backend, CliContext
+from stepsaga.cli._ledger import ledger_of
 from stepsaga.console import ConsoleConfig, create_app
-from stepsaga.home import StateHome
 from tests.framework.functional.aws_support import FakeAws
 from tests.framework.functional.cli_support import EXAMPLES, ROOT, cli, write_case
 from workflows.project import reference_project

@@ -6,7 +6,7 @@ the role currently acting (``Calls.acting_as``): a transaction item by item (IAM
 ``ConditionCheckItem``), each with the partition key's kind (``ACTION#``, ``RECON#``… what
 ``dynamodb:LeadingKeys`` conditions on). Step Functions and Lambda requests are recorded
 too, as IAM actions (``states:StopExecution``, ``lambda:InvokeFunction``) with the function
-each invocation names. Tests compare these with ``stepsaga.cdk.access``.
+each invocation names. Tests compare these with ``stepsaga.cdk._access``.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from typing import Any
 import botocore.session
 import pytest
 
-from stepsaga.cdk.access import WRITE_ACTIONS, FunctionAccess
+from stepsaga.cdk._access import WRITE_ACTIONS, FunctionAccess
 
 #: A transaction's entries → the item action IAM authorizes each with.
 _TRANSACT_ITEM_ACTIONS = {

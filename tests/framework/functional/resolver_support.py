@@ -22,10 +22,10 @@ import boto3
 import httpx
 import pytest
 
-from stepsaga.backends.aws import AwsBackend, AwsSettings, FixedClients
-from stepsaga.backends.aws import decisions as decisions_module
-from stepsaga.backends.aws.operators import CallerIdentity
-from stepsaga.resolver import Resolver
+from stepsaga._aws.resolver import Resolver
+from stepsaga.backends._aws import AwsBackend, AwsSettings, FixedClients
+from stepsaga.backends._aws import decisions as decisions_module
+from stepsaga.backends._aws.operators import CallerIdentity
 from tests.framework.functional.aws_support import ACCOUNT, REGION, FakeAws, RedrivingSfn
 from workflows.project import reference_project
 

@@ -26,8 +26,8 @@ except ImportError:  # pragma: no cover - the dev extra installs it
 
 from mcp import types
 
+from stepsaga._project.home import StateHome
 from stepsaga.agents import KeyBook, Limits
-from stepsaga.home import StateHome
 from stepsaga.ledger import Ledger, ReconStatus, Status, open_ledger
 from tests.framework.functional.agent_stdio import (
     REPO,

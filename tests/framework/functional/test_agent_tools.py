@@ -24,7 +24,7 @@ except ImportError:  # pragma: no cover - the dev extra installs it
         raise
     pytest.skip("mcp is not installed: pip install 'stepsaga[mcp]'", allow_module_level=True)
 
-from stepsaga import metric_names
+from stepsaga._aws import metric_names
 from stepsaga.ledger import Status, open_ledger
 
 pytestmark = pytest.mark.slow

@@ -19,8 +19,8 @@ import pytest
 from botocore.exceptions import ClientError
 from moto.stepfunctions.models import stepfunctions_backends
 
-from stepsaga import metric_names
-from stepsaga.auto_redrive import (
+from stepsaga._aws import metric_names
+from stepsaga._aws.auto_redrive import (
     ENV_BASE_DELAY_SECONDS,
     ENV_MAX_REDRIVES,
     ENV_QUEUE_URL,
@@ -30,14 +30,14 @@ from stepsaga.auto_redrive import (
     event_pattern,
     input_transformer,
 )
-from stepsaga.backends.assemble import CaseIdentity, planned_actions
-from stepsaga.backends.aws.backend import redrive_token
-from stepsaga.clock import Clock, ManualClock, SystemClock
-from stepsaga.deployment import ENV_LEDGER_TABLE_NAME, ENV_SAGA, ENV_STATE_MACHINE_ARN
+from stepsaga._handlers.metrics import RecordingMetrics
+from stepsaga._project.deployment import ENV_LEDGER_TABLE_NAME, ENV_SAGA, ENV_STATE_MACHINE_ARN
+from stepsaga._util.clock import Clock, ManualClock, SystemClock
+from stepsaga.backends._assemble import CaseIdentity, planned_actions
+from stepsaga.backends._aws.backend import redrive_token
 from stepsaga.errors import InvalidInputError
-from stepsaga.handlers.metrics import RecordingMetrics
 from stepsaga.ledger import EffectClass, Ledger, LedgerPolicy, Record, Status
-from stepsaga.ledger.dynamodb import DynamoDBStore
+from stepsaga.ledger._dynamodb import DynamoDBStore
 from tests.framework.functional.aws_support import (
     ACCOUNT,
     REGION,
@@ -567,7 +567,7 @@ def test_the_rule_sends_technical_failures_of_this_machine_only(
 
 
 def test_settings_come_from_the_environment_checked(aws: FakeAws, queues: Queues) -> None:
-    from stepsaga import auto_redrive
+    from stepsaga._aws import auto_redrive
 
     environ = {
         ENV_SAGA: "workflows.replacement_order:saga",
@@ -587,7 +587,7 @@ def test_settings_come_from_the_environment_checked(aws: FakeAws, queues: Queues
 def test_a_missing_or_bad_variable_stops_the_start_naming_it(
     aws: FakeAws, queues: Queues, variable: str
 ) -> None:
-    from stepsaga import auto_redrive
+    from stepsaga._aws import auto_redrive
 
     environ = {
         ENV_SAGA: "workflows.replacement_order:saga",

@@ -14,19 +14,19 @@ import pytest
 from moto import mock_aws
 
 from services import load_faults
+from stepsaga._project.home import StateHome
 from stepsaga.backends import Progress, ProgressKind, ReconFilter, to_json
-from stepsaga.backends.aws import AwsBackend, AwsSettings, FixedClients
-from stepsaga.cli.run import load_mock_config
-from stepsaga.engine.errors import ExecutionAlreadyExists, ExecutionNotRedrivable
+from stepsaga.backends._aws import AwsBackend, AwsSettings, FixedClients
+from stepsaga.cli._run import load_mock_config
+from stepsaga.engine._errors import ExecutionAlreadyExists, ExecutionNotRedrivable
 from stepsaga.errors import (
     SAGA_COMPENSATED,
     IllegalTransitionError,
     InvalidInputError,
     NotFoundError,
 )
-from stepsaga.home import StateHome
 from stepsaga.ledger import ReconOutcome, ReconStatus, Status
-from stepsaga.ledger.dynamodb import create_table
+from stepsaga.ledger._dynamodb import create_table
 from tests.framework.functional.aws_support import (
     ACCOUNT,
     MACHINE,

@@ -8,8 +8,8 @@ from collections import Counter
 from datetime import UTC, datetime
 from typing import Any
 
-from stepsaga.ledger.dynamodb import DynamoDBStore
-from stepsaga.testing.bulk import open_backlog
+from stepsaga.ledger._dynamodb import DynamoDBStore
+from stepsaga.testing._bulk import open_backlog
 from tests.framework.functional.aws_support import TABLE, FakeAws, fake_aws
 from tests.framework.functional.cli_support import case_data
 from workflows.case import parse_case

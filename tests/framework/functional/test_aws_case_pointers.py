@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
-from stepsaga.backends.aws.pointers import Pointer, case_pointers, record_pointer
-from stepsaga.clock import ManualClock
-from stepsaga.engine.errors import ExecutionAlreadyExists
+from stepsaga._util.clock import ManualClock
+from stepsaga.backends._aws.pointers import Pointer, case_pointers, record_pointer
+from stepsaga.engine._errors import ExecutionAlreadyExists
 from stepsaga.errors import InvalidInputError, NotFoundError
 from tests.framework.functional.aws_support import TABLE, FakeAws, fake_aws
 from tests.framework.functional.cli_support import case_data

@@ -15,9 +15,9 @@ import pytest
 from botocore.stub import Stubber
 from typer.testing import CliRunner
 
-from stepsaga.backends.aws import SessionClients
-from stepsaga.cli.app import app
-from stepsaga.home import StateHome
+from stepsaga._project.home import StateHome
+from stepsaga.backends._aws import SessionClients
+from stepsaga.cli._app import app
 from stepsaga.ledger import Action, EffectClass, Intent
 from tests.framework.functional.aws_support import (
     REGION,

@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from stepsaga.backends.aws import AwsBackend
-from stepsaga.backends.aws import listing as aws_listing
-from stepsaga.backends.naming import execution_name
+from stepsaga.backends._aws import AwsBackend
+from stepsaga.backends._aws import listing as aws_listing
+from stepsaga.backends._naming import execution_name
 from stepsaga.errors import SAGA_COMPENSATED, InvalidInputError
 from stepsaga.ledger import ReconItem, ReconStatus
 from tests.framework.functional.aws_support import FakeAws, fake_aws

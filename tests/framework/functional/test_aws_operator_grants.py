@@ -24,7 +24,9 @@ from typing import Any
 import boto3
 import pytest
 
-from stepsaga.cdk.access import (
+from stepsaga._aws.resolver import RESOLVER_HANDLER
+from stepsaga._project.home import StateHome
+from stepsaga.cdk._access import (
     OPERATOR,
     RESOLVER,
     RESOLVER_DEFINITION_ACTIONS,
@@ -32,11 +34,10 @@ from stepsaga.cdk.access import (
     RESOLVER_STATE_MACHINE_ACTIONS,
     RESOLVER_UNDO_ACTIONS,
 )
-from stepsaga.home import StateHome
 from stepsaga.ledger import Ledger, ReconStatus
-from stepsaga.ledger.dynamodb import DynamoDBStore
-from stepsaga.resolver import RESOLVER_HANDLER
-from stepsaga.testing import DeployedFunction, MotoDeployment, moto_stack
+from stepsaga.ledger._dynamodb import DynamoDBStore
+from stepsaga.testing import DeployedFunction, MotoDeployment
+from stepsaga.testing import _moto_stack as moto_stack
 from tests.framework.functional import test_moto_end_to_end as e2e
 from tests.framework.functional.aws_support import REGION, TABLE, FakeAws, fake_aws, run_locally
 from tests.framework.functional.cli_support import EXAMPLES, write_case

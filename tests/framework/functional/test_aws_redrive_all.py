@@ -13,9 +13,9 @@ import pytest
 from moto.stepfunctions.models import stepfunctions_backends
 from typer.testing import CliRunner
 
-from stepsaga.backends.aws import AwsBackend, FixedClients, SessionClients
-from stepsaga.backends.bulk_redrive import RedriveDecision, redrive_all_failed
-from stepsaga.cli.app import app
+from stepsaga.backends._aws import AwsBackend, FixedClients, SessionClients
+from stepsaga.backends._bulk_redrive import RedriveDecision, redrive_all_failed
+from stepsaga.cli._app import app
 from tests.framework.functional.aws_support import (
     ACCOUNT,
     REGION,

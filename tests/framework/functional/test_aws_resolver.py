@@ -1,7 +1,7 @@
 """Decisions on AWS go through the resolver: the decider is who signed, never the body.
 
 The CLI's backend (``--backend aws`` with the stack's ``ResolverUrl``) sends each decision to
-the resolver function (``stepsaga.resolver``) through an in-process ``AWS_IAM`` function URL
+the resolver function (``stepsaga._aws.resolver``) through an in-process ``AWS_IAM`` function URL
 (``resolver_support.FunctionUrl``); the resolver writes with the real ledger on moto.
 """
 
@@ -16,13 +16,13 @@ from typing import Any
 import httpx
 import pytest
 
-from stepsaga import deployment
-from stepsaga import resolver as resolver_module
-from stepsaga.engine.errors import ExecutionNotRedrivable
+from stepsaga._aws import resolver as resolver_module
+from stepsaga._aws.signing import AwsSigV4, SignedService
+from stepsaga._project import deployment
+from stepsaga._project.home import StateHome
+from stepsaga.engine._errors import ExecutionNotRedrivable
 from stepsaga.errors import IllegalTransitionError, InvalidInputError
-from stepsaga.home import StateHome
 from stepsaga.ledger import ReconOutcome, ReconStatus, Status
-from stepsaga.signing import AwsSigV4, SignedService
 from tests.framework.functional.aws_support import (
     ACCOUNT,
     TABLE,
@@ -186,7 +186,7 @@ def test_the_resolvers_refusal_is_raised_as_its_own_error(stack: Deployed) -> No
 def test_the_deployed_entry_point_builds_from_its_environment(
     aws: FakeAws, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """``stepsaga.resolver.handler`` as Lambda calls it: the environment the construct sets
+    """``stepsaga._aws.resolver.handler`` as Lambda calls it: the environment the construct sets
     (saga, state machine, table), the signer in the request context."""
     monkeypatch.setattr(resolver_module, "_resolver", None)
     monkeypatch.setenv(deployment.ENV_SAGA, "workflows.replacement_order:saga")

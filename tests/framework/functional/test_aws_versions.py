@@ -14,8 +14,8 @@ import boto3
 import pytest
 from botocore.stub import Stubber
 
-from stepsaga.backends.aws import SessionClients
-from stepsaga.backends.aws.versions import REDRIVE_WINDOW
+from stepsaga.backends._aws import SessionClients
+from stepsaga.backends._aws.versions import REDRIVE_WINDOW
 from tests.framework.functional.test_aws_cli import aws_cli
 
 REGION = "eu-west-1"

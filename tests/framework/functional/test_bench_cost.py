@@ -6,7 +6,7 @@ import importlib.util
 import sys
 from pathlib import Path
 
-from stepsaga.testing.cost import Prices
+from stepsaga.testing._cost import Prices
 
 ROOT = Path(__file__).resolve().parents[3]
 

@@ -13,11 +13,11 @@ from typing import Any
 
 import pytest
 
-from stepsaga.backends.local import LocalBackend
-from stepsaga.clock import ManualClock
-from stepsaga.home import StateHome
-from stepsaga.ledger.sqlite import SqliteStore
-from stepsaga.testing.bulk import open_backlog
+from stepsaga._project.home import StateHome
+from stepsaga._util.clock import ManualClock
+from stepsaga.backends._local import LocalBackend
+from stepsaga.ledger._sqlite import SqliteStore
+from stepsaga.testing._bulk import open_backlog
 from tests.framework.unit.handlers.helpers import CASE, NOW
 from workflows.case import parse_case
 from workflows.project import reference_project

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from stepsaga.home import StateHome
+from stepsaga._project.home import StateHome
 from tests.framework.functional.cli_support import (
     EXAMPLES,
     case_data,

@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from stepsaga.home import StateHome
+from stepsaga._project.home import StateHome
 from tests.framework.functional.cli_support import EXAMPLES, cli, effects, write_case
 from tests.framework.functional.test_cli_recon import _waiting_case
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from stepsaga.home import StateHome
+from stepsaga._project.home import StateHome
 from tests.framework.functional.cli_support import ROOT, cli
 
 
@@ -66,7 +66,7 @@ def test_the_console_prints_a_token_url_and_refuses_requests_without_it(tmp_path
 
 def test_a_token_file_keeps_the_token_across_starts(tmp_path: Path) -> None:
     """``--token-file``: made 0600 with a fresh token when absent, read back as is after."""
-    from stepsaga.console.security import token_from_file
+    from stepsaga.console._security import token_from_file
 
     path = tmp_path / "console.token"
     first = token_from_file(path)

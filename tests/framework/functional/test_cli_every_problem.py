@@ -12,9 +12,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from services import parse_faults
+from stepsaga._model.inputs import MAX_PROBLEMS
+from stepsaga._project.home import StateHome
 from stepsaga.errors import InvalidInputError
-from stepsaga.home import StateHome
-from stepsaga.inputs import MAX_PROBLEMS
 from tests.framework.functional.cli_support import case_data, cli, files, write_json
 from workflows.case import parse_case
 

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from stepsaga.home import StateHome
+from stepsaga._project.home import StateHome
 from tests.framework.functional.cli_support import ROOT, cli, write_case
 
-ENTRY = "from stepsaga.cli.app import main; main()"
+ENTRY = "from stepsaga.cli._app import main; main()"
 
 
 def stepsaga(home: StateHome, *args: str) -> subprocess.CompletedProcess[str]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from stepsaga.home import StateHome
+from stepsaga._project.home import StateHome
 from tests.framework.functional.cli_support import EXAMPLES, cli, write_case
 
 

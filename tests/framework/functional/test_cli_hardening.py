@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from stepsaga.home import StateHome
+from stepsaga._project.home import StateHome
 from tests.framework.functional.cli_support import (
     EXAMPLES,
     ROOT,
@@ -29,7 +29,7 @@ from tests.framework.functional.cli_support import (
 )
 from tests.framework.functional.test_cli_recon import _waiting_case
 
-ENTRY = "from stepsaga.cli.app import main; main()"
+ENTRY = "from stepsaga.cli._app import main; main()"
 MOCK = EXAMPLES / "mock-config" / "replacement-order.json"
 
 

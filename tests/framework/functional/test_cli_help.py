@@ -12,7 +12,7 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from stepsaga.cli.app import app, project_commands
+from stepsaga.cli._app import app, project_commands
 
 runner = CliRunner()
 

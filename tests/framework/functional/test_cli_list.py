@@ -9,11 +9,11 @@ from typing import Any
 
 import pytest
 
-from stepsaga.backends.local import LocalBackend
-from stepsaga.clock import ManualClock
+from stepsaga._project.home import StateHome
+from stepsaga._util.clock import ManualClock
+from stepsaga.backends._local import LocalBackend
 from stepsaga.engine import LocalEngine
 from stepsaga.errors import SAGA_COMPENSATED, InvalidInputError
-from stepsaga.home import StateHome
 from tests.framework.functional.cli_support import EXAMPLES, cli, files, write_case
 from workflows.project import reference_project
 

@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from services.simulated import ServicesDb, Simulation
-from stepsaga.clock import SystemClock
-from stepsaga.home import StateHome
+from stepsaga._project.home import StateHome
+from stepsaga._util.clock import SystemClock
 from tests.framework.functional.cli_support import EXAMPLES, cli, write_json
 
 SAGA = ("--saga", "multi-warehouse-replacement")

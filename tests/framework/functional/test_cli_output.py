@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from stepsaga.home import StateHome
+from stepsaga._project.home import StateHome
 from tests.framework.functional.cli_support import cli, write_case
 
 COMMANDS = [

@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from stepsaga.home import StateHome
+from stepsaga._project.home import StateHome
+from stepsaga._reconciliation import resolve
 from stepsaga.ledger import open_ledger
-from stepsaga.reconciliation import resolve
 from tests.framework.functional.cli_support import EXAMPLES, cli, effects, write_case, write_faults
 
 ITEM_KEYS = {

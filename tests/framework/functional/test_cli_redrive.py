@@ -9,9 +9,9 @@ import sys
 from datetime import timedelta
 from pathlib import Path
 
-from stepsaga.backends.local import LocalBackend
-from stepsaga.clock import ManualClock, SystemClock
-from stepsaga.home import StateHome
+from stepsaga._project.home import StateHome
+from stepsaga._util.clock import ManualClock, SystemClock
+from stepsaga.backends._local import LocalBackend
 from tests.framework.functional.cli_support import (
     EXAMPLES,
     ROOT,
@@ -83,7 +83,7 @@ def _start_in_a_process_that_dies(home: StateHome, case: Path) -> int:
         [
             sys.executable,
             "-c",
-            "from stepsaga.cli.app import main; main()",
+            "from stepsaga.cli._app import main; main()",
             "start",
             str(case),
             "--faults",

@@ -7,10 +7,10 @@ import json
 from datetime import timedelta
 from pathlib import Path
 
-from stepsaga.backends.bulk_redrive import RedriveDecision, redrive_all_failed
-from stepsaga.backends.local import LocalBackend
-from stepsaga.clock import ManualClock, SystemClock
-from stepsaga.home import StateHome
+from stepsaga._project.home import StateHome
+from stepsaga._util.clock import ManualClock, SystemClock
+from stepsaga.backends._bulk_redrive import RedriveDecision, redrive_all_failed
+from stepsaga.backends._local import LocalBackend
 from tests.framework.functional.cli_support import EXAMPLES, cli, effects, write_case, write_faults
 from workflows.project import reference_project
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from stepsaga._project.home import StateHome
 from stepsaga.errors import InvalidInputError
-from stepsaga.home import StateHome
 from tests.framework.functional.aws_support import fake_aws
 from tests.framework.functional.cli_support import cli, write_case
 

@@ -1,5 +1,5 @@
 """A case may not carry a top-level field the compiled machine keeps next to it
-(``stepsaga.workflow.names.StateField``): ``stepsaga start`` refuses it in one line naming
+(``stepsaga.workflow._names.StateField``): ``stepsaga start`` refuses it in one line naming
 the field, exit 2, and starts nothing. The saga here declares no input model, so any other
 extra field would pass (``OpenCase``)."""
 
@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from stepsaga.home import StateHome
-from stepsaga.workflow.names import RESERVED_CASE_FIELDS
+from stepsaga._project.home import StateHome
+from stepsaga.workflow._names import RESERVED_CASE_FIELDS
 from tests.framework.functional.cli_support import cli
 
 USER_SAGA = Path(__file__).parents[3] / "examples" / "user_saga" / "my_sagas.py"

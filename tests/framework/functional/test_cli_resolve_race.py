@@ -10,11 +10,11 @@ import subprocess
 import sys
 from pathlib import Path
 
-from stepsaga.home import StateHome
+from stepsaga._project.home import StateHome
 from tests.framework.functional.cli_support import ROOT, cli, effects, write_case
 from tests.framework.functional.test_cli_recon import UNVERIFIABLE
 
-ENTRY = "from stepsaga.cli.app import main; main()"
+ENTRY = "from stepsaga.cli._app import main; main()"
 TRIALS = 4
 
 

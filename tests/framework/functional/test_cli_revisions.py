@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from stepsaga.home import StateHome
+from stepsaga._project.home import StateHome
 from stepsaga.ledger import Claim, Status, open_ledger
 from tests.framework.conformance.ledger.helpers import make_action
 from tests.framework.functional.cli_support import EXAMPLES, case_data, cli, effects, write_json

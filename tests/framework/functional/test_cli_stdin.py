@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from stepsaga.case import MAX_CASE_FILE_BYTES
-from stepsaga.home import StateHome
+from stepsaga._model.case import MAX_CASE_FILE_BYTES
+from stepsaga._project.home import StateHome
 from tests.framework.functional.cli_support import EXAMPLES, case_data, cli, files, write_case
 
 MOCK_CONFIG = EXAMPLES / "mock-config" / "replacement-order.json"

@@ -15,13 +15,13 @@ from collections import Counter
 from pathlib import Path
 
 from services import load_faults, open_simulation, parse_faults
-from stepsaga.backends.local import LocalBackend
-from stepsaga.backends.views import CaseOutcome, ReconFilter, ReconItemView
-from stepsaga.clock import ManualClock
-from stepsaga.home import StateHome
+from stepsaga._project.home import StateHome
+from stepsaga._reconciliation import AUTO_RESOLVER
+from stepsaga._util.clock import ManualClock
+from stepsaga.backends._local import LocalBackend
+from stepsaga.backends._views import CaseOutcome, ReconFilter, ReconItemView
 from stepsaga.ledger import LedgerPolicy, Status, open_ledger
-from stepsaga.reconciliation import AUTO_RESOLVER
-from stepsaga.testing.history import History
+from stepsaga.testing._history import History
 from tests.framework.unit.handlers.helpers import NOW
 from workflows.case import load_case
 from workflows.project import reference_project

@@ -17,9 +17,9 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from stepsaga.clock import SystemClock
+from stepsaga._project.home import StateHome
+from stepsaga._util.clock import SystemClock
 from stepsaga.console import running
-from stepsaga.home import StateHome
 from tests.framework.functional.cli_support import (
     EXAMPLES,
     case_data,

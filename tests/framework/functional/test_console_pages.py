@@ -16,8 +16,8 @@ import boto3
 import pytest
 from starlette.testclient import TestClient
 
+from stepsaga._project.home import StateHome
 from stepsaga.console import csrf_token
-from stepsaga.home import StateHome
 from stepsaga.ledger import ReconStatus
 from tests.framework.functional.aws_support import FakeAws, fake_aws, run_locally
 from tests.framework.functional.cli_support import (

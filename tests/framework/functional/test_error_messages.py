@@ -12,10 +12,10 @@ from typing import Any
 import pytest
 
 from stepsaga import errors
-from stepsaga.backends.local import LocalBackend
-from stepsaga.backends.views import ReconFilter
-from stepsaga.clock import ManualClock
-from stepsaga.home import StateHome
+from stepsaga._project.home import StateHome
+from stepsaga._util.clock import ManualClock
+from stepsaga.backends._local import LocalBackend
+from stepsaga.backends._views import ReconFilter
 from tasks.refund_payment import RefundPayment
 from tests.framework.unit.handlers.helpers import NOW
 from workflows.case import load_case

@@ -14,11 +14,11 @@ from typing import Any
 from services import Operation, open_simulation, parse_faults
 from services.dependencies import ReferenceDependencies
 from stepsaga import Compensate, EffectClass, Escalate, Parallel, Project, Saga, Step
-from stepsaga.backends.local import LocalBackend
-from stepsaga.backends.views import CaseOutcome
-from stepsaga.clock import ManualClock
-from stepsaga.engine.scheduler import SeededScheduler
-from stepsaga.home import StateHome
+from stepsaga._project.home import StateHome
+from stepsaga._util.clock import ManualClock
+from stepsaga.backends._local import LocalBackend
+from stepsaga.backends._views import CaseOutcome
+from stepsaga.engine._scheduler import SeededScheduler
 from tests.framework.unit.engine.helpers import state_of
 from tests.framework.unit.handlers.helpers import NOW
 from workflows import multi_warehouse

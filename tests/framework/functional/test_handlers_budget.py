@@ -14,11 +14,11 @@ from pathlib import Path
 import pytest
 
 from services import open_simulation
-from stepsaga.backends.local import LocalBackend
-from stepsaga.backends.views import CaseOutcome
-from stepsaga.clock import ManualClock
+from stepsaga._project.home import StateHome
+from stepsaga._util.clock import ManualClock
+from stepsaga.backends._local import LocalBackend
+from stepsaga.backends._views import CaseOutcome
 from stepsaga.errors import IllegalTransitionError
-from stepsaga.home import StateHome
 from stepsaga.ledger import ReconOutcome, open_ledger
 from tests.framework.unit.handlers.helpers import CASE, NOW
 from workflows.case import parse_case

@@ -10,15 +10,15 @@ import pytest
 from moto import mock_aws
 
 from services import open_simulated_services, open_simulation, parse_faults
-from stepsaga import metric_names
-from stepsaga.clock import ManualClock
+from stepsaga._aws import metric_names
+from stepsaga._handlers import HandlerDeps, RecordingMetrics, build_handlers
+from stepsaga._handlers.guard import Handler
+from stepsaga._project.home import StateHome
+from stepsaga._reconciliation import RecordingNotifier, resolve
+from stepsaga._util.clock import ManualClock
 from stepsaga.errors import BudgetExhaustedError, OutcomeUnknownError
-from stepsaga.handlers import HandlerDeps, RecordingMetrics, build_handlers
-from stepsaga.handlers.guard import Handler
-from stepsaga.home import StateHome
 from stepsaga.ledger import ReconStatus, Status, open_ledger
-from stepsaga.ledger.dynamodb import create_table
-from stepsaga.reconciliation import RecordingNotifier, resolve
+from stepsaga.ledger._dynamodb import create_table
 from tests.framework.unit.handlers.helpers import (
     NOW,
     CapturedLogs,

@@ -16,9 +16,9 @@ from typing import Any
 import pytest
 
 from services import load_faults
+from stepsaga._reconciliation import AUTO_RESOLVER, resolve
 from stepsaga.engine import LocalEngine
 from stepsaga.ledger import ReconStatus
-from stepsaga.reconciliation import AUTO_RESOLVER, resolve
 from stepsaga.workflow import compile, render
 from tests.framework.unit.handlers.helpers import (
     World,

@@ -13,9 +13,9 @@ import boto3
 import pytest
 from botocore.exceptions import ClientError
 
-from stepsaga.backends.aws.pointers import Pointer, case_pointers, record_pointer
-from stepsaga.backends.naming import execution_name
-from stepsaga.ingress import REASON_ATTRIBUTE, Starter, Verdict
+from stepsaga._aws.ingress import REASON_ATTRIBUTE, Starter, Verdict
+from stepsaga.backends._aws.pointers import Pointer, case_pointers, record_pointer
+from stepsaga.backends._naming import execution_name
 from stepsaga.workflow import EffectClass, Saga, Step
 from tests.framework.functional.aws_support import (
     REGION,

@@ -14,11 +14,11 @@ import pytest
 from services import load_faults, open_simulation
 from services.dependencies import ReferenceDependencies
 from stepsaga import Project
-from stepsaga.backends.local import LocalBackend
-from stepsaga.backends.views import CaseOutcome
-from stepsaga.clock import ManualClock
-from stepsaga.home import StateHome
-from stepsaga.testing.history import History
+from stepsaga._project.home import StateHome
+from stepsaga._util.clock import ManualClock
+from stepsaga.backends._local import LocalBackend
+from stepsaga.backends._views import CaseOutcome
+from stepsaga.testing._history import History
 from tests.framework.unit.handlers.helpers import NOW
 from workflows import multi_warehouse
 from workflows.case import load_case

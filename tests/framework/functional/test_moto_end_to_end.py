@@ -2,7 +2,7 @@
 --stack …`` starts the case, moto's Step Functions interpreter runs the deployed definition,
 and every ``lambda:invoke`` runs the real bundled handler (the template's ``Handler`` and
 environment) in-process, against the ledger on moto's DynamoDB and the simulated services
-with faults (``stepsaga.testing.moto_stack``).
+with faults (``stepsaga.testing._moto_stack``).
 
 Outcomes are asserted from what the services applied (their own effects table), the ledger
 (DynamoDB on moto) and ``DescribeExecution``/``status`` — not state names, which the
@@ -23,12 +23,12 @@ import pytest
 from typer.testing import CliRunner
 
 from services import load_faults, open_simulation
-from stepsaga.cli.app import app
+from stepsaga._project.home import StateHome
+from stepsaga._reconciliation import AUTO_RESOLVER
+from stepsaga.cli._app import app
 from stepsaga.errors import TransientError
-from stepsaga.home import StateHome
 from stepsaga.ledger import Ledger, ReconStatus, Status
-from stepsaga.ledger.dynamodb import DynamoDBStore
-from stepsaga.reconciliation import AUTO_RESOLVER
+from stepsaga.ledger._dynamodb import DynamoDBStore
 from stepsaga.testing import FunctionCall, MotoDeployment, moto_deployment
 from stepsaga.testing.pytest_plugin import under_ci
 from tests.framework.functional.cli_support import (

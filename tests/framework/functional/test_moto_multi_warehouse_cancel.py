@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from services import load_faults, open_simulation
-from stepsaga.home import StateHome
+from stepsaga._project.home import StateHome
 from stepsaga.ledger import ReconStatus
 from stepsaga.testing import MotoDeployment, moto_deployment
 from stepsaga.testing.pytest_plugin import under_ci
@@ -41,8 +41,8 @@ def synthesized(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, dict[str
 
     from infra.app import EXCLUDE, ROOT
     from infra.config import StageConfig
+    from stepsaga._project.project import Project
     from stepsaga.cdk import SagaStack
-    from stepsaga.project import Project
 
     outdir = tmp_path_factory.mktemp("cdk.out")
     app = App(context={"bundling": "sources", **UNUSED_SERVICE_URLS}, outdir=str(outdir))

@@ -17,9 +17,9 @@ import boto3
 import pytest
 from moto import mock_aws
 
-from stepsaga.cdk.access import LEDGER_WRITER, RECONCILER
+from stepsaga.cdk._access import LEDGER_WRITER, RECONCILER
 from stepsaga.errors import OutcomeUnknownError
-from stepsaga.ledger.dynamodb import create_table
+from stepsaga.ledger._dynamodb import create_table
 from tests.framework.functional.grants_support import Calls, assert_granted_exactly, calls
 from tests.framework.functional.test_handlers_dynamodb import Lambda
 from tests.framework.unit.handlers.helpers import (

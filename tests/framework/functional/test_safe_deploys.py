@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
+from stepsaga._reconciliation import resolve
 from stepsaga.engine import LocalEngine
 from stepsaga.errors import EventMismatchError
-from stepsaga.reconciliation import resolve
 from stepsaga.workflow import compile, render
 from tests.framework.unit.handlers.helpers import World, case_input, fault, make_world
 from workflows.replacement_order import saga

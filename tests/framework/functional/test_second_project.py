@@ -199,8 +199,8 @@ LAMBDA_RUN = textwrap.dedent(
     import json, os, sys
     from pathlib import Path
     from stepsaga.engine import LocalEngine
-    from stepsaga.handlers import entrypoint
-    from stepsaga.home import StateHome
+    from stepsaga._handlers import entrypoint
+    from stepsaga._project.home import StateHome
     from stepsaga.lambda_handler import handler
     from stepsaga.workflow import compile, render
     from workflows.upgrade import OWNER, Upgrade, saga

@@ -12,10 +12,10 @@ import pytest
 from aws_lambda_powertools.utilities import parameters
 from moto import mock_aws
 
-from stepsaga.clock import SystemClock
-from stepsaga.dependencies import AwsContext
+from stepsaga._aws.secrets import ENV_SECRET_SOURCES, Secrets
+from stepsaga._project.dependencies import AwsContext
+from stepsaga._util.clock import SystemClock
 from stepsaga.errors import InvalidInputError, TransientError
-from stepsaga.secrets import ENV_SECRET_SOURCES, Secrets
 
 REGION = "us-east-1"
 

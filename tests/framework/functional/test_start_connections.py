@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from stepsaga.backends.local import LocalBackend
-from stepsaga.clock import ManualClock
-from stepsaga.home import StateHome
+from stepsaga._project.home import StateHome
+from stepsaga._util.clock import ManualClock
+from stepsaga.backends._local import LocalBackend
 from tests.framework.unit.handlers.helpers import CASE, NOW
 from workflows.case import parse_case
 from workflows.project import reference_project

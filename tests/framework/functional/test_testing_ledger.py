@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 import pytest
 
 from stepsaga.ledger import Action, Claim, EffectClass, Intent, Replay, Status
-from stepsaga.ledger.table import GSIS, PARTITION_KEY, SORT_KEY, TTL_ATTRIBUTE
+from stepsaga.ledger._table import GSIS, PARTITION_KEY, SORT_KEY, TTL_ATTRIBUTE
 from stepsaga.testing import LedgerTable
 
 

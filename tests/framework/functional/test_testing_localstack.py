@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from stepsaga.testing import MockConfigBuilder, Return, StepFunctionsBackend, Throw
-from stepsaga.testing.localstack import LocalStack, LocalStackError
-from stepsaga.testing.moto import moto_stepfunctions
+from stepsaga.testing._localstack import LocalStack, LocalStackError
+from stepsaga.testing._moto import moto_stepfunctions
 
 ONE_TASK = {
     "StartAt": "Work",

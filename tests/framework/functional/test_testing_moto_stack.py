@@ -13,7 +13,7 @@ import boto3
 import pytest
 
 from stepsaga.testing import MotoDeployment, moto_deployment
-from stepsaga.testing.cloudformation import TemplateError
+from stepsaga.testing._cloudformation import TemplateError
 
 #: Task tokens the ``hold`` handler received (the test sends the callback).
 TOKENS: list[str] = []

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from stepsaga.testing.localstack import LocalStack
+from stepsaga.testing._localstack import LocalStack
 from stepsaga.workflow import compile as compile_saga
 
 ROOT = Path(__file__).parents[3]

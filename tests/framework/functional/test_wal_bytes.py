@@ -10,10 +10,10 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
-from stepsaga.backends.local import LocalBackend
-from stepsaga.clock import ManualClock
-from stepsaga.home import StateHome
-from stepsaga.sqlite_wal import CHECKPOINT_BYTES, PAGE_SIZE, enable_wal
+from stepsaga._project.home import StateHome
+from stepsaga._util.clock import ManualClock
+from stepsaga._util.sqlite_wal import CHECKPOINT_BYTES, PAGE_SIZE, enable_wal
+from stepsaga.backends._local import LocalBackend
 from tests.framework.unit.handlers.helpers import CASE, NOW
 from workflows.case import parse_case
 from workflows.project import reference_project

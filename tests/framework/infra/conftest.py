@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 
-from stepsaga import deployment
+from stepsaga._project import deployment
 
 os.environ.setdefault("JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION", "20")
 os.environ.setdefault("JSII_SILENCE_WARNING_DEPRECATED_NODE_VERSION", "1")

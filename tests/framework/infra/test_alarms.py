@@ -7,9 +7,9 @@ import json
 import re
 from typing import Any
 
-from stepsaga import metric_names
-from stepsaga.audit_copy import AUDIT_COPY_HANDLER
-from stepsaga.cdk.alarms import BUSINESS_FAIL_ERRORS, RULES, alarm_name
+from stepsaga._aws import metric_names
+from stepsaga._aws.audit_copy import AUDIT_COPY_HANDLER
+from stepsaga.cdk._alarms import BUSINESS_FAIL_ERRORS, RULES, alarm_name
 from tests.framework.infra.conftest import Synthesized
 
 #: CloudFormation pseudo parameters, as a deployment in one account and region sees them.

@@ -6,8 +6,8 @@ import json
 
 from aws_cdk.assertions import Match
 
-from stepsaga.audit_copy import AUDIT_COPY_HANDLER, ENV_AUDIT_RETENTION_DAYS
-from stepsaga.cdk.settings import StageSettings
+from stepsaga._aws.audit_copy import AUDIT_COPY_HANDLER, ENV_AUDIT_RETENTION_DAYS
+from stepsaga.cdk._settings import StageSettings
 from tests.framework.infra.conftest import Synthesized
 
 

@@ -7,10 +7,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from stepsaga import auto_redrive, deployment
-from stepsaga.auto_redrive import AutoRedrive
-from stepsaga.cdk.alarms import alarm_name
-from stepsaga.cdk.auto_redrive import AUTO_REDRIVE_HANDLER, MAX_RECEIVES
+from stepsaga._aws import auto_redrive
+from stepsaga._aws.auto_redrive import AutoRedrive
+from stepsaga._project import deployment
+from stepsaga.cdk._alarms import alarm_name
+from stepsaga.cdk._auto_redrive import AUTO_REDRIVE_HANDLER, MAX_RECEIVES
 from tests.framework.infra.conftest import Synthesized
 
 MACHINE_SUFFIX = ":stateMachine:dev-replacement-order"

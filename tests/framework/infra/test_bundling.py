@@ -16,8 +16,9 @@ from aws_cdk import DockerImage
 
 import stepsaga
 from infra.app import EXCLUDE, ROOT, SAGA
-from stepsaga.cdk import AssetLayout, BundlingMode, DeploymentError, SagaDeployment, bundling
-from stepsaga.project import Project
+from stepsaga._project.project import Project
+from stepsaga.cdk import AssetLayout, BundlingMode, DeploymentError, SagaDeployment
+from stepsaga.cdk import _bundling as bundling
 
 LAYOUT = AssetLayout.for_saga(ROOT, SagaDeployment.of(Project.load(ROOT), SAGA), exclude=EXCLUDE)
 
@@ -61,7 +62,7 @@ def test_the_lock_pins_and_hashes_the_whole_closure_of_the_requirements() -> Non
 def test_sources_only_bundle_copies_exactly_the_source_files(tmp_path: Path) -> None:
     files = _bundle(BundlingMode.SOURCES, tmp_path)
     assert files == LAYOUT.asset_paths()
-    assert "stepsaga/reconciliation/overdue.py" in files
+    assert "stepsaga/_reconciliation/overdue.py" in files
     assert "stepsaga/lambda_handler.py" in files
     assert "stepsaga/errors.py" in files
     assert "tasks/reserve_stock.py" in files
@@ -98,7 +99,7 @@ def test_pip_bundle_has_wheels_for_lambda_arm64_python(tmp_path: Path) -> None:
     pycs = [f for f in files if f.endswith(".pyc")]
     assert all(".cpython-314." in f for f in pycs)
     assert bool(pycs) == (bundling.runtime_python() is not None)
-    assert "stepsaga/ledger/table.py" in files
+    assert "stepsaga/ledger/_table.py" in files
 
 
 # --- what the bundled code imports must exist in Lambda -------------------------------

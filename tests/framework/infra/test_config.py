@@ -10,7 +10,7 @@ from infra.app import main
 from infra.config import ContextError, ServiceEndpoints, StageConfig
 from services.dependencies import ENV_SERVICES
 from stepsaga.cdk import Backup, BundlingMode, Canary
-from stepsaga.cdk.ledger_table import LedgerTable
+from stepsaga.cdk._ledger_table import LedgerTable
 from tests.framework.infra.conftest import SERVICE_CONTEXT
 
 

@@ -21,7 +21,11 @@ from cdk_nag import NagSuppressions
 from cfnlint.api import ManualArgs, lint
 from cfnlint.schema import PROVIDER_SCHEMA_MANAGER
 
-from stepsaga import auto_redrive, deployment
+from stepsaga._aws import auto_redrive
+from stepsaga._aws.secrets import ENV_SECRET_SOURCES
+from stepsaga._aws.signing import ENV_SIGNED_APIS
+from stepsaga._project import deployment
+from stepsaga._project.project import Project
 from stepsaga.cdk import (
     AutoRedrive,
     Backup,
@@ -33,10 +37,7 @@ from stepsaga.cdk import (
     SignedService,
     StageSettings,
 )
-from stepsaga.cdk.alarms import RULES
-from stepsaga.project import Project
-from stepsaga.secrets import ENV_SECRET_SOURCES
-from stepsaga.signing import ENV_SIGNED_APIS
+from stepsaga.cdk._alarms import RULES
 from tests.framework.infra.test_cfn_lint import IGNORED
 
 SAGAS = """
@@ -234,7 +235,7 @@ def test_auto_redrive_takes_its_bounds_from_the_settings_and_none_turns_it_off(
         return [
             f["Properties"]["Environment"]["Variables"]
             for f in two_sagas.resources(stack, "AWS::Lambda::Function").values()
-            if f["Properties"]["Handler"] == "stepsaga.auto_redrive.handler"
+            if f["Properties"]["Handler"] == "stepsaga._aws.auto_redrive.handler"
         ]
 
     (alpha,) = redrivers(two_sagas.alpha)

@@ -2,7 +2,7 @@
 
 Every statement names its actions (no ``*`` in an action) and its resources; ``Resource: "*"``
 appears only for actions AWS offers no resource-level permissions for, listed below with the
-reason. Each function's role grants exactly the access its kind needs (``stepsaga.cdk.access``).
+reason. Each function's role grants exactly the access its kind needs (``stepsaga.cdk._access``).
 """
 
 from __future__ import annotations
@@ -11,13 +11,13 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
-from stepsaga import deployment
-from stepsaga.backends.aws.decisions import RESOLVER_TIMEOUT_SECONDS, TIMEOUT_SECONDS
-from stepsaga.backends.cancel import undo_functions
+from stepsaga._aws.resolver import RESOLVER_HANDLER
+from stepsaga._project import deployment
+from stepsaga.backends._aws.decisions import RESOLVER_TIMEOUT_SECONDS, TIMEOUT_SECONDS
+from stepsaga.backends._cancel import undo_functions
 from stepsaga.cdk import FunctionAccess
-from stepsaga.cdk.access import RESOLVER, RESOLVER_EXECUTION_ACTIONS, leading_key_conditions
-from stepsaga.cdk.stack import OVERDUE_CHECK_HANDLER
-from stepsaga.resolver import RESOLVER_HANDLER
+from stepsaga.cdk._access import RESOLVER, RESOLVER_EXECUTION_ACTIONS, leading_key_conditions
+from stepsaga.cdk._stack import OVERDUE_CHECK_HANDLER
 from tests.framework.infra.conftest import Synthesized
 
 #: Actions AWS authorizes only with ``Resource: "*"`` (no resource-level permissions).

@@ -7,10 +7,11 @@ from typing import Any
 
 from aws_cdk.assertions import Match
 
-from stepsaga import deployment, ingress
-from stepsaga.cdk.alarms import alarm_name
-from stepsaga.cdk.ingress import INGRESS_HANDLER, MAX_RECEIVES
-from stepsaga.cdk.settings import StageSettings
+from stepsaga._aws import ingress
+from stepsaga._project import deployment
+from stepsaga.cdk._alarms import alarm_name
+from stepsaga.cdk._ingress import INGRESS_HANDLER, MAX_RECEIVES
+from stepsaga.cdk._settings import StageSettings
 from tests.framework.infra.conftest import Synthesized
 from tests.framework.infra.test_operators import POINTER_STATEMENT
 

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from stepsaga import deployment
+from stepsaga._project import deployment
 from stepsaga.scaffold import create_project
 
 pytestmark = pytest.mark.slow

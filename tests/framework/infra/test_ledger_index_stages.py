@@ -8,8 +8,8 @@ from aws_cdk import App, Stack
 from aws_cdk.assertions import Template
 
 from stepsaga.cdk import DeploymentError, StageSettings
-from stepsaga.cdk.ledger_table import LedgerTable
-from stepsaga.ledger.table import GSIS
+from stepsaga.cdk._ledger_table import LedgerTable
+from stepsaga.ledger._table import GSIS
 
 
 def _index_names(indexes: int | None) -> list[str]:

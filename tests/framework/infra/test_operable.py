@@ -10,16 +10,16 @@ from typing import Any
 
 from cfnlint.schema import PROVIDER_SCHEMA_MANAGER
 
-from stepsaga import metric_names
-from stepsaga.cdk.alarms import (
+from stepsaga._aws import metric_names
+from stepsaga.cdk._alarms import (
     AUTO_REDRIVE_QUEUE_AGE_SECONDS,
     INGRESS_QUEUE_AGE_SECONDS,
     THROTTLED_APIS,
     alarm_name,
 )
-from stepsaga.cdk.dashboard import ROWS
-from stepsaga.cdk.ingress import INGRESS_HANDLER
-from stepsaga.cdk.settings import Canary
+from stepsaga.cdk._dashboard import ROWS
+from stepsaga.cdk._ingress import INGRESS_HANDLER
+from stepsaga.cdk._settings import Canary
 from tests.framework.infra.conftest import Synthesized
 
 

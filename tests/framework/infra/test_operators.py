@@ -10,11 +10,11 @@ from aws_cdk import App, Stack
 from aws_cdk import aws_iam as iam
 from aws_cdk.assertions import Match, Template
 
-from stepsaga import deployment
-from stepsaga.cdk.access import OPERATOR
-from stepsaga.cdk.operators import OperatorRole
-from stepsaga.cdk.settings import DeploymentError, OperatorRoleSettings, StageSettings
-from stepsaga.ledger.table import GSIS
+from stepsaga._project import deployment
+from stepsaga.cdk._access import OPERATOR
+from stepsaga.cdk._operators import OperatorRole
+from stepsaga.cdk._settings import DeploymentError, OperatorRoleSettings, StageSettings
+from stepsaga.ledger._table import GSIS
 from tests.framework.infra.conftest import Synthesized
 
 

@@ -11,10 +11,11 @@ import boto3
 import pytest
 from moto import mock_aws
 
-from stepsaga import deployment, metric_names
-from stepsaga.clock import ManualClock
-from stepsaga.ledger import table as layout
-from stepsaga.reconciliation import overdue as check
+from stepsaga._aws import metric_names
+from stepsaga._project import deployment
+from stepsaga._reconciliation import overdue as check
+from stepsaga._util.clock import ManualClock
+from stepsaga.ledger import _table as layout
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient

@@ -18,9 +18,9 @@ from stepsaga.cdk import (
     StageSettings,
     access_for,
 )
-from stepsaga.cdk.access import QUERY
-from stepsaga.cdk.saga_deployment import lambda_handler
-from stepsaga.workflow.saga import RECONCILER_FUNCTION, RECONCILER_HANDLER
+from stepsaga.cdk._access import QUERY
+from stepsaga.cdk._saga_deployment import lambda_handler
+from stepsaga.workflow._saga import RECONCILER_FUNCTION, RECONCILER_HANDLER
 
 
 def _definition(*functions: str) -> dict[str, Any]:

@@ -11,19 +11,21 @@ from aws_cdk.assertions import Match
 from services.dependencies import ENV_SERVICES, ReferenceDependencies
 from services.http import HttpPayments
 from services.http.config import ENV_TIMEOUTS, ENV_URLS, HttpServicesConfig, HttpTimeouts
-from stepsaga import AwsContext, deployment, metric_names
-from stepsaga.audit_copy import AUDIT_COPY_HANDLER
-from stepsaga.cdk.alarms import RULES
-from stepsaga.cdk.auto_redrive import AUTO_REDRIVE_HANDLER
-from stepsaga.cdk.ingress import INGRESS_HANDLER
-from stepsaga.clock import SystemClock
-from stepsaga.handlers.settings import load_settings
-from stepsaga.ledger import table as layout
-from stepsaga.resolver import RESOLVER_HANDLER
+from stepsaga import AwsContext
+from stepsaga._aws import metric_names
+from stepsaga._aws.audit_copy import AUDIT_COPY_HANDLER
+from stepsaga._aws.resolver import RESOLVER_HANDLER
+from stepsaga._handlers.settings import load_settings
+from stepsaga._project import deployment
+from stepsaga._util.clock import SystemClock
+from stepsaga.cdk._alarms import RULES
+from stepsaga.cdk._auto_redrive import AUTO_REDRIVE_HANDLER
+from stepsaga.cdk._ingress import INGRESS_HANDLER
+from stepsaga.ledger import _table as layout
 from tests.framework.infra.conftest import SERVICE_CONTEXT, Synthesized
 from tests.framework.infra.test_init_cdk_app import asset_modules_missing
 
-OVERDUE_CHECK_HANDLER = "stepsaga.reconciliation.overdue.handler"
+OVERDUE_CHECK_HANDLER = "stepsaga._reconciliation.overdue.handler"
 
 
 def _function_by_handler(synthesized: Synthesized) -> dict[str, tuple[str, dict[str, Any]]]:

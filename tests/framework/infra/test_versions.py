@@ -4,8 +4,8 @@ where the ingress starts cases."""
 
 from __future__ import annotations
 
-from stepsaga import ingress
-from stepsaga.cdk.ingress import INGRESS_HANDLER
+from stepsaga._aws import ingress
+from stepsaga.cdk._ingress import INGRESS_HANDLER
 from tests.framework.infra.conftest import Synthesized
 
 

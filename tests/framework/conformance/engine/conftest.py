@@ -14,7 +14,7 @@ from typing import Any, TypeVar
 
 import pytest
 
-from stepsaga.testing.localstack import LocalStack
+from stepsaga.testing._localstack import LocalStack
 from stepsaga.testing.pytest_plugin import expect_deviation
 from tests.framework.conformance.engine.harness import (
     LocalStackReference,

@@ -35,10 +35,10 @@ from unittest import mock
 import boto3
 from moto import mock_aws
 
+from stepsaga._project.home import StateHome
 from stepsaga.engine import LocalEngine, substitute
-from stepsaga.home import StateHome
-from stepsaga.testing.backends import cap_retry_delays
-from stepsaga.testing.localstack import LocalStack
+from stepsaga.testing._backends import cap_retry_delays
+from stepsaga.testing._localstack import LocalStack
 
 REGION = "us-east-1"
 

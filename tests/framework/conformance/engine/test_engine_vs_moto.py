@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 
-from stepsaga.workflow.compiler import compile as compile_saga
-from stepsaga.workflow.retry import TRANSIENT_RETRY
+from stepsaga.workflow._compiler import compile as compile_saga
+from stepsaga.workflow._retry import TRANSIENT_RETRY
 from tests.deviations import LOCALSTACK_SINGLE_MATCH
 from tests.framework.conformance.engine.conftest import deviates
 from tests.framework.conformance.engine.harness import (
@@ -107,7 +107,7 @@ def test_retry_then_success(reference: Reference, tmp_path: Path) -> None:
 
 
 def test_lambda_timeouts_and_in_progress_are_retried(reference: Reference, tmp_path: Path) -> None:
-    """The envelopes of ``stepsaga.workflow.retry``: a timed-out invocation is tried again
+    """The envelopes of ``stepsaga.workflow._retry``: a timed-out invocation is tried again
     (LAMBDA_TIMEOUT_RETRY), a live lease elsewhere is waited out (IN_PROGRESS_RETRY)."""
     script = scripts(
         RefundPaymentFunction=[

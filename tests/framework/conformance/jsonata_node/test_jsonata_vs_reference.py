@@ -23,8 +23,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from stepsaga.engine.errors import QueryEvaluationError
-from stepsaga.engine.jsonata_eval import ADDED_FUNCTIONS, JsonataSyntaxError, compile_expression
+from stepsaga.engine._errors import QueryEvaluationError
+from stepsaga.engine._jsonata_eval import ADDED_FUNCTIONS, JsonataSyntaxError, compile_expression
 from stepsaga.testing.pytest_plugin import under_ci
 
 ROOT = Path(__file__).parents[4]

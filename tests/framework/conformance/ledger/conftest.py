@@ -10,11 +10,11 @@ import boto3
 import pytest
 from moto import mock_aws
 
-from stepsaga.clock import ManualClock
+from stepsaga._util.clock import ManualClock
 from stepsaga.ledger import Ledger, LedgerPolicy, open_ledger
-from stepsaga.ledger.connect import open_store
-from stepsaga.ledger.dynamodb import create_table
-from stepsaga.ledger.store import LedgerStore
+from stepsaga.ledger._connect import open_store
+from stepsaga.ledger._dynamodb import create_table
+from stepsaga.ledger._store import LedgerStore
 from tests.framework.conformance.ledger.helpers import START
 
 LedgerFactory = Callable[..., Ledger]

@@ -15,12 +15,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from stepsaga import errors
-from stepsaga.clock import ManualClock
+from stepsaga._handlers import RecordingMetrics, build_handlers, local_deps
+from stepsaga._handlers.guard import Handler
+from stepsaga._handlers.step_handler import Call, Outcome, StepHandler
+from stepsaga._project.home import StateHome
+from stepsaga._util.clock import ManualClock
 from stepsaga.errors import OutcomeUnknownError, StepSagaError
-from stepsaga.handlers import RecordingMetrics, build_handlers, local_deps
-from stepsaga.handlers.guard import Handler
-from stepsaga.handlers.step_handler import Call, Outcome, StepHandler
-from stepsaga.home import StateHome
 from stepsaga.ledger import (
     ERROR_TABLE,
     Claim,

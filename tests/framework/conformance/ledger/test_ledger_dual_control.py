@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 
-from stepsaga.clock import ManualClock
+from stepsaga._reconciliation import resolve
+from stepsaga._util.clock import ManualClock
 from stepsaga.errors import IllegalTransitionError, InvalidInputError
 from stepsaga.ledger import (
     Claim,
@@ -21,8 +22,7 @@ from stepsaga.ledger import (
     ReconStatus,
     Status,
 )
-from stepsaga.ledger.store import ForwardingStore, ItemWrite, LedgerStore
-from stepsaga.reconciliation import resolve
+from stepsaga.ledger._store import ForwardingStore, ItemWrite, LedgerStore
 from tests.framework.conformance.ledger.conftest import StoreFactory
 from tests.framework.conformance.ledger.helpers import make_action
 

@@ -14,8 +14,8 @@ from stepsaga.errors import (
     OutcomeUnknownError,
 )
 from stepsaga.ledger import Ledger, Status
-from stepsaga.ledger.models import Record
-from stepsaga.ledger.writes import LIMITS, ExtraWrite, Writes, absent, equals, present
+from stepsaga.ledger._models import Record
+from stepsaga.ledger._writes import LIMITS, ExtraWrite, Writes, absent, equals, present
 from tests.framework.conformance.ledger.helpers import Counter, make_action
 
 SESSION = ("TENANT#acme#SESSION#s1", "META")

@@ -12,7 +12,8 @@ from typing import Any
 
 import pytest
 
-from stepsaga.clock import ManualClock
+from stepsaga._reconciliation import resolve
+from stepsaga._util.clock import ManualClock
 from stepsaga.errors import BudgetExhaustedError, IllegalTransitionError, InvalidInputError
 from stepsaga.ledger import (
     Action,
@@ -26,14 +27,13 @@ from stepsaga.ledger import (
     ResolutionAudit,
     Status,
 )
-from stepsaga.ledger.store import (
+from stepsaga.ledger._store import (
     Expect,
     ForwardingStore,
     ItemWrite,
     LedgerStore,
     WriteResult,
 )
-from stepsaga.reconciliation import resolve
 from tests.framework.conformance.ledger.conftest import StoreFactory
 from tests.framework.conformance.ledger.helpers import Counter, make_action
 

@@ -12,8 +12,8 @@ import pytest
 
 from stepsaga.errors import InvalidInputError
 from stepsaga.ledger import Ledger
-from stepsaga.ledger.models import ReconItem, Record
-from stepsaga.testing.bulk import STALE, history
+from stepsaga.ledger._models import ReconItem, Record
+from stepsaga.testing._bulk import STALE, history
 from tests.framework.conformance.ledger.conftest import StoreFactory
 from tests.framework.conformance.ledger.helpers import START
 

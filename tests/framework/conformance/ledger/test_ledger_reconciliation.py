@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from stepsaga.clock import ManualClock
+from stepsaga._util.clock import ManualClock
 from stepsaga.errors import (
     AttemptBudgetExhaustedError,
     IllegalTransitionError,

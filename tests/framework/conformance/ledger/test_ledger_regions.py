@@ -8,12 +8,12 @@ import boto3
 import pytest
 from moto import mock_aws
 
-from stepsaga.clock import ManualClock
+from stepsaga._util.clock import ManualClock
 from stepsaga.errors import InvalidInputError, NotHomeRegionError
 from stepsaga.ledger import Ledger, open_ledger
-from stepsaga.ledger.dynamodb import DynamoDBStore, create_table
-from stepsaga.ledger.regions import HomeRegionGuard, HomeRegions, RegionalLedgers, check_replicas
-from stepsaga.ledger.writes import ExtraWrite, Writes
+from stepsaga.ledger._dynamodb import DynamoDBStore, create_table
+from stepsaga.ledger._regions import HomeRegionGuard, HomeRegions, RegionalLedgers, check_replicas
+from stepsaga.ledger._writes import ExtraWrite, Writes
 from tests.framework.conformance.ledger.conftest import StoreFactory
 from tests.framework.conformance.ledger.helpers import Counter, make_action
 

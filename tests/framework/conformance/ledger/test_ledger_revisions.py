@@ -9,7 +9,7 @@ import pytest
 
 from stepsaga.errors import OutcomeUnknownError, RevisionSupersededError
 from stepsaga.ledger import Claim, Ledger, ReconOutcome, ReconStatus, Record, Replay, Status
-from stepsaga.ledger.store import ForwardingStore
+from stepsaga.ledger._store import ForwardingStore
 from tests.framework.conformance.ledger.conftest import LedgerFactory
 from tests.framework.conformance.ledger.helpers import Counter, make_action
 

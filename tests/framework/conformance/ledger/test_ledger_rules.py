@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from stepsaga.clock import ManualClock
+from stepsaga._util.clock import ManualClock
 from stepsaga.errors import (
     ActionConflictError,
     ActionInProgressError,

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 from moto import mock_aws
 
-from stepsaga.clock import ManualClock
+from stepsaga._util.clock import ManualClock
 from stepsaga.errors import (
     ActionInProgressError,
     AttemptBudgetExhaustedError,
@@ -39,7 +39,7 @@ from stepsaga.ledger import (
     Status,
     open_ledger,
 )
-from stepsaga.ledger.dynamodb import create_table
+from stepsaga.ledger._dynamodb import create_table
 from tests.framework.conformance.ledger.helpers import START, make_action
 
 BUDGET = 7

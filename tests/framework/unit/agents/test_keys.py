@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from stepsaga.agents import KeyBook, Limits
-from stepsaga.agents.results import ADVICE, SAME_KEY, failure
+from stepsaga.agents._results import ADVICE, SAME_KEY, failure
 from stepsaga.errors import (
     ActionConflictError,
     ActionInProgressError,

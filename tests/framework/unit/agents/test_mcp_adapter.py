@@ -209,7 +209,7 @@ def test_a_duplicate_that_outwaits_its_bound_is_told_to_retry_with_the_same_key(
     server, _ = serve(ledger, busy_wait_s=0)
     key = issue(ledger)
     # A holder that is still running (its claim is live) — as a second process would leave.
-    from stepsaga.agents.keys import KeyBook as Book
+    from stepsaga.agents._keys import KeyBook as Book
     from stepsaga.ledger import Action
 
     grant = Book(ledger).grant("acme", key)

@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from stepsaga.auto_redrive import (
+from stepsaga._aws.auto_redrive import (
     DEFAULT_BASE_DELAY_SECONDS,
     DEFAULT_MAX_REDRIVES,
     ENV_BASE_DELAY_SECONDS,

@@ -10,8 +10,8 @@ import pytest
 from botocore.exceptions import ClientError, EndpointConnectionError, NoRegionError
 from moto import mock_aws
 
-from stepsaga.backends.aws.errors import AwsCallError, aws_call, translate
-from stepsaga.backends.aws.settings import (
+from stepsaga.backends._aws.errors import AwsCallError, aws_call, translate
+from stepsaga.backends._aws.settings import (
     DEFAULT_WAIT_SECONDS,
     AwsSettings,
     load_settings,
@@ -19,7 +19,7 @@ from stepsaga.backends.aws.settings import (
     settings_from_stack,
     wait_seconds_from,
 )
-from stepsaga.engine.errors import ExecutionNotRedrivable, TaskTimedOut
+from stepsaga.engine._errors import ExecutionNotRedrivable, TaskTimedOut
 from stepsaga.errors import InvalidInputError, NotFoundError, TransientError
 from tests.framework.functional.aws_support import STACK, TABLE, TOPIC_ARN, create_stack
 

@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from stepsaga.backends.bulk_redrive import RedriveDecision, check_error, check_max, decide
-from stepsaga.backends.views import CaseOutcome, ExecutionView
+from stepsaga.backends._bulk_redrive import RedriveDecision, check_error, check_max, decide
+from stepsaga.backends._views import CaseOutcome, ExecutionView
 from stepsaga.errors import InvalidInputError
 
 NOW = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)

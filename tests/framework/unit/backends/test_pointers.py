@@ -8,10 +8,10 @@ from datetime import UTC, datetime, timedelta
 from hypothesis import given
 from hypothesis import strategies as st
 
-from stepsaga.backends.aws.pointers import AWS_KEEPS_CLOSED, Pointer, why_missing
-from stepsaga.backends.aws.settings import AwsSettings
-from stepsaga.backends.naming import execution_name
-from stepsaga.ledger.models import MAX_REVISION
+from stepsaga.backends._aws.pointers import AWS_KEEPS_CLOSED, Pointer, why_missing
+from stepsaga.backends._aws.settings import AwsSettings
+from stepsaga.backends._naming import execution_name
+from stepsaga.ledger._models import MAX_REVISION
 
 MACHINE = "arn:aws:states:eu-west-1:123456789012:stateMachine:dev-replacement-order"
 AT = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from stepsaga.queue_backoff import MAX_VISIBILITY_SECONDS, Backoff, receive_count
+from stepsaga._aws.queue_backoff import MAX_VISIBILITY_SECONDS, Backoff, receive_count
 
 
 @settings(max_examples=60)

@@ -1,5 +1,5 @@
 """The reference rule on its own: a name never silently wins over a case id that looks
-the same, whatever executions exist (``stepsaga.backends.references``)."""
+the same, whatever executions exist (``stepsaga.backends._references``)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from stepsaga.backends import CaseIdentity
-from stepsaga.backends.references import Candidate, choose
+from stepsaga.backends._references import Candidate, choose
 from stepsaga.errors import InvalidInputError, NotFoundError
 
 REF = "acme-CASE-1-r1"

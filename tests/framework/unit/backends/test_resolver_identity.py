@@ -9,12 +9,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from stepsaga.backends.aws.decisions import error_from_answer
-from stepsaga.backends.aws.operators import CallerIdentity, normalized
-from stepsaga.engine.errors import ExecutionNotRedrivable
+from stepsaga._aws.resolver import Resolver
+from stepsaga.backends._aws.decisions import error_from_answer
+from stepsaga.backends._aws.operators import CallerIdentity, normalized
+from stepsaga.engine._errors import ExecutionNotRedrivable
 from stepsaga.errors import IllegalTransitionError, TransientError
-from stepsaga.ledger.approvals import same_person
-from stepsaga.resolver import Resolver
+from stepsaga.ledger._approvals import same_person
 
 ACCOUNT = "123456789012"
 

@@ -12,7 +12,7 @@ from botocore.exceptions import ClientError
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from stepsaga.backends.aws.versions import REDRIVE_WINDOW, prune_versions
+from stepsaga.backends._aws.versions import REDRIVE_WINDOW, prune_versions
 
 MACHINE = "arn:aws:states:eu-west-1:123456789012:stateMachine:dev-saga"
 NOW = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)

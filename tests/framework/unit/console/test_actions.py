@@ -8,9 +8,9 @@ import threading
 from types import TracebackType
 from typing import Any
 
-from stepsaga.clock import ManualClock
-from stepsaga.console.actions import ActionRequest, ActionWorker, JobState
-from stepsaga.console.app import status_code
+from stepsaga._util.clock import ManualClock
+from stepsaga.console._actions import ActionRequest, ActionWorker, JobState
+from stepsaga.console._app import status_code
 from stepsaga.errors import IllegalTransitionError
 
 

@@ -3,10 +3,10 @@ into the step it serves, the run's path mapped onto what is left."""
 
 from __future__ import annotations
 
-from stepsaga.console.fold import fold
-from stepsaga.console.layout import layout
-from stepsaga.workflow.compiler import compile
-from stepsaga.workflow.graph import Role, Visited, build_graph
+from stepsaga.console._fold import fold
+from stepsaga.console._layout import layout
+from stepsaga.workflow._compiler import compile
+from stepsaga.workflow._graph import Role, Visited, build_graph
 from workflows.replacement_order import saga
 
 

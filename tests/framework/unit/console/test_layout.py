@@ -6,9 +6,9 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from stepsaga.console.layout import GraphPicture, layout
-from stepsaga.workflow.compiler import compile
-from stepsaga.workflow.graph import Edge, EdgeKind, Node, Role, StateGraph, Visited, build_graph
+from stepsaga.console._layout import GraphPicture, layout
+from stepsaga.workflow._compiler import compile
+from stepsaga.workflow._graph import Edge, EdgeKind, Node, Role, StateGraph, Visited, build_graph
 from workflows.replacement_order import saga
 
 

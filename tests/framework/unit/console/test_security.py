@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 from starlette.testclient import TestClient
 
+from stepsaga._project.home import StateHome
 from stepsaga.console import create_app, csrf_token
-from stepsaga.console.security import SECURITY_HEADERS, cookie_name
-from stepsaga.home import StateHome
+from stepsaga.console._security import SECURITY_HEADERS, cookie_name
 from tests.framework.functional.console_support import TOKEN, local_config
 
 

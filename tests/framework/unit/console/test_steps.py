@@ -7,7 +7,7 @@ import json
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from stepsaga.console.steps import RunStatus, case_input, state_statuses, step_runs
+from stepsaga.console._steps import RunStatus, case_input, state_statuses, step_runs
 
 T0 = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
 CASE = {"tenant_id": "acme", "refund": {"payment_id": "PAY-1", "amount": "20.00"}}

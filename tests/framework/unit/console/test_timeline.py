@@ -7,7 +7,7 @@ import json
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from stepsaga.console.timeline import EntryKind, short_cause, timeline
+from stepsaga.console._timeline import EntryKind, short_cause, timeline
 
 T0 = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
 

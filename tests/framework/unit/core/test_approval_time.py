@@ -11,17 +11,17 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pydantic import TypeAdapter, ValidationError
 
-from stepsaga.approval_time import (
+from stepsaga._model.approval_time import (
     MAX_CLOCK_SKEW,
     MAX_YEAR,
     MIN_YEAR,
     ApprovedAt,
     check_approval_window,
 )
-from stepsaga.backends.local import LocalBackend
-from stepsaga.clock import ManualClock
+from stepsaga._project.home import StateHome
+from stepsaga._util.clock import ManualClock
+from stepsaga.backends._local import LocalBackend
 from stepsaga.errors import InvalidInputError, ReplayWindowExpiredError
-from stepsaga.home import StateHome
 from stepsaga.ledger import LedgerPolicy
 from tests.framework.functional.cli_support import case_data, files
 from tests.framework.unit.handlers.helpers import World, make_world, step_event

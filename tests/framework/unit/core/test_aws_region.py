@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from stepsaga.aws_region import region_from
+from stepsaga._aws.aws_region import region_from
 from stepsaga.errors import InvalidInputError
 
 

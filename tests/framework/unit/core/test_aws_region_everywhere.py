@@ -1,11 +1,11 @@
 """No boto3 client in ``stepsaga/`` takes its region from boto3's own chain.
 
 boto3 reads ``AWS_DEFAULT_REGION`` and the profile but not ``AWS_REGION``;
-``stepsaga.aws_region.region_from`` is the one rule that reads both. An AST scan of every
+``stepsaga._aws.aws_region.region_from`` is the one rule that reads both. An AST scan of every
 module holds the framework to it:
 
 1. every ``….client(…)`` / ``….resource(…)`` call passes ``region_name=`` (never None);
-2. only ``stepsaga/aws_region.py`` *reads* ``AWS_REGION``/``AWS_DEFAULT_REGION``
+2. only ``stepsaga/_aws/aws_region.py`` *reads* ``AWS_REGION``/``AWS_DEFAULT_REGION``
    (``environ.get``, ``os.getenv``, ``environ[…]``); setting them for a child process is fine;
 3. a session's ``region_name`` (the profile's) is read only as ``region_from``'s
    ``profile_region`` argument.
@@ -100,7 +100,7 @@ def test_the_scan_catches_each_way_around_the_rule(source: str, breach: str) -> 
 def test_the_ways_the_framework_does_it_pass() -> None:
     source = (
         "import os, boto3\n"
-        "from stepsaga.aws_region import region_from\n"
+        "from stepsaga._aws.aws_region import region_from\n"
         "region = region_from(os.environ, boto3.Session().region_name)\n"
         'boto3.client("sqs", region_name=region)\n'
         'env = {"AWS_DEFAULT_REGION": region}\n'  # a child process's environment

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from stepsaga.case import MAX_CASE_FILE_BYTES
+from stepsaga._model.case import MAX_CASE_FILE_BYTES
 from stepsaga.errors import InvalidInputError
 from workflows.case import load_case, parse_case
 

@@ -21,9 +21,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from services import load_faults
+from stepsaga._model.inputs import read_json_file
 from stepsaga.engine import MockConfig, MockConfigError
 from stepsaga.errors import InvalidInputError
-from stepsaga.inputs import read_json_file
 from tests.framework.functional.cli_support import case_data
 from workflows.case import load_case
 

@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from stepsaga._model.money import Money, currency_exponent
 from stepsaga.errors import InvalidActionError
-from stepsaga.money import Money, currency_exponent
 
 
 @pytest.mark.parametrize("amount", [20, 20.0, "20.00", "20", Decimal("20.000"), " 20.0 "])

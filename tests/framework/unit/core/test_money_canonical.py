@@ -13,8 +13,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from stepsaga._model.money import MAX_MINOR_DIGITS, Money, currency_exponent
 from stepsaga.errors import InvalidActionError, InvalidInputError
-from stepsaga.money import MAX_MINOR_DIGITS, Money, currency_exponent
 from tests.framework.functional.cli_support import case_data
 from workflows.case import parse_case
 

@@ -13,9 +13,9 @@ from hypothesis import strategies as st
 from pydantic import BaseModel
 
 from stepsaga import Amount, ApprovedCase, Currency, Money, StrictModel, parse_case
+from stepsaga._model.money import MAX_MINOR_DIGITS
 from stepsaga.errors import InvalidActionError, InvalidInputError
-from stepsaga.ledger.canonical import canonical_params
-from stepsaga.money import MAX_MINOR_DIGITS
+from stepsaga.ledger._canonical import canonical_params
 
 CURRENCIES = ["USD", "usd", "JPY", "BHD", "EUR", "EURO", "XXX", "XAU", "US", ""]
 

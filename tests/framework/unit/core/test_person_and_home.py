@@ -9,11 +9,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from stepsaga._model.person import MAX_LENGTH, MIN_LENGTH, REFUSED_CATEGORIES, check_person
+from stepsaga._project.home import StateHome
+from stepsaga._reconciliation import resolve
 from stepsaga.errors import InvalidInputError
-from stepsaga.home import StateHome
 from stepsaga.ledger import open_ledger
-from stepsaga.person import MAX_LENGTH, MIN_LENGTH, REFUSED_CATEGORIES, check_person
-from stepsaga.reconciliation import resolve
 
 
 @pytest.mark.parametrize("who", ["ops", "ops@acme.example", "Zoë Müller", "o" * MAX_LENGTH])

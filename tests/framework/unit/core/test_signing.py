@@ -16,8 +16,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from stepsaga import AwsContext, SystemClock
+from stepsaga._aws.signing import (
+    CONTENT_SHA256,
+    ENV_SIGNED_APIS,
+    AwsSigV4,
+    SignedApis,
+    SignedService,
+)
 from stepsaga.errors import InvalidInputError
-from stepsaga.signing import CONTENT_SHA256, ENV_SIGNED_APIS, AwsSigV4, SignedApis, SignedService
 
 NOW = datetime(2026, 11, 29, 12, 0, 0)
 KEY = ReadOnlyCredentials(

@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 
 from services.simulated import ServicesDb
-from stepsaga.engine.store import Store
+from stepsaga._util.sqlite_wal import enable_wal
+from stepsaga.engine._store import Store
 from stepsaga.ledger import open_ledger
-from stepsaga.sqlite_wal import enable_wal
 
 
 def _services(path: Path) -> None:

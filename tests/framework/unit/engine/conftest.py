@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from stepsaga.clock import ManualClock
+from stepsaga._project.home import StateHome
+from stepsaga._util.clock import ManualClock
 from stepsaga.engine import EngineEvent, LocalEngine
-from stepsaga.home import StateHome
 
 MakeEngine = Callable[..., LocalEngine]
 

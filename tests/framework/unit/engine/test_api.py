@@ -7,6 +7,7 @@ from datetime import datetime
 
 import pytest
 
+from stepsaga._project.home import StateHome
 from stepsaga.engine import (
     ExecutionAlreadyExists,
     ExecutionDoesNotExist,
@@ -18,7 +19,6 @@ from stepsaga.engine import (
     time_scale_from_env,
 )
 from stepsaga.errors import InvalidInputError, NotFoundError
-from stepsaga.home import StateHome
 from tests.framework.unit.engine.conftest import MakeEngine
 from tests.framework.unit.engine.helpers import Script, machine, task
 

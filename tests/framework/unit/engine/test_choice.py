@@ -5,9 +5,9 @@ from typing import Any
 
 import pytest
 
-from stepsaga.engine.choice import ChoiceRuleError, compile_rule
-from stepsaga.engine.errors import StatesError
-from stepsaga.engine.payload import Env
+from stepsaga.engine._choice import ChoiceRuleError, compile_rule
+from stepsaga.engine._errors import StatesError
+from stepsaga.engine._payload import Env
 
 DATA = {
     "s": "b",

@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from stepsaga.engine import event_codec
-from stepsaga.engine.store import SCHEMA_VERSION, Store
+from stepsaga.engine import _event_codec as event_codec
+from stepsaga.engine._store import SCHEMA_VERSION, Store
 from stepsaga.errors import InvalidInputError
 
 ARN = "arn:aws:states:us-east-1:123456789012:execution:saga:acme-CASE-1-r1"

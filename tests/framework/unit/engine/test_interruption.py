@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from stepsaga._project.home import StateHome
 from stepsaga.engine import INTERRUPTED
-from stepsaga.home import StateHome
 from tests.framework.unit.engine.conftest import MakeEngine
 from tests.framework.unit.engine.helpers import Script, entered, machine, task, types
 
@@ -27,7 +27,7 @@ CHILD = textwrap.dedent(
     import json, os, sys
     from pathlib import Path
     from stepsaga.engine import LocalEngine
-    from stepsaga.home import StateHome
+    from stepsaga._project.home import StateHome
 
     def reserve(event, context):
         return {"reserved": True}

@@ -5,9 +5,9 @@ from typing import Any
 
 import pytest
 
-from stepsaga.engine.errors import StatesError
-from stepsaga.engine.intrinsics import parse_call
-from stepsaga.engine.payload import Env
+from stepsaga.engine._errors import StatesError
+from stepsaga.engine._intrinsics import parse_call
+from stepsaga.engine._payload import Env
 
 
 def run(text: str, data: Any = None, context: Any = None) -> Any:

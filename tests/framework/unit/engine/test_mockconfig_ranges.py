@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from stepsaga.engine import MockConfig, MockConfigError, MockedResponse, MockTestCase
-from stepsaga.engine.mockconfig import MAX_INVOCATION, ResponseRanges
+from stepsaga.engine._mockconfig import MAX_INVOCATION, ResponseRanges
 from tests.framework.unit.engine.conftest import MakeEngine
 from tests.framework.unit.engine.helpers import Script
 from tests.framework.unit.engine.test_mockconfig import CONFIG, DEFINITION

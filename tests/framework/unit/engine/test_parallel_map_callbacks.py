@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from stepsaga.clock import ManualClock
+from stepsaga._util.clock import ManualClock
 from stepsaga.engine import LAMBDA_INVOKE_WAIT, LocalEngine, TaskTimedOut
 from stepsaga.errors import BusinessRejectedError
 from tests.framework.unit.engine.conftest import MakeEngine

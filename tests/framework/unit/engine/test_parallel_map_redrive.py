@@ -17,9 +17,9 @@ from typing import Any
 
 import pytest
 
+from stepsaga._project.home import StateHome
 from stepsaga.engine import INTERRUPTED
 from stepsaga.errors import TransientError
-from stepsaga.home import StateHome
 from tests.framework.unit.engine.conftest import MakeEngine
 from tests.framework.unit.engine.helpers import Script, machine, state_of, task, types
 from tests.framework.unit.engine.test_parallel_map import PerItem, branch, mapped
@@ -230,7 +230,7 @@ CHILD = textwrap.dedent(
     import json, os, sys
     from pathlib import Path
     from stepsaga.engine import LocalEngine
-    from stepsaga.home import StateHome
+    from stepsaga._project.home import StateHome
 
     def work(event, context):
         if event["id"] == "b":

@@ -4,7 +4,7 @@ from typing import Any
 
 import pytest
 
-from stepsaga.engine.paths import PathNotFoundError, PathSyntaxError, parse
+from stepsaga.engine._paths import PathNotFoundError, PathSyntaxError, parse
 
 DOC: dict[str, Any] = {"a": {"b": [10, {"c": "x"}]}, "odd key": 1, "list": [{"n": 1}, {"n": 2}]}
 

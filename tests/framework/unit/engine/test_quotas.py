@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from stepsaga.engine import InvalidExecutionInput, InvalidOutput, LocalEngine
-from stepsaga.engine.quotas import PAYLOAD_BYTES
+from stepsaga.engine._quotas import PAYLOAD_BYTES
 from tests.framework.unit.engine.conftest import MakeEngine
 from tests.framework.unit.engine.helpers import Script, machine, task, types
 

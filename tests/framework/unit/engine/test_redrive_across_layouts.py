@@ -3,7 +3,7 @@ upgrade runs its own stored definition to the end; new executions run the new la
 
 The old definition is the last compiled replacement-order machine that had ``Prepare``
 (kept verbatim beside this file). The engine keeps each execution's definition by digest
-(``stepsaga.engine.store``), as Step Functions redrives an execution on the definition it
+(``stepsaga.engine._store``), as Step Functions redrives an execution on the definition it
 started with; the task events are the same shape under both layouts, so one release's
 handlers serve both.
 """

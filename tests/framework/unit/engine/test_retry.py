@@ -4,7 +4,7 @@ import random
 
 import pytest
 
-from stepsaga.engine.retry import JitterStrategy, Retrier, decide, error_matches
+from stepsaga.engine._retry import JitterStrategy, Retrier, decide, error_matches
 
 
 def test_delay_grows_by_backoff_and_is_capped() -> None:

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from stepsaga.engine import LocalEngine
-from stepsaga.engine.scheduler import SeededScheduler
+from stepsaga.engine._scheduler import SeededScheduler
 from stepsaga.errors import BusinessRejectedError
 from tests.framework.unit.engine.conftest import MakeEngine
 from tests.framework.unit.engine.helpers import machine, state_of, task

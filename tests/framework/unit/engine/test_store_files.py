@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from stepsaga.engine.store import Store
+from stepsaga.engine._store import Store
 from stepsaga.errors import StoreUnavailableError
 
 

@@ -68,7 +68,7 @@ def test_an_unchanged_definition_is_neither_reparsed_nor_rewritten(
     arn = engine.ensure_state_machine("m", PASS)
     statements: list[str] = []
     engine.store._db.set_trace_callback(statements.append)
-    from stepsaga.engine import definition
+    from stepsaga.engine import _definition as definition
 
     def fail(*args: object) -> None:
         raise AssertionError("parsed again")

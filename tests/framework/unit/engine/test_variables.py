@@ -398,8 +398,8 @@ def test_a_state_s_assignments_are_never_stored_with_its_own_cursor(
 ) -> None:
     """A redrive re-enters the stored cursor's state with the stored variables: were a
     state's new values stored with its own cursor, a redrive would assign them twice."""
-    from stepsaga.engine import runner
-    from stepsaga.engine.store import Store
+    from stepsaga.engine import _runner as runner
+    from stepsaga.engine._store import Store
 
     monkeypatch.setattr(runner, "_FLUSH_EVERY", 0)  # commit before entering every state
     written: list[tuple[Any, Any]] = []

@@ -24,13 +24,13 @@ from services import (
     raise_simulated_crash,
 )
 from services.dependencies import simulated_deps
-from stepsaga.clock import ManualClock
+from stepsaga._handlers import HandlerDeps, RecordingMetrics, build_handlers
+from stepsaga._handlers.guard import Handler
+from stepsaga._project.home import StateHome
+from stepsaga._reconciliation import RecordingNotifier
+from stepsaga._util.clock import ManualClock
 from stepsaga.engine import LambdaContext
-from stepsaga.handlers import HandlerDeps, RecordingMetrics, build_handlers
-from stepsaga.handlers.guard import Handler
-from stepsaga.home import StateHome
 from stepsaga.ledger import LedgerPolicy
-from stepsaga.reconciliation import RecordingNotifier
 from tests.scenarios import REPLACEMENT_ORDER_CASE
 from workflows.case import parse_case
 from workflows.replacement_order import saga

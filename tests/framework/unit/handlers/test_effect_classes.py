@@ -8,12 +8,12 @@ from typing import Any
 
 import pytest
 
-from stepsaga.clock import ManualClock
+from stepsaga._handlers import RecordingMetrics, build_handlers, local_deps
+from stepsaga._handlers.decision import Decision, decision_for, looks_before_acting
+from stepsaga._handlers.guard import Handler
+from stepsaga._project.home import StateHome
+from stepsaga._util.clock import ManualClock
 from stepsaga.errors import OutcomeUnknownError, TransientError
-from stepsaga.handlers import RecordingMetrics, build_handlers, local_deps
-from stepsaga.handlers.decision import Decision, decision_for, looks_before_acting
-from stepsaga.handlers.guard import Handler
-from stepsaga.home import StateHome
 from stepsaga.ledger import ERROR_TABLE, EffectClass, ErrorFamily, Ledger, Status
 from tests.framework.unit.handlers import effect_probe
 from tests.framework.unit.handlers.helpers import NOW, CapturedLogs, context

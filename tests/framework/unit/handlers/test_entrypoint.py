@@ -10,9 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from stepsaga import deployment
-from stepsaga.errors import InvalidInputError, TransientError
-from stepsaga.handlers import (
+from stepsaga._handlers import (
     HandlerSettings,
     build_handlers,
     deps_from_settings,
@@ -20,9 +18,11 @@ from stepsaga.handlers import (
     load_settings,
     step_handlers_of,
 )
-from stepsaga.handlers.metrics import EmfMetrics, NullMetrics
-from stepsaga.lambda_handler import handler
-from stepsaga.reconciliation import NullNotifier, SnsNotifier
+from stepsaga._handlers.metrics import EmfMetrics, NullMetrics
+from stepsaga._project import deployment
+from stepsaga._reconciliation import NullNotifier, SnsNotifier
+from stepsaga.errors import InvalidInputError, TransientError
+from stepsaga.lambdas import step as handler
 from tests.framework.unit.handlers.helpers import context, step_event
 from workflows.replacement_order import saga
 
@@ -50,20 +50,20 @@ def lambda_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def test_every_function_is_served_by_the_generic_entry() -> None:
     assert set(saga.functions) == FUNCTIONS
     assert saga.functions["RefundPayment"] == "tasks.refund_payment:RefundPayment"
-    assert saga.functions["Reconcile"] == "stepsaga.handlers.reconcile:reconciler"
+    assert saga.functions["Reconcile"] == "stepsaga._handlers.reconcile:reconciler"
     assert set(step_handlers_of(saga)) == {
         "reserve_stock",
         "refund_payment",
         "create_shipment",
         "release_reservation",
     }
-    assert deployment.LAMBDA_HANDLER == "stepsaga.lambda_handler.handler"
+    assert deployment.LAMBDA_HANDLER == "stepsaga.lambdas.step"
 
 
 def test_importing_the_entry_and_the_handlers_touches_nothing(tmp_path: Path) -> None:
     home = tmp_path / "untouched"
     modules = [
-        "stepsaga.lambda_handler",
+        "stepsaga._handlers.entrypoint",
         "tasks.refund_payment",
         "compensations.release_reservation",
     ]

@@ -20,12 +20,12 @@ import pytest
 from pydantic import Field
 
 from stepsaga import errors
-from stepsaga.clock import ManualClock
+from stepsaga._handlers import RecordingMetrics, build_handlers, local_deps
+from stepsaga._handlers.guard import Handler
+from stepsaga._handlers.step_handler import Call, Outcome, StepHandler
+from stepsaga._project.home import StateHome
+from stepsaga._util.clock import ManualClock
 from stepsaga.errors import FATES, Route, StepSagaError, fate_of
-from stepsaga.handlers import RecordingMetrics, build_handlers, local_deps
-from stepsaga.handlers.guard import Handler
-from stepsaga.handlers.step_handler import Call, Outcome, StepHandler
-from stepsaga.home import StateHome
 from stepsaga.ledger import (
     ActionScope,
     EffectClass,
@@ -35,9 +35,9 @@ from stepsaga.ledger import (
     ledgered_tool,
     open_ledger,
 )
-from stepsaga.ledger.outcomes import ROUTES_FOR_STATUS
+from stepsaga.ledger._outcomes import ROUTES_FOR_STATUS
 from stepsaga.workflow import Compensate, Saga, Step
-from stepsaga.workflow.compiler import compile as compile_saga
+from stepsaga.workflow._compiler import compile as compile_saga
 from tests.framework.conformance.ledger.error_table import make_error
 from tests.framework.conformance.ledger.helpers import APPROVED_AT
 from tests.framework.unit.handlers import effect_probe

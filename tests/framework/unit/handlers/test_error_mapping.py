@@ -8,8 +8,10 @@ from typing import Any
 import pytest
 
 from services import RefundRequest
-from stepsaga import CallContext, metric_names
-from stepsaga.clock import ManualClock
+from stepsaga import CallContext
+from stepsaga._aws import metric_names
+from stepsaga._model.money import Money
+from stepsaga._util.clock import ManualClock
 from stepsaga.errors import (
     ActionConflictError,
     ActionInProgressError,
@@ -23,7 +25,6 @@ from stepsaga.errors import (
     TransientError,
 )
 from stepsaga.ledger import Claim, LedgerPolicy, Status
-from stepsaga.money import Money
 from tests.framework.unit.handlers.conftest import WorldFactory
 from tests.framework.unit.handlers.helpers import NOW, World, case_input, fault, step_event
 
@@ -120,8 +121,8 @@ def test_intent_older_than_the_retention_window_is_refused(make: WorldFactory) -
 
 
 def test_a_live_claim_elsewhere_means_in_progress(world: World) -> None:
-    from stepsaga.handlers.identity import action_of
-    from stepsaga.workflow.events import StepEvent, parse_event
+    from stepsaga._handlers.identity import action_of
+    from stepsaga.workflow._events import StepEvent, parse_event
     from tasks.refund_payment import RefundPayment
     from workflows.replacement_order import RefundPaymentEvent
 

@@ -11,7 +11,7 @@ from datetime import timedelta
 import pytest
 
 from services import Operation, SimulatedCrash
-from stepsaga import metric_names
+from stepsaga._aws import metric_names
 from stepsaga.errors import (
     ActionInProgressError,
     BusinessRejectedError,

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from stepsaga import metric_names
+from stepsaga._aws import metric_names
 from stepsaga.errors import (
     COMPENSATE,
     RECONCILE,

@@ -10,13 +10,13 @@ from typing import Any
 import pytest
 
 from services.dependencies import simulated_deps
-from stepsaga import metric_names
-from stepsaga.clock import ManualClock
+from stepsaga._aws import metric_names
+from stepsaga._handlers import EmfMetrics, build_handlers
+from stepsaga._handlers.logs import powertools_logger
+from stepsaga._project.home import StateHome
+from stepsaga._reconciliation import Notice, SnsNotifier
+from stepsaga._util.clock import ManualClock
 from stepsaga.errors import StepSagaError
-from stepsaga.handlers import EmfMetrics, build_handlers
-from stepsaga.handlers.logs import powertools_logger
-from stepsaga.home import StateHome
-from stepsaga.reconciliation import Notice, SnsNotifier
 from tests.framework.unit.handlers.conftest import WorldFactory
 from tests.framework.unit.handlers.helpers import (
     ADDRESS_VALUES,

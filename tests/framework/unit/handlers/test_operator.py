@@ -1,4 +1,4 @@
-"""``stepsaga.reconciliation.resolve``: the API behind ``stepsaga recon resolve``."""
+"""``stepsaga._reconciliation.resolve``: the API behind ``stepsaga recon resolve``."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from stepsaga._reconciliation import parse_outcome, resolve, resume_waiting
 from stepsaga.errors import (
     IllegalTransitionError,
     InvalidInputError,
@@ -15,8 +16,7 @@ from stepsaga.errors import (
     TransientError,
 )
 from stepsaga.ledger import ReconOutcome, ReconStatus, Status, open_ledger
-from stepsaga.reconciliation import parse_outcome, resolve, resume_waiting
-from stepsaga.workflow.events import OperatorDecision
+from stepsaga.workflow._events import OperatorDecision
 from tests.framework.unit.handlers.conftest import WorldFactory
 from tests.framework.unit.handlers.helpers import (
     Sent,

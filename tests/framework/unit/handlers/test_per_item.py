@@ -9,10 +9,10 @@ from typing import Any
 import pytest
 
 from services.dependencies import simulated_deps
-from stepsaga.clock import ManualClock
+from stepsaga._handlers import build_handlers
+from stepsaga._project.home import StateHome
+from stepsaga._util.clock import ManualClock
 from stepsaga.errors import InvalidInputError
-from stepsaga.handlers import build_handlers
-from stepsaga.home import StateHome
 from tests.framework.unit.handlers.helpers import NOW, context
 from tests.multi_warehouse_scenarios import multi_warehouse_input
 from workflows.multi_warehouse import saga

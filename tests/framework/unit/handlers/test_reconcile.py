@@ -6,7 +6,8 @@ from typing import Any
 
 import pytest
 
-from stepsaga import metric_names
+from stepsaga._aws import metric_names
+from stepsaga._reconciliation import AUTO_RESOLVER, Resolution, resolve
 from stepsaga.errors import (
     ActionConflictError,
     ActionInProgressError,
@@ -20,7 +21,6 @@ from stepsaga.errors import (
     TransientError,
 )
 from stepsaga.ledger import Claim, LedgerPolicy, ReconOutcome, ReconStatus, Status
-from stepsaga.reconciliation import AUTO_RESOLVER, Resolution, resolve
 from tests.framework.unit.handlers.conftest import WorldFactory
 from tests.framework.unit.handlers.helpers import (
     World,
@@ -154,8 +154,8 @@ def test_completed_record_is_applied_without_an_item(world: World) -> None:
 
 
 def test_a_live_lease_is_asked_again_later(world: World) -> None:
-    from stepsaga.handlers.identity import action_of
-    from stepsaga.workflow.events import parse_event
+    from stepsaga._handlers.identity import action_of
+    from stepsaga.workflow._events import parse_event
     from tasks.refund_payment import RefundPayment
     from workflows.replacement_order import RefundPaymentEvent
 

@@ -1,4 +1,4 @@
-"""The dual-control rule (``stepsaga.ledger.approvals``): who may decide what, when."""
+"""The dual-control rule (``stepsaga.ledger._approvals``): who may decide what, when."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from stepsaga.ledger import Approval, ReconItem, ReconOutcome, ReconStatus, open_ledger
-from stepsaga.ledger.approvals import APPROVAL_RULES, ApprovalStep, Earlier, next_step, same_person
-from stepsaga.ledger.sqlite import SCHEMA_VERSION
+from stepsaga.ledger._approvals import APPROVAL_RULES, ApprovalStep, Earlier, next_step, same_person
+from stepsaga.ledger._sqlite import SCHEMA_VERSION
 from tests.framework.conformance.ledger.helpers import make_action
 
 AT = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)

@@ -1,4 +1,4 @@
-"""The audit chain's rules (``stepsaga.ledger.audit``): each break named, and only breaks."""
+"""The audit chain's rules (``stepsaga.ledger._audit``): each break named, and only breaks."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from stepsaga.ledger import Approval, ReconOutcome, ReconStatus, ResolutionAudit
-from stepsaga.ledger.audit import BreakKind, genesis, seal, verify
+from stepsaga.ledger._audit import BreakKind, genesis, seal, verify
 from tests.framework.unit.ledger.test_approvals import AT, item
 
 RESOLVED = replace(

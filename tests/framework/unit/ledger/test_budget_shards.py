@@ -14,8 +14,8 @@ from moto import mock_aws
 
 from stepsaga.errors import BudgetExhaustedError, BusinessRejectedError, InvalidInputError
 from stepsaga.ledger import Claim, Ledger
-from stepsaga.ledger.dynamodb import DynamoDBStore, create_table
-from stepsaga.ledger.shards import split
+from stepsaga.ledger._dynamodb import DynamoDBStore, create_table
+from stepsaga.ledger._shards import split
 from tests.framework.conformance.ledger.helpers import Counter, make_action
 
 if TYPE_CHECKING:

@@ -13,9 +13,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from stepsaga._model.money import Money
 from stepsaga.errors import InvalidActionError
 from stepsaga.ledger import Action, Intent
-from stepsaga.money import Money
 from tests.framework.conformance.ledger.helpers import APPROVED_AT
 
 INTENT = Intent("CASE-1", 1, APPROVED_AT)

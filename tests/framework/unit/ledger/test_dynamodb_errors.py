@@ -11,8 +11,8 @@ from botocore.stub import Stubber
 
 from stepsaga.errors import InvalidInputError, StoreUnavailableError
 from stepsaga.ledger import Ledger
-from stepsaga.ledger.contention import NO_CONFLICT_RETRY, ConflictRetry
-from stepsaga.ledger.dynamodb import DynamoDBStore
+from stepsaga.ledger._contention import NO_CONFLICT_RETRY, ConflictRetry
+from stepsaga.ledger._dynamodb import DynamoDBStore
 from tests.framework.conformance.ledger.helpers import Counter, make_action
 
 

@@ -14,12 +14,12 @@ import pytest
 from moto import mock_aws
 from typer.testing import CliRunner
 
-from stepsaga.cli.app import app
-from stepsaga.clock import ManualClock
+from stepsaga._util.clock import ManualClock
+from stepsaga.cli._app import app
 from stepsaga.ledger import Ledger, ReconStatus
-from stepsaga.ledger.dynamodb import DynamoDBStore, create_table
-from stepsaga.ledger.table import LOOKUP_ATTRIBUTES, OPEN_ITEMS_PARTITION_KEY
-from stepsaga.testing.bulk import history, open_backlog
+from stepsaga.ledger._dynamodb import DynamoDBStore, create_table
+from stepsaga.ledger._table import LOOKUP_ATTRIBUTES, OPEN_ITEMS_PARTITION_KEY
+from stepsaga.testing._bulk import history, open_backlog
 
 NOW = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
 TABLE = "ledger"

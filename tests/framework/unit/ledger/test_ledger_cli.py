@@ -14,12 +14,12 @@ import pytest
 from moto import mock_aws
 from typer.testing import CliRunner
 
-from stepsaga.cli import common
-from stepsaga.cli.app import app
-from stepsaga.clock import ManualClock
-from stepsaga.home import StateHome
+from stepsaga._project.home import StateHome
+from stepsaga._util.clock import ManualClock
+from stepsaga.cli import _common as common
+from stepsaga.cli._app import app
 from stepsaga.ledger import Claim, open_ledger
-from stepsaga.ledger.dynamodb import create_table
+from stepsaga.ledger._dynamodb import create_table
 from tests.framework.conformance.ledger.helpers import Counter, make_action
 
 runner = CliRunner()

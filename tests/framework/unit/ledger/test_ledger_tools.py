@@ -108,10 +108,10 @@ def test_undeclared_tools_are_physical_and_the_ledger_can_be_a_factory(tmp_path:
 def test_the_scope_carries_the_session_write_and_metrics_count_per_tenant(
     ledger: Ledger,
 ) -> None:
-    from stepsaga import metric_names
+    from stepsaga._aws import metric_names
+    from stepsaga._handlers.metrics import RecordingMetrics
     from stepsaga.errors import BudgetExhaustedError
-    from stepsaga.handlers.metrics import RecordingMetrics
-    from stepsaga.ledger.writes import ExtraWrite, Writes
+    from stepsaga.ledger._writes import ExtraWrite, Writes
 
     metrics = RecordingMetrics()
 
@@ -142,11 +142,11 @@ def test_the_scope_carries_the_session_write_and_metrics_count_per_tenant(
 
 
 def test_a_transaction_conflict_counts_as_its_own_metric() -> None:
-    from stepsaga import metric_names
+    from stepsaga._aws import metric_names
+    from stepsaga._handlers.metrics import RecordingMetrics
     from stepsaga.errors import StoreUnavailableError
-    from stepsaga.handlers.metrics import RecordingMetrics
     from stepsaga.ledger import Action
-    from stepsaga.ledger.tools import count_tool_metric
+    from stepsaga.ledger._tools import count_tool_metric
 
     metrics = RecordingMetrics()
     action = Action("acme", SCOPE.intent, "create_refund")

@@ -10,8 +10,8 @@ from moto import mock_aws
 
 from stepsaga.errors import InvalidInputError
 from stepsaga.ledger import open_ledger, parse_url
-from stepsaga.ledger.connect import DynamoDBUrl, SqliteUrl
-from stepsaga.ledger.dynamodb import create_table
+from stepsaga.ledger._connect import DynamoDBUrl, SqliteUrl
+from stepsaga.ledger._dynamodb import create_table
 from tests.framework.conformance.ledger.helpers import Counter, make_action
 
 

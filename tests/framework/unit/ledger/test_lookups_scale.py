@@ -15,11 +15,11 @@ import pytest
 from moto import mock_aws
 from typer.testing import CliRunner
 
-from stepsaga.cli.app import app
-from stepsaga.clock import ManualClock
+from stepsaga._util.clock import ManualClock
+from stepsaga.cli._app import app
 from stepsaga.ledger import Ledger
-from stepsaga.ledger.dynamodb import DynamoDBStore, create_table
-from stepsaga.testing.bulk import STALE, history
+from stepsaga.ledger._dynamodb import DynamoDBStore, create_table
+from stepsaga.testing._bulk import STALE, history
 
 NOW = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
 SIZES = (500, 5_000)

@@ -1,4 +1,4 @@
-"""The revision rule as a pure function (``stepsaga.ledger.revisions``): its table and the
+"""The revision rule as a pure function (``stepsaga.ledger._revisions``): its table and the
 line a person reads."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from stepsaga.ledger import Record, Status
-from stepsaga.ledger.revisions import Verdict, decide
+from stepsaga.ledger._revisions import Verdict, decide
 from tests.framework.conformance.ledger.helpers import make_action
 
 NOW = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from stepsaga.ledger import Ledger
-from stepsaga.ledger.sqlite import SqliteStore
+from stepsaga.ledger._sqlite import SqliteStore
 from tests.framework.conformance.ledger.helpers import make_action
 
 
@@ -18,7 +18,7 @@ def test_a_tenant_without_a_budget_claims_in_one_transaction(tmp_path: Path) -> 
     writes = [
         s.split()[0].upper() for s in statements if not s.lstrip().upper().startswith("SELECT")
     ]
-    # The record and the case's latest revision (stepsaga.ledger.latest); no budget, and no
+    # The record and the case's latest revision (stepsaga.ledger._latest); no budget, and no
     # BEGIN IMMEDIATE … ROLLBACK before it.
     assert writes == ["BEGIN", "INSERT", "INSERT", "COMMIT"]
 

@@ -9,9 +9,9 @@ import sqlite3
 from datetime import UTC, datetime
 from pathlib import Path
 
-from stepsaga.ledger.models import ReconStatus, Status
-from stepsaga.ledger.sqlite import SqliteStore
-from stepsaga.testing.bulk import history
+from stepsaga.ledger._models import ReconStatus, Status
+from stepsaga.ledger._sqlite import SqliteStore
+from stepsaga.testing._bulk import history
 
 NOW = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
 AFTER = "2026-11-29T11:00:00.000000Z#tenant-1:CASE-1:r1:reserve_stock"

@@ -9,8 +9,8 @@ import sqlite3
 from datetime import UTC, datetime
 from pathlib import Path
 
-from stepsaga.ledger.sqlite import _UPDATE, SCHEMA_VERSION, SqliteStore
-from stepsaga.testing.bulk import history
+from stepsaga.ledger._sqlite import _UPDATE, SCHEMA_VERSION, SqliteStore
+from stepsaga.testing._bulk import history
 
 NOW = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
 

@@ -13,8 +13,8 @@ import pytest
 from botocore.stub import ANY, Stubber
 from mypy_boto3_stepfunctions import SFNClient
 
+from stepsaga._project.home import StateHome
 from stepsaga.engine import LocalEngine
-from stepsaga.home import StateHome
 from stepsaga.testing import (
     EngineBackend,
     MockConfigBuilder,

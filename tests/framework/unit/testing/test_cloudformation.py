@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from stepsaga.testing.cloudformation import Resolver, TemplateError, substitute
+from stepsaga.testing._cloudformation import Resolver, TemplateError, substitute
 
 
 def resolver() -> Resolver:

@@ -21,7 +21,7 @@ from stepsaga.testing import (
     StepFunctionsLocalContainer,
     docker_available,
 )
-from stepsaga.testing import containers as containers_module
+from stepsaga.testing import _containers as containers_module
 
 # --- the probe ----------------------------------------------------------------------------
 

@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from moto import mock_aws
 
-from stepsaga.testing.cost import CaseCost, DynamoDBMeter, HistoryCount, count_history, item_size
+from stepsaga.testing._cost import CaseCost, DynamoDBMeter, HistoryCount, count_history, item_size
 
 
 def test_item_size_counts_names_and_values() -> None:

@@ -25,7 +25,7 @@ from stepsaga import (
     Step,
     StepHandler,
 )
-from stepsaga.clock import ManualClock
+from stepsaga._util.clock import ManualClock
 from stepsaga.ledger import Status
 from stepsaga.testing import StepEnvironment
 

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from stepsaga.cli.app import app
-from stepsaga.workflow.loader import load_saga
+from stepsaga.cli._app import app
+from stepsaga.workflow._loader import load_saga
 
 runner = CliRunner()
 

@@ -26,9 +26,9 @@ from stepsaga.workflow import (
     Step,
     compile,
 )
-from stepsaga.workflow.compiler import LAMBDA_INVOKE, LAMBDA_INVOKE_WAIT_FOR_TASK_TOKEN
-from stepsaga.workflow.retry import DEFAULT_RETRY, NEVER_RETRIED
-from stepsaga.workflow.validate import transitions
+from stepsaga.workflow._compiler import LAMBDA_INVOKE, LAMBDA_INVOKE_WAIT_FOR_TASK_TOKEN
+from stepsaga.workflow._retry import DEFAULT_RETRY, NEVER_RETRIED
+from stepsaga.workflow._validate import transitions
 from tests.framework.unit.workflow.asl_eval import Script, ScriptedError, walk
 from workflows.case import Case
 
@@ -346,7 +346,7 @@ class ReleaseLedger:
     """The ledger's side of a release that never gets through: each run claims one of
     ``budget`` lifetime attempts and ends uncertain; then claims are refused. Its
     reconciler says ``not_applied`` whenever an attempt was made since it last answered
-    (the rule of ``stepsaga.reconciliation.automatic``), else leaves it to a person."""
+    (the rule of ``stepsaga._reconciliation.automatic``), else leaves it to a person."""
 
     def __init__(self, budget: int) -> None:
         self.budget = budget

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from stepsaga import Compensate, EffectClass, Escalate, Saga, Step
-from stepsaga.backends.assemble import CaseIdentity, planned_actions
+from stepsaga.backends._assemble import CaseIdentity, planned_actions
 from stepsaga.workflow import ForEach, Parallel, SagaDefinitionError
 
 

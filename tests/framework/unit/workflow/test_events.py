@@ -21,8 +21,8 @@ from stepsaga.workflow import (
     parse_event,
     parse_reconciliation_event,
 )
-from stepsaga.workflow.names import RESERVED_CASE_FIELDS
-from stepsaga.workflow.payloads import Path, template
+from stepsaga.workflow._names import RESERVED_CASE_FIELDS
+from stepsaga.workflow._payloads import Path, template
 from tests.framework.unit.workflow.asl_eval import evaluate, get_path
 from workflows.case import Case
 from workflows.replacement_order import (

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from stepsaga.workflow.graph import (
+from stepsaga.workflow._graph import (
     EdgeKind,
     GraphFormat,
     Role,

@@ -25,7 +25,7 @@ from stepsaga.workflow import (
     Step,
     compile,
 )
-from stepsaga.workflow.names import ITEM_ID, item_operation
+from stepsaga.workflow._names import ITEM_ID, item_operation
 from workflows.multi_warehouse import Line, MultiWarehouseCase
 from workflows.multi_warehouse import saga as multi_warehouse
 

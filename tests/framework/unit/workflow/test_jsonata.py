@@ -14,12 +14,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from stepsaga.clock import ManualClock
+from stepsaga._project.home import StateHome
+from stepsaga._util.clock import ManualClock
 from stepsaga.engine import LAMBDA_INVOKE, LocalEngine, load
-from stepsaga.home import StateHome
 from stepsaga.workflow import Saga, SagaDefinitionError, compile
-from stepsaga.workflow.graph import GraphFormat, draw
-from stepsaga.workflow.jsonata import TranslationError, to_jsonata
+from stepsaga.workflow._graph import GraphFormat, draw
+from stepsaga.workflow._jsonata import TranslationError, to_jsonata
 from tests.framework.unit.workflow.test_groups import sagas
 from workflows.replacement_order import saga
 

@@ -21,14 +21,14 @@ from stepsaga.workflow import (
     RetryPolicy,
     SagaDefinitionError,
 )
-from stepsaga.workflow.retry import (
+from stepsaga.workflow._retry import (
     WORST_CASE_RETRY_SECONDS,
     chance_wait_below,
     delays,
     mean_seconds,
     worst_case_seconds,
 )
-from stepsaga.workflow.saga import DEFAULT_TASK_TIMEOUT
+from stepsaga.workflow._saga import DEFAULT_TASK_TIMEOUT
 
 
 def policy(**overrides: Any) -> RetryPolicy:

@@ -19,8 +19,8 @@ from stepsaga.workflow import (
     SagaDefinitionError,
     Step,
 )
-from stepsaga.workflow.names import RESERVED_CASE_FIELDS
-from stepsaga.workflow.saga import RECONCILER_FUNCTION
+from stepsaga.workflow._names import RESERVED_CASE_FIELDS
+from stepsaga.workflow._saga import RECONCILER_FUNCTION
 from workflows.case import Case, Refund, Reserve
 
 
@@ -42,7 +42,7 @@ def test_replacement_order_functions_are_the_registry(saga: Saga) -> None:
         "RefundPayment": "tasks.refund_payment:RefundPayment",
         "CreateShipment": "tasks.create_shipment:CreateShipment",
         "ReleaseReservation": "compensations.release_reservation:ReleaseReservation",
-        "Reconcile": "stepsaga.handlers.reconcile:reconciler",
+        "Reconcile": "stepsaga._handlers.reconcile:reconciler",
     }
 
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from stepsaga.workflow.validate import DefinitionError, check_definition, definition_problems
+from stepsaga.workflow._validate import DefinitionError, check_definition, definition_problems
 
 Mutation = Callable[[dict[str, Any]], None]
 
