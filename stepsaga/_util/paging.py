@@ -1,5 +1,5 @@
-"""The one opaque page-token codec, shared by ``stepsaga list`` (``backends/listing.py``)
-and the ledger's listings (``ledger/paging.py``).
+"""The one opaque page-token codec, shared by ``stepsaga list`` (``backends/_listing.py``)
+and the ledger's listings (``ledger/_paging.py``).
 
 A token is URL-safe base64 of compact JSON of a frozen pydantic model that says where the
 next page starts and carries a digest of the filters it was made for. Decoding refuses,

@@ -100,11 +100,9 @@ class WheelTarget:
 
 LAMBDA_WHEELS: Final = WheelTarget(PLATFORM, PYTHON_VERSION)
 
-#: Parts of stepsaga that never run in Lambda (their dependencies, typer/rich/testcontainers/
-#: moto/aws-cdk-lib, are not installed there), relative to the package folder.
 #: Parts of stepsaga no saga Lambda runs: the operator's tools (CLI, console), test helpers,
 #: the scaffold, the construct, and the MCP adapter (it serves agents, and needs the ``mcp``
-#: extra, which the asset does not carry).
+#: extra, which the asset does not carry), relative to the package folder.
 FRAMEWORK_EXCLUDED: Final = (
     "cli",
     "console",
@@ -112,7 +110,7 @@ FRAMEWORK_EXCLUDED: Final = (
     "scaffold",
     "cdk",
     "__main__.py",
-    "agents/mcp.py",
+    "agents/_mcp.py",
 )
 _IGNORED: Final = frozenset({"__pycache__", ".mypy_cache", ".pytest_cache"})
 

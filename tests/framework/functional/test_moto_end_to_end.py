@@ -128,7 +128,7 @@ def task_failures(execution_arn: str) -> list[tuple[str, str]]:
 def test_the_deployed_functions_run_the_bundled_entry_point(deployed: MotoDeployment) -> None:
     for step in STEPS:
         function = deployed.function(step)
-        assert function.handler == "stepsaga.lambda_handler.handler"
+        assert function.handler == "stepsaga.lambdas.step"
         assert function.environment["STEPSAGA_SAGA"] == "workflows.replacement_order:saga"
         assert function.environment["STEPSAGA_LEDGER_TABLE_NAME"] in deployed.tables.values()
 
