@@ -1,7 +1,8 @@
 """Agent tools end to end: a real MCP client and server over stdio, and the decorator.
 
 Both run the examples under ``examples/agent_tools/`` (the commands of
-docs/how-to/agent-tools.md) as subprocesses and check what they did against the ledger and the payments stand-in.
+docs/how-to/agent-tools.md) as subprocesses and check what they did against the ledger and
+the payments stand-in.
 """
 
 from __future__ import annotations

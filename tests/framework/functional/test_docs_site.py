@@ -15,13 +15,13 @@ import re
 import shlex
 import subprocess
 import sys
+import unicodedata
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from markdown.extensions.toc import slugify
 
 ROOT = Path(__file__).parents[3]
 DOCS = ROOT / "docs"
@@ -69,10 +69,16 @@ def prose(page: Path) -> str:
     return INLINE_CODE.sub("", FENCE.sub("", page.read_text(encoding="utf-8")))
 
 
+def slugify(title: str) -> str:
+    """A heading's id as MkDocs' toc extension makes it (GitHub's agrees for these headings)."""
+    value = unicodedata.normalize("NFKD", title).encode("ascii", "ignore").decode("ascii")
+    value = re.sub(r"[^\w\s-]", "", value).strip().lower()
+    return re.sub(r"[-\s]+", "-", value)
+
+
 def anchors(page: Path) -> set[str]:
-    """Heading ids as MkDocs' toc extension makes them (GitHub's agree for these headings)."""
     text = FENCE.sub("", page.read_text(encoding="utf-8"))
-    return {slugify(re.sub(r"[`*]", "", title).lower(), "-") for title in HEADING.findall(text)}
+    return {slugify(re.sub(r"[`*]", "", title)) for title in HEADING.findall(text)}
 
 
 # --- links -----------------------------------------------------------------------------
@@ -195,15 +201,20 @@ def test_a_transcript_matches_only_what_was_printed() -> None:
     assert not matches(["a", "…", "e"], ["a", "b", "d"])
 
 
-def run_console(block: Block, project: Path, cwd: Path) -> Path:
+def run_console(block: Block, env: dict[str, str], cwd: Path) -> Path:
     for command, shown in transcript(block.body):
         if command.startswith("cd "):
             cwd = cwd / shlex.split(command)[1]
             continue
+        if command.startswith("export "):
+            for word in shlex.split(command)[1:]:
+                name, _, value = word.partition("=")
+                env[name] = value
+            continue
         result = subprocess.run(
             ["bash", "-c", command],
             cwd=cwd,
-            env=environ(project),
+            env=env,
             capture_output=True,
             text=True,
             timeout=300,
@@ -211,9 +222,8 @@ def run_console(block: Block, project: Path, cwd: Path) -> Path:
         )
         actual = (result.stdout + result.stderr).splitlines()
         assert result.returncode == 0, f"{block}: $ {command}\n{result.stdout}{result.stderr}"
-        assert matches(shown, actual), (
-            f"{block}: $ {command}\nshown:\n" + "\n".join(shown) + "\nprinted:\n" + "\n".join(actual)
-        )
+        printed = "\n".join(actual)
+        assert matches(shown, actual), f"{block}: $ {command}\n{chr(10).join(shown)}\n--\n{printed}"
     return cwd
 
 
@@ -237,14 +247,14 @@ def test_every_block_that_claims_to_run_runs(page: Path, tmp_path: Path) -> None
     project = tmp_path / "project"
     project.mkdir()
     write_files(page, project)
-    cwd = project
+    env, cwd = environ(project), project
     for block in blocks(page):
         if block.title is not None:
             continue
         if block.lang == "python":
             run_python(block, project)
         elif block.lang == "console":
-            cwd = run_console(block, project, cwd)
+            cwd = run_console(block, env, cwd)
 
 
 def test_the_quick_start_and_the_tutorial_run() -> None:
