@@ -76,7 +76,7 @@ browser:
 
 test: lint typecheck browser unit
 
-# The README's console screenshots (docs/console/), taken by the browser tests.
+# The console screenshots of docs/how-to/console.md (docs/console/), taken by the browser tests.
 screenshots: $(VENV)/.dev browser
 	STEPSAGA_SCREENSHOTS=docs/console $(BIN)/pytest -q tests/framework/functional/test_console_browser.py tests/framework/functional/test_console_operator.py
 
@@ -89,7 +89,7 @@ docs: $(VENV)/.dev
 test-docker: $(VENV)/.dev
 	$(BIN)/pytest -q -m docker -p no:cacheprovider
 
-# Ratios measured side by side in one run, plus peak memory (figures in the README).
+# Ratios measured side by side in one run, plus peak memory (figures in docs/explanation/performance.md).
 bench: $(VENV)/.dev
 	$(BIN)/python bench/ledger.py
 	$(BIN)/python bench/engine.py
