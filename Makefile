@@ -89,7 +89,7 @@ docs: $(VENV)/.dev
 test-docker: $(VENV)/.dev
 	$(BIN)/pytest -q -m docker -p no:cacheprovider
 
-# Ratios measured side by side in one run, plus peak memory (figures in docs/explanation/performance.md).
+# Ratios measured side by side in one run, plus peak memory (docs/explanation/performance.md).
 bench: $(VENV)/.dev
 	$(BIN)/python bench/ledger.py
 	$(BIN)/python bench/engine.py

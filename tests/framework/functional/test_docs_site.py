@@ -146,13 +146,8 @@ def write_files(page: Path, project: Path) -> None:
 
 def environ(project: Path) -> dict[str, str]:
     """A user's shell: the venv's tools first, no state home or project of ours, no waits."""
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if not k.startswith(("PYTEST_", "STEPSAGA_")) and k != "COV_CORE_SOURCE"
-    }
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "STEPSAGA_"))}
     env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
-    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
     env.update(STEPSAGA_TIME_SCALE="0", COLUMNS="120", NO_COLOR="1", HOME=str(project))
     return env
 
@@ -242,6 +237,7 @@ def run_python(block: Block, project: Path) -> None:
     assert result.returncode == 0, f"{block}:\n{result.stdout}{result.stderr}"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("page", runnable_pages(), ids=lambda p: str(p.relative_to(ROOT)))
 def test_every_block_that_claims_to_run_runs(page: Path, tmp_path: Path) -> None:
     project = tmp_path / "project"
