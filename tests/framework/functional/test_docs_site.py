@@ -257,6 +257,31 @@ def test_the_quick_start_and_the_tutorial_run() -> None:
     assert {ROOT / "README.md", DOCS / "tutorial.md"} <= set(runnable_pages())
 
 
+STEPSAGA_IMPORT = re.compile(r"^\s*from (stepsaga[\w.]*) import (\([^)]*\)|[^\n]*)", re.MULTILINE)
+
+
+def stepsaga_imports() -> Iterator[tuple[Block, str, str]]:
+    for page in PAGES:
+        for block in blocks(page):
+            if block.lang in ("python", "py"):
+                for module, names in STEPSAGA_IMPORT.findall(block.body):
+                    for name in re.findall(r"\w+", names.split("#")[0]):
+                        yield block, module, name
+
+
+def test_code_blocks_import_only_what_a_public_door_exports() -> None:
+    """Private modules and names outside a door's ``__all__`` are not for users' code."""
+    wrong = []
+    for block, module, name in stepsaga_imports():
+        door = importlib.import_module(module)
+        exported = getattr(door, "__all__", [n for n in vars(door) if not n.startswith("_")])
+        public = "._" not in module and name in exported
+        if not public:
+            wrong.append(f"{block}: from {module} import {name}")
+    assert not wrong, "\n".join(wrong)
+    assert any(module == "stepsaga.errors" for _, module, _ in stepsaga_imports())
+
+
 # --- the README and the site ------------------------------------------------------------
 
 
