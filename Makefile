@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 PIP_FLAGS := --quiet --disable-pip-version-check
 
-.PHONY: demo localstack node test lint typecheck unit browser screenshots bench test-docker clean
+.PHONY: demo localstack node test lint typecheck unit browser screenshots bench test-docker docs clean
 
 # LocalStack (the second reference interpreter, tests only) in a venv of its own: it needs
 # Python >= 3.12 and pins that would clash with ours. The first interpreter found that is
@@ -76,15 +76,20 @@ browser:
 
 test: lint typecheck browser unit
 
-# The README's console screenshots (docs/console/), taken by the browser tests.
+# The console screenshots of docs/how-to/console.md (docs/console/), taken by the browser tests.
 screenshots: $(VENV)/.dev browser
 	STEPSAGA_SCREENSHOTS=docs/console $(BIN)/pytest -q tests/framework/functional/test_console_browser.py tests/framework/functional/test_console_operator.py
+
+# The documentation site (mkdocs.yml, docs/) into site/, warnings as errors; the tools are
+# pinned in the dev extra.
+docs: $(VENV)/.dev
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir site
 
 # Step Functions Local and DynamoDB Local through testcontainers (needs a Docker daemon).
 test-docker: $(VENV)/.dev
 	$(BIN)/pytest -q -m docker -p no:cacheprovider
 
-# Ratios measured side by side in one run, plus peak memory (figures in the README).
+# Ratios measured side by side in one run, plus peak memory (docs/explanation/performance.md).
 bench: $(VENV)/.dev
 	$(BIN)/python bench/ledger.py
 	$(BIN)/python bench/engine.py
@@ -95,4 +100,4 @@ bench: $(VENV)/.dev
 	$(BIN)/python bench/lookups.py
 
 clean:
-	rm -rf $(VENV) $(LOCALSTACK_VENV) .stepsaga .stepsaga-demo cdk.out .mypy_cache .ruff_cache .pytest_cache
+	rm -rf $(VENV) $(LOCALSTACK_VENV) .stepsaga .stepsaga-demo cdk.out site .mypy_cache .ruff_cache .pytest_cache

@@ -1,7 +1,8 @@
 """Agent tools end to end: a real MCP client and server over stdio, and the decorator.
 
-Both run the examples under ``examples/agent_tools/`` (the README's commands) as
-subprocesses and check what they did against the ledger and the payments stand-in.
+Both run the examples under ``examples/agent_tools/`` (the commands of
+docs/how-to/agent-tools.md) as subprocesses and check what they did against the ledger and
+the payments stand-in.
 """
 
 from __future__ import annotations
@@ -117,10 +118,10 @@ def test_the_decorator_tool_applies_once_and_moves_the_session_with_the_outcome(
     }
 
 
-def test_the_readme_shows_the_examples_code_and_commands() -> None:
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
-    section = readme.split("\n## Agent tools\n", 1)[1].split("\n## ", 1)[0]
-    code = section.split("```python\n", 1)[1].split("```", 1)[0]
+def test_the_docs_show_the_examples_code_and_commands() -> None:
+    page = (REPO / "docs" / "how-to" / "agent-tools.md").read_text(encoding="utf-8")
+    section = page.split("\n## ", 1)[0]
+    code = section.split("```py\n", 1)[1].split("```", 1)[0]
     sources = "".join(
         (EXAMPLE / name).read_text() for name in ("decorator_tool.py", "mcp_server.py")
     )

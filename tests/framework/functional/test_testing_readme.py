@@ -1,4 +1,5 @@
-"""The README's "Testing your saga" example is ``examples/user_saga/test_my_saga.py``,
+"""The "Test your saga" page's example (docs/how-to/test-your-saga.md) is
+``examples/user_saga/test_my_saga.py``,
 verbatim, and it passes when run as a user would: a fresh pytest in a project of its own,
 with the plugin loaded by its entry point."""
 
@@ -21,21 +22,24 @@ ROOT = Path(__file__).parents[3]
 EXAMPLE = ROOT / "examples" / "user_saga"
 
 
-def readme_example() -> str:
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = readme.split("\n## Testing your saga\n", 1)[1].split("\n## ", 1)[0]
-    return section.split("```python\n", 1)[1].split("```", 1)[0]
+DOCS = ROOT / "docs" / "how-to"
 
 
-def test_the_readme_shows_the_example_file() -> None:
-    assert readme_example() == (EXAMPLE / "test_my_saga.py").read_text(encoding="utf-8")
+def file_block(page: Path, name: str) -> str:
+    """The page's code block shown as the file ``name`` (``title="name"``)."""
+    text = page.read_text(encoding="utf-8")
+    return text.split(f'```python title="{name}"\n', 1)[1].split("```", 1)[0]
+
+
+def test_the_docs_show_the_example_file() -> None:
+    shown = file_block(DOCS / "test-your-saga.md", "test_my_saga.py")
+    assert shown == (EXAMPLE / "test_my_saga.py").read_text(encoding="utf-8")
 
 
 def test_the_example_saga_is_the_one_of_writing_a_saga() -> None:
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    writing = readme.split("## Writing a saga", 1)[1].split("```python\n", 1)[1].split("```")[0]
+    writing = file_block(DOCS / "write-a-saga.md", "my_sagas.py")
     shown: dict[str, Any] = {}
-    exec(writing, shown)  # the README's own example
+    exec(writing, shown)  # the page's own example
     spec = importlib.util.spec_from_file_location("my_sagas", EXAMPLE / "my_sagas.py")
     assert spec is not None
     assert spec.loader is not None

@@ -91,10 +91,10 @@ def test_default_attribute_is_saga() -> None:
     assert load_saga("workflows.replacement_order").name == "replacement-order"
 
 
-def test_the_readme_example_compiles(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    readme = (Path(__file__).parents[4] / "README.md").read_text(encoding="utf-8")
-    section = readme.split("## Writing a saga", 1)[1]
-    example = section.split("```python\n", 1)[1].split("```", 1)[0]
+def test_the_docs_example_compiles(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    page = Path(__file__).parents[4] / "docs" / "how-to" / "write-a-saga.md"
+    example = page.read_text(encoding="utf-8").split('```python title="my_sagas.py"\n', 1)[1]
+    example = example.split("```", 1)[0]
     (tmp_path / "readme_sagas.py").write_text(example, encoding="utf-8")
     monkeypatch.chdir(tmp_path)
     result = runner.invoke(app, ["asl", "readme_sagas:returns"])
