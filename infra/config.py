@@ -13,7 +13,7 @@ this app's own configuration, passed to its functions as their environment
 - ``overdue_reconciliation_hours`` (default 24): age at which an OPEN item raises an alarm.
 - ``bundling`` (default ``pip``): ``sources`` skips pip (synth-only checks, offline).
 - ``ledger_indexes`` (default: all): how many of the ledger table's indexes to declare,
-  for upgrading a stack one index per deploy (docs/lookups.md).
+  for upgrading a stack one index per deploy (docs/reference/lookups.md).
 - ``ingress_max_concurrency`` (default 5): the most concurrent ingress starters.
 - ``execution_timeout_days`` (default 30): the state machine's ``TimeoutSeconds``, in days.
 - ``canary`` (default true): canary releases of the functions' aliases with alarm rollback.

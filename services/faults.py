@@ -1,4 +1,5 @@
-"""Faults file: failures the simulated services inject on purpose (format: docs/design.md).
+"""Faults file: failures the simulated services inject on purpose (format:
+docs/explanation/design.md).
 
 ```json
 {"faults": [

@@ -150,13 +150,13 @@ class ConditionFailedError(StepSagaError):
 
 class NotHomeRegionError(StepSagaError):
     """A tenant's claims and outcomes are written only in its home region
-    (docs/multi-region.md); this ledger runs elsewhere. Nothing was written; carries
+    (docs/reference/multi-region.md); this ledger runs elsewhere. Nothing was written; carries
     ``tenant_id``, ``home_region`` and ``region``. Route the call to the home region."""
 
 
 class RevisionSupersededError(StepSagaError):
     """A later revision of the case has already acted (claimed in the ledger), so this
-    revision acts no more; nothing was written (docs/design.md, "Revisions supersede").
+    revision acts no more; nothing was written (docs/explanation/design.md, "Revisions supersede").
     Carries ``key``, ``case_id``, ``revision`` and ``latest_revision``."""
 
 

@@ -12,9 +12,9 @@ so a function imports only its own code:
 - ``audit_copy``: the ledger stream's write-once copy of every audit record;
 - ``resolver``: operators' decisions (resolve, stop, redrive) through its function URL.
 
-The paths of before (``stepsaga.lambda_handler.handler``, ``stepsaga.ingress.handler``,
-``stepsaga.auto_redrive.handler``, ``stepsaga.audit_copy.handler``,
-``stepsaga.resolver.handler``, ``stepsaga.reconciliation.overdue.handler``) keep working
+The paths of before (``stepsaga.lambda_handler.handler``, ``stepsaga._aws.ingress.handler``,
+``stepsaga._aws.auto_redrive.handler``, ``stepsaga._aws.audit_copy.handler``,
+``stepsaga._aws.resolver.handler``, ``stepsaga._reconciliation.overdue.handler``) keep working
 for one release (see the CHANGELOG).
 """
 

@@ -1,4 +1,4 @@
-"""The replacement-order case (the file format in docs/design.md): the approved intent
+"""The replacement-order case (the file format in docs/explanation/design.md): the approved intent
 plus what each step needs — a reservation, a refund, a shipment."""
 
 from __future__ import annotations

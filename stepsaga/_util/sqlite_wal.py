@@ -11,7 +11,7 @@ first write, so an existing file keeps its own). WAL frames are whole pages and 
 commit writes each page it touched, so the page size is most of a commit's bytes: a step's
 one-row commits write about 2.5 times less WAL with 1 KiB pages than with SQLite's 4 KiB
 default (per three-step execution: engine 113 → 52 KiB, ledger 144 → 55 KiB), for the
-same store size (``docs/performance.md``). The automatic checkpoint is set in bytes, not
+same store size (``docs/explanation/performance.md``). The automatic checkpoint is set in bytes, not
 pages (``CHECKPOINT_BYTES``: SQLite's default of 1,000 pages of 4 KiB), so smaller pages do
 not checkpoint (and sync the database file) more often.
 """

@@ -58,7 +58,7 @@ class CaseIdentity:
             ) from None
 
     def key(self, operation: str) -> str:
-        """The action key of ``operation`` for this intent (docs/internals.md)."""
+        """The action key of ``operation`` for this intent (docs/contributing/internals.md)."""
         return f"{self.tenant_id}:{self.case_id}:r{self.revision}:{operation}"
 
 

@@ -1,7 +1,7 @@
 """When a revision may start, when an execution may be redriven, and what stopping one
 leaves in the ledger: one rule each, used by both backends.
 
-* **Start** (revisions supersede, docs/design.md): revision N starts only when every
+* **Start** (revisions supersede, docs/explanation/design.md): revision N starts only when every
   earlier revision's execution is closed — ended, or stopped by an operator — and no later
   revision exists (a superseded revision never starts).
 * **Redrive** is refused, naming why, for an execution an operator stopped, one that ended

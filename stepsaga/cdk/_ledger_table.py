@@ -47,7 +47,7 @@ class LedgerTable(Construct):
         )
         # One GSI per entry of the layout's table (``lookups.py`` says which listing each
         # serves). CloudFormation adds or deletes one GSI per stack update: a stack from
-        # before the lookups adds them over several deploys (docs/lookups.md).
+        # before the lookups adds them over several deploys (docs/reference/lookups.md).
         for name, (partition, sort) in list(layout.GSIS.items())[:indexes]:
             self.table.add_global_secondary_index(
                 index_name=name,

@@ -99,7 +99,7 @@ class OperatorRoleSettings:
     ``trusted``: who may assume it (an account id, or an IAM principal ARN). The trust
     policy requires ``sts:RoleSessionName`` = ``session_name`` (default ``${aws:username}``,
     the assuming IAM user's own name); the resolver takes the session name as the person
-    deciding, so this is what makes dual control two *people* (docs/operating-aws.md).
+    deciding, so this is what makes dual control two *people* (docs/reference/operating-aws.md).
     """
 
     trusted: str
@@ -170,7 +170,7 @@ class StageSettings:
     #: None: a release moves each alias at once.
     canary: Canary | None = field(default_factory=Canary)
     #: A daily AWS Backup plan of the ledger table; None (the default): point-in-time
-    #: recovery only (docs/operating-aws.md, "Restoring the ledger").
+    #: recovery only (docs/reference/operating-aws.md, "Restoring the ledger").
     backup: Backup | None = None
     #: Age at which an OPEN reconciliation item raises the overdue alarm.
     overdue_reconciliation_hours: int = 24
@@ -182,7 +182,7 @@ class StageSettings:
     auto_redrive: AutoRedrive | None = field(default_factory=AutoRedrive)
     #: How many of the ledger's indexes (``stepsaga.ledger._table.GSIS``, in order) the
     #: table declares; None: all. CloudFormation adds one GSI per stack update, so a stack
-    #: deployed with fewer steps up one deploy at a time (docs/lookups.md).
+    #: deployed with fewer steps up one deploy at a time (docs/reference/lookups.md).
     ledger_indexes: int | None = None
     #: An operator role with session names bound to the person (None: bring your own role,
     #: attach ``OperatorPolicyArn``, and bind its session names the same way).

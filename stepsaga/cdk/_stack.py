@@ -495,7 +495,9 @@ class SagaStack(Stack):
                 self,
                 deployment.OUTPUT_INGRESS_QUEUE_URL,
                 value=self.resources.ingress.queue.queue_url,
-                description="SQS queue of approved cases (docs/operating-aws.md: the shape)",
+                description=(
+                    "SQS queue of approved cases (docs/reference/operating-aws.md: the shape)"
+                ),
             )
             CfnOutput(
                 self,

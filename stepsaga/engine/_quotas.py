@@ -1,5 +1,5 @@
 """Step Functions' quotas that change an execution's outcome: the one table the engine
-checks them against (docs/engine.md lists them, and the ones it does not enforce)."""
+checks them against (docs/reference/engine.md lists them, and the ones it does not enforce)."""
 
 from __future__ import annotations
 

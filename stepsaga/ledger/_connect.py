@@ -13,7 +13,7 @@ refusals of a region or an endpoint are tracebacks.
 ``homes`` (``regions.HomeRegions``) is for a table replicated across regions: the store is
 guarded so it writes only for tenants homed in its region, after the table's replicas are
 checked against the map (``DescribeTable``). Without it the table must be single-region
-(docs/multi-region.md); no extra call is made.
+(docs/reference/multi-region.md); no extra call is made.
 """
 
 from __future__ import annotations

@@ -36,7 +36,7 @@ the id) spreads them; the reader queries each shard and merges (k-way, by sort k
 constant fan-out.
 
 Items written before an index existed, or under an older layout, lack today's attributes:
-``stepsaga ledger reindex`` gives them (``docs/lookups.md``).
+``stepsaga ledger reindex`` gives them (``docs/reference/lookups.md``).
 """
 
 from __future__ import annotations

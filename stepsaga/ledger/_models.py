@@ -1,8 +1,8 @@
 """The ledger's values: what an action is, what a record says, what a claim grants.
 
 All frozen: a value read from the ledger is a snapshot, never a handle that changes under
-the caller. Identity rules (docs/design.md): the action key is trusted tenant + intent (case id,
-approved revision) + operation; a compensation's key derives from the original's key.
+the caller. Identity rules (docs/explanation/design.md): the action key is trusted tenant + intent
+(case id, approved revision) + operation; a compensation's key derives from the original's key.
 """
 
 from __future__ import annotations
@@ -32,7 +32,8 @@ MAX_REVISION = 1_000_000
 
 
 class EffectClass(StrEnum):
-    """What repeating an action's effect would do (seed 003's decision tree, docs/background.md)."""
+    """What repeating an action's effect would do (seed 003's decision tree,
+    docs/explanation/background.md)."""
 
     READ = "read"
     """Changes nothing outside: runs every time, no record."""

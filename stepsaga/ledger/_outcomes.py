@@ -1,7 +1,7 @@
 """What an exception raised while performing an effect does to its record — one table.
 
 ``Ledger.perform`` and the saga handlers both settle a failed call here, so the two can no
-longer disagree (docs/design.md, "What an exception does to a record"):
+longer disagree (docs/explanation/design.md, "What an exception does to a record"):
 
 * ``RELEASED`` only when the failure is known to precede dispatch (``TransientError``);
 * ``FAILED`` when validation or the downstream refused (``BusinessRejectedError``,

@@ -1,4 +1,4 @@
-"""Regions: every tenant's ledger writes happen in its home region (docs/multi-region.md).
+"""Regions: every tenant's ledger writes happen in its home region (docs/reference/multi-region.md).
 
 The ledger's guarantees rest on conditional writes. A DynamoDB global table checks a
 condition against the replica it is written to and replicates last-writer-wins: two
@@ -145,7 +145,7 @@ def check_replicas(replicas: Sequence[str], *, region: str, homes: HomeRegions |
             raise InvalidInputError(
                 f"the ledger table is replicated to {', '.join(sorted(replicas))}: conditional "
                 "writes are not serialized across replicas, so give every tenant a home "
-                "region (open_ledger(url, homes=HomeRegions(...)); docs/multi-region.md)",
+                "region (open_ledger(url, homes=HomeRegions(...)); docs/reference/multi-region.md)",
                 field="homes",
             )
         return

@@ -1,4 +1,4 @@
-"""Revisions supersede (docs/design.md): the one rule for a step of revision N > 1.
+"""Revisions supersede (docs/explanation/design.md): the one rule for a step of revision N > 1.
 
 A new revision is a new approved intent with new action keys, but it must never repeat or
 silently change an effect an earlier revision applied. So before its first claim, a step

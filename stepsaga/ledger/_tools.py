@@ -1,4 +1,5 @@
-"""A decorator for agent tool calls (seeds 000/001, docs/background.md): the ledger outside sagas.
+"""A decorator for agent tool calls (seeds 000/001, docs/explanation/background.md): the ledger
+outside sagas.
 
 The action key comes from an explicit ``ActionScope`` argument that the caller got from the
 validated, authorized request — never from a model tool-call id, a request id or a uuid

@@ -1,4 +1,5 @@
-"""Effect classes (seed 003's decision tree, docs/background.md), shared with the ledger.
+"""Effect classes (seed 003's decision tree, docs/explanation/background.md), shared with the
+ledger.
 
 ``EffectClass`` is the ledger's enum (one definition for the whole project); the values
 (``read``, ``keyed_write``, ``blind_write``, ``physical``) travel in every task event. A

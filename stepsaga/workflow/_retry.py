@@ -46,7 +46,8 @@ MAX_ATTEMPTS = 10
 
 #: Wildcards that would also match the never-retried errors.
 _WILDCARDS = ("States.ALL", "States.TaskFailed")
-#: Errors the contract says are never retried (docs/design.md, "Error names are a contract").
+#: Errors the contract says are never retried (docs/explanation/design.md, "Error names are a
+#: contract").
 NEVER_RETRIED: tuple[str, ...] = tuple(names(RECONCILE) + names(COMPENSATE))
 
 
@@ -201,7 +202,7 @@ def chance_wait_below(policy: RetryPolicy, seconds: float) -> float:
     return min(1.0, max(0.0, total / (math.factorial(n) * math.prod(caps))))
 
 
-# --- the envelopes every Lambda task gets (docs/recovery.md sizes them) ----------------
+# --- the envelopes every Lambda task gets (docs/reference/recovery.md sizes them) ----------------
 
 #: Lambda service errors and throttling (``Lambda.TooManyRequestsException``): the
 #: invocation did not run, so retrying costs no attempt; sized for a throttling burst of

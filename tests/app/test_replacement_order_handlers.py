@@ -1,4 +1,4 @@
-"""Seed 002's knowledge check (docs/background.md), as tests against the real handlers
+"""Seed 002's knowledge check (docs/explanation/background.md), as tests against the real handlers
 and simulated services.
 
 Effects are counted in the simulated services' effects table (what ``stepsaga sim

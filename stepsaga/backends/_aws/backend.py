@@ -733,7 +733,8 @@ class AwsBackend:
 
     def _execution_of(self, item: ReconItem) -> Described | None:
         """The execution of the item's case: the revision is part of its action key
-        (``{tenant}:{case}:r{revision}:…``, docs/internals.md), so an item whose action was
+        (``{tenant}:{case}:r{revision}:…``, docs/contributing/internals.md), so an item whose
+        action was
         never recorded finds its case too."""
         match = _ACTION_KEY.match(item.record_key)
         if match is None or (match["tenant"], match["case"]) != (item.tenant_id, item.case_id):

@@ -74,7 +74,8 @@ class CallerIdentity:
         """Who decides, for dual control: the role session's name of an assumed role (the
         same person under two roles is one person), an IAM or federated user's name, else
         the whole ARN; :func:`normalized`. A session name names a person only when the
-        operator role's trust policy binds it (``sts:RoleSessionName``, docs/operating-aws.md)."""
+        operator role's trust policy binds it (``sts:RoleSessionName``,
+        docs/reference/operating-aws.md)."""
         _, _, resource = self.arn.partition(":" + self.account + ":")
         for kind in _PERSON_TYPES:
             if resource.startswith(kind):

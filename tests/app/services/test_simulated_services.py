@@ -173,7 +173,8 @@ def test_same_key_other_amount_is_a_conflict(services: Services, simulation: Sim
 def test_two_refunds_with_different_keys_both_happen(
     services: Services, simulation: Simulation
 ) -> None:
-    """Seed 002 (docs/background.md): two separately approved 20 USD refunds on different
+    """Seed 002 (docs/explanation/background.md): two separately approved 20 USD refunds on
+    different
     orders both happen."""
     a = services.payments.refund(ctx_for("refund"), refund_request(key="acme:CASE-1:r1:refund"))
     b = services.payments.refund(ctx_for("refund"), refund_request(key="acme:CASE-2:r1:refund"))

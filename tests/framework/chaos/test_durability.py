@@ -7,7 +7,7 @@ commit happened. The test kills the writer with SIGKILL at random moments, sever
 over one file, and after every kill checks ``PRAGMA integrity_check``, that every reported
 record is there with its reported status, and that the tenant budget matches the records.
 Seed 003's "the ledger store survives a worker restart — tested, not assumed"
-(docs/background.md).
+(docs/explanation/background.md).
 """
 
 from __future__ import annotations

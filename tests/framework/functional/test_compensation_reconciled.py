@@ -91,7 +91,8 @@ def test_a_release_whose_reply_is_lost_twice_is_found_released(tmp_path: Path) -
 
 
 def test_a_release_that_timed_out_runs_again_with_the_same_key(tmp_path: Path) -> None:
-    """Seed 002's last question (docs/background.md): shipment rejected, the release times
+    """Seed 002's last question (docs/explanation/background.md): shipment rejected, the release
+    times
     out (twice: the same-key call too). Reconciliation finds the reservation still held, so
     the release runs again under the same key — and releases exactly once."""
     home = StateHome(tmp_path / "home")

@@ -334,6 +334,6 @@ def test_the_site_builds_strictly(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
     api = (tmp_path / "reference" / "api" / "index.html").read_text(encoding="utf-8")
     assert 'id="stepsaga.StepHandler"' in api  # generated from the docstrings
-    assert 'id="stepsaga._lazy"' not in api
+    assert 'id="stepsaga._util.lazy"' not in api
     assert (tmp_path / "how-to" / "console" / "index.html").exists()
     assert 'class="mermaid"' in (tmp_path / "index.html").read_text(encoding="utf-8")

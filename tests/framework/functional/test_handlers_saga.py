@@ -3,7 +3,7 @@
 This checks the contract between the state machine and the handlers end to end: the
 payloads the ASL builds parse, results land where the next state reads them, and each
 route (compensate, escalate, reconcile, wait for a person) ends as seed 002 says
-(docs/background.md).
+(docs/explanation/background.md).
 """
 
 from __future__ import annotations

@@ -70,7 +70,8 @@ def test_lambda_versions_do_not_accumulate_state_machine_versions_do(
     """The definition names each function's ``live`` alias, never a version, so an old
     Lambda version serves nobody once the alias moved: CloudFormation deletes it on the
     next deploy (no ``Retain``). A state machine version is what an execution runs on for
-    its whole life: retained, and pruned by ``stepsaga versions prune`` (docs/operating-aws.md)."""
+    its whole life: retained, and pruned by ``stepsaga versions prune``
+    (docs/reference/operating-aws.md)."""
     for logical_id, version in synthesized.resources("AWS::Lambda::Version").items():
         assert version.get("DeletionPolicy", "Delete") == "Delete", logical_id
         assert version.get("UpdateReplacePolicy", "Delete") == "Delete", logical_id

@@ -191,7 +191,7 @@ def test_a_parallel_fan_in_over_256_kib_fails(reference: Reference, tmp_path: Pa
     assert sorted(ours.entered) == sorted(theirs.entered)
 
 
-# --- cases AWS's documentation leaves open (docs/engine.md: "Undecided cases") -------------
+# --- cases AWS's documentation leaves open (docs/reference/engine.md: "Undecided cases") ----------
 
 
 NEGATIVE_STEP = (

@@ -4,8 +4,8 @@ the engine's JSONata tests and the compiler's golden JSONata machines, and
 hypothesis-generated expressions over random JSON, must give the same value, both nothing
 (*undefined*), or both an error. Each kind of disagreement found is a :class:`Deviation`
 with an example that must keep disagreeing (so a fixed library shows up), documented in
-docs/engine.md with its workaround; a generated disagreement of another kind fails. Without
-Node or ``node_modules/jsonata`` the tests skip in one line (fail under ``CI=true``)."""
+docs/reference/engine.md with its workaround; a generated disagreement of another kind fails.
+Without Node or ``node_modules/jsonata`` the tests skip in one line (fail under ``CI=true``)."""
 
 from __future__ import annotations
 
@@ -166,7 +166,8 @@ def reference() -> Iterator[Reference]:
 
 @dataclass(frozen=True)
 class Deviation:
-    """A way jsonata-python differs from the reference (docs/engine.md has the workaround)."""
+    """A way jsonata-python differs from the reference (docs/reference/engine.md has the
+    workaround)."""
 
     name: str
     example: str
@@ -212,7 +213,7 @@ DEVIATIONS = [
 
 @pytest.mark.parametrize("deviation", DEVIATIONS, ids=lambda d: f"{d.name}: {d.example}")
 def test_known_deviation_still_differs(reference: Reference, deviation: Deviation) -> None:
-    """Fixed in jsonata-python? Then remove the case and its docs/engine.md line."""
+    """Fixed in jsonata-python? Then remove the case and its docs/reference/engine.md line."""
     states = {"input": deviation.document, "context": {}}
     ours = engine(deviation.example, states)
     theirs = reference.evaluate(deviation.example, states)

@@ -1,4 +1,5 @@
-"""docs/design.md's "what an exception does to a record", written out again for the tests.
+"""docs/explanation/design.md's "what an exception does to a record", written out again for the
+tests.
 
 Deliberately not derived from ``stepsaga.ledger._outcomes``: a change to the table there
 must also be made here, or the per-cell tests fail.

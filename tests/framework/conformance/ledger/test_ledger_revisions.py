@@ -1,4 +1,4 @@
-"""Revisions supersede (docs/design.md), on SQLite and DynamoDB: a later revision's step
+"""Revisions supersede (docs/explanation/design.md), on SQLite and DynamoDB: a later revision's step
 reads the latest earlier revision's record for the same operation before its first claim."""
 
 from __future__ import annotations

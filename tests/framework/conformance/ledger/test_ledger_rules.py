@@ -1,4 +1,4 @@
-"""The ledger's rules, asserted identically on every store (docs/design.md)."""
+"""The ledger's rules, asserted identically on every store (docs/explanation/design.md)."""
 
 from __future__ import annotations
 

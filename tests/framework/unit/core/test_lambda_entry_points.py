@@ -1,5 +1,8 @@
 """Every deployed entry point lives in ``stepsaga.lambdas``; the handler paths of before
-still work for one release, warn, and run the same function."""
+still work for one release, warn, and run the same function.
+
+(The old paths below are deprecated-shim paths: the #29 module rewrite leaves them alone.)
+"""
 
 from __future__ import annotations
 

@@ -129,7 +129,7 @@ def test_intrinsic_arguments_read_variables() -> None:
 
 
 def test_array_range_with_a_negative_step_counts_down() -> None:
-    """Undecided by AWS's documentation; see docs/engine.md."""
+    """Undecided by AWS's documentation; see docs/reference/engine.md."""
     assert run("States.ArrayRange(9, 1, -2)") == [9, 7, 5, 3, 1]
     assert run("States.ArrayRange(5, 5, -3)") == [5]
     assert run("States.ArrayRange(1, 9, -2)") == []

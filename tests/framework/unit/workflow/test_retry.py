@@ -131,7 +131,7 @@ def test_policies_are_frozen_values() -> None:
     assert retrier == policy(errors=("TransientError",))
 
 
-# --- the envelopes' sizes (docs/recovery.md) -------------------------------------------
+# --- the envelopes' sizes (docs/reference/recovery.md) -------------------------------------------
 
 
 def test_delays_are_capped_exponential_backoff() -> None:
