@@ -37,6 +37,7 @@ from datetime import UTC, datetime
 from enum import Enum
 from typing import Any
 
+from stepsaga._util.timestamps import iso_z_millis
 from stepsaga.engine import _history as history
 from stepsaga.engine import _lambda_invoke as lambda_invoke
 from stepsaga.engine._definition import (
@@ -208,7 +209,7 @@ class _Frame:
 
 def iso(ts: float) -> str:
     """Context-object timestamps: ISO 8601, milliseconds, ``Z``."""
-    return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+    return iso_z_millis(datetime.fromtimestamp(ts, UTC))
 
 
 class Run:

@@ -16,12 +16,15 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
+from enum import StrEnum
 from types import MappingProxyType, TracebackType
-from typing import Any, NoReturn
+from typing import Any, NoReturn, TypeVar, overload
 
+from stepsaga._model.keys import action_key, compensation_of, is_compensation
 from stepsaga._model.person import check_note
 from stepsaga._util.clock import Clock, SystemClock
 from stepsaga._util.paging import MAX_LIMIT, check_limit
+from stepsaga._util.timestamps import iso_z, opt_iso_z
 from stepsaga.errors import (
     ActionConflictError,
     ActionInProgressError,
@@ -42,7 +45,6 @@ from stepsaga.ledger import _approvals as approvals
 from stepsaga.ledger import _latest as latest
 from stepsaga.ledger import _revisions as revisions
 from stepsaga.ledger._audit import seal
-from stepsaga.ledger._canonical import iso_utc
 from stepsaga.ledger._lease import lease_end
 from stepsaga.ledger._models import (
     Action,
@@ -75,6 +77,10 @@ ActionFn = Callable[[Claim], Mapping[str, Any]]
 
 #: ``json.dumps(value, allow_nan=False, sort_keys=True)``, built once (not on every call).
 _STRICT_JSON = json.JSONEncoder(allow_nan=False, sort_keys=True)
+
+
+#: An enum users name in any case (``parse_choice``).
+_Choice = TypeVar("_Choice", bound=StrEnum)
 
 
 @dataclass(frozen=True)
@@ -524,7 +530,7 @@ class Ledger:
         case: str | None = None,
     ) -> builtins.list[ReconItem]:
         """Items matching every given filter, oldest first: every page."""
-        wanted = _item_status(status)
+        wanted = parse_choice(ReconStatus, status, "item status")
         found: builtins.list[ReconItem] = []
         after: str | None = None
         while True:
@@ -546,7 +552,7 @@ class Ledger:
     ) -> LedgerPage[ReconItem]:
         """One page of ``list_items``, as ``page``."""
         size = check_limit(limit)
-        wanted = _item_status(status)
+        wanted = parse_choice(ReconStatus, status, "item status")
         filters = (tenant, case, wanted.value if wanted else None)
         after = decode_token("items", filters, next_token)
         page = self._store.query_items(
@@ -634,7 +640,7 @@ class Ledger:
         was read with, so a case that began to wait meanwhile is never lost, and of two
         first approvals racing only one counts as first.
         """
-        decided = _outcome(outcome)
+        decided = parse_choice(ReconOutcome, outcome, "outcome")
         by = _text(by, "by")
         # A person's note, from any door (CLI, console, server-side resolver), is held to the
         # one rule ``stop --note`` is; automatic reconciliation writes its own.
@@ -789,10 +795,10 @@ class Ledger:
     def _check_window(self, action: Action, now: datetime) -> None:
         if now - action.intent.approved_at >= self._policy.retention:
             raise ReplayWindowExpiredError(
-                f"{action.key}: approved at {iso_utc(action.intent.approved_at)}, longer ago "
+                f"{action.key}: approved at {iso_z(action.intent.approved_at)}, longer ago "
                 f"than the {self._policy.retention} retention window",
                 key=action.key,
-                approved_at=iso_utc(action.intent.approved_at),
+                approved_at=iso_z(action.intent.approved_at),
             )
 
     def _expires_at(self, action: Action) -> datetime:
@@ -805,7 +811,7 @@ class Ledger:
         earlier: Record | None = None
         lowest = max(1, revision - revisions.DIRECT_READS)
         for older in range(revision - 1, lowest - 1, -1):
-            earlier = self._store.get(revisions.key_of(tenant, case, older, action.operation))
+            earlier = self._store.get(action_key(tenant, case, older, action.operation))
             if earlier is not None:
                 break
         if earlier is None and lowest > 1:
@@ -817,7 +823,7 @@ class Ledger:
             earlier = max(found, key=lambda record: record.revision, default=None)
         undone = None
         if earlier is not None and undo is not None:
-            undone = self._store.get(f"{earlier.key}:compensate:{undo}")
+            undone = self._store.get(compensation_of(earlier.key, undo))
         return revisions.decide(revision, action.operation, action.terms, earlier, undone)
 
     def _write_superseding(
@@ -894,9 +900,9 @@ class Ledger:
         key = current.key
         if current.expired(now):
             raise ReplayWindowExpiredError(
-                f"{key}: the record expired at {_iso(current.expires_at)} and no longer protects",
+                f"{key}: the record expired at {iso_z(current.expires_at)} and no longer protects",
                 key=key,
-                expires_at=_iso(current.expires_at),
+                expires_at=iso_z(current.expires_at),
             )
         if current.digest != digest:
             raise ActionConflictError(
@@ -953,7 +959,7 @@ class Ledger:
             record,
             status=Status.UNKNOWN,
             lease_expires_at=None,
-            error={"reason": f"lease expired at {_iso(record.lease_expires_at)}{note}"},
+            error={"reason": f"lease expired at {opt_iso_z(record.lease_expires_at)}{note}"},
             updated_at=now,
         )
         return unknown, self._store.put(unknown, expect=Expect(Status.IN_PROGRESS, record.owner))
@@ -1227,7 +1233,7 @@ def _refused_same_person(item: ReconItem) -> IllegalTransitionError:
     assert first is not None
     return IllegalTransitionError(
         f"item {item.item_id} needs a second approver: {first.by} already approved "
-        f"not_applied at {_iso(first.at)}; another person must decide",
+        f"not_applied at {iso_z(first.at)}; another person must decide",
         item_id=item.item_id,
         first_approver=first.by,
     )
@@ -1266,7 +1272,7 @@ def _check_unclaimed(item: ReconItem, outcome: ReconOutcome) -> None:
 def _supersedes(action: Action) -> bool:
     """Forward steps of a later revision consult the earlier ones; a compensation undoes
     its own revision's effect and never does."""
-    return action.intent.revision > 1 and ":compensate:" not in action.operation
+    return action.intent.revision > 1 and not is_compensation(action.operation)
 
 
 def item_id_for(record_key: str, reason: str) -> str:
@@ -1292,49 +1298,35 @@ def _reraise(error: BaseException, cause: BaseException) -> NoReturn:
     raise error from cause
 
 
-def _iso(value: datetime | None) -> str | None:
-    return None if value is None else iso_utc(value)
-
-
 def _text(value: object, name: str = "reason") -> str:
     if not isinstance(value, str) or not value.strip():
         raise InvalidInputError(f"{name} must be a non-empty string", field=name)
     return value
 
 
-def _item_status(status: ReconStatus | str | None) -> ReconStatus | None:
-    if status is None:
+@overload
+def parse_choice(kind: type[_Choice], value: _Choice | str, what: str) -> _Choice: ...
+@overload
+def parse_choice(kind: type[_Choice], value: _Choice | str | None, what: str) -> _Choice | None: ...
+def parse_choice(kind: type[_Choice], value: _Choice | str | None, what: str) -> _Choice | None:
+    """A member of ``kind`` from user input in any case (its members are spelled in one
+    case), None for None; an unknown name is bad input naming the members, and the field
+    is the last word of ``what``."""
+    if value is None:
         return None
+    fold = str.lower if next(iter(kind)).value.islower() else str.upper
     try:
-        return ReconStatus(str(status).upper())
+        return kind(fold(str(value)))
     except ValueError:
         raise InvalidInputError(
-            f"unknown item status {status!r}; one of " + ", ".join(s.value for s in ReconStatus),
-            field="status",
+            f"unknown {what} {value!r}; one of " + ", ".join(m.value for m in kind),
+            field=what.split()[-1],
         ) from None
 
 
 def parse_status(value: Status | str | None) -> Status | None:
     """A status filter from user input (any case); unknown names are bad input."""
-    if value is None:
-        return None
-    try:
-        return Status(str(value).upper())
-    except ValueError:
-        raise InvalidInputError(
-            f"unknown status {value!r}; one of " + ", ".join(s.value for s in Status),
-            field="status",
-        ) from None
-
-
-def _outcome(value: ReconOutcome | str) -> ReconOutcome:
-    try:
-        return ReconOutcome(str(value).lower())
-    except ValueError:
-        raise InvalidInputError(
-            f"unknown outcome {value!r}; one of " + ", ".join(o.value for o in ReconOutcome),
-            field="outcome",
-        ) from None
+    return parse_choice(Status, value, "status")
 
 
 def _as_json_object(value: object, name: str) -> dict[str, Any]:
