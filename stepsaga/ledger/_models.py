@@ -16,11 +16,7 @@ from types import MappingProxyType
 from typing import Any
 
 from stepsaga import errors
-from stepsaga._model.keys import CASE as _CASE
-from stepsaga._model.keys import COMPENSATION as _COMPENSATION
-from stepsaga._model.keys import NAME as _NAME
-from stepsaga._model.keys import OPERATION as _OPERATION
-from stepsaga._model.keys import TENANT as _TENANT
+from stepsaga._model import keys
 from stepsaga._model.keys import action_key, compensation_of
 from stepsaga._util.timestamps import opt_iso_z
 from stepsaga.errors import InvalidActionError, StepSagaError
@@ -97,9 +93,9 @@ def _utc(value: object, name: str) -> datetime:
 
 
 def check_tenant(tenant_id: object) -> str:
-    if not isinstance(tenant_id, str) or not _TENANT.match(tenant_id):
+    if not isinstance(tenant_id, str) or not keys.TENANT.match(tenant_id):
         raise InvalidActionError(
-            f"tenant_id {tenant_id!r} must match {_TENANT.pattern}", field="tenant_id"
+            f"tenant_id {tenant_id!r} must match {keys.TENANT.pattern}", field="tenant_id"
         )
     return tenant_id
 
@@ -117,9 +113,9 @@ class Intent:
     approved_at: datetime
 
     def __post_init__(self) -> None:
-        if not isinstance(self.case_id, str) or not _CASE.match(self.case_id):
+        if not isinstance(self.case_id, str) or not keys.CASE.match(self.case_id):
             raise InvalidActionError(
-                f"case_id {self.case_id!r} must match {_CASE.pattern}", field="case_id"
+                f"case_id {self.case_id!r} must match {keys.CASE.pattern}", field="case_id"
             )
         if isinstance(self.revision, bool) or not isinstance(self.revision, int):
             raise InvalidActionError("revision must be an integer", field="revision")
@@ -152,9 +148,9 @@ class Action:
         check_tenant(self.tenant_id)
         if not isinstance(self.intent, Intent):
             raise InvalidActionError("intent must be an Intent", field="intent")
-        if not isinstance(self.operation, str) or not _OPERATION.match(self.operation):
+        if not isinstance(self.operation, str) or not keys.OPERATION.match(self.operation):
             raise InvalidActionError(
-                f"operation {self.operation!r} must match {_NAME}", field="operation"
+                f"operation {self.operation!r} must match {keys.NAME}", field="operation"
             )
         object.__setattr__(self, "effect", EffectClass.parse(self.effect))
         if self.cost is not None and (
@@ -192,9 +188,9 @@ class Action:
         cost: int | None = None,
     ) -> Action:
         """The action undoing this one; its key is ``{self.key}:compensate:{operation}``."""
-        if not isinstance(operation, str) or not _COMPENSATION.match(operation):
+        if not isinstance(operation, str) or not keys.COMPENSATION.match(operation):
             raise InvalidActionError(
-                f"compensation operation {operation!r} must match {_NAME}", field="operation"
+                f"compensation operation {operation!r} must match {keys.NAME}", field="operation"
             )
         return Action(
             tenant_id=self.tenant_id,

@@ -132,8 +132,6 @@ if TYPE_CHECKING:
 
     from stepsaga.engine import MockConfig
 
-#: An action key's intent part (tenant and case ids contain no ``:``).
-
 #: ``DescribeExecution`` statuses of an execution that is still moving.
 _MOVING = MOVING
 #: The longest ``cause`` StopExecution takes.
