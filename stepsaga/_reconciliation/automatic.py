@@ -227,7 +227,6 @@ def _released_once(
     return _resolved_not_applied(ledger, item, note, send)
 
 
-
 def _resolved_not_applied(
     ledger: Ledger, item: ReconItem, note: str, send: TaskSuccessSender | None
 ) -> Verdict:
@@ -242,6 +241,7 @@ def _resolved_not_applied(
         automatic=True,
     )
     return Verdict(ReconciliationOutcome.NOT_APPLIED, note, item=resolution.item)
+
 
 #: What a person decides about a later revision's step that meets an earlier effect.
 _REVISION_NEXT = (
