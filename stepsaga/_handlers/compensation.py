@@ -10,7 +10,6 @@ Compensations cost nothing from the tenant budget: undoing must never be refused
 
 from __future__ import annotations
 
-import re
 from dataclasses import replace
 from typing import Any
 
@@ -28,13 +27,11 @@ from stepsaga._handlers.identity import (
 )
 from stepsaga._handlers.logs import InvocationLog
 from stepsaga._handlers.step_handler import StepHandler
+from stepsaga._model.keys import parse_action_key
 from stepsaga.ledger import Action, Record
 from stepsaga.ledger._revisions import ADOPTED_FROM
 from stepsaga.workflow import Compensate, Saga, Step
 from stepsaga.workflow._events import CompensationEvent, parse_event
-
-#: The revision in an action key ``{tenant}:{case}:r{revision}:{operation}``.
-_REVISION = re.compile(r"^[^:]+:[^:]+:r(?P<revision>\d+):")
 
 
 def compensation_action(original: Action, compensate: Compensate) -> Action:
@@ -53,10 +50,10 @@ def applied_by(original: Action, record: Record) -> Action:
     adopted = (record.terms or {}).get(ADOPTED_FROM)
     if not isinstance(adopted, str):
         return original
-    match = _REVISION.match(adopted)
-    if match is None:
+    key = parse_action_key(adopted)
+    if key is None:
         return original
-    return replace(original, intent=replace(original.intent, revision=int(match["revision"])))
+    return replace(original, intent=replace(original.intent, revision=key.revision))
 
 
 def compensation_handler(

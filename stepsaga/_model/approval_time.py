@@ -17,6 +17,7 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, BeforeValidator
 
+from stepsaga._util.timestamps import iso_z_seconds
 from stepsaga.errors import InvalidInputError
 
 #: Years outside this range (in UTC) are refused: before 1000 the year is not written with
@@ -71,7 +72,7 @@ def check_approval_window(
     clock."""
     if approved_at.tzinfo is None or now.tzinfo is None:
         raise InvalidInputError(f"{_FIELD}: must carry a timezone", field=_FIELD)
-    shown = approved_at.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    shown = iso_z_seconds(approved_at)
     if approved_at - now > max_skew:
         raise InvalidInputError(
             f"{_FIELD}: {shown} is in the future (more than {_duration(max_skew)} ahead of "

@@ -21,6 +21,7 @@ from pydantic import (
 from stepsaga._model.approval_time import ApprovedAt
 from stepsaga._model.inputs import read_json_file, validate_object
 from stepsaga._model.person import PersonId
+from stepsaga._util.timestamps import iso_z_seconds
 from stepsaga.errors import InvalidInputError
 from stepsaga.ledger._models import MAX_REVISION
 
@@ -60,7 +61,7 @@ class ApprovedCase(StrictModel):
     def execution_input(self) -> dict[str, Any]:
         """The JSON the state machine starts with: ISO timestamps, no ``None`` fields."""
         data = self.model_dump(mode="json", exclude_none=True)
-        data["approval"]["approved_at"] = self.approval.approved_at.strftime("%Y-%m-%dT%H:%M:%SZ")
+        data["approval"]["approved_at"] = iso_z_seconds(self.approval.approved_at)
         return data
 
 

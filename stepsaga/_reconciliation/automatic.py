@@ -199,16 +199,7 @@ def _by_lookup(
         )
         return Verdict(ReconciliationOutcome.APPLIED, note, item=resolution.item)
     note = f"absent downstream: {found.evidence}"
-    resolution = resolve(
-        ledger,
-        item.item_id,
-        ReconOutcome.NOT_APPLIED,
-        AUTO_RESOLVER,
-        note,
-        send_task_success=send,
-        automatic=True,
-    )
-    return Verdict(ReconciliationOutcome.NOT_APPLIED, note, item=resolution.item)
+    return _resolved_not_applied(ledger, item, note, send)
 
 
 def _released_once(
@@ -233,6 +224,13 @@ def _released_once(
         note = f"undecided: {item.reason}; the last run made no attempt"
         return Verdict(ReconciliationOutcome.UNDECIDED, note, item=item, opened=opened)
     note = "the record is RELEASED: nothing was applied"
+    return _resolved_not_applied(ledger, item, note, send)
+
+
+def _resolved_not_applied(
+    ledger: Ledger, item: ReconItem, note: str, send: TaskSuccessSender | None
+) -> Verdict:
+    """Resolve ``item`` as ``not_applied`` by ``stepsaga:auto`` (resuming the waiting case)."""
     resolution = resolve(
         ledger,
         item.item_id,

@@ -278,11 +278,8 @@ class LedgeredTools:
                     return _failed(failure(error, advice=f"fix {field} and call again"))
                 try:
                     return _success(dict(fn(**arguments)))
-                except StepSagaError as error:
-                    return _failed(failure(error))
                 except Exception as exc:
-                    log.exception("tool %s: unexpected %s", tool, type(exc).__name__)
-                    return _failed(failure(_unexpected(tool, exc)))
+                    return _failure_of(tool, exc)
 
             self._add(
                 call,
@@ -317,13 +314,8 @@ class LedgeredTools:
         ) -> CallToolResult:
             try:
                 return _success(await self._approve(ctx, tool, arguments))
-            except _Refused as refused:
-                return _failed(refused.failure)
-            except StepSagaError as error:
-                return _failed(failure(error))
             except Exception as exc:
-                log.exception("tool %s: unexpected %s", name, type(exc).__name__)
-                return _failed(failure(_unexpected(name, exc)))
+                return _failure_of(name, exc)
 
         self._add(
             approve,
@@ -615,6 +607,18 @@ def _validated(model: type[BaseModel], raw: Mapping[str, Any]) -> dict[str, Any]
 def _unexpected(tool: str, exc: Exception) -> StepSagaError:
     """What the model reads of a bug: its type only (the server's log has the rest)."""
     return StepSagaError(f"{tool}: unexpected {type(exc).__name__}; the server's log has it")
+
+
+def _failure_of(tool: str, exc: Exception) -> CallToolResult:
+    """A failed call as the model reads it: a refusal as built, our error as raised, anything
+    else as unexpected (its type only; logged with its traceback, so call it from the
+    ``except`` block)."""
+    if isinstance(exc, _Refused):
+        return _failed(exc.failure)
+    if isinstance(exc, StepSagaError):
+        return _failed(failure(exc))
+    log.exception("tool %s: unexpected %s", tool, type(exc).__name__)
+    return _failed(failure(_unexpected(tool, exc)))
 
 
 def _success(result: dict[str, Any]) -> CallToolResult:

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from stepsaga._model.keys import action_key, compensation_of
 from stepsaga._util.paging import MAX_LIMIT, check_limit
 from stepsaga.backends._outcome import OutcomeFacts, derive_outcome
 from stepsaga.backends._views import (
@@ -59,7 +60,7 @@ class CaseIdentity:
 
     def key(self, operation: str) -> str:
         """The action key of ``operation`` for this intent (docs/contributing/internals.md)."""
-        return f"{self.tenant_id}:{self.case_id}:r{self.revision}:{operation}"
+        return action_key(self.tenant_id, self.case_id, self.revision, operation)
 
 
 @dataclass(frozen=True)
@@ -98,7 +99,7 @@ def planned_actions(saga: Saga, case: CaseIdentity) -> list[PlannedAction]:
         comp = step.compensation
         if comp is not None:
             for op in _operations(saga, step, case):
-                key = f"{case.key(op)}:compensate:{comp.operation}"
+                key = compensation_of(case.key(op), comp.operation)
                 actions.append(
                     PlannedAction(
                         comp.name, StepKind.COMPENSATION, comp.operation, key, step.dual_control

@@ -1,24 +1,24 @@
 """What the run/recon/graph/demo commands share: opening the chosen backend, one-line
-errors for everything (exit 1 for the unexpected, never a traceback), JSON of AWS shapes.
+errors for everything (exit 1 for the unexpected, never a traceback), the JSON printer
+(``stepsaga.cli._json``, re-exported here).
 """
 
 from __future__ import annotations
 
 import importlib
-import json
 import logging
 import os
-import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
-from datetime import UTC, datetime
-from typing import Any, cast
+from typing import cast
 
 import typer
 
 from stepsaga.backends import SagaBackend
 from stepsaga.backends._local import LocalBackend
 from stepsaga.cli._common import EXIT_UNEXPECTED, Backend, CliContext, exit_codes, usage_error
+from stepsaga.cli._json import jsonable as jsonable
+from stepsaga.cli._json import print_json as print_json
 from stepsaga.errors import IllegalTransitionError
 
 log = logging.getLogger(__name__)
@@ -74,18 +74,3 @@ def command_errors() -> Iterator[None]:
         message = " ".join(str(exc).split()) or "no details"
         typer.echo(f"error: unexpected {type(exc).__name__}: {message}", err=True)
         raise typer.Exit(EXIT_UNEXPECTED) from None
-
-
-def jsonable(value: Any) -> Any:
-    """AWS response shapes (with ``datetime`` values) as JSON-ready data: ISO-8601 UTC."""
-    if isinstance(value, datetime):
-        return value.astimezone(UTC).isoformat().replace("+00:00", "Z")
-    if isinstance(value, dict):
-        return {key: jsonable(item) for key, item in value.items()}
-    if isinstance(value, list | tuple):
-        return [jsonable(item) for item in value]
-    return value
-
-
-def print_json(data: Any) -> None:
-    sys.stdout.write(json.dumps(jsonable(data), indent=2) + "\n")

@@ -6,7 +6,6 @@ Exit codes are a contract: 0 done (whatever the business outcome), 2 bad input o
 
 from __future__ import annotations
 
-import json
 import shlex
 import sys
 from collections.abc import Callable, Iterator
@@ -21,6 +20,7 @@ from rich.console import Console
 
 from stepsaga._project.home import StateHome
 from stepsaga._project.project import Project
+from stepsaga.cli._json import print_json
 from stepsaga.errors import InvalidInputError, NotFoundError, StepSagaError
 
 EXIT_OK = 0
@@ -84,10 +84,6 @@ def refuse(exc: StepSagaError) -> NoReturn:
     for line in refusal_lines(exc):
         typer.echo(f"error: {line}", err=True)
     raise typer.Exit(EXIT_USAGE)
-
-
-def print_json(data: Any) -> None:
-    sys.stdout.write(json.dumps(data, indent=2, sort_keys=False, default=str) + "\n")
 
 
 def next_page_command(

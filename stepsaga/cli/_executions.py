@@ -7,15 +7,14 @@ command that prints the next page, ready to paste.
 
 from __future__ import annotations
 
-import shlex
 from typing import Annotated
 
 import typer
 
 from stepsaga.backends import to_json
 from stepsaga.cli._backend import command_errors, open_backend, print_json
-from stepsaga.cli._common import cli_context, stdout
-from stepsaga.cli._output import JsonOption, OutputOption, wants_json
+from stepsaga.cli._common import cli_context, next_page_command, stdout
+from stepsaga.cli._output import JsonOption, LimitOption, NextTokenOption, OutputOption, wants_json
 from stepsaga.cli._tables import render_executions
 
 
@@ -52,16 +51,8 @@ def list_executions(
             "(90s, 15m, 6h, 7d, 2w).",
         ),
     ] = None,
-    limit: Annotated[
-        int | None,
-        typer.Option("--limit", metavar="N", help="At most N per page, 1 to 1000 (default 100)."),
-    ] = None,
-    next_token: Annotated[
-        str | None,
-        typer.Option(
-            "--next-token", metavar="TOKEN", help="The previous page's token (same filters)."
-        ),
-    ] = None,
+    limit: LimitOption = None,
+    next_token: NextTokenOption = None,
     output: OutputOption = None,
     as_json: JsonOption = False,
 ) -> None:
@@ -89,10 +80,5 @@ def list_executions(
             "--since": since,
             "--limit": None if limit is None else str(limit),
         }
-        given = [
-            part for flag, value in flags.items() if value is not None for part in (flag, value)
-        ]
-        command = None
-        if page.next_token is not None:
-            command = shlex.join(["stepsaga", "list", *given, "--next-token", page.next_token])
+        command = next_page_command(["stepsaga", "list"], flags, page.next_token)
         render_executions(stdout, page, command)

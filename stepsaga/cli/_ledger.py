@@ -22,7 +22,13 @@ from stepsaga.cli._common import (
     next_page_command,
     stdout,
 )
-from stepsaga.cli._output import JsonOption, OutputOption, wants_json
+from stepsaga.cli._output import (
+    JsonOption,
+    LimitOption,
+    NextTokenOption,
+    OutputOption,
+    wants_json,
+)
 from stepsaga.errors import NotFoundError
 from stepsaga.ledger import Ledger, open_ledger, parse_url
 from stepsaga.ledger._connect import SqliteUrl
@@ -66,16 +72,6 @@ def ledger_of(cli: CliContext, url: str | None = None) -> Ledger | None:
     if isinstance(target, SqliteUrl) and not Path(target.path).exists():
         return None
     return open_ledger(url)
-
-
-LimitOption = Annotated[
-    int | None,
-    typer.Option("--limit", metavar="N", help="At most N per page, 1 to 1000 (default 100)."),
-]
-NextTokenOption = Annotated[
-    str | None,
-    typer.Option("--next-token", metavar="TOKEN", help="The previous page's token (same filters)."),
-]
 
 
 @app.command("list")

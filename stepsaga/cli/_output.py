@@ -26,6 +26,15 @@ OutputOption = Annotated[
     ),
 ]
 JsonOption = Annotated[bool, typer.Option("--json", help="Same as --output json.")]
+#: Paging, the same on every command that lists.
+LimitOption = Annotated[
+    int | None,
+    typer.Option("--limit", metavar="N", help="At most N per page, 1 to 1000 (default 100)."),
+]
+NextTokenOption = Annotated[
+    str | None,
+    typer.Option("--next-token", metavar="TOKEN", help="The previous page's token (same filters)."),
+]
 
 
 def wants_json(output: OutputFormat | None, as_json: bool) -> bool:

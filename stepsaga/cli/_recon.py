@@ -25,8 +25,8 @@ from stepsaga.cli._common import (
     next_page_command,
     stdout,
 )
-from stepsaga.cli._ledger import LimitOption, NextTokenOption, ledger_of
-from stepsaga.cli._output import JsonOption, OutputOption, wants_json
+from stepsaga.cli._ledger import ledger_of
+from stepsaga.cli._output import JsonOption, LimitOption, NextTokenOption, OutputOption, wants_json
 from stepsaga.cli._progress import live
 from stepsaga.cli._run import StackSagaOption, TimeScaleOption
 from stepsaga.cli._tables import render_item, render_items, render_resolution

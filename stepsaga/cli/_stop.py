@@ -10,16 +10,17 @@ A stopped or cancelled execution is never redriven; a new revision of the case m
 
 from __future__ import annotations
 
-from typing import Annotated
+from collections.abc import Callable
+from typing import Annotated, TypeVar
 
 import typer
 from rich.markup import escape
 
 from stepsaga._model.person import MAX_NOTE, check_note, check_person
-from stepsaga.backends import to_json
+from stepsaga.backends import CancelView, ExecutionView, SagaBackend, to_json
 from stepsaga.cli._backend import command_errors, open_backend, print_json
 from stepsaga.cli._common import EXIT_UNEXPECTED, cli_context, stdout, usage_error
-from stepsaga.cli._output import JsonOption, OutputOption, wants_json
+from stepsaga.cli._output import JsonOption, OutputFormat, OutputOption, wants_json
 from stepsaga.cli._run import StackSagaOption as SagaOption
 from stepsaga.cli._run import TenantOption
 from stepsaga.cli._tables import render_execution
@@ -38,6 +39,7 @@ ByOption = Annotated[
 CaseOption = Annotated[
     str | None, typer.Option("--case", help="This case's newest execution instead.")
 ]
+_View = TypeVar("_View", ExecutionView, CancelView)
 
 
 def stop(
@@ -53,17 +55,19 @@ def stop(
 ) -> None:
     """Freeze a running execution: it stops and its case closes (outcome stopped; never
     redriven). Effects already applied stay applied: to undo them, use cancel."""
-    cli = cli_context(ctx)
-    as_json = wants_json(output, as_json)
-    with command_errors():
-        target = _target(ref, case_id)
-        who, why = check_person(by, "--by"), check_note(note, "--note")
-        with open_backend(cli, saga) as backend:
-            view = backend.stop(target, tenant=tenant, by=who, note=why)
-        if as_json:
-            print_json(to_json(view))
-        else:
-            render_execution(stdout, view)
+    _close(
+        ctx,
+        lambda backend: backend.stop,
+        lambda view: render_execution(stdout, view),
+        by=by,
+        note=note,
+        ref=ref,
+        case_id=case_id,
+        tenant=tenant,
+        saga=saga,
+        output=output,
+        as_json=as_json,
+    )
 
 
 def cancel(
@@ -81,30 +85,66 @@ def cancel(
     saga's own compensations. Uncertain steps and irreversible ones (Escalate) become open
     reconciliation items. Exit 0 when every undo ran, 1 when one failed (run it again:
     each undo replays by key), 2 when the execution had already ended."""
+    view = _close(
+        ctx,
+        lambda backend: backend.cancel,
+        _render_cancel,
+        by=by,
+        note=note,
+        ref=ref,
+        case_id=case_id,
+        tenant=tenant,
+        saga=saga,
+        output=output,
+        as_json=as_json,
+    )
+    if not view.complete:
+        raise typer.Exit(EXIT_UNEXPECTED)
+
+
+def _close(
+    ctx: typer.Context,
+    verb: Callable[[SagaBackend], Callable[..., _View]],
+    render: Callable[[_View], None],
+    *,
+    by: str,
+    note: str,
+    ref: str | None,
+    case_id: str | None,
+    tenant: str | None,
+    saga: str | None,
+    output: OutputFormat | None,
+    as_json: bool,
+) -> _View:
+    """What stop and cancel share: one target, the person and note checked, the backend's
+    ``verb``, and its view as JSON or through ``render``."""
     cli = cli_context(ctx)
     as_json = wants_json(output, as_json)
     with command_errors():
         target = _target(ref, case_id)
         who, why = check_person(by, "--by"), check_note(note, "--note")
         with open_backend(cli, saga) as backend:
-            view = backend.cancel(target, tenant=tenant, by=who, note=why)
+            view = verb(backend)(target, tenant=tenant, by=who, note=why)
         if as_json:
             print_json(to_json(view))
         else:
-            render_execution(stdout, view.execution)
-            for undone in view.undone:
-                stdout.print(
-                    f"undo {escape(undone.step)}: {undone.kind} {escape(undone.detail)}",
-                    highlight=False,
-                )
-            if view.superseded_by is not None:
-                stdout.print(
-                    f"nothing undone: execution {escape(view.superseded_by)} (a later revision) "
-                    "owns the case's effects; cancel that execution to undo them",
-                    highlight=False,
-                )
-    if not view.complete:
-        raise typer.Exit(EXIT_UNEXPECTED)
+            render(view)
+    return view
+
+
+def _render_cancel(view: CancelView) -> None:
+    render_execution(stdout, view.execution)
+    for undone in view.undone:
+        stdout.print(
+            f"undo {escape(undone.step)}: {undone.kind} {escape(undone.detail)}",
+            highlight=False,
+        )
+    if view.superseded_by is not None:
+        stdout.print(
+            f"nothing undone: execution {escape(view.superseded_by)} (a later revision) "
+            "owns the case's effects; cancel that execution to undo them",
+            highlight=False,
+        )
 
 
 def _target(ref: str | None, case_id: str | None) -> str:

@@ -662,7 +662,10 @@ def _positive_int(
 # --- Task --------------------------------------------------------------------------------
 
 
-def _load_task(name: str, raw: Mapping[str, Any]) -> TaskState:
+def _load_task(name: str, raw: Mapping[str, Any], *, jsonata: bool = False) -> TaskState:
+    """A ``lambda:invoke`` Task, JSONPath (``Parameters``) or JSONata (``Arguments``): the
+    resource, timeout and heartbeat rules are the same in both. A JSONata state's JSONPath
+    fields were refused before, so reading them here finds their defaults."""
     resource = raw.get("Resource")
     if resource not in (LAMBDA_INVOKE, LAMBDA_INVOKE_WAIT):
         raise InvalidDefinition(
@@ -671,6 +674,52 @@ def _load_task(name: str, raw: Mapping[str, Any]) -> TaskState:
             state=name,
             field="Resource",
         )
+    parameters: AnyTemplate
+    if jsonata:
+        parameters, function_name = _lambda_arguments(name, raw)
+        timeout, timeout_expr = _number_or_expression(name, raw, "TimeoutSeconds")
+        heartbeat, heartbeat_expr = _number_or_expression(name, raw, "HeartbeatSeconds")
+    else:
+        parameters, function_name = _lambda_parameters(name, raw)
+        timeout, timeout_expr = _positive_int(name, raw, "TimeoutSeconds"), None
+        heartbeat, heartbeat_expr = _positive_int(name, raw, "HeartbeatSeconds"), None
+        for field in ("TimeoutSeconds", "HeartbeatSeconds"):
+            if field in raw and f"{field}Path" in raw:
+                raise InvalidDefinition(
+                    f"use {field} or {field}Path, not both", state=name, field=f"{field}Path"
+                )
+    if timeout is not None and heartbeat is not None and heartbeat >= timeout:
+        raise InvalidDefinition(
+            "HeartbeatSeconds must be smaller than TimeoutSeconds",
+            state=name,
+            field="HeartbeatSeconds",
+        )
+    return TaskState(
+        name=name,
+        io=_io(name, raw),
+        next=_next(name, raw),
+        waits_for_token=resource == LAMBDA_INVOKE_WAIT,
+        parameters=parameters,
+        function_name=function_name,
+        result_selector=_template(name, raw, "ResultSelector"),
+        result_path=_optional_path(name, raw, "ResultPath"),
+        retriers=_retriers(name, raw.get("Retry", [])),
+        catchers=_catchers(name, raw.get("Catch", []), jsonata=jsonata),
+        timeout_seconds=timeout,
+        timeout_path=_path(name, "TimeoutSecondsPath", raw["TimeoutSecondsPath"])
+        if "TimeoutSecondsPath" in raw
+        else None,
+        heartbeat_seconds=heartbeat,
+        heartbeat_path=_path(name, "HeartbeatSecondsPath", raw["HeartbeatSecondsPath"])
+        if "HeartbeatSecondsPath" in raw
+        else None,
+        timeout_expr=timeout_expr,
+        heartbeat_expr=heartbeat_expr,
+    )
+
+
+def _lambda_parameters(name: str, raw: Mapping[str, Any]) -> tuple[Template, str | None]:
+    """JSONPath ``Parameters`` of ``lambda:invoke``, and the function's name when static."""
     parameters_raw = raw.get("Parameters")
     if not isinstance(parameters_raw, Mapping):
         raise InvalidDefinition(
@@ -698,46 +747,7 @@ def _load_task(name: str, raw: Mapping[str, Any]) -> TaskState:
     static_name = parameters_raw.get("FunctionName")
     parameters = _template(name, raw, "Parameters")
     assert parameters is not None
-    timeout = _positive_int(name, raw, "TimeoutSeconds")
-    heartbeat = _positive_int(name, raw, "HeartbeatSeconds")
-    if "TimeoutSeconds" in raw and "TimeoutSecondsPath" in raw:
-        raise InvalidDefinition(
-            "use TimeoutSeconds or TimeoutSecondsPath, not both",
-            state=name,
-            field="TimeoutSecondsPath",
-        )
-    if "HeartbeatSeconds" in raw and "HeartbeatSecondsPath" in raw:
-        raise InvalidDefinition(
-            "use HeartbeatSeconds or HeartbeatSecondsPath, not both",
-            state=name,
-            field="HeartbeatSecondsPath",
-        )
-    if timeout is not None and heartbeat is not None and heartbeat >= timeout:
-        raise InvalidDefinition(
-            "HeartbeatSeconds must be smaller than TimeoutSeconds",
-            state=name,
-            field="HeartbeatSeconds",
-        )
-    return TaskState(
-        name=name,
-        io=_io(name, raw),
-        next=_next(name, raw),
-        waits_for_token=resource == LAMBDA_INVOKE_WAIT,
-        parameters=parameters,
-        function_name=static_name if isinstance(static_name, str) else None,
-        result_selector=_template(name, raw, "ResultSelector"),
-        result_path=_optional_path(name, raw, "ResultPath"),
-        retriers=_retriers(name, raw.get("Retry", [])),
-        catchers=_catchers(name, raw.get("Catch", [])),
-        timeout_seconds=timeout,
-        timeout_path=_path(name, "TimeoutSecondsPath", raw["TimeoutSecondsPath"])
-        if "TimeoutSecondsPath" in raw
-        else None,
-        heartbeat_seconds=heartbeat,
-        heartbeat_path=_path(name, "HeartbeatSecondsPath", raw["HeartbeatSecondsPath"])
-        if "HeartbeatSecondsPath" in raw
-        else None,
-    )
+    return parameters, static_name if isinstance(static_name, str) else None
 
 
 def _error_equals(name: str, field: str, raw: Mapping[str, Any], last: bool) -> tuple[str, ...]:
@@ -1117,7 +1127,7 @@ def _load_jsonata_state(
     common: dict[str, Any] = {"assign": assign, "output": output, "jsonata": True}
     io = _io(name, {})
     if state_type is StateType.TASK:
-        return dataclasses.replace(_load_jsonata_task(name, raw), **common)
+        return dataclasses.replace(_load_task(name, raw, jsonata=True), **common)
     if state_type is StateType.PASS:
         return PassState(
             name=name,
@@ -1166,15 +1176,8 @@ def _number_or_expression(
     return _positive_int(name, raw, field, minimum=minimum), None
 
 
-def _load_jsonata_task(name: str, raw: Mapping[str, Any]) -> TaskState:
-    resource = raw.get("Resource")
-    if resource not in (LAMBDA_INVOKE, LAMBDA_INVOKE_WAIT):
-        raise InvalidDefinition(
-            f"Resource {resource!r} is not supported by the embedded engine "
-            f"(supported: {LAMBDA_INVOKE}, {LAMBDA_INVOKE_WAIT})",
-            state=name,
-            field="Resource",
-        )
+def _lambda_arguments(name: str, raw: Mapping[str, Any]) -> tuple[JTemplate, str | None]:
+    """JSONata ``Arguments`` of ``lambda:invoke``, and the function's name when static."""
     arguments = raw.get("Arguments")
     if isinstance(arguments, Mapping):
         for key in arguments:
@@ -1201,34 +1204,9 @@ def _load_jsonata_task(name: str, raw: Mapping[str, Any]) -> TaskState:
     template = _jsonata_template(name, raw, "Arguments")
     assert template is not None
     static_name = arguments.get("FunctionName") if isinstance(arguments, Mapping) else None
-    timeout, timeout_expr = _number_or_expression(name, raw, "TimeoutSeconds")
-    heartbeat, heartbeat_expr = _number_or_expression(name, raw, "HeartbeatSeconds")
-    if timeout is not None and heartbeat is not None and heartbeat >= timeout:
-        raise InvalidDefinition(
-            "HeartbeatSeconds must be smaller than TimeoutSeconds",
-            state=name,
-            field="HeartbeatSeconds",
-        )
-    return TaskState(
-        name=name,
-        io=_io(name, {}),
-        next=_next(name, raw),
-        waits_for_token=resource == LAMBDA_INVOKE_WAIT,
-        parameters=template,
-        function_name=static_name
-        if isinstance(static_name, str) and not jsonata_eval.is_expression(static_name)
-        else None,
-        result_selector=None,
-        result_path=parse("$"),
-        retriers=_retriers(name, raw.get("Retry", [])),
-        catchers=_catchers(name, raw.get("Catch", []), jsonata=True),
-        timeout_seconds=timeout,
-        timeout_path=None,
-        heartbeat_seconds=heartbeat,
-        heartbeat_path=None,
-        timeout_expr=timeout_expr,
-        heartbeat_expr=heartbeat_expr,
-    )
+    if isinstance(static_name, str) and not jsonata_eval.is_expression(static_name):
+        return template, static_name
+    return template, None
 
 
 def _load_jsonata_wait(name: str, raw: Mapping[str, Any]) -> WaitState:

@@ -17,13 +17,14 @@ import hashlib
 import math
 import unicodedata
 from collections.abc import Mapping
-from datetime import UTC, datetime
+from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
 import rfc8785
 
 from stepsaga._model.money import Money
+from stepsaga._util.timestamps import iso_z
 from stepsaga.errors import InvalidActionError
 
 MAX_DEPTH = 32
@@ -52,13 +53,9 @@ def canonical_params(params: Mapping[str, Any], *, path: str = "params") -> byte
 
 def digest_of(canonical: bytes, approved_at: datetime) -> str:
     """SHA-256 hex over ``{"approved_at": …, "params": …}`` in canonical form."""
-    stamp = rfc8785.dumps(iso_utc(approved_at))
+    stamp = rfc8785.dumps(iso_z(approved_at))
     document = b'{"approved_at":' + stamp + b',"params":' + canonical + b"}"
     return hashlib.sha256(document).hexdigest()
-
-
-def iso_utc(value: datetime) -> str:
-    return value.astimezone(UTC).isoformat().replace("+00:00", "Z")
 
 
 def _normalize(value: Any, path: str, depth: int) -> Json:
@@ -81,7 +78,7 @@ def _normalize(value: Any, path: str, depth: int) -> Json:
     if isinstance(value, datetime):
         if value.tzinfo is None:
             raise InvalidActionError(f"{path}: datetimes must carry a timezone", field=path)
-        return iso_utc(value)
+        return iso_z(value)
     if isinstance(value, Mapping):
         return _mapping(value, path, depth)
     if isinstance(value, list | tuple):

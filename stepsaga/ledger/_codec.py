@@ -6,12 +6,13 @@ import json
 from datetime import UTC, datetime
 from typing import Any
 
+from stepsaga._util.timestamps import iso_z_micros
+
 
 def time_text(value: datetime) -> str:
     """``2026-11-29T12:00:00.000000Z``: fixed width and UTC, so stored timestamps sort and
     compare as strings."""
-    utc = value if value.tzinfo is UTC else value.astimezone(UTC)
-    return utc.isoformat(timespec="microseconds")[:-6] + "Z"
+    return iso_z_micros(value)
 
 
 def opt_time_text(value: datetime | None) -> str | None:

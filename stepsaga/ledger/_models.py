@@ -7,7 +7,6 @@ the caller. Identity rules (docs/explanation/design.md): the action key is trust
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -17,15 +16,11 @@ from types import MappingProxyType
 from typing import Any
 
 from stepsaga import errors
+from stepsaga._model import keys
+from stepsaga._model.keys import action_key, compensation_of
+from stepsaga._util.timestamps import opt_iso_z
 from stepsaga.errors import InvalidActionError, StepSagaError
 from stepsaga.ledger._canonical import canonical_params, digest_of
-
-_TENANT = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.@-]{0,63}$")
-_CASE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
-_NAME = r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}"
-#: ``op``, ``op#item`` (one item of a per-item step), each optionally ``:compensate:op``.
-_OPERATION = re.compile(rf"^{_NAME}(#{_NAME})?(:compensate:{_NAME})*$")
-_COMPENSATION = re.compile(rf"^{_NAME}$")
 
 #: The highest approved revision an intent (and so a case or a task event) may carry.
 MAX_REVISION = 1_000_000
@@ -99,9 +94,9 @@ def _utc(value: object, name: str) -> datetime:
 
 
 def check_tenant(tenant_id: object) -> str:
-    if not isinstance(tenant_id, str) or not _TENANT.match(tenant_id):
+    if not isinstance(tenant_id, str) or not keys.TENANT.match(tenant_id):
         raise InvalidActionError(
-            f"tenant_id {tenant_id!r} must match {_TENANT.pattern}", field="tenant_id"
+            f"tenant_id {tenant_id!r} must match {keys.TENANT.pattern}", field="tenant_id"
         )
     return tenant_id
 
@@ -119,9 +114,9 @@ class Intent:
     approved_at: datetime
 
     def __post_init__(self) -> None:
-        if not isinstance(self.case_id, str) or not _CASE.match(self.case_id):
+        if not isinstance(self.case_id, str) or not keys.CASE.match(self.case_id):
             raise InvalidActionError(
-                f"case_id {self.case_id!r} must match {_CASE.pattern}", field="case_id"
+                f"case_id {self.case_id!r} must match {keys.CASE.pattern}", field="case_id"
             )
         if isinstance(self.revision, bool) or not isinstance(self.revision, int):
             raise InvalidActionError("revision must be an integer", field="revision")
@@ -154,9 +149,9 @@ class Action:
         check_tenant(self.tenant_id)
         if not isinstance(self.intent, Intent):
             raise InvalidActionError("intent must be an Intent", field="intent")
-        if not isinstance(self.operation, str) or not _OPERATION.match(self.operation):
+        if not isinstance(self.operation, str) or not keys.OPERATION.match(self.operation):
             raise InvalidActionError(
-                f"operation {self.operation!r} must match {_NAME}", field="operation"
+                f"operation {self.operation!r} must match {keys.NAME}", field="operation"
             )
         object.__setattr__(self, "effect", EffectClass.parse(self.effect))
         if self.cost is not None and (
@@ -171,7 +166,7 @@ class Action:
     @property
     def key(self) -> str:
         """``{tenant}:{case}:r{revision}:{operation}`` — the same for every attempt."""
-        return f"{self.tenant_id}:{self.intent.case_id}:r{self.intent.revision}:{self.operation}"
+        return action_key(self.tenant_id, self.intent.case_id, self.intent.revision, self.operation)
 
     @property
     def digest(self) -> str:
@@ -194,14 +189,14 @@ class Action:
         cost: int | None = None,
     ) -> Action:
         """The action undoing this one; its key is ``{self.key}:compensate:{operation}``."""
-        if not isinstance(operation, str) or not _COMPENSATION.match(operation):
+        if not isinstance(operation, str) or not keys.COMPENSATION.match(operation):
             raise InvalidActionError(
-                f"compensation operation {operation!r} must match {_NAME}", field="operation"
+                f"compensation operation {operation!r} must match {keys.NAME}", field="operation"
             )
         return Action(
             tenant_id=self.tenant_id,
             intent=self.intent,
-            operation=f"{self.operation}:compensate:{operation}",
+            operation=compensation_of(self.operation, operation),
             effect=effect,
             params=params if params is not None else {},
             cost=cost,
@@ -267,16 +262,16 @@ class Record:
             "digest": self.digest,
             "status": self.status.value,
             "owner": self.owner,
-            "lease_expires_at": _iso(self.lease_expires_at),
+            "lease_expires_at": opt_iso_z(self.lease_expires_at),
             "attempts": self.attempts,
             "result": self.result,
             "error": self.error,
             "reference": self.reference,
             "cost": self.cost,
             "debited": self.debited,
-            "created_at": _iso(self.created_at),
-            "updated_at": _iso(self.updated_at),
-            "expires_at": _iso(self.expires_at),
+            "created_at": opt_iso_z(self.created_at),
+            "updated_at": opt_iso_z(self.updated_at),
+            "expires_at": opt_iso_z(self.expires_at),
             "terms": self.terms,
         }
 
@@ -327,7 +322,7 @@ class Approval:
     note: str
 
     def to_dict(self) -> dict[str, Any]:
-        return {"by": self.by, "at": _iso(self.at), "note": self.note}
+        return {"by": self.by, "at": opt_iso_z(self.at), "note": self.note}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Approval:
@@ -382,9 +377,9 @@ class ReconItem:
             "resolved_by": self.resolved_by,
             "note": self.note,
             "task_token": self.task_token,
-            "created_at": _iso(self.created_at),
-            "updated_at": _iso(self.updated_at),
-            "resolved_at": _iso(self.resolved_at),
+            "created_at": opt_iso_z(self.created_at),
+            "updated_at": opt_iso_z(self.updated_at),
+            "resolved_at": opt_iso_z(self.resolved_at),
             "dual_control": self.dual_control,
             "first_approval": self.first_approval.to_dict() if self.first_approval else None,
         }
@@ -427,7 +422,7 @@ class ResolutionAudit:
             "resolved_by": self.resolved_by,
             "deciders": [d.to_dict() for d in self.deciders],
             "notes": [d.note for d in self.deciders],
-            "at": _iso(self.at),
+            "at": opt_iso_z(self.at),
             "identity": dict(self.identity),
             **({"previous": self.previous} if self.previous is not None else {}),
             **({"hash": self.digest} if self.digest is not None else {}),
@@ -453,10 +448,6 @@ class ResolutionAudit:
 
 def _parse_iso(text: str) -> datetime:
     return datetime.fromisoformat(text.replace("Z", "+00:00")).astimezone(UTC)
-
-
-def _iso(value: datetime | None) -> str | None:
-    return None if value is None else value.astimezone(UTC).isoformat().replace("+00:00", "Z")
 
 
 def recorded_error(error: Mapping[str, Any], *, key: str) -> StepSagaError:

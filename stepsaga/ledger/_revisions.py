@@ -77,10 +77,6 @@ def terms_of(canonical: bytes) -> dict[str, Any]:
     return {"digest": hashlib.sha256(canonical).hexdigest(), "fields": _fields(normalized)}
 
 
-def key_of(tenant: str, case: str, revision: int, operation: str) -> str:
-    return f"{tenant}:{case}:r{revision}:{operation}"
-
-
 def decide(
     revision: int,
     operation: str,

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ParamSpec
 
 from stepsaga._aws import metric_names
+from stepsaga._model.keys import action_key
 from stepsaga.errors import InvalidActionError, InvalidInputError, StepSagaError
 from stepsaga.ledger._models import Action, EffectClass, Intent, check_tenant
 from stepsaga.ledger._rules import Ledger
@@ -54,7 +55,7 @@ class ActionScope:
 
     def key(self, operation: str) -> str:
         """The action key the ledger uses (and a keyed downstream should receive)."""
-        return f"{self.tenant_id}:{self.intent.case_id}:r{self.intent.revision}:{operation}"
+        return action_key(self.tenant_id, self.intent.case_id, self.intent.revision, operation)
 
 
 def ledgered_tool(

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
+from stepsaga._model.keys import action_key
 from stepsaga.ledger._models import EffectClass, ReconItem, ReconStatus, Record, Status
 
 __all__ = ["LIVE", "STALE", "TENANTS", "history", "open_backlog"]
@@ -53,7 +54,7 @@ def history(n: int, *, now: datetime) -> tuple[list[Record], list[ReconItem]]:
             lease = now - timedelta(hours=1) if stale_one else now + timedelta(hours=1)
             if not stale_one and i < n - LIVE * len(_STATUSES):
                 status, lease = Status.COMPLETED, None  # finished long ago
-        key = f"{tenant}:{case}:r1:{operation}"
+        key = action_key(tenant, case, 1, operation)
         records.append(
             Record(
                 key=key,
@@ -107,7 +108,7 @@ def open_backlog(n: int, *, tenant: str, now: datetime) -> list[ReconItem]:
         items.append(
             ReconItem(
                 item_id=f"backlog-{i:024d}",
-                record_key=f"{tenant}:{case}:r1:create_shipment",
+                record_key=action_key(tenant, case, 1, "create_shipment"),
                 tenant_id=tenant,
                 case_id=case,
                 reason="outcome unknown",

@@ -33,6 +33,7 @@ from stepsaga._handlers.guard import Handler
 from stepsaga._handlers.registry import build_handlers
 from stepsaga._handlers.step_handler import StepHandler
 from stepsaga._model.case import ApprovedCase
+from stepsaga._model.keys import action_key
 from stepsaga._project.home import StateHome
 from stepsaga._util.clock import Clock, SystemClock
 from stepsaga.backends._naming import execution_name
@@ -135,7 +136,7 @@ class StepEnvironment:
     ) -> Record | None:
         """The ledger's record of ``step``'s action for ``case`` (and ``item``), if any."""
         operation = item_operation(self._forward(step).op, self._item_id(step, item, index))
-        key = f"{case.tenant_id}:{case.case_id}:r{case.approval.revision}:{operation}"
+        key = action_key(case.tenant_id, case.case_id, case.approval.revision, operation)
         return self.ledger.get(key)
 
     # --- lifecycle -----------------------------------------------------------------------

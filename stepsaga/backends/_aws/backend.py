@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 import time
 from collections.abc import Callable, Mapping
 from datetime import datetime
@@ -42,6 +41,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from stepsaga._model.approval_time import check_approval_window
 from stepsaga._model.case import ApprovedCase
+from stepsaga._model.keys import parse_action_key
 from stepsaga._model.person import check_note, check_person
 from stepsaga._project.project import Project
 from stepsaga._reconciliation import decision_of, resolve, sfn_task_success
@@ -131,9 +131,6 @@ if TYPE_CHECKING:
     from mypy_boto3_stepfunctions import SFNClient
 
     from stepsaga.engine import MockConfig
-
-#: An action key's intent part (tenant and case ids contain no ``:``).
-_ACTION_KEY = re.compile(r"^(?P<tenant>[^:]+):(?P<case>[^:]+):r(?P<revision>\d+):")
 
 #: ``DescribeExecution`` statuses of an execution that is still moving.
 _MOVING = MOVING
@@ -736,10 +733,10 @@ class AwsBackend:
         (``{tenant}:{case}:r{revision}:…``, docs/contributing/internals.md), so an item whose
         action was
         never recorded finds its case too."""
-        match = _ACTION_KEY.match(item.record_key)
-        if match is None or (match["tenant"], match["case"]) != (item.tenant_id, item.case_id):
+        key = parse_action_key(item.record_key)
+        if key is None or (key.tenant, key.case) != (item.tenant_id, item.case_id):
             return None
-        name = execution_name(item.tenant_id, item.case_id, int(match["revision"]))
+        name = execution_name(item.tenant_id, item.case_id, key.revision)
         return describe_or_none(self._sfn(), self.settings.execution_arn(name))
 
     def _open_items(self, case: CaseIdentity) -> list[ReconItem]:

@@ -20,11 +20,12 @@ every tenant and revision of the case, however many executions the state machine
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, Final
 
 from botocore.exceptions import ClientError
 
+from stepsaga._util.timestamps import iso_z_seconds
 from stepsaga.backends._assemble import CaseIdentity
 from stepsaga.backends._aws.errors import aws_call, error_code
 from stepsaga.backends._naming import execution_arn, execution_name
@@ -182,4 +183,4 @@ def why_missing(pointer: Pointer, now: datetime) -> str:
 
 
 def _shown(when: datetime) -> str:
-    return when.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return iso_z_seconds(when)

@@ -150,9 +150,9 @@ def test_a_revision_that_ignores_the_earlier_one_refunds_and_ships_again(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Break it: a later revision never reads the earlier revision's records.
-    from stepsaga.ledger import _rules as rules
+    from stepsaga.ledger import _claims as claims
 
-    monkeypatch.setattr(rules, "_supersedes", lambda action: False)
+    monkeypatch.setattr(claims, "_supersedes", lambda action: False)
     plans = [scenario(index, approval_time()) for index in range(2)]
     report = run_chaos(ChaosConfig(cases=2, revise=1.0), tmp_path, plans=plans)
 

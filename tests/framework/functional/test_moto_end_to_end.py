@@ -54,9 +54,11 @@ UNUSED_SERVICE_URLS = {
 STEPS = ("ReserveStock", "RefundPayment", "CreateShipment")
 
 
-@pytest.fixture(scope="module")
-def synthesized(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, dict[str, Any]]:
-    """The reference app's stack, synthesized once for the module (15-20 s)."""
+def synthesize(
+    tmp_path_factory: pytest.TempPathFactory, saga: str | None = None
+) -> tuple[str, dict[str, Any]]:
+    """The reference app's stack (of ``saga``, by default the app's own), synthesized:
+    its name and template (15-20 s; call it from a module-scoped fixture)."""
     if shutil.which("node") is None:
         reason = "needs Node.js (the CDK synth runs on jsii)"
         if under_ci():
@@ -65,12 +67,17 @@ def synthesized(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, dict[str
     from aws_cdk import App
     from aws_cdk.assertions import Template
 
-    from infra.app import build
+    from infra.app import SAGA, build
 
     outdir = tmp_path_factory.mktemp("cdk.out")
     app = App(context={"bundling": "sources", **UNUSED_SERVICE_URLS}, outdir=str(outdir))
-    stack = build(app)
+    stack = build(app, saga=saga or SAGA)
     return stack.stack_name, dict(Template.from_stack(stack).to_json())
+
+
+@pytest.fixture(scope="module")
+def synthesized(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, dict[str, Any]]:
+    return synthesize(tmp_path_factory)
 
 
 @pytest.fixture

@@ -5,7 +5,6 @@ and ``cancel`` undoes each reserved line with the deployed ReleaseLine function.
 from __future__ import annotations
 
 import json
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -16,13 +15,12 @@ from services import load_faults, open_simulation
 from stepsaga._project.home import StateHome
 from stepsaga.ledger import ReconStatus
 from stepsaga.testing import MotoDeployment, moto_deployment
-from stepsaga.testing.pytest_plugin import under_ci
 from tests.framework.functional.cli_support import EXAMPLES, effects
 from tests.framework.functional.test_moto_end_to_end import (
-    UNUSED_SERVICE_URLS,
     aws,
     ledger,
     printed_json,
+    synthesize,
 )
 
 SAGA = "multi-warehouse-replacement"
@@ -31,31 +29,7 @@ CASE = "CASE-2001"
 
 @pytest.fixture(scope="module")
 def synthesized(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, dict[str, Any]]:
-    if shutil.which("node") is None:
-        reason = "needs Node.js (the CDK synth runs on jsii)"
-        if under_ci():
-            pytest.fail(f"CI=true {reason}", pytrace=False)
-        pytest.skip(reason)
-    from aws_cdk import App
-    from aws_cdk.assertions import Template
-
-    from infra.app import EXCLUDE, ROOT
-    from infra.config import StageConfig
-    from stepsaga._project.project import Project
-    from stepsaga.cdk import SagaStack
-
-    outdir = tmp_path_factory.mktemp("cdk.out")
-    app = App(context={"bundling": "sources", **UNUSED_SERVICE_URLS}, outdir=str(outdir))
-    config = StageConfig.from_context(app.node)
-    stack = SagaStack(
-        app,
-        project=Project.load(ROOT),
-        saga=SAGA,
-        settings=config.settings(),
-        defaults=config.services.function_settings(),
-        exclude=EXCLUDE,
-    )
-    return stack.stack_name, dict(Template.from_stack(stack).to_json())
+    return synthesize(tmp_path_factory, SAGA)
 
 
 @pytest.fixture

@@ -3,12 +3,22 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from enum import StrEnum
 from typing import Any
 
 import pytest
 
 from stepsaga.errors import InvalidActionError, InvalidInputError
-from stepsaga.ledger import Action, EffectClass, Intent, LedgerPolicy, Status
+from stepsaga.ledger import (
+    Action,
+    EffectClass,
+    Intent,
+    LedgerPolicy,
+    ReconOutcome,
+    ReconStatus,
+    Status,
+)
+from stepsaga.ledger._rules import parse_choice
 from tests.framework.conformance.ledger.helpers import APPROVED_AT, make_action
 
 
@@ -134,3 +144,23 @@ def test_policy_validation_messages(kwargs: dict[str, Any], message: str) -> Non
     with pytest.raises(InvalidInputError) as caught:
         LedgerPolicy(**kwargs)
     assert caught.value.message.startswith(message)
+
+
+@pytest.mark.parametrize(
+    ("kind", "given", "what", "expected", "field"),
+    [
+        (Status, "completed", "status", Status.COMPLETED, "status"),
+        (ReconStatus, "Open", "item status", ReconStatus.OPEN, "status"),
+        (ReconOutcome, "NOT_APPLIED", "outcome", ReconOutcome.NOT_APPLIED, "outcome"),
+    ],
+)
+def test_one_parser_reads_each_enum_in_any_case(
+    kind: type[StrEnum], given: str, what: str, expected: StrEnum, field: str
+) -> None:
+    assert parse_choice(kind, given, what) is expected
+    assert parse_choice(kind, None, what) is None
+    with pytest.raises(InvalidInputError) as raised:
+        parse_choice(kind, "maybe", what)
+    members = ", ".join(member.value for member in kind)
+    assert raised.value.message == f"unknown {what} 'maybe'; one of {members}"
+    assert raised.value.data == {"field": field}
