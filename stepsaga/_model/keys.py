@@ -1,7 +1,8 @@
 """Private: the action key, built and read in one place.
 
-An action key is ``{tenant}:{case}:r{revision}:{operation}`` (docs/internals.md): trusted
-tenant + approved intent + operation, the same for every attempt. A compensation's
+An action key is ``{tenant}:{case}:r{revision}:{operation}``
+(docs/contributing/internals.md): trusted tenant + approved intent + operation, the same for
+every attempt. A compensation's
 operation (and so its key) derives from the original's: ``{original}:compensate:{undo}``.
 The grammar below is what :class:`stepsaga.ledger.Action` accepts; a tenant or case id
 never holds ``:``, so a key reads back unambiguously.
