@@ -14,10 +14,12 @@ import pytest
 
 from stepsaga.workflow import Saga
 
-cfnlint_api = pytest.importorskip("cfnlint.api")
+#: cfn-lint loads its schemas (and sympy): seconds, so it is imported only when linting.
+pytestmark = pytest.mark.slow
 
 
 def lint(saga: Saga, definition: dict[str, Any]) -> list[Any]:
+    cfnlint_api = pytest.importorskip("cfnlint.api")
     template = {
         "AWSTemplateFormatVersion": "2010-09-09",
         "Resources": {
