@@ -81,6 +81,9 @@ test: lint typecheck browser suite
 # tier: tests/framework/unit and tests/app, less the tests marked `slow` (and `integration`,
 # which tests/conftest.py gives by directory), at most 10 Hypothesis examples a property,
 # stopping at the first failure. `make test` stays the whole suite at full example counts.
+# Bytecode stays on here: pytest keeps each test module's rewritten asserts in __pycache__,
+# and without it every run rewrites them all again (~5 s of the budget).
+check: export PYTHONDONTWRITEBYTECODE :=
 check: $(VENV)/.dev
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
