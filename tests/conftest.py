@@ -1,9 +1,9 @@
 """Test-wide isolation (no real AWS, no shared state folder) and the tiers.
 
 Tiers: every test under ``tests/framework/{functional,conformance,infra,chaos}`` is marked
-``integration`` by its directory; a test that takes seconds is marked ``slow`` where it is
-defined. ``make check`` runs ``tests/framework/unit`` and ``tests/app`` without either, under
-the ``fast`` Hypothesis profile; ``make test`` runs everything at full example counts.
+``integration`` here, by its directory; a test that takes seconds carries ``slow`` itself.
+``make check`` runs ``tests/framework/unit`` and ``tests/app`` without either, under the
+``fast`` Hypothesis profile; ``make test`` runs everything at full example counts.
 """
 
 from __future__ import annotations
@@ -48,6 +48,7 @@ def pytest_configure(config: pytest.Config) -> None:
     project_commands(["--project", str(Path(__file__).resolve().parents[1])])
 
 
+@pytest.hookimpl(tryfirst=True)  # before ``-m`` deselects by these marks
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     integration = [_FRAMEWORK / name for name in INTEGRATION_DIRECTORIES]
     fast = settings.get_current_profile_name() == "fast"
