@@ -14,7 +14,8 @@ import pytest
 
 from stepsaga.workflow import Saga
 
-#: cfn-lint loads its schemas (and sympy): seconds, so it is imported only when linting.
+#: cfn-lint takes seconds to load (its schemas, sympy) and to lint: slow, and imported only
+#: when linting, so collecting this module costs nothing.
 pytestmark = pytest.mark.slow
 
 
