@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 PIP_FLAGS := --quiet --disable-pip-version-check
 
-.PHONY: demo localstack node test lint typecheck unit browser screenshots bench test-docker docs clean
+.PHONY: demo localstack node test check lint typecheck suite browser screenshots bench test-docker docs clean
 
 # LocalStack (the second reference interpreter, tests only) in a venv of its own: it needs
 # Python >= 3.12 and pins that would clash with ours. The first interpreter found that is
@@ -62,7 +62,8 @@ lint: $(VENV)/.dev
 typecheck: $(VENV)/.dev
 	$(BIN)/mypy
 
-unit: $(VENV)/.dev $(LOCALSTACK_VENV)/.installed node_modules/.installed
+# Every test: the framework's unit, conformance, functional, chaos and infra tests and the app's.
+suite: $(VENV)/.dev $(LOCALSTACK_VENV)/.installed node_modules/.installed
 	$(BIN)/pytest -q
 
 # Headless Chromium for the console's browser tests: Debian's package (no browser download
@@ -74,7 +75,21 @@ browser:
 	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
 	  else echo "chromium is missing and cannot be installed here: browser tests will skip"; fi; }
 
-test: lint typecheck browser unit
+test: lint typecheck browser suite
+
+# The inner loop (at most 90 s on 2 cores once mypy's cache is warm): lint, types, and the fast
+# tier: tests/framework/unit and tests/app, less the tests marked `slow` (and `integration`,
+# which tests/conftest.py gives by directory), at most 10 Hypothesis examples a property,
+# stopping at the first failure. `make test` stays the whole suite at full example counts.
+# Bytecode stays on here: pytest keeps each test module's rewritten asserts in __pycache__,
+# and without it every run rewrites them all again (~5 s of the budget).
+check: export PYTHONDONTWRITEBYTECODE :=
+check: $(VENV)/.dev
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy
+	STEPSAGA_HYPOTHESIS_PROFILE=fast $(BIN)/pytest -q -x -m "not slow and not integration" \
+	  tests/framework/unit tests/app
 
 # The console screenshots of docs/how-to/console.md (docs/console/), taken by the browser tests.
 screenshots: $(VENV)/.dev browser

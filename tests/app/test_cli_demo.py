@@ -14,6 +14,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+import pytest
 from typer.testing import CliRunner
 
 from stepsaga._project.home import StateHome
@@ -108,6 +109,7 @@ def _runtime_distributions() -> set[str]:
     return seen
 
 
+@pytest.mark.slow  # the demo in a fresh interpreter
 def test_demo_imports_only_runtime_dependencies(tmp_path: Path) -> None:
     modules_file = tmp_path / "modules.json"
     code = (
@@ -167,6 +169,7 @@ def test_demo_honours_the_home_option(tmp_path: Path) -> None:
     assert effects(StateHome(home), "CASE-1001") == Counter(EXPECTED_EFFECTS["CASE-1001"])
 
 
+@pytest.mark.slow  # the demo, then four `stepsaga` processes
 def test_the_closing_hint_pastes_as_printed(tmp_path: Path) -> None:
     home = tmp_path / "a home with spaces"
     code, out, err = _demo(home)

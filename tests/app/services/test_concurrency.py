@@ -10,6 +10,8 @@ import textwrap
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import pytest
+
 from services import (
     Operation,
     ReserveRequest,
@@ -65,6 +67,7 @@ def _refund_in_a_process(root: str) -> str:
     return refund_id
 
 
+@pytest.mark.slow  # four spawned interpreters
 def test_processes_refunding_with_one_key_make_one_refund(
     home: StateHome, simulation: Simulation
 ) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import socket
+import ssl
 import struct
 import threading
 import time
@@ -12,6 +13,7 @@ from collections.abc import Callable, Iterator
 from datetime import datetime
 from typing import Any
 
+import httpx
 import pytest
 from botocore.auth import SigV4Auth
 from botocore.awsrequest import AWSRequest
@@ -60,12 +62,19 @@ def server() -> Iterator[HTTPServer]:
         srv.stop()
 
 
+@pytest.fixture(scope="module")
+def tls() -> ssl.SSLContext:
+    """httpx's default TLS context, built once: a client builds its own by loading the CA
+    bundle (~0.1 s), three per ``open_http_services``."""
+    return httpx.create_ssl_context()
+
+
 @pytest.fixture
-def http(server: HTTPServer) -> Iterator[Services]:
+def http(server: HTTPServer, tls: ssl.SSLContext) -> Iterator[Services]:
     server.clear()
     url = server.url_for("/api")
     config = HttpServicesConfig(url, url, url, timeouts=FAST)
-    with open_http_services(config) as services:
+    with open_http_services(config, transport=httpx.HTTPTransport(verify=tls)) as services:
         yield services
     server.check_assertions()
 

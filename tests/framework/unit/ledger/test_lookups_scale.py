@@ -21,6 +21,9 @@ from stepsaga.ledger import Ledger
 from stepsaga.ledger._dynamodb import DynamoDBStore, create_table
 from stepsaga.testing._bulk import STALE, history
 
+#: Filling and querying 5,000 items in moto takes half a minute; the sizes are the point.
+pytestmark = pytest.mark.slow
+
 NOW = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
 SIZES = (500, 5_000)
 PAGE = 10

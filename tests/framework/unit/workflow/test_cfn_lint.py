@@ -14,10 +14,13 @@ import pytest
 
 from stepsaga.workflow import Saga
 
-cfnlint_api = pytest.importorskip("cfnlint.api")
+#: cfn-lint takes seconds to load (its schemas, sympy) and to lint: slow, and imported only
+#: when linting, so collecting this module costs nothing.
+pytestmark = pytest.mark.slow
 
 
 def lint(saga: Saga, definition: dict[str, Any]) -> list[Any]:
+    cfnlint_api = pytest.importorskip("cfnlint.api")
     template = {
         "AWSTemplateFormatVersion": "2010-09-09",
         "Resources": {

@@ -257,6 +257,7 @@ def run_with(home: Path, definition: dict[str, Any], data: Any, name: str) -> di
         engine.close()
 
 
+@pytest.mark.slow  # every example compiles and loads a big saga twice: ~0.5 s each
 @settings(deadline=None, max_examples=30)
 @given(sagas())
 def test_any_saga_of_steps_groups_and_per_item_steps_compiles_to_jsonata(generated: Saga) -> None:
