@@ -1,0 +1,90 @@
+"""The dependency ranges, tested at both ends (``make deps-bounds``; not part of ``make test``).
+
+``nox -s lowest`` installs every runtime dependency and library extra at the lower bound of
+its range in ``pyproject.toml`` (the oldest Python stepsaga supports), ``nox -s highest`` at
+the newest versions the ranges allow (the newest Python); both then run the fast unit tier.
+The requirements are read from ``pyproject.toml``, so a dependency added there is covered
+without touching this file. Extra arguments replace the tests run:
+``nox -s lowest -- tests/framework/unit/ledger -x``. Each session needs its Python on PATH
+(``python3.11``, ``python3.13``).
+"""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import nox
+from packaging.requirements import Requirement
+
+ROOT = Path(__file__).resolve().parent
+PYPROJECT: dict[str, Any] = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+
+#: The extras a user installs (``dev`` is this repository's tools; ``infra`` an alias of cdk).
+LIBRARY_EXTRAS = ("cdk", "testing", "mcp", "console")
+#: What the unit tier needs besides stepsaga and its extras, at the dev extra's exact pins.
+TEST_TOOLS = (
+    "hypothesis",
+    "pytest-httpserver",
+    "pytest-timeout",
+    "mypy-boto3-dynamodb",
+    "mypy-boto3-stepfunctions",
+)
+TESTS = ("tests/framework/unit", "-q", "-p", "no:cacheprovider")
+
+nox.options.default_venv_backend = "uv"
+nox.options.sessions = ["lowest", "highest"]
+
+
+def _requirements(*groups: str) -> list[Requirement]:
+    project = PYPROJECT["project"]
+    found = [Requirement(r) for r in project["dependencies"]]
+    for group in groups:
+        found += [Requirement(r) for r in project["optional-dependencies"][group]]
+    return found
+
+
+def library_requirements() -> list[Requirement]:
+    """The runtime dependencies and every library extra's (the ranges a user resolves)."""
+    return [r for r in _requirements(*LIBRARY_EXTRAS) if r.name != "stepsaga"]
+
+
+def lower_bound(requirement: Requirement) -> str:
+    """The version a ``>=``, ``~=`` or ``==`` clause names (a range without one fails)."""
+    for clause in requirement.specifier:
+        if clause.operator in (">=", "~=", "=="):
+            return clause.version
+    raise ValueError(f"{requirement}: no lower bound (give it >=, the oldest version tested)")
+
+
+def lowest_constraints() -> list[str]:
+    """Every library requirement pinned at its lower bound."""
+    return [f"{r.name}=={lower_bound(r)}" for r in library_requirements()]
+
+
+def _test_tools() -> list[str]:
+    pins = {Requirement(r).name: r for r in PYPROJECT["project"]["optional-dependencies"]["dev"]}
+    return [pins[name] for name in TEST_TOOLS]
+
+
+def _install_and_test(session: nox.Session, *install_options: str) -> None:
+    extras = ",".join(LIBRARY_EXTRAS)
+    session.install(*install_options, "-e", f".[{extras}]", *_test_tools())
+    # What was resolved, in the log: the versions a failure names.
+    session.run(nox.virtualenv.UV, "pip", "freeze", external=True)
+    session.run("pytest", *(session.posargs or TESTS), env={"PYTHONPATH": str(ROOT)})
+
+
+@nox.session(python="3.11")
+def lowest(session: nox.Session) -> None:
+    """The oldest Python and every dependency at the lower bound of its range."""
+    constraints = Path(session.create_tmp()) / "lowest-constraints.txt"
+    constraints.write_text("\n".join(lowest_constraints()) + "\n", encoding="utf-8")
+    _install_and_test(session, "--constraint", str(constraints))
+
+
+@nox.session(python="3.13")
+def highest(session: nox.Session) -> None:
+    """The newest Python and the newest versions the ranges allow."""
+    _install_and_test(session, "--upgrade")
