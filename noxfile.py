@@ -30,6 +30,9 @@ TEST_TOOLS = (
     "pytest-timeout",
     "mypy-boto3-dynamodb",
     "mypy-boto3-stepfunctions",
+    # tests/framework/unit/core/test_release_metadata.py reads this file and the classifiers.
+    "nox",
+    "trove-classifiers",
 )
 TESTS = ("tests/framework/unit", "-q", "-p", "no:cacheprovider")
 
@@ -63,14 +66,14 @@ def lowest_constraints() -> list[str]:
     return [f"{r.name}=={lower_bound(r)}" for r in library_requirements()]
 
 
-def _test_tools() -> list[str]:
+def pinned_test_tools() -> list[str]:
     pins = {Requirement(r).name: r for r in PYPROJECT["project"]["optional-dependencies"]["dev"]}
     return [pins[name] for name in TEST_TOOLS]
 
 
 def _install_and_test(session: nox.Session, *install_options: str) -> None:
     extras = ",".join(LIBRARY_EXTRAS)
-    session.install(*install_options, "-e", f".[{extras}]", *_test_tools())
+    session.install(*install_options, "-e", f".[{extras}]", *pinned_test_tools())
     # What was resolved, in the log: the versions a failure names.
     session.run(nox.virtualenv.UV, "pip", "freeze", external=True)
     session.run("pytest", *(session.posargs or TESTS), env={"PYTHONPATH": str(ROOT)})
