@@ -96,7 +96,8 @@ bench: $(VENV)/.dev
 
 # The dependency ranges at both ends: the unit tier with every runtime dependency and library
 # extra at its lower bound (Python 3.11), then at the newest versions allowed (Python 3.13),
-# each resolved from the package index by uv into .nox/ (noxfile.py). Not part of `make test`.
+# each resolved from the package index by uv into .nox/ (noxfile.py; python3.11 and python3.13
+# on PATH). Not part of `make test`: it takes minutes and needs the index.
 deps-bounds: $(VENV)/.dev
 	$(BIN)/nox -s lowest highest
 

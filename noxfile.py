@@ -2,11 +2,11 @@
 
 ``nox -s lowest`` installs every runtime dependency and library extra at the lower bound of
 its range in ``pyproject.toml`` (the oldest Python stepsaga supports), ``nox -s highest`` at
-the newest versions the ranges allow (the newest Python); both then run the fast unit tier.
-The requirements are read from ``pyproject.toml``, so a dependency added there is covered
-without touching this file. Extra arguments replace the tests run:
-``nox -s lowest -- tests/framework/unit/ledger -x``. Each session needs its Python on PATH
-(``python3.11``, ``python3.13``).
+the newest versions the ranges allow (the newest Python); both then run the unit tier and a
+synth of the reference stack checked by cdk-nag and cfn-lint. The requirements are read
+from ``pyproject.toml``, so a dependency added there is covered without touching this file.
+Extra arguments replace the tests run: ``nox -s lowest -- tests/framework/unit/ledger -x``.
+Each session needs its Python on PATH (``python3.11``, ``python3.13``).
 """
 
 from __future__ import annotations
@@ -34,7 +34,16 @@ TEST_TOOLS = (
     "nox",
     "trove-classifiers",
 )
-TESTS = ("tests/framework/unit", "-q", "-p", "no:cacheprovider")
+#: The unit tier, and one synth of the reference stack checked by cdk-nag and cfn-lint (the
+#: cdk extra, which the unit tier does not import).
+TESTS = (
+    "tests/framework/unit",
+    "tests/framework/infra/test_nag.py",
+    "tests/framework/infra/test_cfn_lint.py",
+    "-q",
+    "-p",
+    "no:cacheprovider",
+)
 
 nox.options.default_venv_backend = "uv"
 nox.options.sessions = ["lowest", "highest"]
@@ -54,19 +63,21 @@ def library_requirements() -> list[Requirement]:
 
 
 def lower_bound(requirement: Requirement) -> str:
-    """The version a ``>=``, ``~=`` or ``==`` clause names (a range without one fails)."""
+    """The version its ``>=`` clause names (a requirement without one is refused)."""
     for clause in requirement.specifier:
-        if clause.operator in (">=", "~=", "=="):
+        if clause.operator == ">=":
             return clause.version
     raise ValueError(f"{requirement}: no lower bound (give it >=, the oldest version tested)")
 
 
 def lowest_constraints() -> list[str]:
-    """Every library requirement pinned at its lower bound."""
+    """Every library requirement pinned at its lower bound (what those pull in themselves is
+    resolved to the newest versions allowed, as a user's resolver would)."""
     return [f"{r.name}=={lower_bound(r)}" for r in library_requirements()]
 
 
 def pinned_test_tools() -> list[str]:
+    """The dev extra's pins of :data:`TEST_TOOLS`."""
     pins = {Requirement(r).name: r for r in PYPROJECT["project"]["optional-dependencies"]["dev"]}
     return [pins[name] for name in TEST_TOOLS]
 
@@ -79,7 +90,8 @@ def _install_and_test(session: nox.Session, *install_options: str) -> None:
     session.run("pytest", *(session.posargs or TESTS), env={"PYTHONPATH": str(ROOT)})
 
 
-@nox.session(python="3.11")
+# --seed: pip in the venv (a unit test builds the wheel with it).
+@nox.session(python="3.11", venv_params=["--seed"])
 def lowest(session: nox.Session) -> None:
     """The oldest Python and every dependency at the lower bound of its range."""
     constraints = Path(session.create_tmp()) / "lowest-constraints.txt"
@@ -87,7 +99,7 @@ def lowest(session: nox.Session) -> None:
     _install_and_test(session, "--constraint", str(constraints))
 
 
-@nox.session(python="3.13")
+@nox.session(python="3.13", venv_params=["--seed"])
 def highest(session: nox.Session) -> None:
     """The newest Python and the newest versions the ranges allow."""
     _install_and_test(session, "--upgrade")
