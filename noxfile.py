@@ -11,6 +11,7 @@ Each session needs its Python on PATH (``python3.11``, ``python3.13``).
 
 from __future__ import annotations
 
+import tempfile
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -87,7 +88,10 @@ def _install_and_test(session: nox.Session, *install_options: str) -> None:
     session.install(*install_options, "-e", f".[{extras}]", *pinned_test_tools())
     # What was resolved, in the log: the versions a failure names.
     session.run(nox.virtualenv.UV, "pip", "freeze", external=True)
-    session.run("pytest", *(session.posargs or TESTS), env={"PYTHONPATH": str(ROOT)})
+    # The machine's temp folder, not nox's inside the repository: tests that look for a
+    # project upward from a temp folder must not find this one.
+    env = {"PYTHONPATH": str(ROOT), "TMPDIR": tempfile.gettempdir()}
+    session.run("pytest", *(session.posargs or TESTS), env=env)
 
 
 # --seed: pip in the venv (a unit test builds the wheel with it).
