@@ -38,7 +38,8 @@ def test_the_asset_holds_the_packages_the_saga_references() -> None:
 
 def _pyproject() -> dict[str, Any]:
     with (ROOT / "pyproject.toml").open("rb") as f:
-        return tomllib.load(f)["project"]
+        project: dict[str, Any] = tomllib.load(f)["project"]
+    return project
 
 
 def _names(requirements: list[str]) -> set[str]:
