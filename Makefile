@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 PIP_FLAGS := --quiet --disable-pip-version-check
 
-.PHONY: demo localstack node test check lint typecheck suite browser screenshots bench test-docker docs clean
+.PHONY: demo localstack node test check lint typecheck suite browser screenshots bench test-docker docs deps-bounds dist clean
 
 # LocalStack (the second reference interpreter, tests only) in a venv of its own: it needs
 # Python >= 3.12 and pins that would clash with ours. The first interpreter found that is
@@ -114,5 +114,18 @@ bench: $(VENV)/.dev
 	$(BIN)/python bench/cost.py
 	$(BIN)/python bench/lookups.py
 
+# The dependency ranges at both ends: the unit tier with every runtime dependency and library
+# extra at its lower bound (Python 3.11), then at the newest versions allowed (Python 3.13),
+# each resolved from the package index by uv into .nox/ (noxfile.py; python3.11 and python3.13
+# on PATH). Not part of `make test`: it takes minutes and needs the index.
+deps-bounds: $(VENV)/.dev
+	$(BIN)/nox -s lowest highest
+
+# The sdist and the wheel in dist/, checked as PyPI renders and validates them.
+dist: $(VENV)/.dev
+	rm -rf dist
+	$(BIN)/python -m build --outdir dist .
+	$(BIN)/twine check --strict dist/*
+
 clean:
-	rm -rf $(VENV) $(LOCALSTACK_VENV) .stepsaga .stepsaga-demo cdk.out site .mypy_cache .ruff_cache .pytest_cache
+	rm -rf $(VENV) $(LOCALSTACK_VENV) .stepsaga .stepsaga-demo cdk.out site .mypy_cache .ruff_cache .pytest_cache .nox dist build

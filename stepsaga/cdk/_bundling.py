@@ -144,8 +144,8 @@ def _distribution(requirement: str) -> str:
 
 
 def framework_requirements() -> list[str]:
-    """stepsaga's unconditional (pinned) requirements, from its installed metadata, minus
-    ``EXCLUDED_DEPENDENCIES``."""
+    """stepsaga's unconditional requirements (the ranges ``pyproject.toml`` declares), from
+    its installed metadata, minus ``EXCLUDED_DEPENDENCIES``."""
     try:
         requires = importlib.metadata.requires("stepsaga") or []
     except importlib.metadata.PackageNotFoundError:  # pragma: no cover - not installed
@@ -281,12 +281,17 @@ def locked_requirements(lock: Path = LOCK_FILE) -> list[str]:
 
 
 def write_lock(lock: Path = LOCK_FILE) -> list[str]:
-    """Resolve ``framework_requirements()`` for Lambda's platform (``pip download``) and
-    write every wheel of the closure, pinned, with its SHA-256."""
+    """Resolve ``framework_requirements()`` at the versions installed here (the dev extra's
+    pins, what the tests ran) for Lambda's platform (``pip download``) and write every wheel
+    of the closure, pinned, with its SHA-256."""
     import tempfile
 
+    installed = [
+        f"{name}=={importlib.metadata.version(name)}"
+        for name in map(_distribution, framework_requirements())
+    ]
     with tempfile.TemporaryDirectory() as folder:
-        command = pip_command("download", Path(folder), framework_requirements())
+        command = pip_command("download", Path(folder), installed)
         subprocess.run(command, check=True, capture_output=True, text=True)  # noqa: S603
         lines = []
         for wheel in sorted(Path(folder).glob("*.whl")):

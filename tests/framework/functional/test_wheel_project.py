@@ -49,7 +49,7 @@ def build_wheel(tmp_path: Path) -> Path:
     """From a copy of the sources (a build leaves ``build/`` behind)."""
     source = tmp_path / "src"
     source.mkdir()
-    for name in ("pyproject.toml", "README.md"):
+    for name in ("pyproject.toml", "README.md", "LICENSE"):
         shutil.copy2(ROOT / name, source / name)
     shutil.copytree(
         ROOT / "stepsaga", source / "stepsaga", ignore=shutil.ignore_patterns("__pycache__")

@@ -54,7 +54,7 @@ def test_the_wheel_holds_stepsaga_only(tmp_path: Path) -> None:
     """Built from a copy of the sources (a build leaves ``build/`` behind)."""
     source = tmp_path / "src"
     source.mkdir()
-    for name in ("pyproject.toml", "README.md"):
+    for name in ("pyproject.toml", "README.md", "LICENSE"):
         shutil.copy2(ROOT / name, source / name)
     shutil.copytree(
         ROOT / "stepsaga", source / "stepsaga", ignore=shutil.ignore_patterns("__pycache__")
