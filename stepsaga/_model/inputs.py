@@ -261,7 +261,28 @@ class _Duplicate:
     path: tuple[str | int, ...]
 
 
+#: Deeper JSON is refused on every Python: 3.11's decoder hits its recursion limit near 1,000
+#: levels, 3.13's does not (and code walking the value afterwards would).
+MAX_JSON_DEPTH = 500
+_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
+_BRACKET = re.compile(r"[\[\]{}]")
+
+
+class _TooDeepError(RecursionError):
+    """Nested deeper than ``MAX_JSON_DEPTH`` (a ``RecursionError``, so every caller that
+    reported the decoder's own recursion reports this the same way)."""
+
+
+def _check_depth(text: str) -> None:
+    depth = 0
+    for bracket in _BRACKET.finditer(_STRING.sub("", text)):
+        depth += 1 if bracket.group() in "[{" else -1
+        if depth > MAX_JSON_DEPTH:
+            raise _TooDeepError(f"JSON nested deeper than {MAX_JSON_DEPTH} levels")
+
+
 def _decode(text: str) -> object:
+    _check_depth(text)
     value = json.loads(
         text,
         object_pairs_hook=_object,

@@ -21,7 +21,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from services import load_faults
-from stepsaga._model.inputs import read_json_file
+from stepsaga._model.inputs import MAX_JSON_DEPTH, read_json_file
 from stepsaga.engine import MockConfig, MockConfigError
 from stepsaga.errors import InvalidInputError
 from tests.framework.functional.cli_support import case_data
@@ -249,3 +249,19 @@ def test_stdin_reads_exactly_as_a_file_does(raw: bytes) -> None:
         "<stdin>",
     )
     assert from_stdin == from_file
+
+
+def test_nesting_is_bounded_the_same_on_every_python(tmp_path: Path) -> None:
+    """Python 3.13's decoder parses 5,000 levels that 3.11's refused: the bound is ours."""
+    deepest = tmp_path / "deepest.json"
+    deepest.write_text('{"a": ' + "[" * (MAX_JSON_DEPTH - 1) + "]" * (MAX_JSON_DEPTH - 1) + "}")
+    assert isinstance(read_json_file(deepest, what="case", max_bytes=1 << 20), dict)
+    too_deep = tmp_path / "too-deep.json"
+    too_deep.write_text('{"a": ' + "[" * MAX_JSON_DEPTH + "]" * MAX_JSON_DEPTH + "}")
+    with pytest.raises(InvalidInputError, match=r"too-deep\.json: JSON nested too deeply$"):
+        read_json_file(too_deep, what="case", max_bytes=1 << 20)
+    in_a_string = tmp_path / "brackets-in-a-string.json"
+    in_a_string.write_text(json.dumps({"note": "[" * (2 * MAX_JSON_DEPTH) + '\\"{'}))
+    value = read_json_file(in_a_string, what="case", max_bytes=1 << 20)
+    assert isinstance(value, dict)
+    assert value["note"].startswith("[[")
