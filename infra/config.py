@@ -44,15 +44,9 @@ from constructs import Node
 from services.dependencies import ENV_SERVICES, SERVICES_HTTP
 from services.http.config import ENV_TIMEOUTS, ENV_URLS, HttpTimeouts
 from stepsaga._project.deployment import DEFAULT_STAGE
-from stepsaga.cdk import (
-    Backup,
-    BundlingMode,
-    Canary,
-    DeploymentError,
-    FunctionSettings,
-    StageSettings,
-)
+from stepsaga.cdk import Backup, BundlingMode, Canary, FunctionSettings, StageSettings
 from stepsaga.cdk._settings import DEFAULT_FUNCTION_TIMEOUT_SECONDS, PRODUCTION_STAGES
+from stepsaga.errors import DeploymentError
 
 #: Lambda timeout of every function; one HTTP call (all four phases) must fit inside it.
 FUNCTION_TIMEOUT_SECONDS: Final = DEFAULT_FUNCTION_TIMEOUT_SECONDS

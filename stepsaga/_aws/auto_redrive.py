@@ -65,8 +65,14 @@ from stepsaga.backends._aws.pointers import get_pointer
 from stepsaga.backends._bulk_redrive import RedriveDecision, decide
 from stepsaga.backends._lifecycle import Sibling, redrive_refusal
 from stepsaga.backends._naming import execution_arn
-from stepsaga.engine._errors import ExecutionDoesNotExist, ExecutionNotRedrivable
-from stepsaga.errors import SAGA_OUTCOME_PREFIX, InvalidInputError, StepSagaError, TransientError
+from stepsaga.errors import (
+    SAGA_OUTCOME_PREFIX,
+    ExecutionDoesNotExist,
+    ExecutionNotRedrivable,
+    InvalidInputError,
+    StepSagaError,
+    TransientError,
+)
 from stepsaga.ledger import Ledger, Status
 from stepsaga.workflow._saga import Saga
 

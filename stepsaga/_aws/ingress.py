@@ -56,8 +56,7 @@ from stepsaga.backends._aws.locate import case_executions
 from stepsaga.backends._aws.pointers import Pointer, record_pointer
 from stepsaga.backends._aws.settings import AwsSettings
 from stepsaga.backends._lifecycle import Sibling, start_refusal, superseding
-from stepsaga.engine._errors import ExecutionAlreadyExists
-from stepsaga.errors import InvalidInputError, StepSagaError, TransientError
+from stepsaga.errors import ExecutionAlreadyExists, InvalidInputError, StepSagaError, TransientError
 from stepsaga.workflow._saga import Saga
 
 if TYPE_CHECKING:

@@ -73,24 +73,29 @@ from stepsaga.engine import (
     DelayChosen,
     DelayKind,
     EngineEvent,
-    ExecutionAlreadyExists,
-    ExecutionDoesNotExist,
-    ExecutionNotRedrivable,
     ExecutionPageQuery,
     Handler,
     HistoryRecorded,
-    InvalidToken,
     LocalEngine,
     MockConfig,
-    MockConfigError,
-    TaskDoesNotExist,
-    TaskTimedOut,
     check_time_scale,
     time_scale_from_env,
 )
 from stepsaga.engine._lambda_invoke import LambdaContext
 from stepsaga.engine._models import TokenStatus
-from stepsaga.errors import EXECUTION_STOPPED, InvalidInputError, NotFoundError, TransientError
+from stepsaga.errors import (
+    EXECUTION_STOPPED,
+    ExecutionAlreadyExists,
+    ExecutionDoesNotExist,
+    ExecutionNotRedrivable,
+    InvalidInputError,
+    InvalidToken,
+    MockConfigError,
+    NotFoundError,
+    TaskDoesNotExist,
+    TaskTimedOut,
+    TransientError,
+)
 from stepsaga.ledger import Ledger, LedgerPolicy, ReconOutcome, ReconStatus, Record, open_ledger
 from stepsaga.workflow._saga import Saga
 

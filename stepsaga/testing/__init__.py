@@ -37,7 +37,6 @@ if TYPE_CHECKING:
         Backend,
         EngineBackend,
         Execution,
-        StateNotMockedError,
         StepFunctionsBackend,
         cap_retry_delays,
         lambda_arn,
@@ -60,7 +59,7 @@ if TYPE_CHECKING:
         assert_visits,
     )
     from stepsaga.testing._ledger import LedgerTable, create_ledger_table
-    from stepsaga.testing._localstack import LocalStack, LocalStackError, localstack_python
+    from stepsaga.testing._localstack import LocalStack, localstack_python
     from stepsaga.testing._mockconfig import MockConfigBuilder, Return, Throw
     from stepsaga.testing._moto import moto_stepfunctions
     from stepsaga.testing._moto_stack import (
@@ -83,7 +82,6 @@ _MODULES = {
         "Backend",
         "EngineBackend",
         "Execution",
-        "StateNotMockedError",
         "StepFunctionsBackend",
         "cap_retry_delays",
         "lambda_arn",
@@ -106,7 +104,7 @@ _MODULES = {
         "assert_visits",
     ),
     "ledger": ("LedgerTable", "create_ledger_table"),
-    "localstack": ("LocalStack", "LocalStackError", "localstack_python"),
+    "localstack": ("LocalStack", "localstack_python"),
     "moto": ("moto_stepfunctions",),
     "moto_stack": ("DeployedFunction", "FunctionCall", "MotoDeployment", "moto_deployment"),
     "mockconfig": ("MockConfigBuilder", "Return", "Throw"),
@@ -136,12 +134,10 @@ __all__ = [
     "History",
     "LedgerTable",
     "LocalStack",
-    "LocalStackError",
     "MockConfigBuilder",
     "MotoDeployment",
     "Return",
     "Scenario",
-    "StateNotMockedError",
     "StepEnvironment",
     "StepFunctionsBackend",
     "StepFunctionsLocalContainer",

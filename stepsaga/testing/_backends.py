@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from stepsaga.engine import Handler, LocalEngine
+from stepsaga.errors import StateNotMockedError
 from stepsaga.testing._history import History
 
 if TYPE_CHECKING:
@@ -243,10 +244,6 @@ def _execution(described: Mapping[str, Any], history: History) -> Execution:
         cause=described.get("cause"),
         history=history,
     )
-
-
-class StateNotMockedError(Exception):
-    """A task invoked a function that neither the mock config nor the test's handlers cover."""
 
 
 def strict_handlers(handlers: Mapping[str, Handler] | None = None) -> Mapping[str, Handler]:

@@ -192,12 +192,8 @@ def localstack(pytestconfig: pytest.Config) -> Iterator[LocalStack]:
     """A running LocalStack (Step Functions only), shared by the session, stopped at its
     end. Skips in one line when missing or not starting; fails instead under ``CI=true``
     when the ini option ``stepsaga_localstack`` is ``required-on-ci``."""
-    from stepsaga.testing._localstack import (
-        LOCALSTACK_VENV,
-        LocalStack,
-        LocalStackError,
-        localstack_python,
-    )
+    from stepsaga.errors import LocalStackError
+    from stepsaga.testing._localstack import LOCALSTACK_VENV, LocalStack, localstack_python
 
     required = under_ci() and pytestconfig.getini("stepsaga_localstack") == "required-on-ci"
     python = localstack_python(pytestconfig.rootpath)

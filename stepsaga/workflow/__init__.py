@@ -42,7 +42,6 @@ if TYPE_CHECKING:
         TRANSIENT_RETRY,
         JitterStrategy,
         RetryPolicy,
-        SagaDefinitionError,
     )
     from stepsaga.workflow._saga import Compensate, Escalate, ForEach, Parallel, Saga, Step
     from stepsaga.workflow._substitutions import placeholders, render
@@ -76,7 +75,6 @@ _WHERE = {
     "TRANSIENT_RETRY": "stepsaga.workflow._retry",
     "JitterStrategy": "stepsaga.workflow._retry",
     "RetryPolicy": "stepsaga.workflow._retry",
-    "SagaDefinitionError": "stepsaga.workflow._retry",
     "Compensate": "stepsaga.workflow._saga",
     "Escalate": "stepsaga.workflow._saga",
     "ForEach": "stepsaga.workflow._saga",
@@ -114,7 +112,6 @@ __all__ = [
     "ReconciliationResult",
     "RetryPolicy",
     "Saga",
-    "SagaDefinitionError",
     "Step",
     "StepEvent",
     "StepResult",

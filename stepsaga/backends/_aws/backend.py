@@ -107,18 +107,18 @@ from stepsaga.backends._views import (
     ResolutionView,
     UndoneView,
 )
-from stepsaga.engine._errors import (
-    ExecutionAlreadyExists,
-    ExecutionNotRedrivable,
-    InvalidToken,
-    TaskDoesNotExist,
-    TaskTimedOut,
-)
 from stepsaga.errors import (
     EXECUTION_STOPPED,
+    DecisionNotDeliveredError,
+    ExecutionAlreadyExists,
+    ExecutionNotRedrivable,
+    FunctionFailedError,
     InvalidInputError,
+    InvalidToken,
     NotFoundError,
     StepSagaError,
+    TaskDoesNotExist,
+    TaskTimedOut,
     TransientError,
 )
 from stepsaga.ledger import Ledger, ReconItem, ReconOutcome, ReconStatus
@@ -139,15 +139,6 @@ _ACTION_KEY = re.compile(r"^(?P<tenant>[^:]+):(?P<case>[^:]+):r(?P<revision>\d+)
 _MOVING = MOVING
 #: The longest ``cause`` StopExecution takes.
 _MAX_CAUSE = 32768
-
-
-class FunctionFailedError(StepSagaError):
-    """A saga function ``cancel`` invoked reported an error (Lambda's ``FunctionError``)."""
-
-
-class DecisionNotDeliveredError(StepSagaError):
-    """The item is resolved, but the execution that waited on it no longer waits (its
-    wait timed out, or it was stopped): redrive it and it goes on with the decision."""
 
 
 def redrive_token(execution_arn: str, redrive_count: int) -> str:

@@ -18,9 +18,10 @@ from stepsaga._project.home import StateHome
 from stepsaga.backends import Progress, ProgressKind, ReconFilter, to_json
 from stepsaga.backends._aws import AwsBackend, AwsSettings, FixedClients
 from stepsaga.cli._run import load_mock_config
-from stepsaga.engine._errors import ExecutionAlreadyExists, ExecutionNotRedrivable
 from stepsaga.errors import (
     SAGA_COMPENSATED,
+    ExecutionAlreadyExists,
+    ExecutionNotRedrivable,
     IllegalTransitionError,
     InvalidInputError,
     NotFoundError,

@@ -12,8 +12,8 @@ from typing import Any
 import boto3
 import pytest
 
+from stepsaga.errors import TemplateError
 from stepsaga.testing import MotoDeployment, moto_deployment
-from stepsaga.testing._cloudformation import TemplateError
 
 #: Task tokens the ``hold`` handler received (the test sends the callback).
 TOKENS: list[str] = []

@@ -10,8 +10,9 @@ from typing import Any
 import pytest
 
 from stepsaga._project import deployment
-from stepsaga.cdk import DeploymentError, SagaDeployment, StageSettings
+from stepsaga.cdk import SagaDeployment, StageSettings
 from stepsaga.cdk._settings import DEFAULT_EXECUTION_TIMEOUT_SECONDS
+from stepsaga.errors import DeploymentError
 from stepsaga.workflow import compile as compile_saga
 from stepsaga.workflow import render
 from tests.framework.infra.conftest import Synthesized

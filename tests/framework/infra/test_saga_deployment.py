@@ -11,7 +11,6 @@ from stepsaga.cdk import (
     RECONCILER,
     Backup,
     Canary,
-    DeploymentError,
     FunctionAccess,
     FunctionSettings,
     SagaDeployment,
@@ -20,6 +19,7 @@ from stepsaga.cdk import (
 )
 from stepsaga.cdk._access import QUERY
 from stepsaga.cdk._saga_deployment import lambda_handler
+from stepsaga.errors import DeploymentError
 from stepsaga.workflow._saga import RECONCILER_FUNCTION, RECONCILER_HANDLER
 
 

@@ -6,7 +6,8 @@ from typing import Any
 
 import pytest
 
-from stepsaga.engine import LAMBDA_INVOKE, InvalidDefinition, load
+from stepsaga.engine import LAMBDA_INVOKE, load
+from stepsaga.errors import InvalidDefinition
 from tests.framework.unit.engine.helpers import machine, task
 
 

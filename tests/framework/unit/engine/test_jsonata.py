@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from stepsaga.engine import LAMBDA_INVOKE, InvalidDefinition, load
-from stepsaga.errors import BusinessRejectedError
+from stepsaga.engine import LAMBDA_INVOKE, load
+from stepsaga.errors import BusinessRejectedError, InvalidDefinition
 from tests.framework.unit.engine.conftest import MakeEngine
 from tests.framework.unit.engine.helpers import Script, machine
 

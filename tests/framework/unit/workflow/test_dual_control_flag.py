@@ -7,7 +7,8 @@ import pytest
 
 from stepsaga import Compensate, EffectClass, Escalate, Saga, Step
 from stepsaga.backends._assemble import CaseIdentity, planned_actions
-from stepsaga.workflow import ForEach, Parallel, SagaDefinitionError
+from stepsaga.errors import SagaDefinitionError
+from stepsaga.workflow import ForEach, Parallel
 
 
 def refund(name: str = "Refund", **more: object) -> Step:

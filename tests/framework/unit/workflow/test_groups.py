@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from stepsaga.engine import load
-from stepsaga.errors import COMPENSATE, InvalidInputError, names
+from stepsaga.errors import COMPENSATE, InvalidInputError, SagaDefinitionError, names
 from stepsaga.workflow import (
     Compensate,
     EffectClass,
@@ -21,7 +21,6 @@ from stepsaga.workflow import (
     ForEach,
     Parallel,
     Saga,
-    SagaDefinitionError,
     Step,
     compile,
 )

@@ -9,7 +9,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from stepsaga.errors import LAMBDA_SERVICE_ERRORS, LAMBDA_TIMEOUT_ERRORS, RETRYABLE, names
+from stepsaga.errors import (
+    LAMBDA_SERVICE_ERRORS,
+    LAMBDA_TIMEOUT_ERRORS,
+    RETRYABLE,
+    SagaDefinitionError,
+    names,
+)
 from stepsaga.ledger import LedgerPolicy
 from stepsaga.workflow import (
     DEFAULT_RETRY,
@@ -19,7 +25,6 @@ from stepsaga.workflow import (
     TRANSIENT_RETRY,
     JitterStrategy,
     RetryPolicy,
-    SagaDefinitionError,
 )
 from stepsaga.workflow._retry import (
     WORST_CASE_RETRY_SECONDS,
