@@ -15,7 +15,7 @@ from typing import Final
 from aws_cdk import App
 
 from infra.config import ContextError, StageConfig
-from stepsaga._project.project import Project
+from stepsaga import Project
 from stepsaga.cdk import SagaStack
 from stepsaga.errors import DeploymentError
 

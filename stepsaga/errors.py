@@ -367,6 +367,7 @@ FATES: Final[Mapping[type[StepSagaError], Fate]] = MappingProxyType(
 )
 for _cls in FATES:
     _cls._routed_as = _cls
+del _cls
 
 
 def fate_of(error: type[BaseException] | BaseException) -> Fate:
@@ -497,3 +498,15 @@ def is_business_outcome(name: str | None) -> bool:
     """Whether an execution's error is a saga's own ending (``Saga.*``), not a technical
     failure a redrive could fix."""
     return bool(name) and str(name).startswith(SAGA_OUTCOME_PREFIX)
+
+
+#: The public names: every exception class above, and the team's redaction hook (the
+#: routing table and its helpers are what the compiler, the ledger and the handlers share).
+__all__ = sorted(
+    [
+        name
+        for name, value in list(globals().items())
+        if isinstance(value, type) and issubclass(value, BaseException) and name[0] != "_"
+    ]
+    + ["set_message_redactor"]
+)

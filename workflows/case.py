@@ -7,22 +7,27 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Annotated, Any
 
-from pydantic import Field, StringConstraints, field_validator, model_validator
-
-from stepsaga import (
-    Amount,
-    ApprovedCase,
-    Currency,
-    InvalidActionError,
-    Money,
-    Reference,
-    StrictModel,
-    Text,
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    field_validator,
+    model_validator,
 )
+
+from stepsaga import Amount, ApprovedCase, Currency, Money, Reference, Text
 from stepsaga import load_case as _load
 from stepsaga import parse_case as _parse
+from stepsaga.errors import InvalidActionError
 
 Country = Annotated[str, StringConstraints(pattern=r"^[A-Z]{2}$")]
+
+
+class StrictModel(BaseModel):
+    """Frozen, strict about unknown fields, strips whitespace: as ``ApprovedCase`` itself."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, str_strip_whitespace=True)
 
 
 class Reserve(StrictModel):

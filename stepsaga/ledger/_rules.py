@@ -46,7 +46,6 @@ from stepsaga.ledger._canonical import iso_utc
 from stepsaga.ledger._lease import lease_end
 from stepsaga.ledger._models import (
     Action,
-    Approval,
     Claim,
     EffectClass,
     ReconItem,
@@ -55,6 +54,7 @@ from stepsaga.ledger._models import (
     Record,
     Replay,
     ResolutionAudit,
+    Signoff,
     Status,
     check_tenant,
 )
@@ -656,7 +656,7 @@ class Ledger:
                     f"item {item_id} was already resolved as {item.outcome}", item_id=item_id
                 )
             now = self._clock.now()
-            mine = Approval(by=by, at=now, note=note)
+            mine = Signoff(by=by, at=now, note=note)
             step = approvals.next_step(item, decided, by, automatic=automatic)
             if step is approvals.ApprovalStep.REFUSE_SAME_PERSON:
                 raise _refused_same_person(item)
@@ -1233,7 +1233,7 @@ def _refused_same_person(item: ReconItem) -> IllegalTransitionError:
     )
 
 
-def _refused_disagreement(item: ReconItem, mine: Approval) -> IllegalTransitionError:
+def _refused_disagreement(item: ReconItem, mine: Signoff) -> IllegalTransitionError:
     first = item.first_approval
     assert first is not None
     return IllegalTransitionError(

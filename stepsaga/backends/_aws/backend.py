@@ -121,8 +121,9 @@ from stepsaga.errors import (
     TaskTimedOut,
     TransientError,
 )
-from stepsaga.ledger import Ledger, ReconItem, ReconOutcome, ReconStatus
+from stepsaga.ledger import Ledger, ReconItem
 from stepsaga.ledger._dynamodb import DynamoDBStore
+from stepsaga.ledger._models import ReconOutcome, ReconStatus
 from stepsaga.workflow import _names as names
 from stepsaga.workflow._saga import Saga
 

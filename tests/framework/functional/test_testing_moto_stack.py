@@ -13,7 +13,8 @@ import boto3
 import pytest
 
 from stepsaga.errors import TemplateError
-from stepsaga.testing import MotoDeployment, moto_deployment
+from stepsaga.testing import moto_deployment
+from stepsaga.testing._moto_stack import MotoDeployment
 
 #: Task tokens the ``hold`` handler received (the test sends the callback).
 TOKENS: list[str] = []

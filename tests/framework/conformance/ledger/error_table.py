@@ -6,6 +6,7 @@ must also be made here, or the per-cell tests fail.
 
 from __future__ import annotations
 
+from stepsaga import EffectClass
 from stepsaga.errors import (
     ActionConflictError,
     ActionInProgressError,
@@ -19,7 +20,8 @@ from stepsaga.errors import (
     StoreUnavailableError,
     TransientError,
 )
-from stepsaga.ledger import EffectClass, ErrorFamily, Status
+from stepsaga.ledger import Status
+from stepsaga.ledger._outcomes import ErrorFamily
 
 F = ErrorFamily
 READ, KEYED, BLIND, PHYSICAL = (

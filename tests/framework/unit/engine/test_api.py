@@ -8,7 +8,8 @@ from datetime import datetime
 import pytest
 
 from stepsaga._project.home import StateHome
-from stepsaga.engine import LocalEngine, time_scale_from_env
+from stepsaga.engine import LocalEngine
+from stepsaga.engine._engine import time_scale_from_env
 from stepsaga.errors import (
     ExecutionAlreadyExists,
     ExecutionDoesNotExist,

@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 
-from stepsaga.engine import LAMBDA_INVOKE, load
+from stepsaga.engine import load
+from stepsaga.engine._definition import LAMBDA_INVOKE
 from stepsaga.errors import BusinessRejectedError, InvalidDefinition
 from tests.framework.unit.engine.conftest import MakeEngine
 from tests.framework.unit.engine.helpers import Script, machine

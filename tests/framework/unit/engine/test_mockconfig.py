@@ -8,7 +8,8 @@ from typing import Any
 
 import pytest
 
-from stepsaga.engine import LAMBDA_INVOKE_WAIT, MockConfig
+from stepsaga.engine import MockConfig
+from stepsaga.engine._definition import LAMBDA_INVOKE_WAIT
 from stepsaga.errors import MockConfigError
 from tests.framework.unit.engine.conftest import MakeEngine
 from tests.framework.unit.engine.helpers import Script, count, machine, task

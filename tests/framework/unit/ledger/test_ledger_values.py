@@ -7,8 +7,9 @@ from typing import Any
 
 import pytest
 
+from stepsaga import EffectClass
 from stepsaga.errors import InvalidActionError, InvalidInputError
-from stepsaga.ledger import Action, EffectClass, Intent, LedgerPolicy, Status
+from stepsaga.ledger import Action, Intent, LedgerPolicy, Status
 from tests.framework.conformance.ledger.helpers import APPROVED_AT, make_action
 
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from stepsaga.workflow import Saga
+from stepsaga import Saga
 
 cfnlint_api = pytest.importorskip("cfnlint.api")
 
