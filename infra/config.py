@@ -152,7 +152,10 @@ class StageConfig:
     def from_context(cls, node: Node) -> StageConfig:
         """Read the settings; unset keys take the stage's defaults (see module docstring)."""
         stage = _text(node, "stage") or StageSettings().stage
-        production = StageSettings.for_stage(stage).is_production
+        try:
+            production = StageSettings.for_stage(stage).is_production
+        except DeploymentError as exc:  # a malformed stage name
+            raise ContextError(str(exc)) from None
         concurrency = _text(node, "reserved_concurrency")
         bundling = _text(node, "bundling") or BundlingMode.PIP.value
         try:

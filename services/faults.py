@@ -37,8 +37,8 @@ from pydantic import (
 
 from services.values import Operation, Service
 from stepsaga import CaseId, Reference
-from stepsaga.cli import read_json_file, validate_object
 from stepsaga.errors import InvalidInputError
+from stepsaga.workflow import read_json_file, validate_object
 
 MAX_FAULTS_FILE_BYTES = 64 * 1024
 MAX_RULES = 1000

@@ -16,7 +16,7 @@ exception stepsaga raises to its users: a saga or definition that is not well fo
 deployment or template it cannot build, the test kit's errors. Their class names are part
 of the API too (``ExecutionDoesNotExist`` is the AWS exception code on both backends).
 
-**One table.** :data:`FATES` gives every class here two things: what it says about an
+**One table.** :data:`FATES` gives every routing class two things: what it says about an
 effect when a downstream call raised it (its ``ErrorFamily``: the row of the ledger's
 ``ERROR_TABLE``, ``stepsaga.ledger._outcomes``) and where the state machine sends it
 (its :class:`Route`: the ``Retry``/``Catch`` lists ``RETRYABLE``, ``COMPENSATE``,

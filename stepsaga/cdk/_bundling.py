@@ -113,7 +113,7 @@ FRAMEWORK_EXCLUDED: Final = (
     "scaffold",
     "cdk",
     "__main__.py",
-    "agents/mcp.py",
+    "agents/_mcp.py",
 )
 _IGNORED: Final = frozenset({"__pycache__", ".mypy_cache", ".pytest_cache"})
 

@@ -13,9 +13,6 @@ A project may add its own commands (``[tool.stepsaga.commands] name = "module:at
   ``checked_time_scale`` — the ``--time-scale`` option's check;
 - ``render_items``, ``render_resolution``, ``outcome_text`` — the tables ``recon list``
   and ``recon resolve`` print; ``log_level`` — the ``--log-level`` option's check;
-- ``read_json_file`` (strict JSON: bounded, regular files only, duplicate keys refused) and
-  ``validate_object`` (a pydantic validation as one-line ``InvalidInputError``) — reading
-  the project's own files with stepsaga's rules;
 - ``BackendKind`` — ``--backend``'s values.
 """
 
@@ -26,7 +23,6 @@ from typing import TYPE_CHECKING
 from stepsaga._util.lazy import lazy_getattr
 
 if TYPE_CHECKING:
-    from stepsaga._model.inputs import read_json_file, validate_object
     from stepsaga.cli._app import main
     from stepsaga.cli._backend import command_errors, log_level, open_backend, print_json
     from stepsaga.cli._common import BackendKind, CliContext, cli_context, stdout, usage_error
@@ -37,8 +33,6 @@ if TYPE_CHECKING:
 
 #: Where each public name is defined; loaded on first use (PEP 562).
 _WHERE = {
-    "read_json_file": "stepsaga._model.inputs",
-    "validate_object": "stepsaga._model.inputs",
     "main": "stepsaga.cli._app",
     "command_errors": "stepsaga.cli._backend",
     "log_level": "stepsaga.cli._backend",
@@ -75,12 +69,10 @@ __all__ = [
     "open_backend",
     "outcome_text",
     "print_json",
-    "read_json_file",
     "render_items",
     "render_resolution",
     "stdout",
     "usage_error",
-    "validate_object",
     "wants_json",
 ]
 
