@@ -235,7 +235,7 @@ def test_auto_redrive_takes_its_bounds_from_the_settings_and_none_turns_it_off(
         return [
             f["Properties"]["Environment"]["Variables"]
             for f in two_sagas.resources(stack, "AWS::Lambda::Function").values()
-            if f["Properties"]["Handler"] == "stepsaga._aws.auto_redrive.handler"
+            if f["Properties"]["Handler"] == "stepsaga.lambdas.auto_redrive"
         ]
 
     (alpha,) = redrivers(two_sagas.alpha)

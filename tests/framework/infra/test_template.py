@@ -25,7 +25,7 @@ from stepsaga.ledger import _table as layout
 from tests.framework.infra.conftest import SERVICE_CONTEXT, Synthesized
 from tests.framework.infra.test_init_cdk_app import asset_modules_missing
 
-OVERDUE_CHECK_HANDLER = "stepsaga._reconciliation.overdue.handler"
+OVERDUE_CHECK_HANDLER = "stepsaga.lambdas.overdue_check"
 
 
 def _function_by_handler(synthesized: Synthesized) -> dict[str, tuple[str, dict[str, Any]]]:
