@@ -27,8 +27,7 @@ from moto import mock_aws
 
 from services import load_faults
 from stepsaga import Project, StateHome, SystemClock
-from stepsaga.backends import LocalBackend, ReconFilter
-from stepsaga.ledger import ReconOutcome
+from stepsaga.backends import LocalBackend, ReconFilter, ReconOutcome
 from stepsaga.ledger._dynamodb import create_table
 from stepsaga.testing._cost import CaseCost, DynamoDBMeter, Prices, count_history
 from workflows.case import load_case

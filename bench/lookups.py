@@ -27,7 +27,7 @@ from typing import Any
 import boto3
 from moto import mock_aws
 
-from stepsaga._util.clock import ManualClock
+from stepsaga import ManualClock
 from stepsaga.ledger import Ledger
 from stepsaga.ledger._dynamodb import DynamoDBStore, create_table
 from stepsaga.testing._bulk import history

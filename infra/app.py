@@ -15,8 +15,9 @@ from typing import Final
 from aws_cdk import App
 
 from infra.config import ContextError, StageConfig
-from stepsaga._project.project import Project
-from stepsaga.cdk import DeploymentError, SagaStack
+from stepsaga import Project
+from stepsaga.cdk import SagaStack
+from stepsaga.errors import DeploymentError
 
 #: The project root: its pyproject.toml declares the saga and the dependencies.
 ROOT: Final = Path(__file__).resolve().parent.parent

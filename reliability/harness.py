@@ -51,16 +51,17 @@ from services import open_simulation
 from services.simulated import Effect
 from stepsaga._reconciliation import AUTO_RESOLVER
 from stepsaga._reconciliation.reasons import Reason
-from stepsaga.backends._local import LocalBackend
-from stepsaga.backends._naming import execution_name
-from stepsaga.backends._views import (
+from stepsaga.backends import (
     CaseOutcome,
     ExecutionView,
+    LocalBackend,
     ReconFilter,
     ReconItemView,
+    ReconOutcome,
 )
+from stepsaga.backends._naming import execution_name
 from stepsaga.errors import NotFoundError
-from stepsaga.ledger import LedgerPolicy, ReconOutcome, open_ledger
+from stepsaga.ledger import LedgerPolicy, open_ledger
 from workflows.project import reference_project
 
 SETTLED = (CaseOutcome.COMPLETED, CaseOutcome.COMPENSATED, CaseOutcome.COMPENSATION_FAILED)

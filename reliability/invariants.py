@@ -36,8 +36,9 @@ from dataclasses import dataclass
 
 from reliability.plan import REPLACEMENT_ORDER, CasePlan
 from services.simulated import Effect
-from stepsaga.backends._views import CaseOutcome
-from stepsaga.ledger import ReconItem, ReconStatus, Record, Status
+from stepsaga.backends import CaseOutcome
+from stepsaga.ledger import ReconItem, Record, Status
+from stepsaga.ledger._models import ReconStatus
 from stepsaga.ledger._revisions import ADOPTED_FROM, SUPERSEDES
 
 #: The ledger operation (last part of the record's operation) → the effect it applies.

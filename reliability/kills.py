@@ -19,7 +19,8 @@ from typing import NoReturn
 from reliability.plan import KillPoint, KillSite
 from services.simulated import CrashSite
 from stepsaga.backends._progress import Progress, ProgressKind
-from stepsaga.ledger._models import ReconItem, Record, ResolutionAudit, Status
+from stepsaga.ledger import ExtraWrite, ReconItem, Record, Status
+from stepsaga.ledger._models import ResolutionAudit
 from stepsaga.ledger._store import (
     Expect,
     ForwardingStore,
@@ -27,7 +28,6 @@ from stepsaga.ledger._store import (
     WriteOutcome,
     WriteResult,
 )
-from stepsaga.ledger._writes import ExtraWrite
 
 
 def append_line(path: Path, data: dict[str, object]) -> None:

@@ -28,14 +28,13 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from reliability.simulated import simulated_deps
 from services import open_simulation
-from services.dependencies import simulated_deps
+from stepsaga import StateHome, SystemClock
 from stepsaga._handlers import build_handlers
 from stepsaga._handlers.deps import HandlerDeps
 from stepsaga._handlers.guard import Handler
-from stepsaga._project.home import StateHome
-from stepsaga._util.clock import SystemClock
-from stepsaga.engine import LambdaContext
+from stepsaga.engine._lambda_invoke import LambdaContext
 from stepsaga.errors import StepSagaError
 from stepsaga.ledger import open_ledger
 from workflows.case import parse_case

@@ -37,7 +37,9 @@ from pydantic import (
 )
 
 from services.values import Operation, Service
-from stepsaga import CaseId, InvalidInputError, Reference, read_json_file, validate_object
+from stepsaga import CaseId, Reference
+from stepsaga.errors import InvalidInputError
+from stepsaga.workflow import read_json_file, validate_object
 
 MAX_FAULTS_FILE_BYTES = 64 * 1024
 MAX_RULES = 1000

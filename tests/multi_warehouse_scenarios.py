@@ -12,15 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from stepsaga.testing import (
-    MockConfigBuilder,
-    Return,
-    Scenario,
-    mock_config,
-    reconciliation_result,
-    step_result,
-    task_error,
-)
+from stepsaga.testing import MockConfigBuilder, Return, step_result
+from stepsaga.testing._scenarios import Scenario, mock_config, reconciliation_result, task_error
 from workflows.multi_warehouse import parse_case, saga
 
 _KEY = "acme:CASE-2001:r1"

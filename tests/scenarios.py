@@ -13,15 +13,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from stepsaga.testing import (
-    MockConfigBuilder,
-    Return,
-    Scenario,
-    mock_config,
-    reconciliation_result,
-    step_result,
-    task_error,
-)
+from stepsaga.testing import MockConfigBuilder, Return, step_result
+from stepsaga.testing._scenarios import Scenario, mock_config, reconciliation_result, task_error
 from workflows.case import parse_case
 from workflows.replacement_order import saga
 

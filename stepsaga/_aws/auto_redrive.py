@@ -65,8 +65,14 @@ from stepsaga.backends._aws.pointers import get_pointer
 from stepsaga.backends._bulk_redrive import RedriveDecision, decide
 from stepsaga.backends._lifecycle import Sibling, redrive_refusal
 from stepsaga.backends._naming import execution_arn
-from stepsaga.engine._errors import ExecutionDoesNotExist, ExecutionNotRedrivable
-from stepsaga.errors import SAGA_OUTCOME_PREFIX, InvalidInputError, StepSagaError, TransientError
+from stepsaga.errors import (
+    SAGA_OUTCOME_PREFIX,
+    ExecutionDoesNotExist,
+    ExecutionNotRedrivable,
+    InvalidInputError,
+    StepSagaError,
+    TransientError,
+)
 from stepsaga.ledger import Ledger, Status
 from stepsaga.workflow._saga import Saga
 
@@ -85,9 +91,9 @@ __all__ = [
     "METRIC_FOR_VERDICT",
     "REDRIVABLE_STATUSES",
     "AutoRedrive",
-    "Outcome",
+    "RedriveOutcome",
+    "RedriveVerdict",
     "Redriver",
-    "Verdict",
     "event_pattern",
     "handler",
     "input_transformer",
@@ -209,7 +215,7 @@ class AutoRedrive(BaseModel):
         return timedelta(seconds=min(float(MAX_DELAY_SECONDS), seconds))
 
 
-class Verdict(StrEnum):
+class RedriveVerdict(StrEnum):
     REDRIVEN = "redriven"
     WAITING = "waiting"
     GONE = "gone"
@@ -228,34 +234,34 @@ class Verdict(StrEnum):
 
 
 #: ``bulk_redrive.decide``'s refusals as verdicts (the rule itself lives there).
-_FROM_DECISION: Final[Mapping[RedriveDecision, Verdict]] = {
-    RedriveDecision.SKIPPED_BUSINESS_OUTCOME: Verdict.REFUSED_BUSINESS_OUTCOME,
-    RedriveDecision.SKIPPED_STOPPED: Verdict.REFUSED_STOPPED,
-    RedriveDecision.SKIPPED_NOT_REDRIVABLE: Verdict.REFUSED_NOT_REDRIVABLE,
-    RedriveDecision.SKIPPED_OUTSIDE_WINDOW: Verdict.REFUSED_OUTSIDE_WINDOW,
-    RedriveDecision.SKIPPED_OTHER_ERROR: Verdict.REFUSED_NOT_REDRIVABLE,  # no --error here
-    RedriveDecision.REFUSED: Verdict.REFUSED_NOT_REDRIVABLE,
+_FROM_DECISION: Final[Mapping[RedriveDecision, RedriveVerdict]] = {
+    RedriveDecision.SKIPPED_BUSINESS_OUTCOME: RedriveVerdict.REFUSED_BUSINESS_OUTCOME,
+    RedriveDecision.SKIPPED_STOPPED: RedriveVerdict.REFUSED_STOPPED,
+    RedriveDecision.SKIPPED_NOT_REDRIVABLE: RedriveVerdict.REFUSED_NOT_REDRIVABLE,
+    RedriveDecision.SKIPPED_OUTSIDE_WINDOW: RedriveVerdict.REFUSED_OUTSIDE_WINDOW,
+    RedriveDecision.SKIPPED_OTHER_ERROR: RedriveVerdict.REFUSED_NOT_REDRIVABLE,  # no --error here
+    RedriveDecision.REFUSED: RedriveVerdict.REFUSED_NOT_REDRIVABLE,
 }
 
 #: The metric each verdict counts (refusals share one; the reason rides as metadata).
-METRIC_FOR_VERDICT: Final[Mapping[Verdict, str]] = {
+METRIC_FOR_VERDICT: Final[Mapping[RedriveVerdict, str]] = {
     verdict: (
         metric_names.AUTO_REDRIVE_REFUSED
         if verdict.refused
         else {
-            Verdict.REDRIVEN: metric_names.AUTO_REDRIVEN,
-            Verdict.WAITING: metric_names.AUTO_REDRIVE_WAITING,
-            Verdict.GONE: metric_names.AUTO_REDRIVE_GONE,
-            Verdict.MALFORMED: metric_names.AUTO_REDRIVE_MALFORMED,
+            RedriveVerdict.REDRIVEN: metric_names.AUTO_REDRIVEN,
+            RedriveVerdict.WAITING: metric_names.AUTO_REDRIVE_WAITING,
+            RedriveVerdict.GONE: metric_names.AUTO_REDRIVE_GONE,
+            RedriveVerdict.MALFORMED: metric_names.AUTO_REDRIVE_MALFORMED,
         }[verdict]
     )
-    for verdict in Verdict
+    for verdict in RedriveVerdict
 }
 
 
 @dataclass(frozen=True)
-class Outcome:
-    verdict: Verdict
+class RedriveOutcome:
+    verdict: RedriveVerdict
     execution_name: str | None = None
     #: ``waiting``: seconds until the message comes back.
     delay_seconds: int | None = None
@@ -291,19 +297,19 @@ class Redriver:
     clock: Clock = field(default_factory=SystemClock)
     backoff: Backoff = field(default_factory=Backoff)
 
-    def decide(self, body: str) -> Outcome:
+    def decide(self, body: str) -> RedriveOutcome:
         """One message body → its outcome; AWS failures raise (the message is retried)."""
         arn = self._execution_arn(body)
         try:
             described = describe(self.sfn, arn)
         except ExecutionDoesNotExist:
-            return Outcome(Verdict.GONE)
+            return RedriveOutcome(RedriveVerdict.GONE)
         name = str(described["name"])
         if described.get("status") not in REDRIVABLE_STATUSES:
-            return Outcome(Verdict.GONE, name)
+            return RedriveOutcome(RedriveVerdict.GONE, name)
         verdict = self._refusal(described)
         if verdict is not None:
-            return Outcome(verdict, name)
+            return RedriveOutcome(verdict, name)
         count = int(described.get("redriveCount", 0))
         stop = described.get("stopDate")
         now = self.clock.now()
@@ -314,13 +320,13 @@ class Redriver:
             delay = min(MAX_DELAY_SECONDS, math.ceil((due - now).total_seconds()))
             with aws_call("sqs:SendMessage"):
                 self.sqs.send_message(QueueUrl=self.queue_url, MessageBody=body, DelaySeconds=delay)
-            return Outcome(Verdict.WAITING, name, delay_seconds=delay)
+            return RedriveOutcome(RedriveVerdict.WAITING, name, delay_seconds=delay)
         try:
             with aws_call("states:RedriveExecution"):
                 self.sfn.redrive_execution(executionArn=arn, clientToken=redrive_token(arn, count))
         except ExecutionNotRedrivable:
-            return Outcome(Verdict.REFUSED_NOT_REDRIVABLE, name)
-        return Outcome(Verdict.REDRIVEN, name, redrive=count + 1)
+            return RedriveOutcome(RedriveVerdict.REFUSED_NOT_REDRIVABLE, name)
+        return RedriveOutcome(RedriveVerdict.REDRIVEN, name, redrive=count + 1)
 
     def handle(self, event: Mapping[str, Any]) -> dict[str, Any]:
         """An SQS batch → ``batchItemFailures`` (the messages SQS must deliver again)."""
@@ -336,7 +342,7 @@ class Redriver:
                 try:
                     outcome = self.decide(str(record.get("body", "")))
                 except _MalformedError as exc:
-                    outcome = Outcome(Verdict.MALFORMED)
+                    outcome = RedriveOutcome(RedriveVerdict.MALFORMED)
                     _log(outcome, message_id=message_id, field=str(exc))
                     self._count(outcome)
                     failures.append({"itemIdentifier": message_id})
@@ -387,7 +393,7 @@ class Redriver:
             raise _MalformedError(field)
         return arn
 
-    def _refusal(self, described: Described) -> Verdict | None:
+    def _refusal(self, described: Described) -> RedriveVerdict | None:
         """Why not to redrive, first match: the bulk rule, the redrive bound, the attempt
         budget, a later revision."""
         case = CaseIdentity.from_input(described["input"])
@@ -397,12 +403,12 @@ class Redriver:
         if decision is not RedriveDecision.REDRIVEN:
             return _FROM_DECISION[decision]
         if view.redrive_count >= self.settings.max_redrives:
-            return Verdict.REFUSED_MAX_REDRIVES
+            return RedriveVerdict.REFUSED_MAX_REDRIVES
         budget = self.ledger.policy.attempt_budget
         if any(r.status is not Status.COMPLETED and r.attempts >= budget for r in records.values()):
-            return Verdict.REFUSED_ATTEMPT_BUDGET
+            return RedriveVerdict.REFUSED_ATTEMPT_BUDGET
         if redrive_refusal(described, lambda: self._later_revision(case)) is not None:
-            return Verdict.REFUSED_SUPERSEDED
+            return RedriveVerdict.REFUSED_SUPERSEDED
         return None
 
     def _later_revision(self, case: CaseIdentity) -> list[Sibling]:
@@ -419,7 +425,7 @@ class Redriver:
             return []
         return [Sibling(found.identity, found.execution_name, _RECORDED)]
 
-    def _count(self, outcome: Outcome) -> None:
+    def _count(self, outcome: RedriveOutcome) -> None:
         metadata = {"verdict": outcome.verdict.value}
         if outcome.execution_name is not None:
             metadata["execution"] = outcome.execution_name
@@ -430,7 +436,7 @@ class Redriver:
 _RECORDED: Final = "RECORDED"
 
 
-def _log(outcome: Outcome | None, **fields: object) -> None:
+def _log(outcome: RedriveOutcome | None, **fields: object) -> None:
     """One JSON line per message: identifiers only."""
     shown: dict[str, object] = {"auto_redrive": outcome.verdict.value if outcome else "retry"}
     if outcome is not None and outcome.execution_name is not None:

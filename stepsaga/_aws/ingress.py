@@ -56,8 +56,7 @@ from stepsaga.backends._aws.locate import case_executions
 from stepsaga.backends._aws.pointers import Pointer, record_pointer
 from stepsaga.backends._aws.settings import AwsSettings
 from stepsaga.backends._lifecycle import Sibling, start_refusal, superseding
-from stepsaga.engine._errors import ExecutionAlreadyExists
-from stepsaga.errors import InvalidInputError, StepSagaError, TransientError
+from stepsaga.errors import ExecutionAlreadyExists, InvalidInputError, StepSagaError, TransientError
 from stepsaga.workflow._saga import Saga
 
 if TYPE_CHECKING:
@@ -68,8 +67,8 @@ __all__ = [
     "ENV_DEAD_LETTER_QUEUE_URL",
     "ENV_QUEUE_URL",
     "REASON_ATTRIBUTE",
+    "StartVerdict",
     "Starter",
-    "Verdict",
     "handler",
 ]
 
@@ -86,7 +85,7 @@ VERDICT_ATTRIBUTE: Final = "stepsaga-verdict"
 _MAX_REASON: Final = 1000
 
 
-class Verdict(StrEnum):
+class StartVerdict(StrEnum):
     STARTED = "started"
     DUPLICATE = "duplicate"
     CONFLICT = "conflict"
@@ -96,8 +95,8 @@ class Verdict(StrEnum):
 
 
 @dataclass(frozen=True)
-class Outcome:
-    verdict: Verdict
+class StartOutcome:
+    verdict: StartVerdict
     execution_name: str | None = None
     execution_arn: str | None = None
     #: One line for the dead letter (may quote the case: it never goes to the logs).
@@ -107,12 +106,16 @@ class Outcome:
 
     @property
     def dead_letter(self) -> bool:
-        return self.verdict in (Verdict.CONFLICT, Verdict.INVALID, Verdict.SUPERSEDED)
+        return self.verdict in (
+            StartVerdict.CONFLICT,
+            StartVerdict.INVALID,
+            StartVerdict.SUPERSEDED,
+        )
 
     @property
     def retry(self) -> bool:
         """SQS must deliver the message again later."""
-        return self.verdict is Verdict.WAITING
+        return self.verdict is StartVerdict.WAITING
 
 
 class Sender(VisibilityChanger, Protocol):
@@ -140,14 +143,16 @@ class Starter:
     queue_url: str | None = None
     backoff: Backoff = field(default_factory=Backoff)
 
-    def start(self, body: str) -> Outcome:
+    def start(self, body: str) -> StartOutcome:
         """One message body → its outcome; AWS failures raise (the message is retried)."""
         try:
             case = parse_case(_case_data(body), self.saga.input_model or OpenCase)
             wanted = case.execution_input()
             self.saga.check_input(wanted)  # what ``stepsaga start`` refuses, refused here too
         except InvalidInputError as exc:
-            return Outcome(Verdict.INVALID, reason=exc.message, field=str(exc.data.get("field")))
+            return StartOutcome(
+                StartVerdict.INVALID, reason=exc.message, field=str(exc.data.get("field"))
+            )
         pointer = Pointer.of(
             self.state_machine_arn,
             case.tenant_id,
@@ -161,11 +166,11 @@ class Starter:
         )
         if refused is not None:
             verdict, reason = refused
-            return Outcome(verdict, name, arn, reason=reason)
+            return StartOutcome(verdict, name, arn, reason=reason)
         try:
             record_pointer(self.ddb, self.table_name, pointer)
         except ExecutionAlreadyExists as exc:
-            return Outcome(Verdict.CONFLICT, name, arn, reason=exc.message)
+            return StartOutcome(StartVerdict.CONFLICT, name, arn, reason=exc.message)
         try:
             with aws_call("states:StartExecution"):
                 started = self.sfn.start_execution(
@@ -173,15 +178,15 @@ class Starter:
                     name=name,
                     input=json.dumps(wanted, sort_keys=True, separators=(",", ":")),
                 )
-            return Outcome(Verdict.STARTED, name, started["executionArn"])
+            return StartOutcome(StartVerdict.STARTED, name, started["executionArn"])
         except ExecutionAlreadyExists:
             pass
         with aws_call("states:DescribeExecution"):
             described = self.sfn.describe_execution(executionArn=arn)
         if json.loads(described.get("input", "null")) == wanted:
-            return Outcome(Verdict.DUPLICATE, name, arn)
-        return Outcome(
-            Verdict.CONFLICT,
+            return StartOutcome(StartVerdict.DUPLICATE, name, arn)
+        return StartOutcome(
+            StartVerdict.CONFLICT,
             name,
             arn,
             reason=(
@@ -191,7 +196,7 @@ class Starter:
             ),
         )
 
-    def _revision_refusal(self, case: CaseIdentity) -> tuple[Verdict, str] | None:
+    def _revision_refusal(self, case: CaseIdentity) -> tuple[StartVerdict, str] | None:
         """The start rule for revisions (``lifecycle.start_refusal``, as ``stepsaga start``
         applies it): superseded for good, or waiting for an earlier revision to close."""
         settings = AwsSettings(
@@ -207,7 +212,7 @@ class Starter:
         if refusal is None:
             return None
         later = superseding(case, siblings) is not None
-        return (Verdict.SUPERSEDED if later else Verdict.WAITING), refusal
+        return (StartVerdict.SUPERSEDED if later else StartVerdict.WAITING), refusal
 
     def handle(self, event: Mapping[str, Any]) -> dict[str, Any]:
         """An SQS batch → ``batchItemFailures`` (the messages SQS must deliver again)."""
@@ -244,7 +249,7 @@ class Starter:
         failures.extend({"itemIdentifier": str(r.get("messageId", ""))} for r in busy)
         return {"batchItemFailures": failures}
 
-    def _dead_letter(self, body: str, outcome: Outcome) -> None:
+    def _dead_letter(self, body: str, outcome: StartOutcome) -> None:
         reason = (outcome.reason or outcome.verdict.value)[:_MAX_REASON]
         with aws_call("sqs:SendMessage"):
             self.sqs.send_message(

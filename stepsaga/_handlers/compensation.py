@@ -30,8 +30,8 @@ from stepsaga._handlers.step_handler import StepHandler
 from stepsaga._model.keys import parse_action_key
 from stepsaga.ledger import Action, Record
 from stepsaga.ledger._revisions import ADOPTED_FROM
-from stepsaga.workflow import Compensate, Saga, Step
 from stepsaga.workflow._events import CompensationEvent, parse_event
+from stepsaga.workflow._saga import Compensate, Saga, Step
 
 
 def compensation_action(original: Action, compensate: Compensate) -> Action:

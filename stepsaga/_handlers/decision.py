@@ -18,7 +18,9 @@ from __future__ import annotations
 
 from enum import StrEnum
 
-from stepsaga.ledger import EffectClass, ErrorFamily, Settlement, Status
+from stepsaga.ledger import Status
+from stepsaga.ledger._models import EffectClass
+from stepsaga.ledger._outcomes import ErrorFamily, Settlement
 
 #: How many extra calls with the same key a keyed write makes after an uncertain outcome,
 #: within one attempt (the downstream deduplicates on the key, so this cannot double it).

@@ -32,16 +32,9 @@ from stepsaga.errors import (
     TransientError,
     describe,
 )
-from stepsaga.ledger import (
-    Action,
-    Claim,
-    EffectClass,
-    ErrorFamily,
-    Replay,
-    Settlement,
-    error_family,
-    settlement_for,
-)
+from stepsaga.ledger import Action
+from stepsaga.ledger._models import Claim, EffectClass, Replay
+from stepsaga.ledger._outcomes import ErrorFamily, Settlement, error_family, settlement_for
 from stepsaga.workflow._events import StepResult
 
 MAX_REASON = 500

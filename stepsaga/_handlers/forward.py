@@ -10,8 +10,8 @@ from stepsaga._handlers.guard import Handler, invocation
 from stepsaga._handlers.identity import action_of, check_action_fields, check_item, check_saga
 from stepsaga._handlers.logs import InvocationLog
 from stepsaga._handlers.step_handler import StepHandler
-from stepsaga.workflow import Saga, Step
 from stepsaga.workflow._events import StepEvent, parse_event
+from stepsaga.workflow._saga import Saga, Step
 
 
 def forward_handler(

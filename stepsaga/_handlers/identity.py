@@ -18,10 +18,11 @@ from datetime import datetime
 from typing import Any, Protocol
 
 from stepsaga.errors import EventMismatchError, InvalidInputError
-from stepsaga.ledger import Action, EffectClass, Intent, Ledger, Record, Status
-from stepsaga.workflow import Saga, Step
+from stepsaga.ledger import Action, Intent, Ledger, Record, Status
+from stepsaga.ledger._models import EffectClass
 from stepsaga.workflow._events import ActionRef
 from stepsaga.workflow._names import item_operation
+from stepsaga.workflow._saga import Saga, Step
 
 
 class CaseEvent(Protocol):

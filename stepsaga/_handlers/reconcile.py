@@ -43,7 +43,7 @@ from stepsaga._handlers.identity import (
 from stepsaga._handlers.logs import InvocationLog
 from stepsaga._handlers.step_handler import Call, CallContext, Lookup, StepHandler
 from stepsaga._model.inputs import describe_validation_error
-from stepsaga._reconciliation.automatic import Verdict, reconcile_action
+from stepsaga._reconciliation.automatic import AutoVerdict, reconcile_action
 from stepsaga._reconciliation.evidence import evidence, failure_of
 from stepsaga._reconciliation.notify import Notice
 from stepsaga._reconciliation.operator import decision_of, resolve
@@ -55,8 +55,8 @@ from stepsaga._reconciliation.reasons import (
     escalation_reason,
 )
 from stepsaga.errors import EventMismatchError, InvalidInputError, StepSagaError
-from stepsaga.ledger import Action, ReconItem, ReconOutcome, ReconStatus
-from stepsaga.workflow import Compensate, Saga, Step
+from stepsaga.ledger import Action, ReconItem
+from stepsaga.ledger._models import ReconOutcome, ReconStatus
 from stepsaga.workflow._events import (
     AwaitDecisionEvent,
     CompensationFailureEvent,
@@ -66,6 +66,7 @@ from stepsaga.workflow._events import (
     ReconciliationResult,
     parse_event,
 )
+from stepsaga.workflow._saga import Compensate, Saga, Step
 
 Catalog = Mapping[str, StepHandler[Any, Any]]
 
@@ -219,7 +220,7 @@ class _Reconciler:
         operation: StepHandler[Any, Any],
         params: BaseModel,
         action: Action,
-    ) -> Verdict:
+    ) -> AutoVerdict:
         return reconcile_action(
             self.deps.ledger,
             action,

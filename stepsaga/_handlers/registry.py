@@ -18,8 +18,7 @@ from stepsaga._handlers.forward import forward_handler
 from stepsaga._handlers.guard import Handler
 from stepsaga._handlers.reconcile import reconcile_handler
 from stepsaga._handlers.step_handler import StepHandler, load_step_handler
-from stepsaga.workflow import Saga
-from stepsaga.workflow._saga import RECONCILER_FUNCTION
+from stepsaga.workflow._saga import RECONCILER_FUNCTION, Saga
 
 
 def step_handlers_of(saga: Saga) -> dict[str, StepHandler[Any, Any]]:

@@ -40,7 +40,7 @@ class StrictModel(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, str_strip_whitespace=True)
 
 
-class Approval(StrictModel):
+class CaseApproval(StrictModel):
     approved_by: PersonId
     approved_at: ApprovedAt
     revision: int = Field(ge=1, le=MAX_REVISION, strict=True)
@@ -56,7 +56,7 @@ class ApprovedCase(StrictModel):
 
     tenant_id: TenantId
     case_id: CaseId
-    approval: Approval
+    approval: CaseApproval
 
     def execution_input(self) -> dict[str, Any]:
         """The JSON the state machine starts with: ISO timestamps, no ``None`` fields."""

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from stepsaga._util.lazy import lazy_getattr
 
 if TYPE_CHECKING:
-    from stepsaga._reconciliation.automatic import Verdict, reconcile_action
+    from stepsaga._reconciliation.automatic import AutoVerdict, reconcile_action
     from stepsaga._reconciliation.callbacks import TaskSuccessSender, sfn_task_success
     from stepsaga._reconciliation.lookup import Absent, Found, Lookup
     from stepsaga._reconciliation.notify import (
@@ -40,6 +40,7 @@ if TYPE_CHECKING:
 __all__ = [
     "AUTO_RESOLVER",
     "Absent",
+    "AutoVerdict",
     "Found",
     "Lookup",
     "Notice",
@@ -50,7 +51,6 @@ __all__ = [
     "Resolution",
     "SnsNotifier",
     "TaskSuccessSender",
-    "Verdict",
     "decision_of",
     "parse_outcome",
     "reconcile_action",
@@ -60,7 +60,7 @@ __all__ = [
 ]
 
 _WHERE = {
-    "Verdict": "stepsaga._reconciliation.automatic",
+    "AutoVerdict": "stepsaga._reconciliation.automatic",
     "reconcile_action": "stepsaga._reconciliation.automatic",
     "TaskSuccessSender": "stepsaga._reconciliation.callbacks",
     "sfn_task_success": "stepsaga._reconciliation.callbacks",

@@ -63,7 +63,8 @@ from stepsaga.errors import (
     IllegalTransitionError,
     TransientError,
 )
-from stepsaga.ledger import Action, Ledger, ReconItem, ReconOutcome, Record, Status
+from stepsaga.ledger import Action, Ledger, ReconItem, Record, Status
+from stepsaga.ledger._models import ReconOutcome
 from stepsaga.ledger._revisions import SUPERSEDES
 from stepsaga.workflow._events import ReconciliationOutcome
 
@@ -74,7 +75,7 @@ Looker = Callable[[], Lookup | None]
 
 
 @dataclass(frozen=True)
-class Verdict:
+class AutoVerdict:
     """What reconciliation decided; ``opened`` is true when this call opened an item that
     now waits for a person."""
 
@@ -100,7 +101,7 @@ def reconcile_action(
     topic: str | None = None,
     context: Mapping[str, Any] | None = None,
     dual_control: bool = False,
-) -> Verdict:
+) -> AutoVerdict:
     """Decide ``action`` after ``failure`` (see the module docstring).
 
     ``topic`` prefixes every item's reason (``compensation release_reservation failed``:
@@ -126,18 +127,18 @@ def _decide(
     ask: _Asker,
     look: Looker,
     send: TaskSuccessSender | None,
-) -> Verdict:
+) -> AutoVerdict:
     record = ledger.get(action.key)
     now = ledger.clock.now()
     reason = ask.reason
     if record is None:
         if reason is Reason.BUDGET_EXHAUSTED and _budget_covers(ledger, action):
-            return Verdict(ReconciliationOutcome.NOT_APPLIED, "the tenant budget now covers it")
+            return AutoVerdict(ReconciliationOutcome.NOT_APPLIED, "the tenant budget now covers it")
         return ask.unclaimed(action)
     if record.digest != action.digest:
         return ask.item(record, Reason.ACTION_CONFLICT)
     if record.status is Status.COMPLETED:
-        return Verdict(ReconciliationOutcome.APPLIED, "the ledger record is COMPLETED")
+        return AutoVerdict(ReconciliationOutcome.APPLIED, "the ledger record is COMPLETED")
     if record.status is Status.IN_PROGRESS and record.lease_live(now):
         assert record.lease_expires_at is not None
         raise ActionInProgressError(
@@ -153,11 +154,11 @@ def _decide(
         return _by_lookup(ledger, record, ask, look, send)
     if record.status is Status.RELEASED:
         if reason is Reason.OUTCOME_UNKNOWN:
-            return Verdict(ReconciliationOutcome.NOT_APPLIED, "the record is RELEASED")
+            return AutoVerdict(ReconciliationOutcome.NOT_APPLIED, "the record is RELEASED")
         if reason is Reason.OTHER:
             return _released_once(ledger, record, ask, send)
         if reason is Reason.BUDGET_EXHAUSTED and _budget_covers(ledger, action):
-            return Verdict(ReconciliationOutcome.NOT_APPLIED, "the tenant budget now covers it")
+            return AutoVerdict(ReconciliationOutcome.NOT_APPLIED, "the tenant budget now covers it")
     return ask.item(record)
 
 
@@ -167,7 +168,7 @@ def _by_lookup(
     ask: _Asker,
     look: Looker,
     send: TaskSuccessSender | None,
-) -> Verdict:
+) -> AutoVerdict:
     try:
         found = look()
     except TransientError as exc:
@@ -197,14 +198,14 @@ def _by_lookup(
             reference=found.reference,
             automatic=True,
         )
-        return Verdict(ReconciliationOutcome.APPLIED, note, item=resolution.item)
+        return AutoVerdict(ReconciliationOutcome.APPLIED, note, item=resolution.item)
     note = f"absent downstream: {found.evidence}"
     return _resolved_not_applied(ledger, item, note, send)
 
 
 def _released_once(
     ledger: Ledger, record: Record, ask: _Asker, send: TaskSuccessSender | None
-) -> Verdict:
+) -> AutoVerdict:
     """``RELEASED`` after a failure that may have struck before the claim (a compensation
     catches every error): run it again once per attempt. The answer is an item resolved
     by ``stepsaga:auto``; meeting the answered question again means the last run never
@@ -222,14 +223,14 @@ def _released_once(
     )
     if item.reason != question:  # asked and answered before: no attempt since
         note = f"undecided: {item.reason}; the last run made no attempt"
-        return Verdict(ReconciliationOutcome.UNDECIDED, note, item=item, opened=opened)
+        return AutoVerdict(ReconciliationOutcome.UNDECIDED, note, item=item, opened=opened)
     note = "the record is RELEASED: nothing was applied"
     return _resolved_not_applied(ledger, item, note, send)
 
 
 def _resolved_not_applied(
     ledger: Ledger, item: ReconItem, note: str, send: TaskSuccessSender | None
-) -> Verdict:
+) -> AutoVerdict:
     """Resolve ``item`` as ``not_applied`` by ``stepsaga:auto`` (resuming the waiting case)."""
     resolution = resolve(
         ledger,
@@ -240,7 +241,7 @@ def _resolved_not_applied(
         send_task_success=send,
         automatic=True,
     )
-    return Verdict(ReconciliationOutcome.NOT_APPLIED, note, item=resolution.item)
+    return AutoVerdict(ReconciliationOutcome.NOT_APPLIED, note, item=resolution.item)
 
 
 #: What a person decides about a later revision's step that meets an earlier effect.
@@ -302,7 +303,7 @@ class _Asker:
         *,
         lookup: str | None = None,
         **more: Any,
-    ) -> Verdict:
+    ) -> AutoVerdict:
         """Leave it to a person: the open item for this question."""
         item, opened = open_question(
             self.ledger,
@@ -313,9 +314,9 @@ class _Asker:
             dual_control=self.dual_control,
         )
         note = f"undecided: {item.reason}" + (f"; lookup {lookup}" if lookup else "")
-        return Verdict(ReconciliationOutcome.UNDECIDED, note, item=item, opened=opened)
+        return AutoVerdict(ReconciliationOutcome.UNDECIDED, note, item=item, opened=opened)
 
-    def unclaimed(self, action: Action) -> Verdict:
+    def unclaimed(self, action: Action) -> AutoVerdict:
         """The claim was refused before anything was written: ask a person about the
         action itself (the item carries its tenant, case and key; no record exists)."""
         item, opened = open_question(
@@ -331,7 +332,7 @@ class _Asker:
             dual_control=self.dual_control,
         )
         note = f"undecided: {item.reason}"
-        return Verdict(ReconciliationOutcome.UNDECIDED, note, item=item, opened=opened)
+        return AutoVerdict(ReconciliationOutcome.UNDECIDED, note, item=item, opened=opened)
 
     def _worded(self, reason: Reason, which: str) -> str:
         if self.topic is None:

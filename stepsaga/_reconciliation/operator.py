@@ -27,7 +27,8 @@ from typing import Any
 from stepsaga._model.person import check_person
 from stepsaga._reconciliation.callbacks import TaskSuccessSender
 from stepsaga.errors import IllegalTransitionError, InvalidInputError, NotFoundError, TransientError
-from stepsaga.ledger import Ledger, ReconItem, ReconOutcome, ReconStatus
+from stepsaga.ledger import Ledger, ReconItem
+from stepsaga.ledger._models import ReconOutcome, ReconStatus
 from stepsaga.workflow._events import OperatorDecision, ReconciliationOutcome
 
 

@@ -14,7 +14,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from stepsaga.errors import IllegalTransitionError
-from stepsaga.ledger import Action, Ledger, ReconItem, ReconStatus
+from stepsaga.ledger import Action, Ledger, ReconItem
+from stepsaga.ledger._models import ReconStatus
 from stepsaga.ledger._rules import item_id_for
 
 MAX_OCCURRENCES = 100

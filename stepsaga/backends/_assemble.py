@@ -24,7 +24,8 @@ from stepsaga.backends._views import (
     StepView,
 )
 from stepsaga.errors import InvalidInputError
-from stepsaga.ledger import ReconItem, ReconStatus, Record, ResolutionAudit, Status
+from stepsaga.ledger import ReconItem, Record, Status
+from stepsaga.ledger._models import ReconStatus, ResolutionAudit
 from stepsaga.ledger._paging import decode_token
 from stepsaga.workflow._names import item_operation
 from stepsaga.workflow._saga import Saga, Step

@@ -45,7 +45,7 @@ from stepsaga.backends._views import (
     ResolutionView,
 )
 from stepsaga.engine._mockconfig import MockConfig
-from stepsaga.ledger import ReconOutcome
+from stepsaga.ledger._models import ReconOutcome
 
 
 class SagaBackend(Protocol):

@@ -33,9 +33,9 @@ from pydantic import BaseModel, ConfigDict, Field
 from stepsaga.backends._base import SagaBackend
 from stepsaga.backends._progress import ProgressListener
 from stepsaga.backends._views import CaseOutcome, ExecutionView
-from stepsaga.engine._errors import ExecutionNotRedrivable
 from stepsaga.errors import (
     EXECUTION_STOPPED,
+    ExecutionNotRedrivable,
     InvalidInputError,
     StepSagaError,
     is_business_outcome,

@@ -32,10 +32,9 @@ from stepsaga.backends._assemble import CaseIdentity
 from stepsaga.backends._views import UndoneView
 from stepsaga.errors import StepSagaError
 from stepsaga.ledger import Record, Status
-from stepsaga.workflow import Compensate, Escalate, Saga, Step
 from stepsaga.workflow import _names as names
 from stepsaga.workflow._names import item_operation
-from stepsaga.workflow._saga import RECONCILER_FUNCTION
+from stepsaga.workflow._saga import RECONCILER_FUNCTION, Compensate, Escalate, Saga, Step
 
 #: The error a cancel's undo events carry as ``failure`` (what started compensating).
 CANCELLED = "Stepsaga.Cancelled"

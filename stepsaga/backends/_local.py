@@ -69,29 +69,32 @@ from stepsaga.backends._views import (
     ReconPage,
     ResolutionView,
 )
-from stepsaga.engine import (
+from stepsaga.engine import Handler, LocalEngine, MockConfig
+from stepsaga.engine._engine import check_time_scale, time_scale_from_env
+from stepsaga.engine._lambda_invoke import LambdaContext
+from stepsaga.engine._models import (
     DelayChosen,
     DelayKind,
     EngineEvent,
+    HistoryRecorded,
+    TokenStatus,
+)
+from stepsaga.engine._store import ExecutionPageQuery
+from stepsaga.errors import (
+    EXECUTION_STOPPED,
     ExecutionAlreadyExists,
     ExecutionDoesNotExist,
     ExecutionNotRedrivable,
-    ExecutionPageQuery,
-    Handler,
-    HistoryRecorded,
+    InvalidInputError,
     InvalidToken,
-    LocalEngine,
-    MockConfig,
     MockConfigError,
+    NotFoundError,
     TaskDoesNotExist,
     TaskTimedOut,
-    check_time_scale,
-    time_scale_from_env,
+    TransientError,
 )
-from stepsaga.engine._lambda_invoke import LambdaContext
-from stepsaga.engine._models import TokenStatus
-from stepsaga.errors import EXECUTION_STOPPED, InvalidInputError, NotFoundError, TransientError
-from stepsaga.ledger import Ledger, LedgerPolicy, ReconOutcome, ReconStatus, Record, open_ledger
+from stepsaga.ledger import Ledger, LedgerPolicy, Record, open_ledger
+from stepsaga.ledger._models import ReconOutcome, ReconStatus
 from stepsaga.workflow._saga import Saga
 
 if TYPE_CHECKING:
@@ -181,7 +184,8 @@ class LocalBackend:
     def definition(self, saga: Saga) -> dict[str, Any]:
         """The saga's ASL with this backend's function ARNs (compiled once)."""
         if saga.name not in self._definitions:
-            from stepsaga.workflow import compile, render  # start and redrive only
+            from stepsaga.workflow import compile
+            from stepsaga.workflow._substitutions import render
 
             self._definitions[saga.name] = render(
                 compile(saga),

@@ -46,7 +46,8 @@ from aws_cdk import aws_lambda as lambda_
 
 import stepsaga
 from stepsaga.cdk._saga_deployment import SagaDeployment, module_of
-from stepsaga.cdk._settings import BundlingMode, DeploymentError
+from stepsaga.cdk._settings import BundlingMode
+from stepsaga.errors import DeploymentError
 
 __all__ = [
     "ARCHITECTURE",

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Final
 
 from stepsaga._project.project import Project
-from stepsaga.cdk._settings import DeploymentError
+from stepsaga.errors import DeploymentError
 from stepsaga.workflow import compile as compile_saga
 from stepsaga.workflow._names import substitution_key
 

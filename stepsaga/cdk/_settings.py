@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Final
 from stepsaga._aws.auto_redrive import AutoRedrive
 from stepsaga._aws.signing import SignedService
 from stepsaga._project.deployment import DEFAULT_STAGE
+from stepsaga.errors import DeploymentError
 from stepsaga.ledger._table import GSIS
 
 if TYPE_CHECKING:
@@ -71,10 +72,6 @@ _RESERVED_PREFIXES: Final = (
     "STEPSAGA_SECRET_SOURCES",
     "STEPSAGA_SIGNED_APIS",
 )
-
-
-class DeploymentError(ValueError):
-    """The saga cannot be deployed as configured; the message is one line."""
 
 
 class BundlingMode(StrEnum):

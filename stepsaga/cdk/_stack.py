@@ -48,14 +48,10 @@ from stepsaga.cdk._operators import OperatorPolicy, OperatorRole
 from stepsaga.cdk._releases import ROLLBACK_ALARMS, CanaryReleases
 from stepsaga.cdk._resolver import SagaResolver
 from stepsaga.cdk._saga_deployment import SagaDeployment
-from stepsaga.cdk._settings import (
-    Backup,
-    DeploymentError,
-    FunctionSettings,
-    StageSettings,
-)
+from stepsaga.cdk._settings import Backup, FunctionSettings, StageSettings
 from stepsaga.cdk._state_machine import SagaStateMachine
 from stepsaga.cdk._topic import ReconciliationTopic
+from stepsaga.errors import DeploymentError
 
 __all__ = ["OVERDUE_CHECK_HANDLER", "OVERDUE_CHECK_RATE", "SagaResources", "SagaStack"]
 

@@ -23,7 +23,7 @@ from stepsaga._model.refs import load_ref
 from stepsaga._project.deployment import ENV_STACK
 from stepsaga._project.home import StateHome
 from stepsaga._project.project import ENV_PROJECT, Project
-from stepsaga.cli._common import Backend, CliContext, exit_codes, refusal_lines
+from stepsaga.cli._common import BackendKind, CliContext, exit_codes, refusal_lines
 from stepsaga.cli._help import bare_flags
 from stepsaga.errors import InvalidInputError
 
@@ -66,8 +66,8 @@ def _version(value: bool) -> None:
 def root(
     ctx: typer.Context,
     backend: Annotated[
-        Backend, typer.Option(help="Where cases run: the embedded engine or AWS.")
-    ] = Backend.local,
+        BackendKind, typer.Option(help="Where cases run: the embedded engine or AWS.")
+    ] = BackendKind.local,
     home: Annotated[
         Path | None,
         typer.Option(

@@ -120,7 +120,7 @@ def _visited(
     cli: CliContext, execution: str, tenant: str | None, saga: str | None
 ) -> tuple[str, Visited]:
     """The saga the execution runs, and the states and transitions it took."""
-    from stepsaga.backends import entered_states
+    from stepsaga.backends._progress import entered_states
     from stepsaga.cli._backend import command_errors, open_backend
 
     with command_errors(), open_backend(cli, saga) as backend:

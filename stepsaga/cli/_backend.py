@@ -16,7 +16,7 @@ import typer
 
 from stepsaga.backends import SagaBackend
 from stepsaga.backends._local import LocalBackend
-from stepsaga.cli._common import EXIT_UNEXPECTED, Backend, CliContext, exit_codes, usage_error
+from stepsaga.cli._common import EXIT_UNEXPECTED, BackendKind, CliContext, exit_codes, usage_error
 from stepsaga.cli._json import jsonable as jsonable
 from stepsaga.cli._json import print_json as print_json
 from stepsaga.errors import IllegalTransitionError
@@ -33,7 +33,7 @@ AWS_BACKEND_MODULE = "stepsaga.backends._aws"
 def open_backend(cli: CliContext, saga: str | None = None) -> SagaBackend:
     """The backend ``--backend`` chose, for the project's sagas (on AWS: the stack's saga,
     ``saga`` or the only one). Opening it writes nothing."""
-    if cli.backend is Backend.local:
+    if cli.backend is BackendKind.local:
         project = cli.project()
         if saga is not None:
             project.saga(saga)  # an undeclared --saga is exit 2, on either backend

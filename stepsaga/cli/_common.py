@@ -28,14 +28,14 @@ EXIT_UNEXPECTED = 1
 EXIT_USAGE = 2
 
 
-class Backend(StrEnum):
+class BackendKind(StrEnum):
     local = "local"
     aws = "aws"
 
 
 @dataclass(frozen=True)
 class CliContext:
-    backend: Backend
+    backend: BackendKind
     home: StateHome
     #: ``--stack``: the CloudFormation stack whose outputs configure ``--backend aws``.
     stack: str | None = None
@@ -55,7 +55,7 @@ class CliContext:
 def cli_context(ctx: typer.Context) -> CliContext:
     obj = ctx.find_root().obj
     if not isinstance(obj, CliContext):  # a sub-app invoked on its own (tests)
-        return CliContext(Backend.local, StateHome.from_env())
+        return CliContext(BackendKind.local, StateHome.from_env())
     return obj
 
 

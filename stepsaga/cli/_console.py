@@ -15,13 +15,13 @@ from typing import Annotated
 
 import typer
 
-from stepsaga.cli._common import Backend, cli_context, exit_codes, usage_error
+from stepsaga.cli._common import BackendKind, cli_context, exit_codes, usage_error
 
 
 def console(
     ctx: typer.Context,
     backend: Annotated[
-        Backend | None,
+        BackendKind | None,
         typer.Option("--backend", help="local or aws (default: the global --backend)."),
     ] = None,
     port: Annotated[
@@ -45,8 +45,9 @@ def console(
 ) -> None:
     """Serve the operator console: executions, reconciliation queue, ledger."""
     try:
-        from stepsaga.console import ConsoleConfig, bind, new_token, serve, url_of
-        from stepsaga.console._security import token_from_file
+        from stepsaga.console import ConsoleConfig, serve
+        from stepsaga.console._security import new_token, token_from_file
+        from stepsaga.console._serve import bind, url_of
     except ModuleNotFoundError as exc:
         usage_error(f"console needs the console extra (pip install 'stepsaga[console]'): {exc}")
     from stepsaga.cli._backend import open_backend

@@ -14,7 +14,7 @@ from rich.table import Table
 
 from stepsaga._util.paging import check_limit
 from stepsaga.cli._common import (
-    Backend,
+    BackendKind,
     CliContext,
     cli_context,
     emit,
@@ -30,8 +30,8 @@ from stepsaga.cli._output import (
     wants_json,
 )
 from stepsaga.errors import NotFoundError
-from stepsaga.ledger import Ledger, open_ledger, parse_url
-from stepsaga.ledger._connect import SqliteUrl
+from stepsaga.ledger import Ledger, open_ledger
+from stepsaga.ledger._connect import SqliteUrl, parse_url
 from stepsaga.ledger._models import Record
 from stepsaga.ledger._paging import LedgerPage, decode_token
 from stepsaga.ledger._rules import parse_status
@@ -62,7 +62,7 @@ def _open(ctx: typer.Context, url: str | None) -> Ledger | None:
 def ledger_of(cli: CliContext, url: str | None = None) -> Ledger | None:
     """The ledger ``--backend`` (or ``url``) names, or None when a local ledger file does
     not exist yet (reads never create one). The console reads records through it too."""
-    if url is None and cli.backend is Backend.aws:
+    if url is None and cli.backend is BackendKind.aws:
         from stepsaga.backends._aws import ledger_url  # boto3 and the stack only when asked
 
         url = ledger_url(cli)
@@ -177,7 +177,7 @@ def reindex(
     as_json = wants_json(output, as_json)
     with exit_codes():
         cli = cli_context(ctx)
-        if url is None and cli.backend is Backend.aws:
+        if url is None and cli.backend is BackendKind.aws:
             from stepsaga.backends._aws import ledger_url
 
             url = ledger_url(cli)

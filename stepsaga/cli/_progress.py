@@ -11,7 +11,7 @@ from types import TracebackType
 from rich.console import Console
 from rich.status import Status
 
-from stepsaga.backends import Progress, ProgressKind, ProgressListener
+from stepsaga.backends._progress import Progress, ProgressKind, ProgressListener
 
 
 class LiveProgress:

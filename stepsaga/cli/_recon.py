@@ -18,7 +18,7 @@ from stepsaga.backends import ReconFilter, to_json
 from stepsaga.cli._backend import command_errors, open_backend, print_json
 from stepsaga.cli._common import (
     EXIT_UNEXPECTED,
-    Backend,
+    BackendKind,
     CliContext,
     cli_context,
     exit_codes,
@@ -31,8 +31,8 @@ from stepsaga.cli._progress import live
 from stepsaga.cli._run import StackSagaOption, TimeScaleOption
 from stepsaga.cli._tables import render_item, render_items, render_resolution
 from stepsaga.errors import InvalidInputError
-from stepsaga.ledger import ReconOutcome, ReconStatus
 from stepsaga.ledger._audit import AuditBreak, Copies, verify
+from stepsaga.ledger._models import ReconOutcome, ReconStatus
 
 app = typer.Typer(
     help="List, inspect and resolve reconciliation items.",
@@ -136,7 +136,7 @@ def resolve(
         note = check_note(note, "--note")
         if by is not None:
             by = check_person(by, "--by")
-            if cli.backend is Backend.aws:
+            if cli.backend is BackendKind.aws:
                 typer.echo(
                     "note: --by is ignored on AWS; the decider is your IAM identity, as you sign "
                     "the request",
@@ -200,7 +200,7 @@ def verify_audit(
 
 def _write_once_copies(cli: CliContext) -> Copies:
     """The stack's audit bucket, read for ``--against-copies`` (AWS only)."""
-    if cli.backend is not Backend.aws:
+    if cli.backend is not BackendKind.aws:
         raise InvalidInputError(
             "--against-copies: the write-once copies are on AWS (--backend aws)",
             field="against_copies",

@@ -24,7 +24,7 @@ from stepsaga.backends._bulk_redrive import (
 )
 from stepsaga.backends._listing import parse_since
 from stepsaga.cli._backend import print_json
-from stepsaga.cli._common import EXIT_UNEXPECTED, Backend
+from stepsaga.cli._common import EXIT_UNEXPECTED, BackendKind
 from stepsaga.errors import InvalidInputError
 
 
@@ -58,7 +58,7 @@ def run_all_failed(
 
 
 def check_flags(
-    backend: Backend,
+    backend: BackendKind,
     *,
     error: str | None,
     since: str | None,
@@ -67,7 +67,7 @@ def check_flags(
 ) -> None:
     """Every flag refused before the backend is opened (one line naming it, exit 2), even
     when there turns out to be nothing to redrive."""
-    if backend is Backend.aws and time_scale is not None:
+    if backend is BackendKind.aws and time_scale is not None:
         raise InvalidInputError(
             "--time-scale scales the local engine's waits; AWS waits in real time",
             field="time_scale",

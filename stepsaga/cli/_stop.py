@@ -17,7 +17,8 @@ import typer
 from rich.markup import escape
 
 from stepsaga._model.person import MAX_NOTE, check_note, check_person
-from stepsaga.backends import CancelView, ExecutionView, SagaBackend, to_json
+from stepsaga.backends import ExecutionView, SagaBackend, to_json
+from stepsaga.backends._views import CancelView
 from stepsaga.cli._backend import command_errors, open_backend, print_json
 from stepsaga.cli._common import EXIT_UNEXPECTED, cli_context, stdout, usage_error
 from stepsaga.cli._output import JsonOption, OutputFormat, OutputOption, wants_json

@@ -11,8 +11,8 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from stepsaga.backends import CaseOutcome, ExecutionView, ReconItemView, ResolutionView, StepKind
-from stepsaga.backends._views import ExecutionPage
+from stepsaga.backends import CaseOutcome, ExecutionView, ReconItemView
+from stepsaga.backends._views import ExecutionPage, ResolutionView, StepKind
 
 _OUTCOME_STYLE = {
     CaseOutcome.COMPLETED: "green",

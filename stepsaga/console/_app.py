@@ -34,16 +34,11 @@ from starlette.staticfiles import StaticFiles
 from stepsaga._project.project import Project
 from stepsaga._reconciliation.overdue import is_overdue
 from stepsaga._util.clock import Clock, SystemClock
-from stepsaga.backends import (
-    CaseOutcome,
-    ExecutionView,
-    ReconFilter,
-    SagaBackend,
-    StepView,
-    SupportsRetryDelays,
-    entered_states,
-)
+from stepsaga.backends import CaseOutcome, ExecutionView, ReconFilter, SagaBackend
+from stepsaga.backends._base import SupportsRetryDelays
 from stepsaga.backends._lifecycle import stopped
+from stepsaga.backends._progress import entered_states
+from stepsaga.backends._views import StepView
 from stepsaga.console._actions import ActionRequest, ActionWorker, Job, JobState
 from stepsaga.console._fold import Folded, fold
 from stepsaga.console._layout import layout

@@ -32,13 +32,14 @@ from stepsaga.engine._choice import (
     compile_rule,
     parse_timestamp,
 )
-from stepsaga.engine._errors import STATES_ALL, InvalidDefinition
+from stepsaga.engine._errors import STATES_ALL
 from stepsaga.engine._jsonata_eval import Expression
 from stepsaga.engine._jsonata_eval import Template as JTemplate
 from stepsaga.engine._paths import Path, PathSyntaxError, parse
-from stepsaga.engine._payload import Template, TemplateError, compile_template
+from stepsaga.engine._payload import Template, compile_template
 from stepsaga.engine._retry import Catcher, JitterStrategy, Retrier
 from stepsaga.engine._variables import Assign, AssignError, compile_assign
+from stepsaga.errors import InvalidDefinition, TemplateError
 
 #: A payload template in either query language (both have ``evaluate(env)``).
 AnyTemplate = Template | JTemplate
@@ -1159,7 +1160,7 @@ def _jsonata_template(
         return None
     try:
         return jsonata_eval.compile_template(raw[key], field or key)
-    except jsonata_eval.TemplateError as exc:
+    except TemplateError as exc:
         raise InvalidDefinition(str(exc), state=name, field=exc.field) from None
 
 

@@ -25,23 +25,7 @@ from stepsaga._project.home import StateHome
 from stepsaga._util.clock import Clock, SystemClock
 from stepsaga.engine import _history as history
 from stepsaga.engine import _lambda_invoke as lambda_invoke
-from stepsaga.engine._errors import (
-    INTERRUPTED,
-    STATES_HEARTBEAT_TIMEOUT,
-    STATES_TIMEOUT,
-    ExecutionAlreadyExists,
-    ExecutionDoesNotExist,
-    ExecutionNotRedrivable,
-    InvalidExecutionInput,
-    InvalidName,
-    InvalidOutput,
-    InvalidToken,
-    MockConfigError,
-    StateMachineAlreadyExists,
-    StateMachineDoesNotExist,
-    TaskDoesNotExist,
-    TaskTimedOut,
-)
+from stepsaga.engine._errors import INTERRUPTED, STATES_HEARTBEAT_TIMEOUT, STATES_TIMEOUT
 from stepsaga.engine._liveness import Owner, owner_alive
 from stepsaga.engine._mockconfig import MockConfig, MockTestCase
 from stepsaga.engine._models import (
@@ -64,7 +48,21 @@ from stepsaga.engine._store import (
     TokenRow,
     check_synchronous,
 )
-from stepsaga.errors import InvalidInputError
+from stepsaga.errors import (
+    ExecutionAlreadyExists,
+    ExecutionDoesNotExist,
+    ExecutionNotRedrivable,
+    InvalidExecutionInput,
+    InvalidInputError,
+    InvalidName,
+    InvalidOutput,
+    InvalidToken,
+    MockConfigError,
+    StateMachineAlreadyExists,
+    StateMachineDoesNotExist,
+    TaskDoesNotExist,
+    TaskTimedOut,
+)
 
 if TYPE_CHECKING:
     from stepsaga.engine import _definition as asl

@@ -33,6 +33,7 @@ from types import ModuleType
 from typing import Any, Protocol, TypeGuard
 
 from stepsaga.engine._errors import QueryEvaluationError, StatesError, describe
+from stepsaga.errors import TemplateError
 
 #: Step Functions' additions to JSONata (and the one function it removes).
 ADDED_FUNCTIONS = ("$partition", "$range", "$hash", "$random", "$uuid", "$parse")
@@ -153,14 +154,6 @@ class Template:
     static: bool
 
 
-class TemplateError(ValueError):
-    """A JSONata template the engine cannot compile; ``field`` is its dotted name."""
-
-    def __init__(self, field: str, message: str) -> None:
-        super().__init__(message)
-        self.field = field
-
-
 def compile_template(value: Any, field: str) -> Template:
     evaluator, static = _compile(value, field)
     return Template(evaluate=evaluator, static=static)
@@ -171,7 +164,7 @@ def _compile(value: Any, field: str) -> tuple[Evaluator, bool]:
         try:
             expression = compile_expression(value, field)
         except JsonataSyntaxError as exc:
-            raise TemplateError(field, str(exc)) from None
+            raise TemplateError(str(exc), field=field) from None
         return expression.evaluate, False
     if isinstance(value, dict):
         parts = [(key, *_compile(child, f"{field}.{key}")) for key, child in value.items()]

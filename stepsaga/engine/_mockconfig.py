@@ -26,8 +26,7 @@ from pathlib import Path
 from typing import Any, overload
 
 from stepsaga._model.inputs import MAX_PROBLEMS, is_stdin, read_json_file
-from stepsaga.engine._errors import MockConfigError
-from stepsaga.errors import InvalidInputError
+from stepsaga.errors import InvalidInputError, MockConfigError
 
 #: The highest invocation number a mocked response may name: far more invocations than any
 #: execution makes, and a bound that keeps a hostile number an input error.

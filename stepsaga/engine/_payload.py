@@ -15,15 +15,7 @@ from typing import Any
 from stepsaga.engine import _intrinsics as intrinsics
 from stepsaga.engine._errors import describe, runtime_error
 from stepsaga.engine._paths import Path, PathNotFoundError, PathSyntaxError, parse
-
-
-class TemplateError(ValueError):
-    """A template field the engine cannot compile; ``field`` is its dotted name."""
-
-    def __init__(self, field: str, message: str) -> None:
-        super().__init__(message)
-        self.field = field
-
+from stepsaga.errors import TemplateError
 
 _ABSENT: Any = object()
 
@@ -118,18 +110,19 @@ def _constant(value: Any) -> Evaluator:
 def _dynamic(expression: Any, field: str, key: str) -> Evaluator:
     if not isinstance(expression, str):
         raise TemplateError(
-            field, f"a '.$' field needs a path or intrinsic function, got {describe(expression)}"
+            f"a '.$' field needs a path or intrinsic function, got {describe(expression)}",
+            field=field,
         )
     if intrinsics.looks_like_call(expression):
         try:
             call = intrinsics.parse_call(expression)
         except ValueError as exc:
-            raise TemplateError(field, str(exc)) from None
+            raise TemplateError(str(exc), field=field) from None
         return call.evaluate
     try:
         path = parse(expression, reference=False)
     except PathSyntaxError as exc:
-        raise TemplateError(field, str(exc)) from None
+        raise TemplateError(str(exc), field=field) from None
     return _path_reader(path, key)
 
 

@@ -26,6 +26,7 @@ from stepsaga.engine import _jsonata_eval as jsonata_eval
 from stepsaga.engine import _payload as payload
 from stepsaga.engine._errors import runtime_error
 from stepsaga.engine._paths import VARIABLE_NAME
+from stepsaga.errors import TemplateError
 
 _MAX_NAME = 80
 RESERVED = frozenset({"states"})
@@ -60,12 +61,12 @@ def compile_assign(raw: Any, field: str, *, jsonata: bool) -> Assign:
     if jsonata:
         try:
             template = jsonata_eval.compile_template(raw, field)
-        except jsonata_eval.TemplateError as exc:
+        except TemplateError as exc:
             raise AssignError(exc.field, str(exc)) from None
     else:
         try:
             template = payload.compile_template(raw, field)  # type: ignore[assignment]
-        except payload.TemplateError as exc:
+        except TemplateError as exc:
             raise AssignError(exc.field, str(exc)) from None
     evaluate = template.evaluate
     return Assign(evaluate=lambda env: dict(evaluate(env)), names=tuple(names))

@@ -17,7 +17,7 @@ from enum import StrEnum
 
 from disarm import skeleton_key
 
-from stepsaga.ledger._models import Approval, ReconItem, ReconOutcome
+from stepsaga.ledger._models import ReconItem, ReconOutcome, Signoff
 
 __all__ = [
     "APPROVAL_RULES",
@@ -97,7 +97,7 @@ def next_step(item: ReconItem, outcome: ReconOutcome, by: str, *, automatic: boo
     return APPROVAL_RULES[(outcome, _earlier(item.first_approval, by))]
 
 
-def _earlier(first: Approval | None, by: str) -> Earlier:
+def _earlier(first: Signoff | None, by: str) -> Earlier:
     if first is None:
         return Earlier.NONE
     return Earlier.SAME_PERSON if same_person(first.by, by) else Earlier.OTHER_PERSON

@@ -57,13 +57,13 @@ from stepsaga.ledger._lookups import (
     partitions,
 )
 from stepsaga.ledger._models import (
-    Approval,
     EffectClass,
     ReconItem,
     ReconOutcome,
     ReconStatus,
     Record,
     ResolutionAudit,
+    Signoff,
     Status,
 )
 from stepsaga.ledger._shards import candidates, gathering, split
@@ -860,13 +860,13 @@ def _legacy_audit(raw: Item) -> ResolutionAudit:
         step=text["step"],
         action_key=text["action_key"],
         outcome=ReconOutcome(text["outcome"]),
-        deciders=(Approval(by=text["resolved_by"], at=at, note=text.get("note", "")),),
+        deciders=(Signoff(by=text["resolved_by"], at=at, note=text.get("note", "")),),
         at=at,
         identity={k: v for k, v in text.items() if k.startswith("caller_")},
     )
 
 
-def _approval_text(approval: Approval | None) -> str | None:
+def _approval_text(approval: Signoff | None) -> str | None:
     return None if approval is None else json_text(approval.to_dict())
 
 
@@ -1038,9 +1038,9 @@ def _recon(raw: Item) -> ReconItem:
     )
 
 
-def _approval(text: str | None) -> Approval | None:
+def _approval(text: str | None) -> Signoff | None:
     data = parse_json(text)
-    return None if data is None else Approval.from_dict(data)
+    return None if data is None else Signoff.from_dict(data)
 
 
 def create_table(client: DynamoDBClient, table: str) -> None:

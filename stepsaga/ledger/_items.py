@@ -34,12 +34,12 @@ from stepsaga.ledger._ledger_base import (
 )
 from stepsaga.ledger._models import (
     Action,
-    Approval,
     ReconItem,
     ReconOutcome,
     ReconStatus,
     Record,
     ResolutionAudit,
+    Signoff,
 )
 from stepsaga.ledger._paging import LedgerPage, decode_token, encode_token
 from stepsaga.ledger._store import Expect, WriteResult
@@ -268,7 +268,7 @@ class LedgerItems(LedgerClaims):
                     f"item {item_id} was already resolved as {item.outcome}", item_id=item_id
                 )
             now = self._clock.now()
-            mine = Approval(by=by, at=now, note=note)
+            mine = Signoff(by=by, at=now, note=note)
             step = approvals.next_step(item, decided, by, automatic=automatic)
             if step is approvals.ApprovalStep.REFUSE_SAME_PERSON:
                 raise _refused_same_person(item)
@@ -392,7 +392,7 @@ def _refused_same_person(item: ReconItem) -> IllegalTransitionError:
     )
 
 
-def _refused_disagreement(item: ReconItem, mine: Approval) -> IllegalTransitionError:
+def _refused_disagreement(item: ReconItem, mine: Signoff) -> IllegalTransitionError:
     first = item.first_approval
     assert first is not None
     return IllegalTransitionError(

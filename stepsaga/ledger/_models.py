@@ -314,7 +314,7 @@ class Replay:
 
 
 @dataclass(frozen=True)
-class Approval:
+class Signoff:
     """One person's decision on an item: who, when, and why (their note)."""
 
     by: str
@@ -325,7 +325,7 @@ class Approval:
         return {"by": self.by, "at": opt_iso_z(self.at), "note": self.note}
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> Approval:
+    def from_dict(cls, data: Mapping[str, Any]) -> Signoff:
         return cls(by=str(data["by"]), at=_parse_iso(str(data["at"])), note=str(data["note"]))
 
 
@@ -356,7 +356,7 @@ class ReconItem:
     task_token: str | None = None
     resolved_at: datetime | None = None
     dual_control: bool = False
-    first_approval: Approval | None = None
+    first_approval: Signoff | None = None
 
     @property
     def awaiting_second_approver(self) -> bool:
@@ -397,7 +397,7 @@ class ResolutionAudit:
     step: str
     action_key: str
     outcome: ReconOutcome
-    deciders: tuple[Approval, ...]
+    deciders: tuple[Signoff, ...]
     at: datetime
     #: ``caller_arn`` / ``caller_account`` / ``caller_user_id`` on AWS; empty locally.
     identity: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
@@ -438,7 +438,7 @@ class ResolutionAudit:
             step=str(data["step"]),
             action_key=str(data["action_key"]),
             outcome=ReconOutcome(data["outcome"]),
-            deciders=tuple(Approval.from_dict(d) for d in data["deciders"]),
+            deciders=tuple(Signoff.from_dict(d) for d in data["deciders"]),
             at=_parse_iso(str(data["at"])),
             identity=MappingProxyType({str(k): str(v) for k, v in data["identity"].items()}),
             previous=str(data["previous"]) if data.get("previous") is not None else None,

@@ -31,13 +31,13 @@ from stepsaga.ledger._codec import (
 )
 from stepsaga.ledger._lookups import position
 from stepsaga.ledger._models import (
-    Approval,
     EffectClass,
     ReconItem,
     ReconOutcome,
     ReconStatus,
     Record,
     ResolutionAudit,
+    Signoff,
     Status,
 )
 from stepsaga.ledger._store import Expect, ItemWrite, Page, WriteOutcome, WriteResult
@@ -822,13 +822,13 @@ def _item(row: Sequence[Any]) -> ReconItem:
     )
 
 
-def _approval_text(approval: Approval | None) -> str | None:
+def _approval_text(approval: Signoff | None) -> str | None:
     return None if approval is None else json_text(approval.to_dict())
 
 
-def _approval(text: str | None) -> Approval | None:
+def _approval(text: str | None) -> Signoff | None:
     data = parse_json(text)
-    return None if data is None else Approval.from_dict(data)
+    return None if data is None else Signoff.from_dict(data)
 
 
 def _put_audit(conn: sqlite3.Connection, audit: ResolutionAudit) -> bool:

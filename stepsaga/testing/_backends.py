@@ -20,12 +20,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from stepsaga.engine import Handler, LocalEngine
+from stepsaga.errors import StateNotMockedError
 from stepsaga.testing._history import History
 
 if TYPE_CHECKING:
     from mypy_boto3_stepfunctions import SFNClient
 
-    from stepsaga.workflow import Saga
+    from stepsaga.workflow._saga import Saga
 
 #: The account Step Functions Local and the embedded engine use by default.
 DEFAULT_ACCOUNT = "123456789012"
@@ -39,7 +40,7 @@ def lambda_arn(function: str, region: str = "us-east-1", account: str = DEFAULT_
 
 @dataclass(frozen=True)
 class Execution:
-    """An execution as it stands after :meth:`Backend.run` returned."""
+    """An execution as it stands after :meth:`SagaRunner.run` returned."""
 
     arn: str
     status: str
@@ -49,7 +50,7 @@ class Execution:
     history: History
 
 
-class Backend(ABC):
+class SagaRunner(ABC):
     """Where a test runs a state machine: :class:`EngineBackend` or
     :class:`StepFunctionsBackend`."""
 
@@ -75,7 +76,8 @@ class Backend(ABC):
     def deploy_saga(self, saga: Saga) -> str:
         """Compile ``saga``, fill its function ARNs and deploy it under ``saga.name`` (the
         name mock config files refer to)."""
-        from stepsaga.workflow import compile, render
+        from stepsaga.workflow import compile
+        from stepsaga.workflow._substitutions import render
 
         substitutions = saga.definition_substitutions(
             lambda function: lambda_arn(function, self.region, self.account)
@@ -83,7 +85,7 @@ class Backend(ABC):
         return self.deploy(saga.name, render(compile(saga), substitutions))
 
 
-class EngineBackend(Backend):
+class EngineBackend(SagaRunner):
     """The embedded engine: executions run in-process and synchronously."""
 
     def __init__(self, engine: LocalEngine) -> None:
@@ -109,7 +111,7 @@ class EngineBackend(Backend):
         return _execution(described, History.of(self.engine.get_execution_history(arn)))
 
 
-class StepFunctionsBackend(Backend):
+class StepFunctionsBackend(SagaRunner):
     """A Step Functions API through a boto3 client (Step Functions Local, LocalStack, or
     AWS): polls ``DescribeExecution`` until the execution ends, at most ``timeout`` seconds.
 
@@ -243,10 +245,6 @@ def _execution(described: Mapping[str, Any], history: History) -> Execution:
         cause=described.get("cause"),
         history=history,
     )
-
-
-class StateNotMockedError(Exception):
-    """A task invoked a function that neither the mock config nor the test's handlers cover."""
 
 
 def strict_handlers(handlers: Mapping[str, Handler] | None = None) -> Mapping[str, Handler]:

@@ -14,13 +14,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-__all__ = ["Resolver", "TemplateError", "substitute"]
+from stepsaga.errors import TemplateError
+
+__all__ = ["Resolver", "substitute"]
 
 _SUB: Final = re.compile(r"\$\{([^}!][^}]*)\}")
-
-
-class TemplateError(ValueError):
-    """The template uses something the resolver does not know (named in the message)."""
 
 
 @dataclass

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 
 
 @dataclass(frozen=True)
-class LedgerTable:
+class CreatedLedgerTable:
     """A created ledger table: its ``name``, the ledger ``url`` and the ``client`` used."""
 
     name: str
@@ -38,7 +38,7 @@ class LedgerTable:
 
 def create_ledger_table(
     client: DynamoDBClient, *, name: str | None = None, endpoint_url: str | None = None
-) -> LedgerTable:
+) -> CreatedLedgerTable:
     """Create a ledger table (default name: unique) through ``client``; ``endpoint_url``
     goes into the URL for endpoints other than boto3's default (DynamoDB Local)."""
     table = name or f"stepsaga-ledger-{uuid.uuid4().hex[:12]}"
@@ -46,4 +46,4 @@ def create_ledger_table(
     query = {"region": client.meta.region_name}
     if endpoint_url is not None:
         query["endpoint_url"] = endpoint_url
-    return LedgerTable(table, f"dynamodb://{table}?{urlencode(query)}", client)
+    return CreatedLedgerTable(table, f"dynamodb://{table}?{urlencode(query)}", client)

@@ -35,6 +35,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from stepsaga.errors import LocalStackError
 from stepsaga.testing._backends import DEFAULT_ACCOUNT
 from stepsaga.testing._mockconfig import MockConfigBuilder
 
@@ -67,11 +68,6 @@ _ENVIRONMENT = {
     "PERSISTENCE": "0",
     "LOCALSTACK_CLI": "0",
 }
-
-
-class LocalStackError(RuntimeError):
-    """LocalStack is not installed, or would not start (the message says why, in one line
-    first, then the end of its log)."""
 
 
 def localstack_python(root: str | Path) -> Path | None:

@@ -52,7 +52,8 @@ import httpx
 from stepsaga._project import deployment
 from stepsaga.engine import _lambda_invoke as lambda_invoke
 from stepsaga.engine._lambda_invoke import LambdaContext
-from stepsaga.testing._cloudformation import Resolver, TemplateError, substitute
+from stepsaga.errors import TemplateError
+from stepsaga.testing._cloudformation import Resolver, substitute
 from stepsaga.testing._moto import MOTO_CONFIG, RETRY_CLOCK
 
 __all__ = ["DeployedFunction", "FunctionCall", "MotoDeployment", "moto_deployment"]

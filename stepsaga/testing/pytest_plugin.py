@@ -45,13 +45,13 @@ if TYPE_CHECKING:
     from mypy_boto3_stepfunctions import SFNClient
 
     from stepsaga.engine import Handler, LocalEngine
-    from stepsaga.testing._backends import Backend, EngineBackend, StepFunctionsBackend
+    from stepsaga.testing._backends import EngineBackend, SagaRunner, StepFunctionsBackend
     from stepsaga.testing._containers import (
         DockerStatus,
         DynamoDBLocalContainer,
         StepFunctionsLocalContainer,
     )
-    from stepsaga.testing._ledger import LedgerTable
+    from stepsaga.testing._ledger import CreatedLedgerTable
     from stepsaga.testing._localstack import LocalStack
     from stepsaga.testing._mockconfig import MockConfigBuilder
 
@@ -192,12 +192,8 @@ def localstack(pytestconfig: pytest.Config) -> Iterator[LocalStack]:
     """A running LocalStack (Step Functions only), shared by the session, stopped at its
     end. Skips in one line when missing or not starting; fails instead under ``CI=true``
     when the ini option ``stepsaga_localstack`` is ``required-on-ci``."""
-    from stepsaga.testing._localstack import (
-        LOCALSTACK_VENV,
-        LocalStack,
-        LocalStackError,
-        localstack_python,
-    )
+    from stepsaga.errors import LocalStackError
+    from stepsaga.testing._localstack import LOCALSTACK_VENV, LocalStack, localstack_python
 
     required = under_ci() and pytestconfig.getini("stepsaga_localstack") == "required-on-ci"
     python = localstack_python(pytestconfig.rootpath)
@@ -338,12 +334,12 @@ SAGA_BACKENDS = {
         pytest.param("stepfunctions-local", id="stepfunctions-local", marks=pytest.mark.docker),
     ]
 )
-def saga_backend(request: pytest.FixtureRequest) -> Backend:
+def saga_backend(request: pytest.FixtureRequest) -> SagaRunner:
     """Each test using it runs on the embedded engine, moto, LocalStack and Step Functions
     Local (``request.param`` names the one). ``@pytest.mark.deviates(localstack="…")`` on
     the test or on one of its parameters makes that backend's run a strict xfail."""
     expect_deviation(request, request.param)
-    backend: Backend = request.getfixturevalue(SAGA_BACKENDS[request.param])
+    backend: SagaRunner = request.getfixturevalue(SAGA_BACKENDS[request.param])
     return backend
 
 
@@ -360,7 +356,7 @@ def dynamodb_local(
 
 
 @pytest.fixture
-def ledger_table() -> Iterator[LedgerTable]:
+def ledger_table() -> Iterator[CreatedLedgerTable]:
     """A fresh ledger table on moto's in-process DynamoDB (no Docker needed); moto stays
     active for the test, so ``ledger_table.open()`` and any boto3 client reach it."""
     import boto3
@@ -375,7 +371,7 @@ def ledger_table() -> Iterator[LedgerTable]:
 @pytest.fixture
 def ledger_table_local(
     dynamodb_local: DynamoDBLocalContainer, monkeypatch: pytest.MonkeyPatch
-) -> LedgerTable:
+) -> CreatedLedgerTable:
     """A fresh ledger table on DynamoDB Local (skips without Docker)."""
     from stepsaga.testing._ledger import create_ledger_table
 

@@ -1,9 +1,13 @@
-"""Sagas written in Python, compiled to validated Amazon States Language.
+"""Sagas compiled to validated Amazon States Language.
 
-Define a ``Saga`` of ``Step``s, ``Parallel`` groups and ``ForEach`` per-item steps
-(``saga.py``), compile it (``compile``), check it (``check_definition``), fill its
-function placeholders (``render``) and draw it (``stepsaga.workflow._graph``). Handlers
-validate their events with the models in ``events.py``.
+The saga DSL itself (``Saga``, ``Step``, ``Parallel``, ``ForEach``, ``Compensate``,
+``Escalate``, ``EffectClass``, ``RetryPolicy``) is exported by ``stepsaga``. Here: the
+events a step's handler receives (:class:`StepEvent`, :class:`CompensationEvent`,
+:class:`EscalationEvent`), a retry policy's :class:`JitterStrategy`, a saga's
+:class:`QueryLanguage`, :func:`compile` (a saga to its ASL), and the rules a saga's input
+is read with, for the project's own files too: :func:`read_json_file` (strict JSON:
+bounded, regular files only, duplicate keys refused) and :func:`validate_object` (a
+pydantic validation as one-line ``InvalidInputError`` naming the field).
 """
 
 from __future__ import annotations
@@ -13,118 +17,39 @@ from typing import TYPE_CHECKING
 from stepsaga._util.lazy import lazy_getattr
 
 if TYPE_CHECKING:
-    from stepsaga.workflow._compiler import compile, compile_saga
-    from stepsaga.workflow._effects import EffectClass
-    from stepsaga.workflow._events import (
-        ActionRef,
-        AwaitDecisionEvent,
-        CaughtError,
-        CompensationEvent,
-        CompensationFailureEvent,
-        EscalationEvent,
-        ExecutionInfo,
-        OperatorDecision,
-        ReconcileEvent,
-        ReconciliationEvent,
-        ReconciliationOutcome,
-        ReconciliationResult,
-        StepEvent,
-        StepResult,
-        parse_event,
-        parse_reconciliation_event,
-    )
+    from stepsaga._model.inputs import read_json_file, validate_object
+    from stepsaga.workflow._compiler import compile
+    from stepsaga.workflow._events import CompensationEvent, EscalationEvent, StepEvent
     from stepsaga.workflow._names import QueryLanguage
-    from stepsaga.workflow._retry import (
-        DEFAULT_RETRY,
-        IN_PROGRESS_RETRY,
-        LAMBDA_SERVICE_RETRY,
-        LAMBDA_TIMEOUT_RETRY,
-        TRANSIENT_RETRY,
-        JitterStrategy,
-        RetryPolicy,
-        SagaDefinitionError,
-    )
-    from stepsaga.workflow._saga import Compensate, Escalate, ForEach, Parallel, Saga, Step
-    from stepsaga.workflow._substitutions import placeholders, render
+    from stepsaga.workflow._retry import JitterStrategy
 
-# Names load on first use: the CLI's read-only verbs never pay for what they do not run.
+#: Where each public name is defined; loaded on first use (PEP 562).
 _WHERE = {
+    "read_json_file": "stepsaga._model.inputs",
+    "validate_object": "stepsaga._model.inputs",
     "compile": "stepsaga.workflow._compiler",
-    "compile_saga": "stepsaga.workflow._compiler",
-    "EffectClass": "stepsaga.workflow._effects",
-    "ActionRef": "stepsaga.workflow._events",
-    "AwaitDecisionEvent": "stepsaga.workflow._events",
-    "CaughtError": "stepsaga.workflow._events",
     "CompensationEvent": "stepsaga.workflow._events",
-    "CompensationFailureEvent": "stepsaga.workflow._events",
     "EscalationEvent": "stepsaga.workflow._events",
-    "ExecutionInfo": "stepsaga.workflow._events",
-    "OperatorDecision": "stepsaga.workflow._events",
-    "ReconcileEvent": "stepsaga.workflow._events",
-    "ReconciliationEvent": "stepsaga.workflow._events",
-    "ReconciliationOutcome": "stepsaga.workflow._events",
-    "ReconciliationResult": "stepsaga.workflow._events",
     "StepEvent": "stepsaga.workflow._events",
-    "StepResult": "stepsaga.workflow._events",
-    "parse_event": "stepsaga.workflow._events",
-    "parse_reconciliation_event": "stepsaga.workflow._events",
     "QueryLanguage": "stepsaga.workflow._names",
-    "DEFAULT_RETRY": "stepsaga.workflow._retry",
-    "IN_PROGRESS_RETRY": "stepsaga.workflow._retry",
-    "LAMBDA_SERVICE_RETRY": "stepsaga.workflow._retry",
-    "LAMBDA_TIMEOUT_RETRY": "stepsaga.workflow._retry",
-    "TRANSIENT_RETRY": "stepsaga.workflow._retry",
     "JitterStrategy": "stepsaga.workflow._retry",
-    "RetryPolicy": "stepsaga.workflow._retry",
-    "SagaDefinitionError": "stepsaga.workflow._retry",
-    "Compensate": "stepsaga.workflow._saga",
-    "Escalate": "stepsaga.workflow._saga",
-    "ForEach": "stepsaga.workflow._saga",
-    "Parallel": "stepsaga.workflow._saga",
-    "Saga": "stepsaga.workflow._saga",
-    "Step": "stepsaga.workflow._saga",
-    "placeholders": "stepsaga.workflow._substitutions",
-    "render": "stepsaga.workflow._substitutions",
 }
 
+#: The same names (a literal, so linters and type checkers read it; a test keeps the
+#: three statements equal).
 __all__ = [
-    "DEFAULT_RETRY",
-    "IN_PROGRESS_RETRY",
-    "LAMBDA_SERVICE_RETRY",
-    "LAMBDA_TIMEOUT_RETRY",
-    "TRANSIENT_RETRY",
-    "ActionRef",
-    "AwaitDecisionEvent",
-    "CaughtError",
-    "Compensate",
     "CompensationEvent",
-    "CompensationFailureEvent",
-    "EffectClass",
-    "Escalate",
     "EscalationEvent",
-    "ExecutionInfo",
-    "ForEach",
     "JitterStrategy",
-    "OperatorDecision",
-    "Parallel",
     "QueryLanguage",
-    "ReconcileEvent",
-    "ReconciliationEvent",
-    "ReconciliationOutcome",
-    "ReconciliationResult",
-    "RetryPolicy",
-    "Saga",
-    "SagaDefinitionError",
-    "Step",
     "StepEvent",
-    "StepResult",
     "compile",
-    "compile_saga",
-    "parse_event",
-    "parse_reconciliation_event",
-    "placeholders",
-    "render",
+    "read_json_file",
+    "validate_object",
 ]
 
-
 __getattr__ = lazy_getattr(__name__, _WHERE)
+
+
+def __dir__() -> list[str]:
+    return __all__

@@ -106,8 +106,14 @@ from enum import StrEnum
 from typing import Any
 
 from stepsaga.engine._definition import load
-from stepsaga.engine._errors import InvalidDefinition
-from stepsaga.errors import COMPENSATE, RECONCILE, SAGA_COMPENSATED, SAGA_COMPENSATION_FAILED
+from stepsaga.errors import (
+    COMPENSATE,
+    RECONCILE,
+    SAGA_COMPENSATED,
+    SAGA_COMPENSATION_FAILED,
+    DefinitionError,
+    InvalidDefinition,
+)
 from stepsaga.errors import names as error_names
 from stepsaga.workflow import _names as names
 from stepsaga.workflow._events import (
@@ -137,7 +143,7 @@ from stepsaga.workflow._saga import (
     Saga,
     Step,
 )
-from stepsaga.workflow._validate import DefinitionError, check_definition
+from stepsaga.workflow._validate import check_definition
 
 LAMBDA_INVOKE = names.LAMBDA_INVOKE
 LAMBDA_INVOKE_WAIT_FOR_TASK_TOKEN = names.LAMBDA_INVOKE_WAIT_FOR_TASK_TOKEN

@@ -7,8 +7,7 @@ Every failure is one ``InvalidInputError`` line. Projects name their sagas in
 from __future__ import annotations
 
 from stepsaga._model.refs import load_ref
-from stepsaga.errors import InvalidInputError
-from stepsaga.workflow._retry import SagaDefinitionError
+from stepsaga.errors import InvalidInputError, SagaDefinitionError
 from stepsaga.workflow._saga import Saga
 
 

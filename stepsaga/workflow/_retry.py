@@ -22,14 +22,11 @@ from stepsaga.errors import (
     LAMBDA_TIMEOUT_ERRORS,
     RECONCILE,
     ActionInProgressError,
+    SagaDefinitionError,
     StoreUnavailableError,
     TransientError,
     names,
 )
-
-
-class SagaDefinitionError(ValueError):
-    """A saga, step or retry policy is not well formed; the message says what and where."""
 
 
 class JitterStrategy(StrEnum):

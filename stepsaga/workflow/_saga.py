@@ -27,10 +27,10 @@ from typing import Any, get_args, get_origin
 from pydantic import BaseModel, ConfigDict
 
 from stepsaga._model.case import ApprovedCase
-from stepsaga.errors import InvalidInputError
+from stepsaga.errors import InvalidInputError, SagaDefinitionError
 from stepsaga.workflow import _names as names
 from stepsaga.workflow._effects import UNDECLARED, EffectClass, has_effect
-from stepsaga.workflow._retry import DEFAULT_RETRY, RetryPolicy, SagaDefinitionError
+from stepsaga.workflow._retry import DEFAULT_RETRY, RetryPolicy
 
 #: Where the generic event fields come from in the execution input (the case).
 IDENTITY_PATHS: dict[str, str] = {

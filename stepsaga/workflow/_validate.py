@@ -18,18 +18,10 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from stepsaga.engine._definition import LAMBDA_INVOKE_WAIT, load
-from stepsaga.engine._errors import InvalidDefinition
+from stepsaga.errors import DefinitionError, InvalidDefinition
 from stepsaga.workflow._retry import MAX_ATTEMPTS, NEVER_RETRIED
 
 TERMINAL_TYPES = ("Succeed", "Fail")
-
-
-class DefinitionError(ValueError):
-    """The definition fails the graph check; ``problems`` lists every finding."""
-
-    def __init__(self, problems: list[str]) -> None:
-        super().__init__("invalid state machine definition:\n  " + "\n  ".join(problems))
-        self.problems = tuple(problems)
 
 
 def check_definition(definition: Mapping[str, Any]) -> None:

@@ -84,7 +84,7 @@ def test_expired_lease_of_a_crashed_worker_reconciles_by_key(tmp_path: Path) -> 
         from datetime import UTC, datetime
         from stepsaga._util.clock import ManualClock
         from stepsaga._handlers import build_handlers
-        from services.dependencies import simulated_deps
+        from reliability.simulated import simulated_deps
         from stepsaga._project.home import StateHome
         from services import open_simulation, parse_faults
         from tests.framework.unit.handlers.helpers import context, step_event

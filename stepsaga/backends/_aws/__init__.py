@@ -13,9 +13,8 @@ import os
 from typing import Protocol
 
 from stepsaga._project.project import Project
-from stepsaga.backends._aws.backend import AwsBackend, DecisionNotDeliveredError, redrive_token
+from stepsaga.backends._aws.backend import AwsBackend, redrive_token
 from stepsaga.backends._aws.clients import Clients, FixedClients, SessionClients
-from stepsaga.backends._aws.errors import AwsCallError
 from stepsaga.backends._aws.settings import (
     ENV_WAIT_SECONDS,
     AwsSettings,
@@ -60,10 +59,8 @@ def ledger_url(cli: CliOptions, *, clients: Clients | None = None) -> str:
 __all__ = [
     "ENV_WAIT_SECONDS",
     "AwsBackend",
-    "AwsCallError",
     "AwsSettings",
     "Clients",
-    "DecisionNotDeliveredError",
     "FixedClients",
     "SessionClients",
     "ledger_url",

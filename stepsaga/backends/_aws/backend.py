@@ -107,22 +107,23 @@ from stepsaga.backends._views import (
     ResolutionView,
     UndoneView,
 )
-from stepsaga.engine._errors import (
-    ExecutionAlreadyExists,
-    ExecutionNotRedrivable,
-    InvalidToken,
-    TaskDoesNotExist,
-    TaskTimedOut,
-)
 from stepsaga.errors import (
     EXECUTION_STOPPED,
+    DecisionNotDeliveredError,
+    ExecutionAlreadyExists,
+    ExecutionNotRedrivable,
+    FunctionFailedError,
     InvalidInputError,
+    InvalidToken,
     NotFoundError,
     StepSagaError,
+    TaskDoesNotExist,
+    TaskTimedOut,
     TransientError,
 )
-from stepsaga.ledger import Ledger, ReconItem, ReconOutcome, ReconStatus
+from stepsaga.ledger import Ledger, ReconItem
 from stepsaga.ledger._dynamodb import DynamoDBStore
+from stepsaga.ledger._models import ReconOutcome, ReconStatus
 from stepsaga.workflow import _names as names
 from stepsaga.workflow._saga import Saga
 
@@ -136,15 +137,6 @@ if TYPE_CHECKING:
 _MOVING = MOVING
 #: The longest ``cause`` StopExecution takes.
 _MAX_CAUSE = 32768
-
-
-class FunctionFailedError(StepSagaError):
-    """A saga function ``cancel`` invoked reported an error (Lambda's ``FunctionError``)."""
-
-
-class DecisionNotDeliveredError(StepSagaError):
-    """The item is resolved, but the execution that waited on it no longer waits (its
-    wait timed out, or it was stopped): redrive it and it goes on with the decision."""
 
 
 def redrive_token(execution_arn: str, redrive_count: int) -> str:

@@ -33,7 +33,7 @@ from stepsaga._model.case import StrictModel
 from stepsaga._model.inputs import describe_validation_error
 from stepsaga._project.deployment import ENV_RESOLVER_URL
 from stepsaga.errors import InvalidInputError, StepSagaError, TransientError
-from stepsaga.ledger import ReconOutcome
+from stepsaga.ledger._models import ReconOutcome
 
 __all__ = [
     "ENV_RESOLVER_URL",

@@ -16,21 +16,20 @@ from contextlib import contextmanager
 from botocore.exceptions import BotoCoreError, ClientError, NoCredentialsError, NoRegionError
 from botocore.exceptions import PartialCredentialsError as _PartialCredentials
 
-from stepsaga.engine._errors import (
+from stepsaga.errors import (
+    AwsCallError,
     ExecutionAlreadyExists,
     ExecutionDoesNotExist,
     ExecutionNotRedrivable,
+    InvalidInputError,
     InvalidToken,
+    NotFoundError,
     StateMachineDoesNotExist,
+    StepSagaError,
     TaskDoesNotExist,
     TaskTimedOut,
+    TransientError,
 )
-from stepsaga.errors import InvalidInputError, NotFoundError, StepSagaError, TransientError
-
-
-class AwsCallError(StepSagaError):
-    """An AWS call failed for a reason we do not map (carries ``action`` and ``code``)."""
-
 
 #: AWS error codes → the engine's class of the same name.
 _SAME_NAME: dict[str, type[StepSagaError]] = {

@@ -30,8 +30,7 @@ from stepsaga.backends._aws.pointers import case_pointers, why_missing
 from stepsaga.backends._aws.settings import AwsSettings
 from stepsaga.backends._naming import execution_name
 from stepsaga.backends._references import Candidate, choose
-from stepsaga.engine._errors import ExecutionDoesNotExist
-from stepsaga.errors import InvalidInputError, NotFoundError
+from stepsaga.errors import ExecutionDoesNotExist, InvalidInputError, NotFoundError
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient

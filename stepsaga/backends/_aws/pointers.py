@@ -29,7 +29,7 @@ from stepsaga._util.timestamps import iso_z_seconds
 from stepsaga.backends._assemble import CaseIdentity
 from stepsaga.backends._aws.errors import aws_call, error_code
 from stepsaga.backends._naming import execution_arn, execution_name
-from stepsaga.engine._errors import ExecutionAlreadyExists
+from stepsaga.errors import ExecutionAlreadyExists
 from stepsaga.ledger._codec import parse_time, time_text
 from stepsaga.ledger._table import CASE_PREFIX, PARTITION_KEY, POINTER_REVISION_DIGITS, SORT_KEY
 

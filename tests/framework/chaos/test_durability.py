@@ -34,7 +34,8 @@ KILLS = 6
 WRITER = """
 import os, sys
 from datetime import UTC, datetime
-from stepsaga.ledger import Action, EffectClass, Intent, open_ledger
+from stepsaga import EffectClass
+from stepsaga.ledger import Action, Intent, open_ledger
 
 url, report, first = sys.argv[1], sys.argv[2], int(sys.argv[3])
 ledger = open_ledger(url)

@@ -17,9 +17,11 @@ from reliability.harness import approval_time
 from reliability.invariants import CaseTruth, check_budget, check_case
 from reliability.plan import scenario
 from reliability.storm import StormConfig, run_storm
+from stepsaga import EffectClass
 from stepsaga._handlers import execute
 from stepsaga.backends._views import CaseOutcome
-from stepsaga.ledger import EffectClass, Ledger, ReconItem, ReconStatus
+from stepsaga.ledger import Ledger, ReconItem
+from stepsaga.ledger._models import ReconStatus
 from stepsaga.ledger._sqlite import SqliteStore
 from stepsaga.ledger._store import Expect, WriteOutcome
 

@@ -21,8 +21,9 @@ from moto import mock_aws
 from moto.core.botocore_stubber import BotocoreStubber
 
 from stepsaga.errors import ActionInProgressError
-from stepsaga.ledger import Action, Claim, Ledger, open_ledger
+from stepsaga.ledger import Action, Ledger, open_ledger
 from stepsaga.ledger._dynamodb import DynamoDBStore, create_table
+from stepsaga.ledger._models import Claim
 from tests.framework.conformance.ledger.helpers import make_action
 
 pytestmark = pytest.mark.slow

@@ -13,9 +13,10 @@ from pathlib import Path
 
 import pytest
 
+from stepsaga import EffectClass
 from stepsaga._util.clock import ManualClock
 from stepsaga.errors import ActionInProgressError, OutcomeUnknownError
-from stepsaga.ledger import EffectClass, Status, open_ledger
+from stepsaga.ledger import Status, open_ledger
 from tests.framework.conformance.ledger.helpers import Counter, Recorder, make_action
 
 pytestmark = pytest.mark.slow

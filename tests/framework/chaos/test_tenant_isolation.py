@@ -14,7 +14,7 @@ import pytest
 
 from stepsaga._project.home import StateHome
 from stepsaga.errors import InvalidInputError, OutcomeUnknownError
-from stepsaga.ledger import ReconStatus
+from stepsaga.ledger._models import ReconStatus
 from tests.framework.functional.cli_support import case_data, cli, write_json
 from tests.framework.unit.handlers.helpers import (
     World,

@@ -22,16 +22,9 @@ import boto3
 import pytest
 from moto import mock_aws
 
+from stepsaga import EffectClass
 from stepsaga._util.clock import ManualClock
-from stepsaga.ledger import (
-    Action,
-    EffectClass,
-    Ledger,
-    LedgerPolicy,
-    Record,
-    Status,
-    open_ledger,
-)
+from stepsaga.ledger import Action, Ledger, LedgerPolicy, Record, Status, open_ledger
 from stepsaga.ledger._dynamodb import DynamoDBStore, create_table
 from stepsaga.ledger._writes import ExtraWrite, Writes, absent, equals
 from tests.framework.conformance.ledger.helpers import START, make_action

@@ -36,7 +36,8 @@ from stepsaga.backends._aws.pointers import Pointer, record_pointer
 from stepsaga.ledger import Ledger, ReconItem, Record, open_ledger
 from stepsaga.ledger._dynamodb import DynamoDBStore, create_table
 from stepsaga.ledger._table import AUDIT_PREFIX, AUDIT_SORT, PARTITION_KEY, SORT_KEY
-from stepsaga.workflow import compile, render
+from stepsaga.workflow import compile
+from stepsaga.workflow._substitutions import render
 from tests.framework.functional.cli_support import cli
 from workflows.project import reference_project
 from workflows.replacement_order import saga

@@ -17,7 +17,7 @@ from starlette.testclient import TestClient
 
 from stepsaga._project.home import StateHome
 from stepsaga.backends._local import LocalBackend
-from stepsaga.cli._common import Backend, CliContext
+from stepsaga.cli._common import BackendKind, CliContext
 from stepsaga.cli._ledger import ledger_of
 from stepsaga.console import ConsoleConfig, create_app
 from tests.framework.functional.aws_support import FakeAws
@@ -35,7 +35,7 @@ UNVERIFIABLE = EXAMPLES / "faults-shipment-unverifiable.json"
 def local_config(home: StateHome, port: int = 8765) -> ConsoleConfig:
     """What ``stepsaga console`` serves for ``home``: the CLI's own openers."""
     project = reference_project()
-    cli_context = CliContext(Backend.local, home)
+    cli_context = CliContext(BackendKind.local, home)
     return ConsoleConfig(
         project=project,
         open_backend=lambda: LocalBackend(home, project),

@@ -28,7 +28,8 @@ from mcp import types
 
 from stepsaga._project.home import StateHome
 from stepsaga.agents import KeyBook, Limits
-from stepsaga.ledger import Ledger, ReconStatus, Status, open_ledger
+from stepsaga.ledger import Ledger, Status, open_ledger
+from stepsaga.ledger._models import ReconStatus
 from tests.framework.functional.agent_stdio import (
     REPO,
     effects,

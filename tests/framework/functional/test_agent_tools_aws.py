@@ -18,9 +18,11 @@ except ImportError:  # pragma: no cover - the dev extra installs it
         raise
     pytest.skip("mcp is not installed: pip install 'stepsaga[mcp]'", allow_module_level=True)
 
+from stepsaga import EffectClass
 from stepsaga.agents import Grant, KeyBook, LedgeredTools
+from stepsaga.backends import ReconOutcome
 from stepsaga.errors import OutcomeUnknownError
-from stepsaga.ledger import ActionScope, EffectClass, ReconOutcome, Status
+from stepsaga.ledger import ActionScope, Status
 from tests.framework.functional.aws_support import FakeAws, fake_aws
 
 Order = Annotated[str, Field(description="The order.")]

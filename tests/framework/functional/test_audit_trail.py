@@ -23,8 +23,9 @@ from stepsaga._aws import audit_copy
 from stepsaga._aws.audit_copy import AuditCopier, object_key
 from stepsaga._project.home import StateHome
 from stepsaga._util.clock import ManualClock
-from stepsaga.ledger import ReconOutcome, ResolutionAudit
+from stepsaga.backends import ReconOutcome
 from stepsaga.ledger._audit import genesis, seal, sealed_hash
+from stepsaga.ledger._models import ResolutionAudit
 from stepsaga.ledger._table import AUDIT_PREFIX, AUDIT_SORT
 from tests.framework.functional.aws_support import REGION, TABLE, FakeAws, fake_aws, run_locally
 from tests.framework.functional.cli_support import EXAMPLES, cli, write_case

@@ -19,6 +19,7 @@ import pytest
 from botocore.exceptions import ClientError
 from moto.stepfunctions.models import stepfunctions_backends
 
+from stepsaga import EffectClass
 from stepsaga._aws import metric_names
 from stepsaga._aws.auto_redrive import (
     ENV_BASE_DELAY_SECONDS,
@@ -26,7 +27,7 @@ from stepsaga._aws.auto_redrive import (
     ENV_QUEUE_URL,
     AutoRedrive,
     Redriver,
-    Verdict,
+    RedriveVerdict,
     event_pattern,
     input_transformer,
 )
@@ -36,7 +37,7 @@ from stepsaga._util.clock import Clock, ManualClock, SystemClock
 from stepsaga.backends._assemble import CaseIdentity, planned_actions
 from stepsaga.backends._aws.backend import redrive_token
 from stepsaga.errors import InvalidInputError
-from stepsaga.ledger import EffectClass, Ledger, LedgerPolicy, Record, Status
+from stepsaga.ledger import Ledger, LedgerPolicy, Record, Status
 from stepsaga.ledger._dynamodb import DynamoDBStore
 from tests.framework.functional.aws_support import (
     ACCOUNT,
@@ -201,7 +202,7 @@ def _as_moto_needs(transformer: dict[str, Any]) -> dict[str, Any]:
     return {**transformer, "InputTemplate": template}
 
 
-def _one(redriver: Redriver, body: dict[str, Any] | str) -> Verdict:
+def _one(redriver: Redriver, body: dict[str, Any] | str) -> RedriveVerdict:
     text = body if isinstance(body, str) else json.dumps(body)
     return redriver.decide(text).verdict
 
@@ -225,7 +226,7 @@ def test_a_technical_failure_past_its_backoff_is_redriven_once(
     assert metrics.total(metric_names.AUTO_REDRIVEN) == 1
     assert metrics.flushes == 1
     # The same event again (a duplicate delivery) finds it running: nothing more happens.
-    assert _one(_redriver(aws, sfn, queues), _event(aws, arn)) is Verdict.GONE
+    assert _one(_redriver(aws, sfn, queues), _event(aws, arn)) is RedriveVerdict.GONE
     assert sfn.redrives[arn] == 1
 
 
@@ -240,7 +241,7 @@ def test_the_redrive_carries_the_token_of_this_redrive(aws: FakeAws, queues: Que
 
     sfn.redrive_execution = recording  # type: ignore[method-assign]
     arn = _failed(aws, _started(aws, "CASE-1"), "TransientError", ago=LONG_AGO)
-    assert _one(_redriver(aws, sfn, queues), _event(aws, arn)) is Verdict.REDRIVEN
+    assert _one(_redriver(aws, sfn, queues), _event(aws, arn)) is RedriveVerdict.REDRIVEN
     assert tokens == [redrive_token(arn, 0)]
 
 
@@ -253,7 +254,7 @@ def test_a_fresh_failure_waits_on_the_queue_not_in_the_function(
 
     outcome = _redriver(aws, sfn, queues).decide(body)
 
-    assert outcome.verdict is Verdict.WAITING
+    assert outcome.verdict is RedriveVerdict.WAITING
     assert outcome.delay_seconds is not None
     assert 30 <= outcome.delay_seconds <= 60
     assert queues.delayed() == 1
@@ -272,7 +273,7 @@ def test_the_wait_doubles_with_each_redrive_up_to_900_seconds(aws: FakeAws, queu
     for count in range(6):
         sfn.redrives[arn] = count
         outcome = redriver.decide(json.dumps(_event(aws, arn)))
-        assert outcome.verdict is Verdict.WAITING
+        assert outcome.verdict is RedriveVerdict.WAITING
         assert outcome.delay_seconds is not None
         delays.append(outcome.delay_seconds)
     assert delays == sorted(delays)
@@ -287,21 +288,21 @@ def test_business_outcomes_are_refused_in_code_too(aws: FakeAws, queues: Queues)
     redriver = _redriver(aws, sfn, queues, metrics=metrics)
     for case_id, error in (("CASE-1", "Saga.Compensated"), ("CASE-2", "Saga.CompensationFailed")):
         arn = _failed(aws, _started(aws, case_id), error, ago=LONG_AGO)
-        assert _one(redriver, _event(aws, arn, error)) is Verdict.REFUSED_BUSINESS_OUTCOME
+        assert _one(redriver, _event(aws, arn, error)) is RedriveVerdict.REFUSED_BUSINESS_OUTCOME
     assert sum(sfn.redrives.values()) == 0
 
 
 @pytest.mark.parametrize(
     ("prepare", "verdict"),
     [
-        ("redriven_3_times", Verdict.REFUSED_MAX_REDRIVES),
-        ("failed_15_days_ago", Verdict.REFUSED_OUTSIDE_WINDOW),
-        ("attempts_used_up", Verdict.REFUSED_ATTEMPT_BUDGET),
-        ("superseded", Verdict.REFUSED_SUPERSEDED),
+        ("redriven_3_times", RedriveVerdict.REFUSED_MAX_REDRIVES),
+        ("failed_15_days_ago", RedriveVerdict.REFUSED_OUTSIDE_WINDOW),
+        ("attempts_used_up", RedriveVerdict.REFUSED_ATTEMPT_BUDGET),
+        ("superseded", RedriveVerdict.REFUSED_SUPERSEDED),
     ],
 )
 def test_the_bounds_refuse_and_the_execution_stays_failed(
-    aws: FakeAws, queues: Queues, prepare: str, verdict: Verdict
+    aws: FakeAws, queues: Queues, prepare: str, verdict: RedriveVerdict
 ) -> None:
     sfn = RedrivingSfn(aws.sfn)
     metrics = RecordingMetrics()
@@ -362,8 +363,8 @@ def test_gone_executions_and_a_service_refusal(aws: FakeAws, queues: Queues) -> 
     redriver = _redriver(aws, sfn, queues)
     running = aws.execution_arn(_started(aws, "CASE-1"))
     missing = aws.execution_arn("acme-CASE-404-r1")
-    assert _one(redriver, _event(aws, running)) is Verdict.GONE
-    assert _one(redriver, _event(aws, missing)) is Verdict.GONE
+    assert _one(redriver, _event(aws, running)) is RedriveVerdict.GONE
+    assert _one(redriver, _event(aws, missing)) is RedriveVerdict.GONE
 
     refused = _failed(aws, _started(aws, "CASE-2"), "TransientError", ago=LONG_AGO)
 
@@ -372,7 +373,7 @@ def test_gone_executions_and_a_service_refusal(aws: FakeAws, queues: Queues) -> 
         raise ClientError(error, "RedriveExecution")  # type: ignore[arg-type]
 
     sfn.redrive_execution = not_redrivable  # type: ignore[method-assign]
-    assert _one(redriver, _event(aws, refused)) is Verdict.REFUSED_NOT_REDRIVABLE
+    assert _one(redriver, _event(aws, refused)) is RedriveVerdict.REFUSED_NOT_REDRIVABLE
 
 
 def test_a_malformed_message_fails_alone_then_goes_to_the_dead_letters(
@@ -507,13 +508,13 @@ def test_the_later_revision_is_read_from_its_pointer_not_described(
     name = _started(aws, "CASE-1")
     arn = _failed(aws, name, "TransientError", ago=LONG_AGO)
     redriver = _redriver(aws, sfn, queues)
-    assert _one(redriver, {"executionArn": arn}) is Verdict.REDRIVEN
+    assert _one(redriver, {"executionArn": arn}) is RedriveVerdict.REDRIVEN
     assert sfn.calls["describe_execution"] == 1
 
     _failed(aws, name, "TransientError", ago=LONG_AGO)  # it failed again
     _started(aws, "CASE-1", revision=2)  # and the case was approved anew meanwhile
     sfn.calls.clear()
-    assert _one(redriver, {"executionArn": arn}) is Verdict.REFUSED_SUPERSEDED
+    assert _one(redriver, {"executionArn": arn}) is RedriveVerdict.REFUSED_SUPERSEDED
     assert sfn.calls["describe_execution"] == 1  # this execution only, not revision 2's
 
 

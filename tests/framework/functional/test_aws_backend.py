@@ -15,18 +15,21 @@ from moto import mock_aws
 
 from services import load_faults
 from stepsaga._project.home import StateHome
-from stepsaga.backends import Progress, ProgressKind, ReconFilter, to_json
+from stepsaga.backends import ReconFilter, ReconOutcome, to_json
 from stepsaga.backends._aws import AwsBackend, AwsSettings, FixedClients
+from stepsaga.backends._progress import Progress, ProgressKind
 from stepsaga.cli._run import load_mock_config
-from stepsaga.engine._errors import ExecutionAlreadyExists, ExecutionNotRedrivable
 from stepsaga.errors import (
     SAGA_COMPENSATED,
+    ExecutionAlreadyExists,
+    ExecutionNotRedrivable,
     IllegalTransitionError,
     InvalidInputError,
     NotFoundError,
 )
-from stepsaga.ledger import ReconOutcome, ReconStatus, Status
+from stepsaga.ledger import Status
 from stepsaga.ledger._dynamodb import create_table
+from stepsaga.ledger._models import ReconStatus
 from tests.framework.functional.aws_support import (
     ACCOUNT,
     MACHINE,

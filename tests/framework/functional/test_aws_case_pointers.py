@@ -14,8 +14,7 @@ import pytest
 
 from stepsaga._util.clock import ManualClock
 from stepsaga.backends._aws.pointers import Pointer, case_pointers, record_pointer
-from stepsaga.engine._errors import ExecutionAlreadyExists
-from stepsaga.errors import InvalidInputError, NotFoundError
+from stepsaga.errors import ExecutionAlreadyExists, InvalidInputError, NotFoundError
 from tests.framework.functional.aws_support import TABLE, FakeAws, fake_aws
 from tests.framework.functional.cli_support import case_data
 from workflows.case import parse_case

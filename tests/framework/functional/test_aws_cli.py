@@ -15,10 +15,11 @@ import pytest
 from botocore.stub import Stubber
 from typer.testing import CliRunner
 
+from stepsaga import EffectClass
 from stepsaga._project.home import StateHome
 from stepsaga.backends._aws import SessionClients
 from stepsaga.cli._app import app
-from stepsaga.ledger import Action, EffectClass, Intent
+from stepsaga.ledger import Action, Intent
 from tests.framework.functional.aws_support import (
     REGION,
     STACK,

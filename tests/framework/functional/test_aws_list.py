@@ -14,7 +14,8 @@ from stepsaga.backends._aws import AwsBackend
 from stepsaga.backends._aws import listing as aws_listing
 from stepsaga.backends._naming import execution_name
 from stepsaga.errors import SAGA_COMPENSATED, InvalidInputError
-from stepsaga.ledger import ReconItem, ReconStatus
+from stepsaga.ledger import ReconItem
+from stepsaga.ledger._models import ReconStatus
 from tests.framework.functional.aws_support import FakeAws, fake_aws
 
 

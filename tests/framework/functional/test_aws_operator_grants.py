@@ -34,10 +34,11 @@ from stepsaga.cdk._access import (
     RESOLVER_STATE_MACHINE_ACTIONS,
     RESOLVER_UNDO_ACTIONS,
 )
-from stepsaga.ledger import Ledger, ReconStatus
+from stepsaga.ledger import Ledger
 from stepsaga.ledger._dynamodb import DynamoDBStore
-from stepsaga.testing import DeployedFunction, MotoDeployment
+from stepsaga.ledger._models import ReconStatus
 from stepsaga.testing import _moto_stack as moto_stack
+from stepsaga.testing._moto_stack import DeployedFunction, MotoDeployment
 from tests.framework.functional import test_moto_end_to_end as e2e
 from tests.framework.functional.aws_support import REGION, TABLE, FakeAws, fake_aws, run_locally
 from tests.framework.functional.cli_support import EXAMPLES, write_case

@@ -20,9 +20,10 @@ from stepsaga._aws import resolver as resolver_module
 from stepsaga._aws.signing import AwsSigV4, SignedService
 from stepsaga._project import deployment
 from stepsaga._project.home import StateHome
-from stepsaga.engine._errors import ExecutionNotRedrivable
-from stepsaga.errors import IllegalTransitionError, InvalidInputError
-from stepsaga.ledger import ReconOutcome, ReconStatus, Status
+from stepsaga.backends import ReconOutcome
+from stepsaga.errors import ExecutionNotRedrivable, IllegalTransitionError, InvalidInputError
+from stepsaga.ledger import Status
+from stepsaga.ledger._models import ReconStatus
 from tests.framework.functional.aws_support import (
     ACCOUNT,
     TABLE,

@@ -18,17 +18,17 @@ from botocore.stub import Stubber
 
 from stepsaga._project.home import StateHome
 from stepsaga._reconciliation import decision_of
-from stepsaga.backends import Progress, ProgressKind
-from stepsaga.backends._aws import (
-    AwsBackend,
-    DecisionNotDeliveredError,
-    FixedClients,
-    redrive_token,
-)
+from stepsaga.backends import ReconOutcome
+from stepsaga.backends._aws import AwsBackend, FixedClients, redrive_token
 from stepsaga.backends._aws.pointers import Pointer, record_pointer
-from stepsaga.engine._errors import ExecutionNotRedrivable
-from stepsaga.errors import InvalidInputError, TransientError
-from stepsaga.ledger import ReconOutcome, ReconStatus
+from stepsaga.backends._progress import Progress, ProgressKind
+from stepsaga.errors import (
+    DecisionNotDeliveredError,
+    ExecutionNotRedrivable,
+    InvalidInputError,
+    TransientError,
+)
+from stepsaga.ledger._models import ReconStatus
 from tests.framework.functional.aws_support import REGION, TABLE, FakeAws, fake_aws, run_locally
 from tests.framework.functional.cli_support import EXAMPLES, case_data, write_case
 from workflows.case import parse_case

@@ -7,7 +7,8 @@ from pathlib import Path
 from typing import Any
 
 from stepsaga._project.home import StateHome
-from stepsaga.ledger import Claim, Status, open_ledger
+from stepsaga.ledger import Status, open_ledger
+from stepsaga.ledger._models import Claim
 from tests.framework.conformance.ledger.helpers import make_action
 from tests.framework.functional.cli_support import EXAMPLES, case_data, cli, effects, write_json
 

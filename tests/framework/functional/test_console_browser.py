@@ -16,9 +16,10 @@ import boto3
 import pytest
 
 from stepsaga._project.home import StateHome
-from stepsaga.console import running
-from stepsaga.ledger import ReconStatus, open_ledger
+from stepsaga.console._serve import running
+from stepsaga.ledger import open_ledger
 from stepsaga.ledger._connect import open_store
+from stepsaga.ledger._models import ReconStatus
 from tests.framework.functional.aws_support import fake_aws, run_locally
 from tests.framework.functional.cli_support import case_data, write_case
 from tests.framework.functional.console_support import (

@@ -19,7 +19,7 @@ import pytest
 
 from stepsaga._project.home import StateHome
 from stepsaga._util.clock import SystemClock
-from stepsaga.console import running
+from stepsaga.console._serve import running
 from tests.framework.functional.cli_support import (
     EXAMPLES,
     case_data,

@@ -17,8 +17,8 @@ import pytest
 from starlette.testclient import TestClient
 
 from stepsaga._project.home import StateHome
-from stepsaga.console import csrf_token
-from stepsaga.ledger import ReconStatus
+from stepsaga.console._security import csrf_token
+from stepsaga.ledger._models import ReconStatus
 from tests.framework.functional.aws_support import FakeAws, fake_aws, run_locally
 from tests.framework.functional.cli_support import (
     EXAMPLES,

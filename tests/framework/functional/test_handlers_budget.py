@@ -16,10 +16,11 @@ import pytest
 from services import open_simulation
 from stepsaga._project.home import StateHome
 from stepsaga._util.clock import ManualClock
+from stepsaga.backends import ReconOutcome
 from stepsaga.backends._local import LocalBackend
 from stepsaga.backends._views import CaseOutcome
 from stepsaga.errors import IllegalTransitionError
-from stepsaga.ledger import ReconOutcome, open_ledger
+from stepsaga.ledger import open_ledger
 from tests.framework.unit.handlers.helpers import CASE, NOW
 from workflows.case import parse_case
 from workflows.project import reference_project

@@ -17,8 +17,9 @@ from stepsaga._project.home import StateHome
 from stepsaga._reconciliation import RecordingNotifier, resolve
 from stepsaga._util.clock import ManualClock
 from stepsaga.errors import BudgetExhaustedError, OutcomeUnknownError
-from stepsaga.ledger import ReconStatus, Status, open_ledger
+from stepsaga.ledger import Status, open_ledger
 from stepsaga.ledger._dynamodb import create_table
+from stepsaga.ledger._models import ReconStatus
 from tests.framework.unit.handlers.helpers import (
     NOW,
     CapturedLogs,

@@ -18,8 +18,9 @@ import pytest
 from services import load_faults
 from stepsaga._reconciliation import AUTO_RESOLVER, resolve
 from stepsaga.engine import LocalEngine
-from stepsaga.ledger import ReconStatus
-from stepsaga.workflow import compile, render
+from stepsaga.ledger._models import ReconStatus
+from stepsaga.workflow import compile
+from stepsaga.workflow._substitutions import render
 from tests.framework.unit.handlers.helpers import (
     World,
     case_input,

@@ -13,10 +13,10 @@ import boto3
 import pytest
 from botocore.exceptions import ClientError
 
-from stepsaga._aws.ingress import REASON_ATTRIBUTE, Starter, Verdict
+from stepsaga import EffectClass, Saga, Step
+from stepsaga._aws.ingress import REASON_ATTRIBUTE, Starter, StartVerdict
 from stepsaga.backends._aws.pointers import Pointer, case_pointers, record_pointer
 from stepsaga.backends._naming import execution_name
-from stepsaga.workflow import EffectClass, Saga, Step
 from tests.framework.functional.aws_support import (
     REGION,
     TABLE,
@@ -134,8 +134,8 @@ def test_a_duplicate_returns_the_same_execution(ingress: Ingress) -> None:
     body = json.dumps(case_data())
     first = ingress.starter.start(body)
     again = ingress.starter.start(json.dumps(case_data() | {}))
-    assert first.verdict is Verdict.STARTED
-    assert again.verdict in (Verdict.DUPLICATE, Verdict.STARTED)
+    assert first.verdict is StartVerdict.STARTED
+    assert again.verdict in (StartVerdict.DUPLICATE, StartVerdict.STARTED)
     assert again.execution_arn == first.execution_arn
     assert ingress.deliver(body) == {"batchItemFailures": []}
     assert ingress.executions() == [NAME]
@@ -249,7 +249,7 @@ def test_a_case_with_a_reserved_top_level_field_is_dead_lettered_naming_it(
     )
     body = json.dumps(case_data(results={"IssueLabel": "forged"}))
     outcome = open_starter.start(body)
-    assert (outcome.verdict, outcome.field) == (Verdict.INVALID, "results")
+    assert (outcome.verdict, outcome.field) == (StartVerdict.INVALID, "results")
     assert "case field 'results' is reserved" in (outcome.reason or "")
     assert ingress.executions() == []
 
@@ -266,7 +266,7 @@ def test_an_earlier_revision_after_a_later_one_is_dead_lettered_as_superseded(
     assert ingress.deliver(_revision(2)) == {"batchItemFailures": []}
     later = execution_name("acme", "CASE-1001", 2)
     assert ingress.executions() == [later]
-    assert ingress.starter.start(_revision(1)).verdict is Verdict.SUPERSEDED
+    assert ingress.starter.start(_revision(1)).verdict is StartVerdict.SUPERSEDED
     assert ingress.deliver(_revision(1)) == {"batchItemFailures": []}
     assert ingress.executions() == [later]  # revision 1 never starts
     assert [p.revision for p in case_pointers(ingress.aws.ddb, TABLE, "CASE-1001")] == [2]

@@ -12,7 +12,9 @@ import dataclasses
 
 import pytest
 
-from stepsaga.testing import EngineBackend, Execution, MockConfigBuilder, Scenario
+from stepsaga.testing import EngineBackend, MockConfigBuilder
+from stepsaga.testing._backends import Execution
+from stepsaga.testing._scenarios import Scenario
 from tests.framework.functional.test_jsonata_scenarios import trace
 from tests.multi_warehouse_scenarios import (
     MULTI_WAREHOUSE_SCENARIOS,

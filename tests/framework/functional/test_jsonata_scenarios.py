@@ -11,7 +11,9 @@ from typing import Any
 
 import pytest
 
-from stepsaga.testing import EngineBackend, Execution, MockConfigBuilder, Scenario
+from stepsaga.testing import EngineBackend, MockConfigBuilder
+from stepsaga.testing._backends import Execution
+from stepsaga.testing._scenarios import Scenario
 from tests.scenarios import (
     REPLACEMENT_ORDER_SCENARIOS,
     replacement_order_input,

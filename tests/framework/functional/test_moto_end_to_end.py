@@ -27,9 +27,11 @@ from stepsaga._project.home import StateHome
 from stepsaga._reconciliation import AUTO_RESOLVER
 from stepsaga.cli._app import app
 from stepsaga.errors import TransientError
-from stepsaga.ledger import Ledger, ReconStatus, Status
+from stepsaga.ledger import Ledger, Status
 from stepsaga.ledger._dynamodb import DynamoDBStore
-from stepsaga.testing import FunctionCall, MotoDeployment, moto_deployment
+from stepsaga.ledger._models import ReconStatus
+from stepsaga.testing import moto_deployment
+from stepsaga.testing._moto_stack import FunctionCall, MotoDeployment
 from stepsaga.testing.pytest_plugin import under_ci
 from tests.framework.functional.cli_support import (
     EXAMPLES,

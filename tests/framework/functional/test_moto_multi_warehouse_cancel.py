@@ -13,8 +13,9 @@ import pytest
 
 from services import load_faults, open_simulation
 from stepsaga._project.home import StateHome
-from stepsaga.ledger import ReconStatus
-from stepsaga.testing import MotoDeployment, moto_deployment
+from stepsaga.ledger._models import ReconStatus
+from stepsaga.testing import moto_deployment
+from stepsaga.testing._moto_stack import MotoDeployment
 from tests.framework.functional.cli_support import EXAMPLES, effects
 from tests.framework.functional.test_moto_end_to_end import (
     aws,

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from stepsaga.testing import Backend, MockConfigBuilder, Scenario
+from stepsaga.testing import MockConfigBuilder, SagaRunner
+from stepsaga.testing._scenarios import Scenario
 from stepsaga.workflow import compile
 from tests.deviations import LOCALSTACK_SINGLE_MATCH
 from tests.multi_warehouse_scenarios import (
@@ -38,7 +39,7 @@ DEVIATIONS = {"ShipmentBranchRejected": pytest.mark.deviates(localstack=LOCALSTA
         for s in MULTI_WAREHOUSE_SCENARIOS
     ],
 )
-def test_scenario(saga_backend: Backend, scenario: Scenario) -> None:
+def test_scenario(saga_backend: SagaRunner, scenario: Scenario) -> None:
     arn = saga_backend.deploy_saga(saga)
     execution = saga_backend.run(arn, multi_warehouse_input(), test_case=scenario.name)
     scenario.check(execution.history)

@@ -14,7 +14,8 @@ import pytest
 from stepsaga._reconciliation import resolve
 from stepsaga.engine import LocalEngine
 from stepsaga.errors import EventMismatchError
-from stepsaga.workflow import compile, render
+from stepsaga.workflow import compile
+from stepsaga.workflow._substitutions import render
 from tests.framework.unit.handlers.helpers import World, case_input, fault, make_world
 from workflows.replacement_order import saga
 

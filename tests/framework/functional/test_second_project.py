@@ -202,7 +202,8 @@ LAMBDA_RUN = textwrap.dedent(
     from stepsaga._handlers import entrypoint
     from stepsaga._project.home import StateHome
     from stepsaga.lambda_handler import handler
-    from stepsaga.workflow import compile, render
+    from stepsaga.workflow import compile
+    from stepsaga.workflow._substitutions import render
     from workflows.upgrade import OWNER, Upgrade, saga
 
     assert OWNER == "upgrade-app", "imported someone else's workflows package"

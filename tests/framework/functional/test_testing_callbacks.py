@@ -20,7 +20,7 @@ from stepsaga.testing import (
     assert_outcome,
     assert_path,
 )
-from stepsaga.workflow import (
+from stepsaga.workflow._events import (
     AwaitDecisionEvent,
     OperatorDecision,
     ReconciliationOutcome,

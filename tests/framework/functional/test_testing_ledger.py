@@ -7,9 +7,11 @@ from datetime import UTC, datetime
 
 import pytest
 
-from stepsaga.ledger import Action, Claim, EffectClass, Intent, Replay, Status
+from stepsaga import EffectClass
+from stepsaga.ledger import Action, Intent, Status
+from stepsaga.ledger._models import Claim, Replay
 from stepsaga.ledger._table import GSIS, PARTITION_KEY, SORT_KEY, TTL_ATTRIBUTE
-from stepsaga.testing import LedgerTable
+from stepsaga.testing._ledger import CreatedLedgerTable
 
 
 @pytest.fixture(
@@ -18,12 +20,12 @@ from stepsaga.testing import LedgerTable
         pytest.param("ledger_table_local", id="dynamodb-local", marks=pytest.mark.docker),
     ]
 )
-def table(request: pytest.FixtureRequest) -> LedgerTable:
-    found: LedgerTable = request.getfixturevalue(request.param)
+def table(request: pytest.FixtureRequest) -> CreatedLedgerTable:
+    found: CreatedLedgerTable = request.getfixturevalue(request.param)
     return found
 
 
-def test_the_table_has_the_ledger_layout(table: LedgerTable) -> None:
+def test_the_table_has_the_ledger_layout(table: CreatedLedgerTable) -> None:
     described = table.client.describe_table(TableName=table.name)["Table"]
     assert {k["AttributeName"] for k in described["KeySchema"]} == {PARTITION_KEY, SORT_KEY}
     assert [i["IndexName"] for i in described.get("GlobalSecondaryIndexes", [])] == list(GSIS)
@@ -32,7 +34,7 @@ def test_the_table_has_the_ledger_layout(table: LedgerTable) -> None:
     assert table.url.startswith(f"dynamodb://{table.name}?region=us-east-1")
 
 
-def test_a_claimed_and_completed_action_replays(table: LedgerTable) -> None:
+def test_a_claimed_and_completed_action_replays(table: CreatedLedgerTable) -> None:
     action = Action(
         tenant_id="acme",
         intent=Intent("CASE-1001", 1, datetime.now(UTC)),
@@ -49,5 +51,5 @@ def test_a_claimed_and_completed_action_replays(table: LedgerTable) -> None:
     assert replay.record.status is Status.COMPLETED
 
 
-def test_every_table_is_fresh(ledger_table: LedgerTable) -> None:
+def test_every_table_is_fresh(ledger_table: CreatedLedgerTable) -> None:
     assert ledger_table.client.scan(TableName=ledger_table.name)["Items"] == []

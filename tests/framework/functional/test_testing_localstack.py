@@ -13,8 +13,9 @@ from pathlib import Path
 
 import pytest
 
+from stepsaga.errors import LocalStackError
 from stepsaga.testing import MockConfigBuilder, Return, StepFunctionsBackend, Throw
-from stepsaga.testing._localstack import LocalStack, LocalStackError
+from stepsaga.testing._localstack import LocalStack
 from stepsaga.testing._moto import moto_stepfunctions
 
 ONE_TASK = {

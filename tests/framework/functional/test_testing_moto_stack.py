@@ -12,8 +12,9 @@ from typing import Any
 import boto3
 import pytest
 
-from stepsaga.testing import MotoDeployment, moto_deployment
-from stepsaga.testing._cloudformation import TemplateError
+from stepsaga.errors import TemplateError
+from stepsaga.testing import moto_deployment
+from stepsaga.testing._moto_stack import MotoDeployment
 
 #: Task tokens the ``hold`` handler received (the test sends the callback).
 TOKENS: list[str] = []

@@ -8,7 +8,8 @@ from dataclasses import replace
 
 import pytest
 
-from stepsaga.testing import EngineBackend, MockConfigBuilder, reconciliation_result
+from stepsaga.testing import EngineBackend, MockConfigBuilder
+from stepsaga.testing._scenarios import reconciliation_result
 from tests.scenarios import REPLACEMENT_ORDER_SCENARIOS, replacement_order_input
 from workflows.replacement_order import saga
 

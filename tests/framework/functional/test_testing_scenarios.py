@@ -11,12 +11,8 @@ import pytest
 
 from stepsaga.engine import MockConfig
 from stepsaga.errors import SAGA_COMPENSATED, SAGA_COMPENSATION_FAILED
-from stepsaga.testing import (
-    Backend,
-    EngineBackend,
-    MockConfigBuilder,
-    Scenario,
-)
+from stepsaga.testing import EngineBackend, MockConfigBuilder, SagaRunner
+from stepsaga.testing._scenarios import Scenario
 from tests.scenarios import (
     REPLACEMENT_ORDER_SCENARIOS,
     replacement_order_input,
@@ -33,7 +29,7 @@ def stepsaga_mock_config() -> MockConfigBuilder:
 
 
 @pytest.mark.parametrize("scenario", REPLACEMENT_ORDER_SCENARIOS, ids=lambda s: s.name)
-def test_scenario(saga_backend: Backend, scenario: Scenario) -> None:
+def test_scenario(saga_backend: SagaRunner, scenario: Scenario) -> None:
     arn = saga_backend.deploy_saga(saga)
     execution = saga_backend.run(arn, replacement_order_input(), test_case=scenario.name)
     scenario.check(execution.history)

@@ -24,7 +24,9 @@ from aws_cdk import App
 from aws_cdk.assertions import Annotations, Template
 
 from infra.app import build
-from stepsaga.cdk import FunctionAccess, SagaDeployment, SagaStack
+from stepsaga.cdk import SagaStack
+from stepsaga.cdk._access import FunctionAccess
+from stepsaga.cdk._saga_deployment import SagaDeployment
 
 
 @dataclass(frozen=True)

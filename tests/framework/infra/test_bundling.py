@@ -20,8 +20,11 @@ from packaging.utils import canonicalize_name
 import stepsaga
 from infra.app import EXCLUDE, ROOT, SAGA
 from stepsaga._project.project import Project
-from stepsaga.cdk import AssetLayout, BundlingMode, DeploymentError, SagaDeployment
+from stepsaga.cdk import BundlingMode
 from stepsaga.cdk import _bundling as bundling
+from stepsaga.cdk._bundling import AssetLayout
+from stepsaga.cdk._saga_deployment import SagaDeployment
+from stepsaga.errors import DeploymentError
 
 LAYOUT = AssetLayout.for_saga(ROOT, SagaDeployment.of(Project.load(ROOT), SAGA), exclude=EXCLUDE)
 

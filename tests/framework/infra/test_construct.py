@@ -30,7 +30,6 @@ from stepsaga.cdk import (
     AutoRedrive,
     Backup,
     BundlingMode,
-    DeploymentError,
     FunctionSettings,
     SagaStack,
     SignedApi,
@@ -38,6 +37,7 @@ from stepsaga.cdk import (
     StageSettings,
 )
 from stepsaga.cdk._alarms import RULES
+from stepsaga.errors import DeploymentError
 from tests.framework.infra.test_cfn_lint import IGNORED
 
 SAGAS = """

@@ -10,10 +10,12 @@ from typing import Any
 import pytest
 
 from stepsaga._project import deployment
-from stepsaga.cdk import DeploymentError, SagaDeployment, StageSettings
+from stepsaga.cdk import StageSettings
+from stepsaga.cdk._saga_deployment import SagaDeployment
 from stepsaga.cdk._settings import DEFAULT_EXECUTION_TIMEOUT_SECONDS
+from stepsaga.errors import DeploymentError
 from stepsaga.workflow import compile as compile_saga
-from stepsaga.workflow import render
+from stepsaga.workflow._substitutions import render
 from tests.framework.infra.conftest import Synthesized
 from workflows.project import reference_project
 from workflows.replacement_order import saga as replacement_order

@@ -15,8 +15,12 @@ from stepsaga._aws.resolver import RESOLVER_HANDLER
 from stepsaga._project import deployment
 from stepsaga.backends._aws.decisions import RESOLVER_TIMEOUT_SECONDS, TIMEOUT_SECONDS
 from stepsaga.backends._cancel import undo_functions
-from stepsaga.cdk import FunctionAccess
-from stepsaga.cdk._access import RESOLVER, RESOLVER_EXECUTION_ACTIONS, leading_key_conditions
+from stepsaga.cdk._access import (
+    RESOLVER,
+    RESOLVER_EXECUTION_ACTIONS,
+    FunctionAccess,
+    leading_key_conditions,
+)
 from stepsaga.cdk._stack import OVERDUE_CHECK_HANDLER
 from tests.framework.infra.conftest import Synthesized
 

@@ -27,8 +27,9 @@ import pytest
 from aws_cdk import DockerImage
 
 from infra.app import EXCLUDE, ROOT
-from stepsaga.cdk import AssetLayout, BundlingMode
+from stepsaga.cdk import BundlingMode
 from stepsaga.cdk import _bundling as bundling
+from stepsaga.cdk._bundling import AssetLayout
 from stepsaga.engine._payload import Env, compile_template
 from stepsaga.ledger import Status, open_ledger
 from tests.framework.functional.cli_support import case_data

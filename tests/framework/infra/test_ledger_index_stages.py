@@ -7,8 +7,9 @@ import pytest
 from aws_cdk import App, Stack
 from aws_cdk.assertions import Template
 
-from stepsaga.cdk import DeploymentError, StageSettings
+from stepsaga.cdk import StageSettings
 from stepsaga.cdk._ledger_table import LedgerTable
+from stepsaga.errors import DeploymentError
 from stepsaga.ledger._table import GSIS
 
 

@@ -13,7 +13,8 @@ from aws_cdk.assertions import Match, Template
 from stepsaga._project import deployment
 from stepsaga.cdk._access import OPERATOR
 from stepsaga.cdk._operators import OperatorRole
-from stepsaga.cdk._settings import DeploymentError, OperatorRoleSettings, StageSettings
+from stepsaga.cdk._settings import OperatorRoleSettings, StageSettings
+from stepsaga.errors import DeploymentError
 from stepsaga.ledger._table import GSIS
 from tests.framework.infra.conftest import Synthesized
 

@@ -6,20 +6,10 @@ from typing import Any
 
 import pytest
 
-from stepsaga.cdk import (
-    LEDGER_WRITER,
-    RECONCILER,
-    Backup,
-    Canary,
-    DeploymentError,
-    FunctionAccess,
-    FunctionSettings,
-    SagaDeployment,
-    StageSettings,
-    access_for,
-)
-from stepsaga.cdk._access import QUERY
-from stepsaga.cdk._saga_deployment import lambda_handler
+from stepsaga.cdk import Backup, Canary, FunctionSettings, StageSettings
+from stepsaga.cdk._access import LEDGER_WRITER, QUERY, RECONCILER, FunctionAccess, access_for
+from stepsaga.cdk._saga_deployment import SagaDeployment, lambda_handler
+from stepsaga.errors import DeploymentError
 from stepsaga.workflow._saga import RECONCILER_FUNCTION, RECONCILER_HANDLER
 
 

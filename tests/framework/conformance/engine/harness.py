@@ -36,7 +36,8 @@ import boto3
 from moto import mock_aws
 
 from stepsaga._project.home import StateHome
-from stepsaga.engine import LocalEngine, substitute
+from stepsaga.engine import LocalEngine
+from stepsaga.engine._engine import substitute
 from stepsaga.testing._backends import cap_retry_delays
 from stepsaga.testing._localstack import LocalStack
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from stepsaga.workflow import Compensate, EffectClass, Escalate, Parallel, Saga, Step
+from stepsaga import Compensate, EffectClass, Escalate, Parallel, Saga, Step
 from stepsaga.workflow import compile as compile_saga
 from tests.deviations import LOCALSTACK_SINGLE_MATCH
 from tests.framework.conformance.engine.conftest import deviates

@@ -7,6 +7,7 @@ must also be made here, or the per-cell tests fail.
 
 from __future__ import annotations
 
+from stepsaga import EffectClass
 from stepsaga.errors import (
     ActionConflictError,
     ActionInProgressError,
@@ -20,7 +21,8 @@ from stepsaga.errors import (
     StoreUnavailableError,
     TransientError,
 )
-from stepsaga.ledger import EffectClass, ErrorFamily, Status
+from stepsaga.ledger import Status
+from stepsaga.ledger._outcomes import ErrorFamily
 
 F = ErrorFamily
 READ, KEYED, BLIND, PHYSICAL = (

@@ -5,7 +5,9 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from stepsaga.ledger import Action, Claim, EffectClass, Intent
+from stepsaga import EffectClass
+from stepsaga.ledger import Action, Intent
+from stepsaga.ledger._models import Claim
 
 #: The tests' "now"; approvals happen shortly before it.
 START = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)

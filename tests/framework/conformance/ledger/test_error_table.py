@@ -14,24 +14,21 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from stepsaga import errors
+from stepsaga import EffectClass, errors
 from stepsaga._handlers import RecordingMetrics, build_handlers, local_deps
 from stepsaga._handlers.guard import Handler
 from stepsaga._handlers.step_handler import Call, Outcome, StepHandler
 from stepsaga._project.home import StateHome
 from stepsaga._util.clock import ManualClock
 from stepsaga.errors import OutcomeUnknownError, StepSagaError
-from stepsaga.ledger import (
+from stepsaga.ledger import Ledger, Status, open_ledger
+from stepsaga.ledger._models import Claim
+from stepsaga.ledger._outcomes import (
     ERROR_TABLE,
-    Claim,
-    EffectClass,
     ErrorCell,
     ErrorFamily,
-    Ledger,
     RaiseAs,
-    Status,
     error_family,
-    open_ledger,
     settlement_for,
 )
 from tests.framework.conformance.ledger.error_table import (

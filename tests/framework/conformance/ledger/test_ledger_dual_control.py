@@ -10,18 +10,13 @@ from typing import Any
 
 import pytest
 
+from stepsaga import EffectClass
 from stepsaga._reconciliation import resolve
 from stepsaga._util.clock import ManualClock
+from stepsaga.backends import ReconOutcome
 from stepsaga.errors import IllegalTransitionError, InvalidInputError
-from stepsaga.ledger import (
-    Claim,
-    EffectClass,
-    Ledger,
-    ReconItem,
-    ReconOutcome,
-    ReconStatus,
-    Status,
-)
+from stepsaga.ledger import Ledger, ReconItem, Status
+from stepsaga.ledger._models import Claim, ReconStatus
 from stepsaga.ledger._store import ForwardingStore, ItemWrite, LedgerStore
 from tests.framework.conformance.ledger.conftest import StoreFactory
 from tests.framework.conformance.ledger.helpers import make_action

@@ -12,21 +12,13 @@ from typing import Any
 
 import pytest
 
+from stepsaga import EffectClass
 from stepsaga._reconciliation import resolve
 from stepsaga._util.clock import ManualClock
+from stepsaga.backends import ReconOutcome
 from stepsaga.errors import BudgetExhaustedError, IllegalTransitionError, InvalidInputError
-from stepsaga.ledger import (
-    Action,
-    Claim,
-    EffectClass,
-    Ledger,
-    ReconItem,
-    ReconOutcome,
-    ReconStatus,
-    Record,
-    ResolutionAudit,
-    Status,
-)
+from stepsaga.ledger import Action, Ledger, ReconItem, Record, Status
+from stepsaga.ledger._models import Claim, ReconStatus, ResolutionAudit
 from stepsaga.ledger._store import (
     Expect,
     ForwardingStore,

@@ -11,10 +11,12 @@ from datetime import timedelta
 
 import pytest
 
+from stepsaga import EffectClass
 from stepsaga._util.clock import ManualClock
 from stepsaga.errors import ActionInProgressError, OutcomeUnknownError
-from stepsaga.ledger import Claim, EffectClass, Ledger, LedgerPolicy, Status
+from stepsaga.ledger import Ledger, LedgerPolicy, Status
 from stepsaga.ledger._lease import current_deadline, invocation_deadline
+from stepsaga.ledger._models import Claim
 from tests.framework.conformance.ledger.conftest import LedgerFactory
 from tests.framework.conformance.ledger.helpers import START, make_action
 

@@ -4,23 +4,17 @@ from __future__ import annotations
 
 import pytest
 
+from stepsaga import EffectClass
 from stepsaga._util.clock import ManualClock
+from stepsaga.backends import ReconOutcome
 from stepsaga.errors import (
     AttemptBudgetExhaustedError,
     IllegalTransitionError,
     InvalidInputError,
     NotFoundError,
 )
-from stepsaga.ledger import (
-    Claim,
-    EffectClass,
-    Ledger,
-    LedgerPolicy,
-    ReconItem,
-    ReconOutcome,
-    ReconStatus,
-    Status,
-)
+from stepsaga.ledger import Ledger, LedgerPolicy, ReconItem, Status
+from stepsaga.ledger._models import Claim, ReconStatus
 from tests.framework.conformance.ledger.conftest import LedgerFactory
 from tests.framework.conformance.ledger.helpers import Counter, Recorder, make_action
 

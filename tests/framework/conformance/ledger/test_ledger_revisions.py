@@ -7,8 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from stepsaga.backends import ReconOutcome
 from stepsaga.errors import OutcomeUnknownError, RevisionSupersededError
-from stepsaga.ledger import Claim, Ledger, ReconOutcome, ReconStatus, Record, Replay, Status
+from stepsaga.ledger import Ledger, Record, Status
+from stepsaga.ledger._models import Claim, ReconStatus, Replay
 from stepsaga.ledger._store import ForwardingStore
 from tests.framework.conformance.ledger.conftest import LedgerFactory
 from tests.framework.conformance.ledger.helpers import Counter, make_action

@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from stepsaga import EffectClass
 from stepsaga._util.clock import ManualClock
 from stepsaga.errors import (
     ActionConflictError,
@@ -21,7 +22,8 @@ from stepsaga.errors import (
     ReplayWindowExpiredError,
     TransientError,
 )
-from stepsaga.ledger import Claim, EffectClass, Ledger, LedgerPolicy, Replay, Status
+from stepsaga.ledger import Ledger, LedgerPolicy, Status
+from stepsaga.ledger._models import Claim, Replay
 from tests.framework.conformance.ledger.conftest import LedgerFactory
 from tests.framework.conformance.ledger.helpers import (
     APPROVED_AT,

@@ -21,7 +21,9 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 from moto import mock_aws
 
+from stepsaga import EffectClass
 from stepsaga._util.clock import ManualClock
+from stepsaga.backends import ReconOutcome
 from stepsaga.errors import (
     ActionInProgressError,
     AttemptBudgetExhaustedError,
@@ -29,17 +31,9 @@ from stepsaga.errors import (
     IllegalTransitionError,
     OutcomeUnknownError,
 )
-from stepsaga.ledger import (
-    Action,
-    Claim,
-    EffectClass,
-    LedgerPolicy,
-    ReconOutcome,
-    Replay,
-    Status,
-    open_ledger,
-)
+from stepsaga.ledger import Action, LedgerPolicy, Status, open_ledger
 from stepsaga.ledger._dynamodb import create_table
+from stepsaga.ledger._models import Claim, Replay
 from tests.framework.conformance.ledger.helpers import START, make_action
 
 BUDGET = 7

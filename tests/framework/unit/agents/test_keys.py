@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from stepsaga import EffectClass
 from stepsaga.agents import KeyBook, Limits
 from stepsaga.agents._results import ADVICE, SAME_KEY, failure
 from stepsaga.errors import (
@@ -21,7 +22,7 @@ from stepsaga.errors import (
     OutcomeUnknownError,
     StepSagaError,
 )
-from stepsaga.ledger import Action, EffectClass, Ledger, open_ledger
+from stepsaga.ledger import Action, Ledger, open_ledger
 
 APPROVED = datetime(2026, 11, 29, 9, 30, tzinfo=UTC)
 

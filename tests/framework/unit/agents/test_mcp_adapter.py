@@ -20,10 +20,11 @@ except ImportError:  # pragma: no cover - the dev extra installs it
         raise
     pytest.skip("mcp is not installed: pip install 'stepsaga[mcp]'", allow_module_level=True)
 
-from stepsaga import Absent
-from stepsaga.agents import KeyBook, LedgeredTools, case_for_key
+from stepsaga import Absent, EffectClass
+from stepsaga.agents import KeyBook, LedgeredTools
+from stepsaga.agents._keys import case_for_key
 from stepsaga.errors import InvalidInputError
-from stepsaga.ledger import ActionScope, EffectClass, Ledger, Status, open_ledger
+from stepsaga.ledger import ActionScope, Ledger, Status, open_ledger
 
 Order = Annotated[str, Field(description="The order.")]
 Cents = Annotated[int, Field(description="Cents.")]

@@ -16,7 +16,7 @@ from stepsaga._aws.auto_redrive import (
     MAX_DELAY_SECONDS,
     METRIC_FOR_VERDICT,
     AutoRedrive,
-    Verdict,
+    RedriveVerdict,
 )
 from stepsaga.errors import InvalidInputError
 
@@ -77,9 +77,9 @@ def test_the_wait_never_shrinks_from_one_redrive_to_the_next(arn: str, count: in
 
 
 def test_every_verdict_has_a_metric_and_refusals_share_one() -> None:
-    assert set(METRIC_FOR_VERDICT) == set(Verdict)
-    refused = {METRIC_FOR_VERDICT[v] for v in Verdict if v.refused}
+    assert set(METRIC_FOR_VERDICT) == set(RedriveVerdict)
+    refused = {METRIC_FOR_VERDICT[v] for v in RedriveVerdict if v.refused}
     assert len(refused) == 1
-    others = [METRIC_FOR_VERDICT[v] for v in Verdict if not v.refused]
+    others = [METRIC_FOR_VERDICT[v] for v in RedriveVerdict if not v.refused]
     assert len(set(others)) == len(others)
     assert refused.isdisjoint(others)

@@ -10,7 +10,7 @@ import pytest
 from botocore.exceptions import ClientError, EndpointConnectionError, NoRegionError
 from moto import mock_aws
 
-from stepsaga.backends._aws.errors import AwsCallError, aws_call, translate
+from stepsaga.backends._aws.errors import aws_call, translate
 from stepsaga.backends._aws.settings import (
     DEFAULT_WAIT_SECONDS,
     AwsSettings,
@@ -19,8 +19,14 @@ from stepsaga.backends._aws.settings import (
     settings_from_stack,
     wait_seconds_from,
 )
-from stepsaga.engine._errors import ExecutionNotRedrivable, TaskTimedOut
-from stepsaga.errors import InvalidInputError, NotFoundError, TransientError
+from stepsaga.errors import (
+    AwsCallError,
+    ExecutionNotRedrivable,
+    InvalidInputError,
+    NotFoundError,
+    TaskTimedOut,
+    TransientError,
+)
 from tests.framework.functional.aws_support import STACK, TABLE, TOPIC_ARN, create_stack
 
 MACHINE = "arn:aws:states:eu-west-1:123456789012:stateMachine:dev-replacement-order"

@@ -7,10 +7,10 @@ import json
 from datetime import UTC, datetime
 from pathlib import Path
 
+from stepsaga import Compensate, EffectClass
 from stepsaga.backends._assemble import CaseIdentity
 from stepsaga.backends._cancel import deployed_functions, undo_functions, undo_plan
-from stepsaga.ledger import EffectClass, Record, Status
-from stepsaga.workflow import Compensate
+from stepsaga.ledger import Record, Status
 from stepsaga.workflow._compiler import compile_saga
 from stepsaga.workflow._saga import RECONCILER_FUNCTION
 from workflows.multi_warehouse import saga as multi_warehouse

@@ -13,12 +13,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from stepsaga.backends import CaseOutcome, OutcomeFacts, derive_outcome
+from stepsaga.backends import CaseOutcome
 from stepsaga.backends._listing import ExecutionQuery, PageToken, parse_since
 from stepsaga.backends._naming import case_of_name, execution_name, tenant_prefix
-from stepsaga.backends._outcome import OUTCOME_STATUSES
-from stepsaga.engine import ExecutionPageQuery, ExecutionStatus
-from stepsaga.engine._store import Store
+from stepsaga.backends._outcome import OUTCOME_STATUSES, OutcomeFacts, derive_outcome
+from stepsaga.engine._models import ExecutionStatus
+from stepsaga.engine._store import ExecutionPageQuery, Store
 from stepsaga.errors import (
     EXECUTION_STOPPED,
     SAGA_COMPENSATED,

@@ -7,7 +7,7 @@ import re
 from hypothesis import given
 from hypothesis import strategies as st
 
-from stepsaga.backends import execution_name
+from stepsaga.backends._naming import execution_name
 
 AWS_NAME = re.compile(r"^[A-Za-z0-9_-]{1,80}$")
 tenants = st.from_regex(r"^[a-z0-9][a-z0-9-]{0,31}$", fullmatch=True)

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from stepsaga.backends import CaseOutcome, OutcomeFacts, derive_outcome
+from stepsaga.backends import CaseOutcome
+from stepsaga.backends._outcome import OutcomeFacts, derive_outcome
 
 
 @pytest.mark.parametrize(

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from stepsaga.backends import CaseIdentity
+from stepsaga.backends._assemble import CaseIdentity
 from stepsaga.backends._references import Candidate, choose
 from stepsaga.errors import InvalidInputError, NotFoundError
 

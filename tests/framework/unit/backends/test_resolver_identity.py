@@ -12,8 +12,7 @@ from hypothesis import strategies as st
 from stepsaga._aws.resolver import Resolver
 from stepsaga.backends._aws.decisions import error_from_answer
 from stepsaga.backends._aws.operators import CallerIdentity, normalized
-from stepsaga.engine._errors import ExecutionNotRedrivable
-from stepsaga.errors import IllegalTransitionError, TransientError
+from stepsaga.errors import ExecutionNotRedrivable, IllegalTransitionError, TransientError
 from stepsaga.ledger._approvals import same_person
 
 ACCOUNT = "123456789012"

@@ -8,8 +8,8 @@ import pytest
 from starlette.testclient import TestClient
 
 from stepsaga._project.home import StateHome
-from stepsaga.console import create_app, csrf_token
-from stepsaga.console._security import SECURITY_HEADERS, cookie_name
+from stepsaga.console import create_app
+from stepsaga.console._security import SECURITY_HEADERS, cookie_name, csrf_token
 from tests.framework.functional.console_support import TOKEN, local_config
 
 

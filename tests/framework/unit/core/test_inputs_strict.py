@@ -22,8 +22,8 @@ from hypothesis import strategies as st
 
 from services import load_faults
 from stepsaga._model.inputs import MAX_JSON_DEPTH, read_json_file
-from stepsaga.engine import MockConfig, MockConfigError
-from stepsaga.errors import InvalidInputError
+from stepsaga.engine import MockConfig
+from stepsaga.errors import InvalidInputError, MockConfigError
 from tests.framework.functional.cli_support import case_data
 from workflows.case import load_case
 

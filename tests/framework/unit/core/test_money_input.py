@@ -12,7 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel
 
-from stepsaga import Amount, ApprovedCase, Currency, Money, StrictModel, parse_case
+from stepsaga import Amount, ApprovedCase, Currency, Money, parse_case
+from stepsaga._model.case import StrictModel
 from stepsaga._model.money import MAX_MINOR_DIGITS
 from stepsaga.errors import InvalidActionError, InvalidInputError
 from stepsaga.ledger._canonical import canonical_params

@@ -11,7 +11,8 @@ import pytest
 
 from stepsaga._project.home import StateHome
 from stepsaga._util.clock import ManualClock
-from stepsaga.engine import EngineEvent, LocalEngine
+from stepsaga.engine import LocalEngine
+from stepsaga.engine._models import EngineEvent
 
 MakeEngine = Callable[..., LocalEngine]
 

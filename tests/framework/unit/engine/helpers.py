@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from stepsaga.engine import LAMBDA_INVOKE, LocalEngine
+from stepsaga.engine import LocalEngine
+from stepsaga.engine._definition import LAMBDA_INVOKE
 
 
 def task(function: str, **fields: Any) -> dict[str, Any]:

@@ -8,17 +8,18 @@ from datetime import datetime
 import pytest
 
 from stepsaga._project.home import StateHome
-from stepsaga.engine import (
+from stepsaga.engine import LocalEngine
+from stepsaga.engine._engine import time_scale_from_env
+from stepsaga.errors import (
     ExecutionAlreadyExists,
     ExecutionDoesNotExist,
     InvalidExecutionInput,
+    InvalidInputError,
     InvalidName,
-    LocalEngine,
+    NotFoundError,
     StateMachineAlreadyExists,
     StateMachineDoesNotExist,
-    time_scale_from_env,
 )
-from stepsaga.errors import InvalidInputError, NotFoundError
 from tests.framework.unit.engine.conftest import MakeEngine
 from tests.framework.unit.engine.helpers import Script, machine, task
 

@@ -8,14 +8,9 @@ from typing import Any
 import pytest
 
 from stepsaga._util.clock import ManualClock
-from stepsaga.engine import (
-    LAMBDA_INVOKE_WAIT,
-    InvalidOutput,
-    InvalidToken,
-    LocalEngine,
-    TaskDoesNotExist,
-    TaskTimedOut,
-)
+from stepsaga.engine import LocalEngine
+from stepsaga.engine._definition import LAMBDA_INVOKE_WAIT
+from stepsaga.errors import InvalidOutput, InvalidToken, TaskDoesNotExist, TaskTimedOut
 from tests.framework.unit.engine.conftest import MakeEngine
 from tests.framework.unit.engine.helpers import Script, entered, machine, task, types
 

@@ -6,7 +6,9 @@ from typing import Any
 
 import pytest
 
-from stepsaga.engine import LAMBDA_INVOKE, InvalidDefinition, load
+from stepsaga.engine import load
+from stepsaga.engine._definition import LAMBDA_INVOKE
+from stepsaga.errors import InvalidDefinition
 from tests.framework.unit.engine.helpers import machine, task
 
 

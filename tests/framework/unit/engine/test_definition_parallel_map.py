@@ -7,8 +7,9 @@ from typing import Any
 
 import pytest
 
-from stepsaga.engine import REFUSED, STATE_FIELDS, InvalidDefinition, load
+from stepsaga.engine import REFUSED, STATE_FIELDS, load
 from stepsaga.engine._definition import MapState, ParallelState
+from stepsaga.errors import InvalidDefinition
 from tests.framework.unit.engine.helpers import machine, task
 
 PASS = {"Type": "Pass", "End": True}

@@ -8,14 +8,8 @@ from typing import Any
 import pytest
 
 from stepsaga._util.clock import ManualClock
-from stepsaga.engine import (
-    DelayChosen,
-    DelayKind,
-    EngineEvent,
-    HistoryRecorded,
-    InvalidExecutionInput,
-)
-from stepsaga.errors import BusinessRejectedError, TransientError
+from stepsaga.engine._models import DelayChosen, DelayKind, EngineEvent, HistoryRecorded
+from stepsaga.errors import BusinessRejectedError, InvalidExecutionInput, TransientError
 from tests.framework.unit.engine.conftest import MakeEngine
 from tests.framework.unit.engine.helpers import Script, count, entered, machine, task, types
 

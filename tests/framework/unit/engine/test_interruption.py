@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from stepsaga._project.home import StateHome
-from stepsaga.engine import INTERRUPTED
+from stepsaga.engine._errors import INTERRUPTED
 from tests.framework.unit.engine.conftest import MakeEngine
 from tests.framework.unit.engine.helpers import Script, entered, machine, task, types
 

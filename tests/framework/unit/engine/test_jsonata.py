@@ -10,8 +10,9 @@ from typing import Any
 
 import pytest
 
-from stepsaga.engine import LAMBDA_INVOKE, InvalidDefinition, load
-from stepsaga.errors import BusinessRejectedError
+from stepsaga.engine import load
+from stepsaga.engine._definition import LAMBDA_INVOKE
+from stepsaga.errors import BusinessRejectedError, InvalidDefinition
 from tests.framework.unit.engine.conftest import MakeEngine
 from tests.framework.unit.engine.helpers import Script, machine
 

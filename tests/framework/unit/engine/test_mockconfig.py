@@ -8,7 +8,9 @@ from typing import Any
 
 import pytest
 
-from stepsaga.engine import LAMBDA_INVOKE_WAIT, MockConfig, MockConfigError
+from stepsaga.engine import MockConfig
+from stepsaga.engine._definition import LAMBDA_INVOKE_WAIT
+from stepsaga.errors import MockConfigError
 from tests.framework.unit.engine.conftest import MakeEngine
 from tests.framework.unit.engine.helpers import Script, count, machine, task
 
@@ -122,7 +124,7 @@ def test_the_test_case_is_part_of_the_execution_identity(
     engine.start_execution(arn, "e4", {}, test_case="Approved")
     with pytest.raises(MockConfigError, match="NoSuchCase"):
         engine.start_execution(arn, "e5", {}, test_case="NoSuchCase")
-    from stepsaga.engine import ExecutionAlreadyExists
+    from stepsaga.errors import ExecutionAlreadyExists
 
     with pytest.raises(ExecutionAlreadyExists, match="test case"):
         engine.start_execution(arn, "e4", {})

@@ -12,8 +12,9 @@ from typing import Any
 
 import pytest
 
-from stepsaga.engine import MockConfig, MockConfigError, MockedResponse, MockTestCase
-from stepsaga.engine._mockconfig import MAX_INVOCATION, ResponseRanges
+from stepsaga.engine import MockConfig
+from stepsaga.engine._mockconfig import MAX_INVOCATION, MockedResponse, MockTestCase, ResponseRanges
+from stepsaga.errors import MockConfigError
 from tests.framework.unit.engine.conftest import MakeEngine
 from tests.framework.unit.engine.helpers import Script
 from tests.framework.unit.engine.test_mockconfig import CONFIG, DEFINITION

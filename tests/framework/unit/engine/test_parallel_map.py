@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from stepsaga.engine import InvalidExecutionInput, LocalEngine, MockConfig
-from stepsaga.errors import BusinessRejectedError, TransientError
+from stepsaga.engine import LocalEngine, MockConfig
+from stepsaga.errors import BusinessRejectedError, InvalidExecutionInput, TransientError
 from tests.framework.unit.engine.conftest import MakeEngine
 from tests.framework.unit.engine.helpers import Script, entered, machine, task, types
 

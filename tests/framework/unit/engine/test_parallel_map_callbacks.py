@@ -16,8 +16,9 @@ from typing import Any
 import pytest
 
 from stepsaga._util.clock import ManualClock
-from stepsaga.engine import LAMBDA_INVOKE_WAIT, LocalEngine, TaskTimedOut
-from stepsaga.errors import BusinessRejectedError
+from stepsaga.engine import LocalEngine
+from stepsaga.engine._definition import LAMBDA_INVOKE_WAIT
+from stepsaga.errors import BusinessRejectedError, TaskTimedOut
 from tests.framework.unit.engine.conftest import MakeEngine
 from tests.framework.unit.engine.helpers import Script, machine, task, types
 from tests.framework.unit.engine.test_parallel_map import branch, mapped

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from stepsaga._project.home import StateHome
-from stepsaga.engine import INTERRUPTED
+from stepsaga.engine._errors import INTERRUPTED
 from stepsaga.errors import TransientError
 from tests.framework.unit.engine.conftest import MakeEngine
 from tests.framework.unit.engine.helpers import Script, machine, state_of, task, types

@@ -8,8 +8,9 @@ from typing import Any
 
 import pytest
 
-from stepsaga.engine import InvalidExecutionInput, InvalidOutput, LocalEngine
+from stepsaga.engine import LocalEngine
 from stepsaga.engine._quotas import PAYLOAD_BYTES
+from stepsaga.errors import InvalidExecutionInput, InvalidOutput
 from tests.framework.unit.engine.conftest import MakeEngine
 from tests.framework.unit.engine.helpers import Script, machine, task, types
 

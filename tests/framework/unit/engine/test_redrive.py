@@ -7,8 +7,7 @@ from dataclasses import replace
 
 import pytest
 
-from stepsaga.engine import ExecutionNotRedrivable
-from stepsaga.errors import TransientError
+from stepsaga.errors import ExecutionNotRedrivable, TransientError
 from tests.framework.unit.engine.conftest import MakeEngine
 from tests.framework.unit.engine.helpers import Script, count, entered, machine, task, types
 

@@ -6,7 +6,7 @@ import sqlite3
 
 import pytest
 
-from stepsaga.engine import SYNCHRONOUS_ENV, synchronous_from_env
+from stepsaga.engine._engine import SYNCHRONOUS_ENV, synchronous_from_env
 from stepsaga.errors import InvalidInputError
 from tests.framework.unit.engine.conftest import MakeEngine
 from tests.framework.unit.engine.helpers import machine

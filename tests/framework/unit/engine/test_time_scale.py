@@ -9,9 +9,9 @@ import pytest
 
 from stepsaga._project.home import StateHome
 from stepsaga.backends._local import LocalBackend
-from stepsaga.engine import InvalidExecutionInput, LocalEngine, check_time_scale
-from stepsaga.engine._engine import MAX_TIME_SCALE, time_scale_from_env
-from stepsaga.errors import InvalidInputError
+from stepsaga.engine import LocalEngine
+from stepsaga.engine._engine import MAX_TIME_SCALE, check_time_scale, time_scale_from_env
+from stepsaga.errors import InvalidExecutionInput, InvalidInputError
 from tests.framework.functional.cli_support import case_data, files
 from workflows.case import parse_case
 from workflows.project import reference_project

@@ -11,9 +11,19 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from stepsaga import Absent, Call, Found, Lookup, Outcome, StepHandler
+from stepsaga import (
+    Absent,
+    Call,
+    EffectClass,
+    Escalate,
+    Found,
+    Lookup,
+    Outcome,
+    Saga,
+    Step,
+    StepHandler,
+)
 from stepsaga.errors import OutcomeUnknownError
-from stepsaga.workflow import EffectClass, Escalate, Saga, Step
 
 
 class Note(BaseModel):

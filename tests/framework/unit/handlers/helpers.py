@@ -15,6 +15,7 @@ from typing import Any
 
 from aws_lambda_powertools import Logger
 
+from reliability.simulated import simulated_deps
 from services import (
     Effect,
     Faults,
@@ -23,13 +24,12 @@ from services import (
     parse_faults,
     raise_simulated_crash,
 )
-from services.dependencies import simulated_deps
 from stepsaga._handlers import HandlerDeps, RecordingMetrics, build_handlers
 from stepsaga._handlers.guard import Handler
 from stepsaga._project.home import StateHome
 from stepsaga._reconciliation import RecordingNotifier
 from stepsaga._util.clock import ManualClock
-from stepsaga.engine import LambdaContext
+from stepsaga.engine._lambda_invoke import LambdaContext
 from stepsaga.ledger import LedgerPolicy
 from tests.scenarios import REPLACEMENT_ORDER_CASE
 from workflows.case import parse_case

@@ -8,13 +8,15 @@ from typing import Any
 
 import pytest
 
+from stepsaga import EffectClass
 from stepsaga._handlers import RecordingMetrics, build_handlers, local_deps
 from stepsaga._handlers.decision import Decision, decision_for, looks_before_acting
 from stepsaga._handlers.guard import Handler
 from stepsaga._project.home import StateHome
 from stepsaga._util.clock import ManualClock
 from stepsaga.errors import OutcomeUnknownError, TransientError
-from stepsaga.ledger import ERROR_TABLE, EffectClass, ErrorFamily, Ledger, Status
+from stepsaga.ledger import Ledger, Status
+from stepsaga.ledger._outcomes import ERROR_TABLE, ErrorFamily
 from tests.framework.unit.handlers import effect_probe
 from tests.framework.unit.handlers.helpers import NOW, CapturedLogs, context
 

@@ -24,7 +24,8 @@ from stepsaga.errors import (
     StoreUnavailableError,
     TransientError,
 )
-from stepsaga.ledger import Claim, LedgerPolicy, Status
+from stepsaga.ledger import LedgerPolicy, Status
+from stepsaga.ledger._models import Claim
 from tests.framework.unit.handlers.conftest import WorldFactory
 from tests.framework.unit.handlers.helpers import NOW, World, case_input, fault, step_event
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from services.dependencies import simulated_deps
+from reliability.simulated import simulated_deps
 from stepsaga._aws import metric_names
 from stepsaga._handlers import EmfMetrics, build_handlers
 from stepsaga._handlers.logs import powertools_logger

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from stepsaga._reconciliation import parse_outcome, resolve, resume_waiting
+from stepsaga.backends import ReconOutcome
 from stepsaga.errors import (
     IllegalTransitionError,
     InvalidInputError,
@@ -15,7 +16,8 @@ from stepsaga.errors import (
     OutcomeUnknownError,
     TransientError,
 )
-from stepsaga.ledger import ReconOutcome, ReconStatus, Status, open_ledger
+from stepsaga.ledger import Status, open_ledger
+from stepsaga.ledger._models import ReconStatus
 from stepsaga.workflow._events import OperatorDecision
 from tests.framework.unit.handlers.conftest import WorldFactory
 from tests.framework.unit.handlers.helpers import (

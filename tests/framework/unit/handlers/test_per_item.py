@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from services.dependencies import simulated_deps
+from reliability.simulated import simulated_deps
 from stepsaga._handlers import build_handlers
 from stepsaga._project.home import StateHome
 from stepsaga._util.clock import ManualClock

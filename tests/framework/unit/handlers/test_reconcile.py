@@ -8,6 +8,7 @@ import pytest
 
 from stepsaga._aws import metric_names
 from stepsaga._reconciliation import AUTO_RESOLVER, Resolution, resolve
+from stepsaga.backends import ReconOutcome
 from stepsaga.errors import (
     ActionConflictError,
     ActionInProgressError,
@@ -20,7 +21,8 @@ from stepsaga.errors import (
     ReplayWindowExpiredError,
     TransientError,
 )
-from stepsaga.ledger import Claim, LedgerPolicy, ReconOutcome, ReconStatus, Status
+from stepsaga.ledger import LedgerPolicy, Status
+from stepsaga.ledger._models import Claim, ReconStatus
 from tests.framework.unit.handlers.conftest import WorldFactory
 from tests.framework.unit.handlers.helpers import (
     World,

@@ -11,8 +11,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from stepsaga.ledger import Approval, ReconItem, ReconOutcome, ReconStatus, open_ledger
+from stepsaga.backends import ReconOutcome
+from stepsaga.ledger import ReconItem, open_ledger
 from stepsaga.ledger._approvals import APPROVAL_RULES, ApprovalStep, Earlier, next_step, same_person
+from stepsaga.ledger._models import ReconStatus, Signoff
 from stepsaga.ledger._sqlite import SCHEMA_VERSION
 from tests.framework.conformance.ledger.helpers import make_action
 
@@ -34,7 +36,7 @@ def item(*, dual: bool, first: str | None) -> ReconItem:
         created_at=AT,
         updated_at=AT,
         dual_control=dual,
-        first_approval=Approval(first, AT, "first note") if first else None,
+        first_approval=Signoff(first, AT, "first note") if first else None,
     )
 
 

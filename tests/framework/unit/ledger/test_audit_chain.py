@@ -7,8 +7,9 @@ from dataclasses import replace
 from hypothesis import given
 from hypothesis import strategies as st
 
-from stepsaga.ledger import Approval, ReconOutcome, ReconStatus, ResolutionAudit
+from stepsaga.backends import ReconOutcome
 from stepsaga.ledger._audit import BreakKind, genesis, seal, verify
+from stepsaga.ledger._models import ReconStatus, ResolutionAudit, Signoff
 from tests.framework.unit.ledger.test_approvals import AT, item
 
 RESOLVED = replace(
@@ -28,7 +29,7 @@ def _audit(note: str = "label seen", by: str = "ann@acme") -> ResolutionAudit:
         step="RefundPayment",
         action_key=RESOLVED.record_key,
         outcome=ReconOutcome.APPLIED,
-        deciders=(Approval(by, AT, note),),
+        deciders=(Signoff(by, AT, note),),
         at=AT,
     )
 

@@ -13,8 +13,9 @@ from hypothesis import strategies as st
 from moto import mock_aws
 
 from stepsaga.errors import BudgetExhaustedError, BusinessRejectedError, InvalidInputError
-from stepsaga.ledger import Claim, Ledger
+from stepsaga.ledger import Ledger
 from stepsaga.ledger._dynamodb import DynamoDBStore, create_table
+from stepsaga.ledger._models import Claim
 from stepsaga.ledger._shards import split
 from tests.framework.conformance.ledger.helpers import Counter, make_action
 

@@ -16,8 +16,9 @@ from typer.testing import CliRunner
 
 from stepsaga._util.clock import ManualClock
 from stepsaga.cli._app import app
-from stepsaga.ledger import Ledger, ReconStatus
+from stepsaga.ledger import Ledger
 from stepsaga.ledger._dynamodb import DynamoDBStore, create_table
+from stepsaga.ledger._models import ReconStatus
 from stepsaga.ledger._table import LOOKUP_ATTRIBUTES, OPEN_ITEMS_PARTITION_KEY
 from stepsaga.testing._bulk import history, open_backlog
 

@@ -18,8 +18,9 @@ from stepsaga._project.home import StateHome
 from stepsaga._util.clock import ManualClock
 from stepsaga.cli import _common as common
 from stepsaga.cli._app import app
-from stepsaga.ledger import Claim, open_ledger
+from stepsaga.ledger import open_ledger
 from stepsaga.ledger._dynamodb import create_table
+from stepsaga.ledger._models import Claim
 from tests.framework.conformance.ledger.helpers import Counter, make_action
 
 runner = CliRunner()

@@ -7,8 +7,9 @@ from typing import Any
 
 import pytest
 
+from stepsaga import EffectClass
 from stepsaga.errors import ActionConflictError, InvalidInputError
-from stepsaga.ledger import ActionScope, EffectClass, Intent, Ledger, ledgered_tool, open_ledger
+from stepsaga.ledger import ActionScope, Intent, Ledger, ledgered_tool, open_ledger
 from tests.framework.conformance.ledger.helpers import APPROVED_AT
 
 

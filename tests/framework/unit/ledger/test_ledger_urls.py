@@ -9,8 +9,8 @@ import pytest
 from moto import mock_aws
 
 from stepsaga.errors import InvalidInputError
-from stepsaga.ledger import open_ledger, parse_url
-from stepsaga.ledger._connect import DynamoDBUrl, SqliteUrl
+from stepsaga.ledger import open_ledger
+from stepsaga.ledger._connect import DynamoDBUrl, SqliteUrl, parse_url
 from stepsaga.ledger._dynamodb import create_table
 from tests.framework.conformance.ledger.helpers import Counter, make_action
 

@@ -8,16 +8,10 @@ from typing import Any
 
 import pytest
 
+from stepsaga import EffectClass
 from stepsaga.errors import InvalidActionError, InvalidInputError
-from stepsaga.ledger import (
-    Action,
-    EffectClass,
-    Intent,
-    LedgerPolicy,
-    ReconOutcome,
-    ReconStatus,
-    Status,
-)
+from stepsaga.ledger import Action, Intent, LedgerPolicy, Status
+from stepsaga.ledger._models import ReconOutcome, ReconStatus
 from stepsaga.ledger._rules import parse_choice
 from tests.framework.conformance.ledger.helpers import APPROVED_AT, make_action
 

@@ -15,14 +15,8 @@ from mypy_boto3_stepfunctions import SFNClient
 
 from stepsaga._project.home import StateHome
 from stepsaga.engine import LocalEngine
-from stepsaga.testing import (
-    EngineBackend,
-    MockConfigBuilder,
-    Return,
-    StepFunctionsBackend,
-    lambda_arn,
-    strict_handlers,
-)
+from stepsaga.testing import EngineBackend, MockConfigBuilder, Return, StepFunctionsBackend
+from stepsaga.testing._backends import lambda_arn, strict_handlers
 
 MACHINE = "arn:aws:states:us-east-1:123456789012:stateMachine:m"
 EXECUTION = "arn:aws:states:us-east-1:123456789012:execution:m:e1"
@@ -268,7 +262,7 @@ def test_every_public_name_of_stepsaga_testing_resolves() -> None:
 
 
 def test_retry_delays_are_capped_everywhere_attempts_kept() -> None:
-    from stepsaga.testing import cap_retry_delays
+    from stepsaga.testing._backends import cap_retry_delays
 
     retrier = {"ErrorEquals": ["E"], "IntervalSeconds": 3, "MaxAttempts": 7, "BackoffRate": 2.0}
     inner: dict[str, Any] = {

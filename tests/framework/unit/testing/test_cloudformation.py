@@ -6,7 +6,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from stepsaga.testing._cloudformation import Resolver, TemplateError, substitute
+from stepsaga.errors import TemplateError
+from stepsaga.testing._cloudformation import Resolver, substitute
 
 
 def resolver() -> Resolver:

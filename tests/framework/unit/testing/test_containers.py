@@ -13,15 +13,14 @@ from typing import Any
 
 import pytest
 
-from stepsaga.testing import (
+from stepsaga.testing import MockConfigBuilder, Return
+from stepsaga.testing import _containers as containers_module
+from stepsaga.testing._containers import (
     DockerStatus,
     DynamoDBLocalContainer,
-    MockConfigBuilder,
-    Return,
     StepFunctionsLocalContainer,
     docker_available,
 )
-from stepsaga.testing import _containers as containers_module
 
 # --- the probe ----------------------------------------------------------------------------
 

@@ -6,15 +6,8 @@ from typing import Any
 
 import pytest
 
-from stepsaga.testing import (
-    Caught,
-    ExecutionEnd,
-    History,
-    assert_caught,
-    assert_outcome,
-    assert_path,
-    assert_retries,
-)
+from stepsaga.testing import History, assert_caught, assert_outcome, assert_path, assert_retries
+from stepsaga.testing._history import Caught, ExecutionEnd
 
 
 def events(*specs: tuple[str, dict[str, Any]]) -> dict[str, Any]:

@@ -10,7 +10,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from stepsaga.engine import MockConfig, MockedResponse
+from stepsaga.engine import MockConfig
+from stepsaga.engine._mockconfig import MockedResponse
 from stepsaga.testing import MockConfigBuilder, Return, Throw
 
 OK = Return.payload({"id": "R-1"})

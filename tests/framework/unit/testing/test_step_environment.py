@@ -12,20 +12,19 @@ from pydantic import BaseModel
 
 from stepsaga import (
     ApprovedCase,
-    BusinessRejectedError,
     Call,
     Compensate,
     EffectClass,
     Escalate,
     ForEach,
     Outcome,
-    OutcomeUnknownError,
     Parallel,
     Saga,
     Step,
     StepHandler,
 )
 from stepsaga._util.clock import ManualClock
+from stepsaga.errors import BusinessRejectedError, OutcomeUnknownError
 from stepsaga.ledger import Status
 from stepsaga.testing import StepEnvironment
 

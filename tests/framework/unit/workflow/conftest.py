@@ -6,7 +6,8 @@ from typing import Any
 
 import pytest
 
-from stepsaga.workflow import Saga, compile
+from stepsaga import Saga
+from stepsaga.workflow import compile
 from workflows.case import Case, parse_case
 from workflows.replacement_order import saga as replacement_order
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from stepsaga.workflow import Saga
+from stepsaga import Saga
 
 #: cfn-lint takes seconds to load (its schemas, sympy) and to lint: slow, and imported only
 #: when linting, so collecting this module costs nothing.

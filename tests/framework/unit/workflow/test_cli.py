@@ -17,7 +17,7 @@ runner = CliRunner()
 
 USER_SAGA = textwrap.dedent(
     """
-    from stepsaga.workflow import Compensate, EffectClass, Escalate, Saga, Step
+    from stepsaga import Compensate, EffectClass, Escalate, Saga, Step
 
     returns = Saga("returns", [
         Step("IssueLabel", "issue_label", EffectClass.KEYED_WRITE, params="label",
@@ -33,7 +33,7 @@ USER_SAGA = textwrap.dedent(
 def user_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     (tmp_path / "my_sagas.py").write_text(USER_SAGA, encoding="utf-8")
     (tmp_path / "broken_saga.py").write_text(
-        "from stepsaga.workflow import Saga\nsaga = Saga('bad name', [])\n", encoding="utf-8"
+        "from stepsaga import Saga\nsaga = Saga('bad name', [])\n", encoding="utf-8"
     )
     monkeypatch.chdir(tmp_path)
     return tmp_path

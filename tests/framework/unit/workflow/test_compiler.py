@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from stepsaga import Compensate, EffectClass, Escalate, RetryPolicy, Saga, Step
 from stepsaga.errors import (
     COMPENSATE,
     LAMBDA_SERVICE_ERRORS,
@@ -17,15 +18,7 @@ from stepsaga.errors import (
     SAGA_COMPENSATION_FAILED,
     names,
 )
-from stepsaga.workflow import (
-    Compensate,
-    EffectClass,
-    Escalate,
-    RetryPolicy,
-    Saga,
-    Step,
-    compile,
-)
+from stepsaga.workflow import compile
 from stepsaga.workflow._compiler import LAMBDA_INVOKE, LAMBDA_INVOKE_WAIT_FOR_TASK_TOKEN
 from stepsaga.workflow._retry import DEFAULT_RETRY, NEVER_RETRIED
 from stepsaga.workflow._validate import transitions

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from stepsaga import Compensate, EffectClass, Escalate, Saga, Step
+from stepsaga import Compensate, EffectClass, Escalate, ForEach, Parallel, Saga, Step
 from stepsaga.backends._assemble import CaseIdentity, planned_actions
-from stepsaga.workflow import ForEach, Parallel, SagaDefinitionError
+from stepsaga.errors import SagaDefinitionError
 
 
 def refund(name: str = "Refund", **more: object) -> Step:

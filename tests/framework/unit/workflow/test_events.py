@@ -9,14 +9,13 @@ import pytest
 from pydantic import BaseModel, ValidationError
 
 from stepsaga.errors import InvalidInputError
-from stepsaga.workflow import (
+from stepsaga.workflow import EscalationEvent, StepEvent
+from stepsaga.workflow._events import (
     AwaitDecisionEvent,
     CompensationFailureEvent,
-    EscalationEvent,
     OperatorDecision,
     ReconcileEvent,
     ReconciliationResult,
-    StepEvent,
     StepResult,
     parse_event,
     parse_reconciliation_event,

@@ -12,19 +12,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from stepsaga import Compensate, EffectClass, Escalate, ForEach, Parallel, Saga, Step
 from stepsaga.engine import load
-from stepsaga.errors import COMPENSATE, InvalidInputError, names
-from stepsaga.workflow import (
-    Compensate,
-    EffectClass,
-    Escalate,
-    ForEach,
-    Parallel,
-    Saga,
-    SagaDefinitionError,
-    Step,
-    compile,
-)
+from stepsaga.errors import COMPENSATE, InvalidInputError, SagaDefinitionError, names
+from stepsaga.workflow import compile
 from stepsaga.workflow._names import ITEM_ID, item_operation
 from workflows.multi_warehouse import Line, MultiWarehouseCase
 from workflows.multi_warehouse import saga as multi_warehouse

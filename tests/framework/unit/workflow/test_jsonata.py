@@ -14,10 +14,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from stepsaga import Saga
 from stepsaga._project.home import StateHome
 from stepsaga._util.clock import ManualClock
-from stepsaga.engine import LAMBDA_INVOKE, LocalEngine, load
-from stepsaga.workflow import Saga, SagaDefinitionError, compile
+from stepsaga.engine import LocalEngine, load
+from stepsaga.engine._definition import LAMBDA_INVOKE
+from stepsaga.errors import SagaDefinitionError
+from stepsaga.workflow import compile
 from stepsaga.workflow._graph import GraphFormat, draw
 from stepsaga.workflow._jsonata import TranslationError, to_jsonata
 from tests.framework.unit.workflow.test_groups import sagas

@@ -9,19 +9,22 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from stepsaga.errors import LAMBDA_SERVICE_ERRORS, LAMBDA_TIMEOUT_ERRORS, RETRYABLE, names
+from stepsaga import RetryPolicy
+from stepsaga.errors import (
+    LAMBDA_SERVICE_ERRORS,
+    LAMBDA_TIMEOUT_ERRORS,
+    RETRYABLE,
+    SagaDefinitionError,
+    names,
+)
 from stepsaga.ledger import LedgerPolicy
-from stepsaga.workflow import (
+from stepsaga.workflow import JitterStrategy
+from stepsaga.workflow._retry import (
     DEFAULT_RETRY,
     IN_PROGRESS_RETRY,
     LAMBDA_SERVICE_RETRY,
     LAMBDA_TIMEOUT_RETRY,
     TRANSIENT_RETRY,
-    JitterStrategy,
-    RetryPolicy,
-    SagaDefinitionError,
-)
-from stepsaga.workflow._retry import (
     WORST_CASE_RETRY_SECONDS,
     chance_wait_below,
     delays,

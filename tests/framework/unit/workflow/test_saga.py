@@ -9,16 +9,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pydantic import BaseModel, Field, create_model
 
-from stepsaga.errors import InvalidInputError
-from stepsaga.workflow import (
-    Compensate,
-    EffectClass,
-    Escalate,
-    RetryPolicy,
-    Saga,
-    SagaDefinitionError,
-    Step,
-)
+from stepsaga import Compensate, EffectClass, Escalate, RetryPolicy, Saga, Step
+from stepsaga.errors import InvalidInputError, SagaDefinitionError
 from stepsaga.workflow._names import RESERVED_CASE_FIELDS
 from stepsaga.workflow._saga import RECONCILER_FUNCTION
 from workflows.case import Case, Refund, Reserve

@@ -7,7 +7,8 @@ from typing import Any
 
 import pytest
 
-from stepsaga.workflow import Saga, placeholders, render
+from stepsaga import Saga
+from stepsaga.workflow._substitutions import placeholders, render
 
 
 def arn(name: str) -> str:

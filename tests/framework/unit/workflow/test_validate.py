@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 
-from stepsaga.workflow._validate import DefinitionError, check_definition, definition_problems
+from stepsaga.errors import DefinitionError
+from stepsaga.workflow._validate import check_definition, definition_problems
 
 Mutation = Callable[[dict[str, Any]], None]
 
