@@ -7,7 +7,8 @@ it — or replays the recorded outcome on a duplicate. :func:`ledgered_tool` and
 :class:`ActionScope` do the same for a plain function (agent tools); :class:`Writes`,
 :class:`ExtraWrite`, :func:`absent` and :func:`equals` commit the caller's own items with
 the outcome; :class:`LedgerPolicy` sets leases and budgets; :class:`ReconItem` is what a
-person decides.
+person decides; ``ERROR_TABLE`` is the one table that turns an exception into a record's
+status.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from stepsaga._util.lazy import lazy_getattr
 if TYPE_CHECKING:
     from stepsaga.ledger._connect import open_ledger
     from stepsaga.ledger._models import Action, Intent, ReconItem, Record, Status
+    from stepsaga.ledger._outcomes import ERROR_TABLE
     from stepsaga.ledger._policy import LedgerPolicy
     from stepsaga.ledger._rules import Ledger
     from stepsaga.ledger._tools import ActionScope, ledgered_tool
@@ -32,6 +34,7 @@ _WHERE = {
     "ReconItem": "stepsaga.ledger._models",
     "Record": "stepsaga.ledger._models",
     "Status": "stepsaga.ledger._models",
+    "ERROR_TABLE": "stepsaga.ledger._outcomes",
     "LedgerPolicy": "stepsaga.ledger._policy",
     "Ledger": "stepsaga.ledger._rules",
     "ActionScope": "stepsaga.ledger._tools",
@@ -45,6 +48,7 @@ _WHERE = {
 #: The same names (a literal, so linters and type checkers read it; a test keeps the
 #: three statements equal).
 __all__ = [
+    "ERROR_TABLE",
     "Action",
     "ActionScope",
     "ExtraWrite",

@@ -33,7 +33,7 @@ BUDGET = {
     "stepsaga": 37,
     "stepsaga.errors": 41,
     "stepsaga.workflow": 8,
-    "stepsaga.ledger": 14,
+    "stepsaga.ledger": 15,
     "stepsaga.engine": 6,
     "stepsaga.backends": 9,
     "stepsaga.testing": 15,
@@ -46,7 +46,7 @@ BUDGET = {
 }
 #: All doors together (the author's doors — stepsaga, workflow, ledger, engine, backends,
 #: testing, cdk, agents — are 105 of them; errors 41; the tools' doors 28).
-TOTAL_BUDGET = 175
+TOTAL_BUDGET = 176
 
 #: The one top door's names (README and docs import these; errors come from stepsaga.errors).
 TOP = {
