@@ -162,11 +162,15 @@ def _package_version() -> str:
 _names = lazy_getattr(__name__, _WHERE)
 
 
-def __getattr__(name: str) -> Any:
-    if name == "__version__":
-        value = globals()["__version__"] = _package_version()
-        return value
-    return _names(name)
+if TYPE_CHECKING:
+    __version__: str
+else:  # so mypy sees only the names imported above
+
+    def __getattr__(name: str) -> Any:
+        if name == "__version__":
+            value = globals()["__version__"] = _package_version()
+            return value
+        return _names(name)
 
 
 def __dir__() -> list[str]:

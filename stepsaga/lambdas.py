@@ -45,12 +45,14 @@ _WHERE = {
 __all__ = ["audit_copy", "auto_redrive", "ingress", "overdue_check", "resolver", "step"]
 
 
-def __getattr__(name: str) -> Any:
-    if name not in _WHERE:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    entry = import_module(_WHERE[name]).handler
-    globals()[name] = entry
-    return entry
+if not TYPE_CHECKING:  # so mypy sees only the names imported above
+
+    def __getattr__(name: str) -> Any:
+        if name not in _WHERE:
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        entry = import_module(_WHERE[name]).handler
+        globals()[name] = entry
+        return entry
 
 
 def __dir__() -> list[str]:

@@ -100,4 +100,5 @@ __all__ = [
 ]
 
 
-__getattr__ = lazy_getattr(__name__, _WHERE)
+if not TYPE_CHECKING:  # so mypy sees only the names imported above
+    __getattr__ = lazy_getattr(__name__, _WHERE)

@@ -81,4 +81,5 @@ _WHERE = {
     "Reason": "stepsaga._reconciliation.reasons",
 }
 
-__getattr__ = lazy_getattr(__name__, _WHERE)
+if not TYPE_CHECKING:  # so mypy sees only the names imported above
+    __getattr__ = lazy_getattr(__name__, _WHERE)

@@ -31,7 +31,8 @@ __all__ = [
     "serve",
 ]
 
-__getattr__ = lazy_getattr(__name__, _WHERE)
+if not TYPE_CHECKING:  # so mypy sees only the names imported above
+    __getattr__ = lazy_getattr(__name__, _WHERE)
 
 
 def __dir__() -> list[str]:
