@@ -22,7 +22,8 @@ anything in the body.
 
 Every invocation is a cold start (stepsaga's entry point forgets the handlers it built):
 in Lambda each function has processes of its own, here they share one. Invocations run one
-at a time (they set ``os.environ``). Retry delays are skipped, as in ``moto_stepfunctions``.
+at a time, each seeing its function's variables over ``os.environ`` in its own thread only.
+Retry delays are skipped, as in ``moto_stepfunctions``.
 Pinned to moto 5.2.5's internals (``LambdaSimpleBackend.invoke``; and the parser backend's
 ``start_execution``, which refuses a state machine alias moto itself created).
 """
@@ -32,7 +33,6 @@ from __future__ import annotations
 import importlib
 import io
 import json
-import os
 import re
 import threading
 import time
@@ -54,6 +54,7 @@ from stepsaga.engine import _lambda_invoke as lambda_invoke
 from stepsaga.engine._lambda_invoke import LambdaContext
 from stepsaga.errors import TemplateError
 from stepsaga.testing._cloudformation import Resolver, substitute
+from stepsaga.testing._environ import thread_environ
 from stepsaga.testing._moto import MOTO_CONFIG, RETRY_CLOCK
 
 __all__ = ["DeployedFunction", "FunctionCall", "MotoDeployment", "moto_deployment"]
@@ -288,11 +289,11 @@ class _FunctionUrls(httpx.BaseTransport):
         )
 
 
-#: Handlers run one at a time because each sets ``os.environ``, which is process-wide: one
-#: lock for every deployment, since an earlier deployment's execution thread may still be
-#: inside a handler when the next test deploys (two restores racing would remove a variable
-#: while the other handler reads its settings). Re-entrant: a function served at a URL (the
-#: resolver) invokes others (cancel's compensations) in the same thread, while it runs.
+#: Handlers run one at a time: stepsaga's entry point keeps module-level state (the handlers
+#: it built) that a cold start resets. One lock for every deployment, since an earlier
+#: deployment's execution thread may still be inside a handler when the next test deploys;
+#: each sees its function's variables through ``thread_environ``. Re-entrant: a function
+#: served at a URL (the resolver) invokes others (cancel's compensations) in the same thread.
 _ENVIRON_LOCK = threading.RLock()
 
 
@@ -316,22 +317,16 @@ def _run(function: DeployedFunction, event: Any, region: str) -> lambda_invoke.I
         remaining_millis=function.timeout_seconds * 1000,
         memory_limit_in_mb=function.memory_mb,
     )
-    saved = {name: os.environ.get(name) for name in variables}
-    os.environ.update(variables)
-    entrypoint.reset()
-    resolver.reset()
-    try:
-        handler = _load(function.handler, context.aws_request_id)
-        if isinstance(handler, lambda_invoke.Invocation):
-            return handler
-        return lambda_invoke.invoke(handler, event, context)
-    finally:
+    with thread_environ().overlaid(variables):
         entrypoint.reset()
-        for name, value in saved.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
+        resolver.reset()
+        try:
+            handler = _load(function.handler, context.aws_request_id)
+            if isinstance(handler, lambda_invoke.Invocation):
+                return handler
+            return lambda_invoke.invoke(handler, event, context)
+        finally:
+            entrypoint.reset()
 
 
 def _load(handler: str, request_id: str) -> lambda_invoke.Handler | lambda_invoke.Invocation:
