@@ -10,7 +10,7 @@ operator would, every invariant checked from the services' effects table and the
 Prints the seed, cases run, kills injected (by site), recoveries, outcomes by kind,
 effects, duplicates found (must be 0) and every invariant violation with the case plan that
 reproduces it. Exit status 1 if any invariant is broken. The harness is
-``chaos/``; ``tests/chaos/test_crash_harness.py`` runs it small in CI.
+``chaos/``; ``tests/framework/chaos/test_crash_harness.py`` runs it small in CI.
 """
 
 from __future__ import annotations

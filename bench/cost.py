@@ -3,7 +3,7 @@
 Each path of ``stepsaga demo`` runs on the embedded engine with the real handlers and the
 ledger on DynamoDB (moto, in-process): the compiled definition and the recorded history
 give the billed state transitions and Lambda invocations, the ledger's DynamoDB calls give
-the request units (``stepsaga.testing.cost`` says how each is counted, and which prices).
+the request units (``stepsaga.testing._cost`` says how each is counted, and which prices).
 
     .venv/bin/python bench/cost.py            # table
     .venv/bin/python bench/cost.py --json     # one JSON object per path
@@ -27,10 +27,9 @@ from moto import mock_aws
 
 from services import load_faults
 from stepsaga import Project, StateHome, SystemClock
-from stepsaga.backends import LocalBackend, ReconFilter
-from stepsaga.ledger import ReconOutcome
-from stepsaga.ledger.dynamodb import create_table
-from stepsaga.testing.cost import CaseCost, DynamoDBMeter, Prices, count_history
+from stepsaga.backends import LocalBackend, ReconFilter, ReconOutcome
+from stepsaga.ledger._dynamodb import create_table
+from stepsaga.testing._cost import CaseCost, DynamoDBMeter, Prices, count_history
 from workflows.case import load_case
 from workflows.demo import NOTE, OPERATOR, SCENARIOS, approved_now, examples_dir
 

@@ -26,9 +26,10 @@ from unittest import mock
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from stepsaga.engine import LocalEngine, substitute
-from stepsaga.home import StateHome
-from stepsaga.workflow.compiler import compile as compile_saga
+from stepsaga import StateHome
+from stepsaga.engine import LocalEngine
+from stepsaga.engine._engine import substitute
+from stepsaga.workflow import compile as compile_saga
 from workflows.replacement_order import saga
 
 FUNCTIONS = ["ReserveStock", "RefundPayment", "CreateShipment", "ReleaseReservation", "Reconcile"]

@@ -35,10 +35,11 @@ from typing import Any
 import boto3
 from moto import mock_aws
 
-from stepsaga.clock import ManualClock
-from stepsaga.ledger import Action, Claim, EffectClass, Intent, Ledger, Record
-from stepsaga.ledger.dynamodb import DynamoDBStore, create_table
-from stepsaga.ledger.sqlite import SqliteStore
+from stepsaga import EffectClass, ManualClock
+from stepsaga.ledger import Action, Intent, Ledger, Record
+from stepsaga.ledger._dynamodb import DynamoDBStore, create_table
+from stepsaga.ledger._models import Claim
+from stepsaga.ledger._sqlite import SqliteStore
 
 NOW = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
 INTENT_AT = NOW - timedelta(hours=1)

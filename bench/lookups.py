@@ -4,13 +4,13 @@ sizes, API calls and wall time per command, and a Scan of the table for comparis
     .venv/bin/python bench/lookups.py                       # 1,000 vs 50,000 items
     .venv/bin/python bench/lookups.py --sizes 500 5000 --json
 
-Each size gets a fresh table filled with ``stepsaga.testing.bulk.history`` (records, and
+Each size gets a fresh table filled with ``stepsaga.testing._bulk.history`` (records, and
 one recon item per five records) through ``BatchWriteItem``, 25 items per call. Every
 command is one page of 50, as ``stepsaga ledger list|sweep`` and ``recon list`` ask for it;
 its calls are counted with a botocore ``before-call.dynamodb.*`` hook. The calls must not
 grow with the table (exit status 1 if they do); moto's wall time does (it filters in
-Python), DynamoDB's per-Query latency does not. ``tests/unit/ledger/test_lookups_scale.py``
-asserts the same at 500 vs 5,000.
+Python), DynamoDB's per-Query latency does not.
+``tests/framework/unit/ledger/test_lookups_scale.py`` asserts the same at 500 vs 5,000.
 """
 
 from __future__ import annotations
@@ -27,10 +27,10 @@ from typing import Any
 import boto3
 from moto import mock_aws
 
-from stepsaga.clock import ManualClock
+from stepsaga import ManualClock
 from stepsaga.ledger import Ledger
-from stepsaga.ledger.dynamodb import DynamoDBStore, create_table
-from stepsaga.testing.bulk import history
+from stepsaga.ledger._dynamodb import DynamoDBStore, create_table
+from stepsaga.testing._bulk import history
 
 NOW = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
 PAGE = 50

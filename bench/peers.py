@@ -306,9 +306,10 @@ class EngineSide:
     """``LocalEngine`` alone: the compiled saga, trivial handlers, durable history."""
 
     def __init__(self, root: Path, synchronous: str) -> None:
-        from stepsaga.engine import LocalEngine, substitute
-        from stepsaga.home import StateHome
-        from stepsaga.workflow.compiler import compile as compile_saga
+        from stepsaga import StateHome
+        from stepsaga.engine import LocalEngine
+        from stepsaga.engine._engine import substitute
+        from stepsaga.workflow import compile as compile_saga
         from workflows.replacement_order import saga
 
         names = {f"{f}FunctionArn": f"{f}Function" for f in FUNCTIONS}
@@ -345,8 +346,8 @@ class StartSide:
         self, root: Path, synchronous: str | None, *, reject: bool, fresh: bool = False
     ) -> None:
         from services.faults import parse_faults
-        from stepsaga.backends.local import LocalBackend
-        from stepsaga.home import StateHome
+        from stepsaga import StateHome
+        from stepsaga.backends import LocalBackend
         from workflows.case import parse_case
         from workflows.project import reference_project
 
@@ -494,8 +495,8 @@ def _add(c: Cell, run: Callable[[int, bool], None], reject: bool, n: int) -> Non
 def ledger_floor(tmp: Path, rounds: int, batch: int) -> None:
     """``Ledger.perform`` (claim: INSERT, complete: UPDATE) against a bare INSERT + UPDATE
     with 2 commits on the same file, same journal and ``synchronous``."""
-    from stepsaga.clock import ManualClock
-    from stepsaga.ledger import Action, EffectClass, Intent, open_ledger
+    from stepsaga import EffectClass, ManualClock
+    from stepsaga.ledger import Action, Intent, open_ledger
 
     now = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
     path = tmp / "ledger-floor.sqlite3"
@@ -621,7 +622,7 @@ def _registered_workflow() -> Any:
 class Lived:
     """What a home that has lived holds besides the real case: execution rows, open
     reconciliation items of the case's tenant (one per compensated case) and ledger
-    records of other cases (``stepsaga.testing.bulk``)."""
+    records of other cases (``stepsaga.testing._bulk``)."""
 
     executions: int
     open_items: int = 0
@@ -642,8 +643,8 @@ LIVED_QUICK = Lived(10_000, open_items=1_000, records=30_000)
 
 def _lived_home(root: Path, lived: Lived) -> str:
     """``_home_with`` plus the open items and ledger history ``lived`` asks for."""
-    from stepsaga.ledger.sqlite import SqliteStore
-    from stepsaga.testing.bulk import history, open_backlog
+    from stepsaga.ledger._sqlite import SqliteStore
+    from stepsaga.testing._bulk import history, open_backlog
 
     case_id = _home_with(root, lived.executions)
     now = datetime.now(UTC) - timedelta(days=1)
@@ -661,8 +662,8 @@ def _lived_home(root: Path, lived: Lived) -> str:
 def _home_with(root: Path, total: int) -> str:
     """A home with one real case (its ledger records too) and ``total - 1`` copies of its
     execution row under other case ids; returns the real case's id."""
-    from stepsaga.backends.local import LocalBackend
-    from stepsaga.home import StateHome
+    from stepsaga import StateHome
+    from stepsaga.backends import LocalBackend
     from workflows.case import parse_case
     from workflows.project import reference_project
 
@@ -688,8 +689,8 @@ def _home_with(root: Path, total: int) -> str:
 
 
 def status_scale(tmp: Path, rounds: int, small: int, template: Path, lived_case: str) -> None:
-    from stepsaga.backends.local import LocalBackend
-    from stepsaga.home import StateHome
+    from stepsaga import StateHome
+    from stepsaga.backends import LocalBackend
     from workflows.project import reference_project
 
     large_n = -1  # the lived-in home's key

@@ -9,7 +9,7 @@ Variants: 64 threads on one SQLite ledger; 4 processes x 16 threads and 64 proce
 the same file; 64 threads on DynamoDB (moto, one request at a time, as DynamoDB applies
 each conditional write atomically). Exit status 1 if any delivery saw a second effect or a
 different result. The harness is ``reliability/storm.py``;
-``tests/chaos/test_retry_storm.py`` runs it in CI.
+``tests/framework/chaos/test_retry_storm.py`` runs it in CI.
 """
 
 from __future__ import annotations

@@ -14,7 +14,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from services import ReservationStatus, Services
-from stepsaga import Absent, Call, Found, InvalidInputError, Lookup, Outcome, StepHandler
+from stepsaga import Absent, Call, Found, Lookup, Outcome, StepHandler
+from stepsaga.errors import InvalidInputError
 from stepsaga.ledger import Action
 from tasks.reserve_stock import reservation_id, reservation_outcome
 from workflows.case import Reserve

@@ -15,8 +15,9 @@ from typing import Final
 from aws_cdk import App
 
 from infra.config import ContextError, StageConfig
-from stepsaga.cdk import DeploymentError, SagaStack
-from stepsaga.project import Project
+from stepsaga import Project
+from stepsaga.cdk import SagaStack
+from stepsaga.errors import DeploymentError
 
 #: The project root: its pyproject.toml declares the saga and the dependencies.
 ROOT: Final = Path(__file__).resolve().parent.parent
@@ -26,13 +27,14 @@ SAGA: Final = "replacement-order"
 EXCLUDE: Final = ("services/cli.py", "workflows/demo.py")
 
 
-def build(app: App, project: Project | None = None) -> SagaStack:
-    """The stack of the stage in the app's context (cdk-nag applied by the construct)."""
+def build(app: App, project: Project | None = None, saga: str = SAGA) -> SagaStack:
+    """The stack of ``saga`` for the stage in the app's context (cdk-nag applied by the
+    construct)."""
     config = StageConfig.from_context(app.node)
     return SagaStack(
         app,
         project=project or Project.load(ROOT),
-        saga=SAGA,
+        saga=saga,
         settings=config.settings(),
         # The downstream services' URLs and timeouts: the app's configuration, read by its
         # Dependencies.aws (services/dependencies.py) in every saga function.

@@ -13,7 +13,7 @@ this app's own configuration, passed to its functions as their environment
 - ``overdue_reconciliation_hours`` (default 24): age at which an OPEN item raises an alarm.
 - ``bundling`` (default ``pip``): ``sources`` skips pip (synth-only checks, offline).
 - ``ledger_indexes`` (default: all): how many of the ledger table's indexes to declare,
-  for upgrading a stack one index per deploy (docs/lookups.md).
+  for upgrading a stack one index per deploy (docs/reference/lookups.md).
 - ``ingress_max_concurrency`` (default 5): the most concurrent ingress starters.
 - ``execution_timeout_days`` (default 30): the state machine's ``TimeoutSeconds``, in days.
 - ``canary`` (default true): canary releases of the functions' aliases with alarm rollback.
@@ -43,19 +43,11 @@ from constructs import Node
 
 from services.dependencies import ENV_SERVICES, SERVICES_HTTP
 from services.http.config import ENV_TIMEOUTS, ENV_URLS, HttpTimeouts
-from stepsaga.cdk import (
-    Backup,
-    BundlingMode,
-    Canary,
-    DeploymentError,
-    FunctionSettings,
-    StageSettings,
-)
-from stepsaga.cdk.settings import DEFAULT_FUNCTION_TIMEOUT_SECONDS, PRODUCTION_STAGES
-from stepsaga.deployment import DEFAULT_STAGE
+from stepsaga.cdk import Backup, BundlingMode, Canary, FunctionSettings, StageSettings
+from stepsaga.errors import DeploymentError
 
 #: Lambda timeout of every function; one HTTP call (all four phases) must fit inside it.
-FUNCTION_TIMEOUT_SECONDS: Final = DEFAULT_FUNCTION_TIMEOUT_SECONDS
+FUNCTION_TIMEOUT_SECONDS: Final = 30
 
 #: Context keys of the service URLs, in the order the messages name them.
 SERVICE_URL_KEYS: Final = ("inventory_url", "payments_url", "shipping_url")
@@ -106,7 +98,7 @@ class ServiceEndpoints:
             )
 
     def environment(self) -> dict[str, str]:
-        """The variables the handlers' settings read (``stepsaga.handlers.settings``)."""
+        """The variables the handlers' settings read (``stepsaga._handlers.settings``)."""
         variables = {ENV_SERVICES: SERVICES_HTTP}
         variables.update({ENV_URLS[key]: getattr(self, key) for key in SERVICE_URL_KEYS})
         variables.update(
@@ -159,8 +151,11 @@ class StageConfig:
     @classmethod
     def from_context(cls, node: Node) -> StageConfig:
         """Read the settings; unset keys take the stage's defaults (see module docstring)."""
-        stage = _text(node, "stage") or DEFAULT_STAGE
-        production = stage in PRODUCTION_STAGES
+        stage = _text(node, "stage") or StageSettings().stage
+        try:
+            production = StageSettings.for_stage(stage).is_production
+        except DeploymentError as exc:  # a malformed stage name
+            raise ContextError(str(exc)) from None
         concurrency = _text(node, "reserved_concurrency")
         bundling = _text(node, "bundling") or BundlingMode.PIP.value
         try:

@@ -1,7 +1,7 @@
 """Chaos harness: approved cases under random faults and real SIGKILLs, then recovery as an
 operator does it, then invariants checked from the outside truth.
 
-Shared by ``tests/chaos/`` (small, in CI) and ``bench/chaos.py`` (large). Everything is
+Shared by ``tests/framework/chaos/`` (small, in CI) and ``bench/chaos.py`` (large). Everything is
 decided by a seed (``plan.py``); the saga runs in forked child processes so a kill is a
 real ``SIGKILL`` (``runner.py``, ``kills.py``); ``harness.py`` plays the operator;
 ``invariants.py`` counts effects in the simulated services' own table and reads the ledger,

@@ -49,18 +49,19 @@ from reliability.runner import Command, Job, JobResult, run_jobs
 from reliability.workspace import Workspace
 from services import open_simulation
 from services.simulated import Effect
-from stepsaga.backends.local import LocalBackend
-from stepsaga.backends.naming import execution_name
-from stepsaga.backends.views import (
+from stepsaga._reconciliation import AUTO_RESOLVER
+from stepsaga._reconciliation.reasons import Reason
+from stepsaga.backends import (
     CaseOutcome,
     ExecutionView,
+    LocalBackend,
     ReconFilter,
     ReconItemView,
+    ReconOutcome,
 )
+from stepsaga.backends._naming import execution_name
 from stepsaga.errors import NotFoundError
-from stepsaga.ledger import LedgerPolicy, ReconOutcome, open_ledger
-from stepsaga.reconciliation import AUTO_RESOLVER
-from stepsaga.reconciliation.reasons import Reason
+from stepsaga.ledger import LedgerPolicy, open_ledger
 from workflows.project import reference_project
 
 SETTLED = (CaseOutcome.COMPLETED, CaseOutcome.COMPENSATED, CaseOutcome.COMPENSATION_FAILED)

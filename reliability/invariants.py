@@ -36,9 +36,10 @@ from dataclasses import dataclass
 
 from reliability.plan import REPLACEMENT_ORDER, CasePlan
 from services.simulated import Effect
-from stepsaga.backends.views import CaseOutcome
-from stepsaga.ledger import ReconItem, ReconStatus, Record, Status
-from stepsaga.ledger.revisions import ADOPTED_FROM, SUPERSEDES
+from stepsaga.backends import CaseOutcome
+from stepsaga.ledger import ReconItem, Record, Status
+from stepsaga.ledger._models import ReconStatus
+from stepsaga.ledger._revisions import ADOPTED_FROM, SUPERSEDES
 
 #: The ledger operation (last part of the record's operation) → the effect it applies.
 EFFECT_OF = {

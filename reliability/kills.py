@@ -18,16 +18,16 @@ from typing import NoReturn
 
 from reliability.plan import KillPoint, KillSite
 from services.simulated import CrashSite
-from stepsaga.backends.progress import Progress, ProgressKind
-from stepsaga.ledger.models import ReconItem, Record, ResolutionAudit, Status
-from stepsaga.ledger.store import (
+from stepsaga.backends._progress import Progress, ProgressKind
+from stepsaga.ledger import ExtraWrite, ReconItem, Record, Status
+from stepsaga.ledger._models import ResolutionAudit
+from stepsaga.ledger._store import (
     Expect,
     ForwardingStore,
     LedgerStore,
     WriteOutcome,
     WriteResult,
 )
-from stepsaga.ledger.writes import ExtraWrite
 
 
 def append_line(path: Path, data: dict[str, object]) -> None:

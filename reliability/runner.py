@@ -29,14 +29,15 @@ from reliability.kills import KillingStore, KillSwitch
 from reliability.plan import KillPoint, KillSite
 from reliability.workspace import Workspace
 from services import load_faults
-from stepsaga.backends.local import LocalBackend, default_handlers
-from stepsaga.case import OpenCase, load_case
+from stepsaga import Saga, load_case
+from stepsaga._handlers.deps import HandlerDeps
+from stepsaga._model.case import OpenCase
+from stepsaga._reconciliation import resolve
+from stepsaga.backends import LocalBackend, ReconOutcome
+from stepsaga.backends._local import default_handlers
 from stepsaga.engine import Handler
-from stepsaga.handlers.deps import HandlerDeps
-from stepsaga.ledger import Ledger, ReconOutcome, open_ledger
-from stepsaga.ledger.connect import open_store
-from stepsaga.reconciliation import resolve
-from stepsaga.workflow.saga import Saga
+from stepsaga.ledger import Ledger, open_ledger
+from stepsaga.ledger._connect import open_store
 from workflows.project import reference_project
 
 OPERATOR = "chaos-operator@example.com"

@@ -28,15 +28,14 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from reliability.simulated import simulated_deps
 from services import open_simulation
-from services.dependencies import simulated_deps
-from stepsaga.clock import SystemClock
-from stepsaga.engine import LambdaContext
+from stepsaga import StateHome, SystemClock
+from stepsaga._handlers import build_handlers
+from stepsaga._handlers.deps import HandlerDeps
+from stepsaga._handlers.guard import Handler
+from stepsaga.engine._lambda_invoke import LambdaContext
 from stepsaga.errors import StepSagaError
-from stepsaga.handlers import build_handlers
-from stepsaga.handlers.deps import HandlerDeps
-from stepsaga.handlers.guard import Handler
-from stepsaga.home import StateHome
 from stepsaga.ledger import open_ledger
 from workflows.case import parse_case
 from workflows.replacement_order import saga
@@ -328,7 +327,7 @@ def _ledger_url(config: StormConfig, home: StateHome) -> Iterator[str]:
     with serialized_moto():
         import boto3
 
-        from stepsaga.ledger.dynamodb import create_table
+        from stepsaga.ledger._dynamodb import create_table
 
         create_table(boto3.client("dynamodb", region_name="us-east-1"), TABLE)
         yield f"dynamodb://{TABLE}?region=us-east-1"

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from stepsaga.home import StateHome
+from stepsaga import StateHome
 
 
 @dataclass(frozen=True)

@@ -14,9 +14,9 @@ import typer
 from rich.table import Table
 
 from services.simulated import ServicesDb, Simulation
-from stepsaga import InvalidActionError, Money, SystemClock
+from stepsaga import Money, SystemClock
 from stepsaga.cli import (
-    Backend,
+    BackendKind,
     CliContext,
     JsonOption,
     OutputOption,
@@ -27,6 +27,7 @@ from stepsaga.cli import (
     wants_json,
 )
 from stepsaga.cli import usage_error as _usage_error
+from stepsaga.errors import InvalidActionError
 
 app = typer.Typer(
     help="Inspect or reset the simulated inventory, payments and shipping (local backend).",
@@ -37,7 +38,7 @@ app = typer.Typer(
 def _simulation(cli: CliContext, *, create: bool) -> Simulation | None:
     """The simulation in ``cli.home``; ``None`` if it was never used and ``create`` is off
     (reading must not create files)."""
-    if cli.backend is not Backend.local:
+    if cli.backend is not BackendKind.local:
         _usage_error("sim: simulated services exist only on the local backend")
     path = cli.home.services_path
     if not path.exists():

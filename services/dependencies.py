@@ -10,16 +10,14 @@ the bundled handlers on moto).
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
-from typing import Any
 
 from services.factory import open_http_services, open_simulated_services, open_simulation
 from services.faults import Faults, load_faults
 from services.protocols import Services
-from services.simulated import DEFAULT_STOCK, CrashAction, Sleeper, kill_process
-from stepsaga import AwsContext, Clock, InvalidInputError, LocalContext, StateHome, SystemClock
-from stepsaga.handlers import HandlerDeps, local_deps
+from services.simulated import DEFAULT_STOCK, CrashAction, kill_process
+from stepsaga import AwsContext, LocalContext, StateHome, SystemClock
+from stepsaga.errors import InvalidInputError
 
 #: ``auto`` (HTTP if a service URL is set, else simulated), ``http`` or ``simulated``.
 ENV_SERVICES = "STEPSAGA_SERVICES"
@@ -97,21 +95,3 @@ class ReferenceDependencies:
 
 #: What ``[tool.stepsaga] dependencies`` names.
 dependencies = ReferenceDependencies()
-
-
-def simulated_deps(
-    home: StateHome,
-    *,
-    clock: Clock | None = None,
-    faults: Faults | None = None,
-    crash: CrashAction = kill_process,
-    sleeper: Sleeper = time.sleep,
-    **options: Any,
-) -> HandlerDeps:
-    """``HandlerDeps`` over the simulated services under ``home`` (tests, the chaos
-    harness): ``options`` are ``stepsaga.handlers.local_deps``'s."""
-    clock = clock or SystemClock()
-    clients = ReferenceDependencies(faults=faults, crash=crash).local(
-        LocalContext(home=home.ensure(), clock=clock, sleep=sleeper)
-    )
-    return local_deps(home, clients, clock=clock, **options)

@@ -1,4 +1,5 @@
-"""Faults file: failures the simulated services inject on purpose (format: docs/design.md).
+"""Faults file: failures the simulated services inject on purpose (format:
+docs/explanation/design.md).
 
 ```json
 {"faults": [
@@ -36,7 +37,9 @@ from pydantic import (
 )
 
 from services.values import Operation, Service
-from stepsaga import CaseId, InvalidInputError, Reference, read_json_file, validate_object
+from stepsaga import CaseId, Reference
+from stepsaga.errors import InvalidInputError
+from stepsaga.workflow import read_json_file, validate_object
 
 MAX_FAULTS_FILE_BYTES = 64 * 1024
 MAX_RULES = 1000

@@ -1,69 +1,37 @@
 """stepsaga: sagas on AWS Step Functions whose side effects happen at most once.
 
-What a team writes its own saga with (everything here is public and documented; anything
-not listed in ``__all__`` of a package is internal):
+What a team writes its own saga with (the names below; every other name lives in a
+``_``-prefixed module and is internal):
 
-- the saga: ``Saga``, ``Step``, ``Compensate``, ``Escalate``, ``EffectClass``,
-  ``RetryPolicy`` (more in ``stepsaga.workflow``);
-- its input: ``ApprovedCase`` (tenant, case id, approval) to extend, ``Approval``, and the
-  field types stepsaga's own rules use: ``TenantId``, ``CaseId``, ``Reference``, ``Text``,
-  ``StrictModel``, money (``Money``, ``Amount``, ``Currency``), ``parse_case``/``load_case``;
+- the saga: ``Saga``, ``Step``, ``Parallel``, ``ForEach``, ``Compensate``, ``Escalate``,
+  ``EffectClass``, ``RetryPolicy``;
+- its input: ``ApprovedCase`` (tenant, case id, ``CaseApproval``) to extend, the field
+  types stepsaga's own rules use (``TenantId``, ``CaseId``, ``Reference``, ``Text``),
+  ``StrictModel`` (the base of its own nested models: unknown fields refused, frozen), money
+  (``Money``, ``Amount``, ``Currency``), ``parse_case``/``load_case``;
 - its step handlers: ``StepHandler``, ``Call``, ``CallContext``, ``Outcome``, ``Found``,
   ``Absent``, ``Lookup``;
-- its clients: ``Dependencies``, ``LocalContext``, ``AwsContext``, ``SupportsFaults``;
-- its own files: ``read_json_file`` (strict JSON: bounded, regular files only, duplicate
-  keys refused) and ``validate_object`` (a pydantic validation as one-line
-  ``InvalidInputError``);
+- its clients: ``Dependencies``, ``NoDependencies``, ``LocalContext``, ``AwsContext``;
 - its project: ``Project`` (``[tool.stepsaga]`` in ``pyproject.toml``), ``StateHome`` (the
   embedded backend's folder), clocks to inject (``Clock``, ``SystemClock``,
-  ``ManualClock``);
-- errors (one family, ``StepSagaError``; the class name is the error name Step Functions
-  matches): ``TransientError``, ``OutcomeUnknownError``, ``BusinessRejectedError``,
-  ``ActionConflictError``, ``InvalidInputError``, ``InvalidActionError``,
-  ``NotFoundError`` (all of them in ``stepsaga.errors``).
+  ``ManualClock``).
 
-``stepsaga.ledger`` (the action ledger), ``stepsaga.testing`` (test helpers) and
-``stepsaga.backends`` (the operator's verbs) are the other public packages. Names load
-lazily, so ``import stepsaga`` costs nothing until one is used.
+Errors are imported from ``stepsaga.errors`` (one family, ``StepSagaError``; the class name
+is the error name Step Functions matches). The other public packages: ``stepsaga.workflow``,
+``stepsaga.ledger``, ``stepsaga.engine``, ``stepsaga.backends``, ``stepsaga.testing``,
+``stepsaga.cdk``, ``stepsaga.agents``, ``stepsaga.console``, ``stepsaga.cli``,
+``stepsaga.lambdas``, ``stepsaga.scaffold`` (docs/architecture.md). Names load lazily, so
+``import stepsaga`` costs nothing until one is used.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from stepsaga._lazy import lazy_getattr
+from stepsaga._util.lazy import lazy_getattr
 
 if TYPE_CHECKING:
-    from stepsaga.case import (
-        Approval,
-        ApprovedCase,
-        CaseId,
-        Reference,
-        StrictModel,
-        TenantId,
-        Text,
-        load_case,
-        parse_case,
-    )
-    from stepsaga.clock import Clock, ManualClock, SystemClock
-    from stepsaga.dependencies import (
-        AwsContext,
-        Dependencies,
-        LocalContext,
-        NoDependencies,
-        SupportsFaults,
-    )
-    from stepsaga.errors import (
-        ActionConflictError,
-        BusinessRejectedError,
-        InvalidActionError,
-        InvalidInputError,
-        NotFoundError,
-        OutcomeUnknownError,
-        StepSagaError,
-        TransientError,
-    )
-    from stepsaga.handlers.step_handler import (
+    from stepsaga._handlers.step_handler import (
         Absent,
         Call,
         CallContext,
@@ -72,81 +40,81 @@ if TYPE_CHECKING:
         Outcome,
         StepHandler,
     )
-    from stepsaga.home import StateHome
-    from stepsaga.inputs import read_json_file, validate_object
-    from stepsaga.money import Amount, Currency, Money
-    from stepsaga.project import Project
-    from stepsaga.workflow import (
-        Compensate,
-        EffectClass,
-        Escalate,
-        ForEach,
-        Parallel,
-        RetryPolicy,
-        Saga,
-        Step,
+    from stepsaga._model.case import (
+        ApprovedCase,
+        CaseApproval,
+        CaseId,
+        Reference,
+        StrictModel,
+        TenantId,
+        Text,
+        load_case,
+        parse_case,
     )
+    from stepsaga._model.money import Amount, Currency, Money
+    from stepsaga._project.dependencies import (
+        AwsContext,
+        Dependencies,
+        LocalContext,
+        NoDependencies,
+    )
+    from stepsaga._project.home import StateHome
+    from stepsaga._project.project import Project
+    from stepsaga._util.clock import Clock, ManualClock, SystemClock
+    from stepsaga.workflow._effects import EffectClass
+    from stepsaga.workflow._retry import RetryPolicy
+    from stepsaga.workflow._saga import Compensate, Escalate, ForEach, Parallel, Saga, Step
 
+#: Where each public name is defined; loaded on first use (PEP 562).
 _WHERE = {
-    "read_json_file": "stepsaga.inputs",
-    "validate_object": "stepsaga.inputs",
-    "CaseId": "stepsaga.case",
-    "Reference": "stepsaga.case",
-    "StrictModel": "stepsaga.case",
-    "TenantId": "stepsaga.case",
-    "Text": "stepsaga.case",
-    "load_case": "stepsaga.case",
-    "parse_case": "stepsaga.case",
-    "Clock": "stepsaga.clock",
-    "ManualClock": "stepsaga.clock",
-    "SystemClock": "stepsaga.clock",
-    "InvalidActionError": "stepsaga.errors",
-    "NotFoundError": "stepsaga.errors",
-    "StateHome": "stepsaga.home",
-    "Amount": "stepsaga.money",
-    "Currency": "stepsaga.money",
-    "Money": "stepsaga.money",
-    "Approval": "stepsaga.case",
-    "ApprovedCase": "stepsaga.case",
-    "AwsContext": "stepsaga.dependencies",
-    "Dependencies": "stepsaga.dependencies",
-    "LocalContext": "stepsaga.dependencies",
-    "NoDependencies": "stepsaga.dependencies",
-    "SupportsFaults": "stepsaga.dependencies",
-    "ActionConflictError": "stepsaga.errors",
-    "BusinessRejectedError": "stepsaga.errors",
-    "InvalidInputError": "stepsaga.errors",
-    "OutcomeUnknownError": "stepsaga.errors",
-    "StepSagaError": "stepsaga.errors",
-    "TransientError": "stepsaga.errors",
-    "Absent": "stepsaga.handlers.step_handler",
-    "Call": "stepsaga.handlers.step_handler",
-    "CallContext": "stepsaga.handlers.step_handler",
-    "Found": "stepsaga.handlers.step_handler",
-    "Lookup": "stepsaga.handlers.step_handler",
-    "Outcome": "stepsaga.handlers.step_handler",
-    "StepHandler": "stepsaga.handlers.step_handler",
-    "Project": "stepsaga.project",
-    "Compensate": "stepsaga.workflow",
-    "EffectClass": "stepsaga.workflow",
-    "Escalate": "stepsaga.workflow",
-    "ForEach": "stepsaga.workflow",
-    "Parallel": "stepsaga.workflow",
-    "RetryPolicy": "stepsaga.workflow",
-    "Saga": "stepsaga.workflow",
-    "Step": "stepsaga.workflow",
+    "Absent": "stepsaga._handlers.step_handler",
+    "Call": "stepsaga._handlers.step_handler",
+    "CallContext": "stepsaga._handlers.step_handler",
+    "Found": "stepsaga._handlers.step_handler",
+    "Lookup": "stepsaga._handlers.step_handler",
+    "Outcome": "stepsaga._handlers.step_handler",
+    "StepHandler": "stepsaga._handlers.step_handler",
+    "ApprovedCase": "stepsaga._model.case",
+    "CaseApproval": "stepsaga._model.case",
+    "CaseId": "stepsaga._model.case",
+    "Reference": "stepsaga._model.case",
+    "StrictModel": "stepsaga._model.case",
+    "TenantId": "stepsaga._model.case",
+    "Text": "stepsaga._model.case",
+    "load_case": "stepsaga._model.case",
+    "parse_case": "stepsaga._model.case",
+    "Amount": "stepsaga._model.money",
+    "Currency": "stepsaga._model.money",
+    "Money": "stepsaga._model.money",
+    "AwsContext": "stepsaga._project.dependencies",
+    "Dependencies": "stepsaga._project.dependencies",
+    "LocalContext": "stepsaga._project.dependencies",
+    "NoDependencies": "stepsaga._project.dependencies",
+    "StateHome": "stepsaga._project.home",
+    "Project": "stepsaga._project.project",
+    "Clock": "stepsaga._util.clock",
+    "ManualClock": "stepsaga._util.clock",
+    "SystemClock": "stepsaga._util.clock",
+    "EffectClass": "stepsaga.workflow._effects",
+    "RetryPolicy": "stepsaga.workflow._retry",
+    "Compensate": "stepsaga.workflow._saga",
+    "Escalate": "stepsaga.workflow._saga",
+    "ForEach": "stepsaga.workflow._saga",
+    "Parallel": "stepsaga.workflow._saga",
+    "Saga": "stepsaga.workflow._saga",
+    "Step": "stepsaga.workflow._saga",
 }
 
+#: The same names (a literal, so linters and type checkers read it; a test keeps the
+#: three statements equal).
 __all__ = [
     "Absent",
-    "ActionConflictError",
     "Amount",
-    "Approval",
     "ApprovedCase",
     "AwsContext",
-    "BusinessRejectedError",
     "Call",
     "CallContext",
+    "CaseApproval",
     "CaseId",
     "Clock",
     "Compensate",
@@ -156,16 +124,12 @@ __all__ = [
     "Escalate",
     "ForEach",
     "Found",
-    "InvalidActionError",
-    "InvalidInputError",
     "LocalContext",
     "Lookup",
     "ManualClock",
     "Money",
     "NoDependencies",
-    "NotFoundError",
     "Outcome",
-    "OutcomeUnknownError",
     "Parallel",
     "Project",
     "Reference",
@@ -174,18 +138,13 @@ __all__ = [
     "StateHome",
     "Step",
     "StepHandler",
-    "StepSagaError",
     "StrictModel",
-    "SupportsFaults",
     "SystemClock",
     "TenantId",
     "Text",
-    "TransientError",
     "__version__",
     "load_case",
     "parse_case",
-    "read_json_file",
-    "validate_object",
 ]
 
 
@@ -203,8 +162,16 @@ def _package_version() -> str:
 _names = lazy_getattr(__name__, _WHERE)
 
 
-def __getattr__(name: str) -> Any:
-    if name == "__version__":
-        value = globals()["__version__"] = _package_version()
-        return value
-    return _names(name)
+if TYPE_CHECKING:
+    __version__: str
+else:  # so mypy sees only the names imported above
+
+    def __getattr__(name: str) -> Any:
+        if name == "__version__":
+            value = globals()["__version__"] = _package_version()
+            return value
+        return _names(name)
+
+
+def __dir__() -> list[str]:
+    return __all__

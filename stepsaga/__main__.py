@@ -1,5 +1,5 @@
 """``python -m stepsaga``: the same CLI as the ``stepsaga`` script."""
 
-from stepsaga.cli.app import main
+from stepsaga.cli import main
 
 main()

@@ -5,16 +5,22 @@ is the name Step Functions matches in ``Retry``/``Catch``. Renaming a class is a
 change for deployed machines.
 
 **One identity.** An error's name on the wire (``error_name()``: the Lambda ``errorType``,
-a ``FAILED`` record's error, a replay, a tool's result) is the nearest class of *this
-module* in its MRO: a team's ``SeatSoldOutError(BusinessRejectedError)`` is
+a ``FAILED`` record's error, a replay, a tool's result) is the nearest *routing class* in
+its MRO — a class of :data:`FATES`: a team's ``SeatSoldOutError(BusinessRejectedError)`` is
 ``BusinessRejectedError`` to the state machine and the ledger, on the first run and after
-any replay (``routed`` builds the instance a handler raises).
+any replay (``routed`` builds the instance a handler raises). The other classes here (the
+engine's and the AWS backend's API errors) route the same way, as their base.
 
-**One table.** :data:`FATES` gives every class here two things: what it says about an
+**Every error in one place.** Besides the routing family, this module holds every other
+exception stepsaga raises to its users: a saga or definition that is not well formed, a
+deployment or template it cannot build, the test kit's errors. Their class names are part
+of the API too (``ExecutionDoesNotExist`` is the AWS exception code on both backends).
+
+**One table.** :data:`FATES` gives every routing class two things: what it says about an
 effect when a downstream call raised it (its ``ErrorFamily``: the row of the ledger's
-``ERROR_TABLE``, ``stepsaga.ledger.outcomes``) and where the state machine sends it
+``ERROR_TABLE``, ``stepsaga.ledger._outcomes``) and where the state machine sends it
 (its :class:`Route`: the ``Retry``/``Catch`` lists ``RETRYABLE``, ``COMPENSATE``,
-``RECONCILE`` are derived from it). ``stepsaga.ledger.outcomes`` checks on import that the
+``RECONCILE`` are derived from it). ``stepsaga.ledger._outcomes`` checks on import that the
 two agree for every cell (a ``FAILED`` record's error is caught, an ``UNKNOWN`` one goes to
 reconciliation, a ``RELEASED`` one is retried).
 
@@ -42,13 +48,9 @@ class StepSagaError(Exception):
     """
 
     retryable: ClassVar[bool] = False
-    #: The nearest class of this module in the MRO: the error's identity (set below).
+    #: The nearest routing class (of :data:`FATES`) in the MRO: the error's identity (set
+    #: on each class of ``FATES`` below, inherited by every other class).
     _routed_as: ClassVar[type[StepSagaError]]
-
-    def __init_subclass__(cls, **kwargs: Any) -> None:
-        super().__init_subclass__(**kwargs)
-        if cls.__module__ == __name__:
-            cls._routed_as = cls
 
     def __init__(self, message: str, **data: Any) -> None:
         super().__init__(message)
@@ -57,8 +59,8 @@ class StepSagaError(Exception):
 
     @classmethod
     def error_name(cls) -> str:
-        """The name Step Functions sees (Lambda's ``errorType``): the nearest class of
-        ``stepsaga.errors`` in the MRO, so a team's subclass routes as its base."""
+        """The name Step Functions sees (Lambda's ``errorType``): the nearest routing class
+        (of :data:`FATES`) in the MRO, so a team's subclass routes as its base."""
         return cls._routed_as.__name__
 
     @classmethod
@@ -143,20 +145,20 @@ class ReplayWindowExpiredError(StepSagaError):
 
 
 class ConditionFailedError(StepSagaError):
-    """A caller's extra write (``stepsaga.ledger.writes``) found its item not as its
+    """A caller's extra write (``stepsaga.ledger._writes``) found its item not as its
     condition requires (e.g. the session cursor moved on). Nothing was written; carries
     ``key``, ``pk`` and ``sk``."""
 
 
 class NotHomeRegionError(StepSagaError):
     """A tenant's claims and outcomes are written only in its home region
-    (docs/multi-region.md); this ledger runs elsewhere. Nothing was written; carries
+    (docs/reference/multi-region.md); this ledger runs elsewhere. Nothing was written; carries
     ``tenant_id``, ``home_region`` and ``region``. Route the call to the home region."""
 
 
 class RevisionSupersededError(StepSagaError):
     """A later revision of the case has already acted (claimed in the ledger), so this
-    revision acts no more; nothing was written (docs/design.md, "Revisions supersede").
+    revision acts no more; nothing was written (docs/explanation/design.md, "Revisions supersede").
     Carries ``key``, ``case_id``, ``revision`` and ``latest_revision``."""
 
 
@@ -173,7 +175,126 @@ class IllegalTransitionError(StepSagaError):
     precondition no longer holds (another worker won)."""
 
 
-StepSagaError._routed_as = StepSagaError
+# --- API errors that route as their base class ------------------------------------------
+# Their class names are the AWS Step Functions exception codes, raised by the embedded
+# engine and by the AWS backend alike (botocore's code → the class of the same name), so a
+# script sees one name on both backends. On the wire (``error_name()``) each is its base:
+# a refusal of what the caller asked is ``InvalidInputError`` (exit 2), an unknown name
+# ``NotFoundError`` (exit 2).
+
+
+class InvalidDefinition(InvalidInputError):  # noqa: N818 (the AWS exception code)
+    """The ASL definition uses something the engine does not implement, or is invalid.
+
+    ``state`` and ``field`` name where (``state`` is ``None`` for top-level fields).
+    """
+
+    def __init__(self, message: str, *, state: str | None = None, field: str | None = None):
+        where = f"state {state!r}" if state is not None else "definition"
+        if field is not None:
+            where += f", field {field!r}"
+        super().__init__(f"{where}: {message}", state=state, field=field)
+        self.state = state
+        self.field = field
+
+
+class InvalidName(InvalidInputError):  # noqa: N818 (the AWS exception code)
+    """A state machine or execution name breaks the AWS rules (1-80 of ``[A-Za-z0-9_-]``)."""
+
+
+class InvalidExecutionInput(InvalidInputError):  # noqa: N818 (the AWS exception code)
+    """Execution input that is not a JSON text."""
+
+
+class InvalidOutput(InvalidInputError):  # noqa: N818 (the AWS exception code)
+    """``send_task_success`` output that is not a JSON text."""
+
+
+class InvalidToken(InvalidInputError):  # noqa: N818 (the AWS exception code)
+    """A task token that is not one this engine could have issued."""
+
+
+class ExecutionAlreadyExists(InvalidInputError):  # noqa: N818 (the AWS exception code)
+    """An execution with this name exists with a different input (or test case)."""
+
+
+class ExecutionNotRedrivable(InvalidInputError):  # noqa: N818 (the AWS exception code)
+    """Redrive asked for an execution that is running or succeeded."""
+
+
+class StateMachineAlreadyExists(InvalidInputError):  # noqa: N818 (the AWS exception code)
+    """``create_state_machine`` with an existing name and a different definition."""
+
+
+class TaskTimedOut(InvalidInputError):  # noqa: N818 (the AWS exception code)
+    """A callback for a task that no longer waits (timed out, or its execution closed)."""
+
+
+class ExecutionDoesNotExist(NotFoundError):  # noqa: N818 (the AWS exception code)
+    """No execution with that ARN in this store."""
+
+
+class StateMachineDoesNotExist(NotFoundError):  # noqa: N818 (the AWS exception code)
+    """No state machine with that ARN or name in this store."""
+
+
+class TaskDoesNotExist(NotFoundError):  # noqa: N818 (the AWS exception code)
+    """No task token like that was issued by this store."""
+
+
+class MockConfigError(InvalidInputError):
+    """A ``MockConfigFile.json`` that is malformed, or a test case it does not define."""
+
+
+class AwsCallError(StepSagaError):
+    """An AWS call failed for a reason we do not map (carries ``action`` and ``code``)."""
+
+
+class FunctionFailedError(StepSagaError):
+    """A saga function ``cancel`` invoked reported an error (Lambda's ``FunctionError``)."""
+
+
+class DecisionNotDeliveredError(StepSagaError):
+    """The item is resolved, but the execution that waited on it no longer waits (its
+    wait timed out, or it was stopped): redrive it and it goes on with the decision."""
+
+
+# --- errors of building and testing a saga (never raised from a step) -------------------
+
+
+class SagaDefinitionError(ValueError):
+    """A saga, step or retry policy is not well formed; the message says what and where."""
+
+
+class DefinitionError(ValueError):
+    """The definition fails the graph check; ``problems`` lists every finding."""
+
+    def __init__(self, problems: list[str]) -> None:
+        super().__init__("invalid state machine definition:\n  " + "\n  ".join(problems))
+        self.problems = tuple(problems)
+
+
+class TemplateError(ValueError):
+    """A template the engine cannot compile (``Parameters``, a JSONata field, ``Assign``), or
+    a CloudFormation template the test kit cannot deploy; ``field`` is the dotted name of
+    the field at fault, when there is one."""
+
+    def __init__(self, message: str, *, field: str = "") -> None:
+        super().__init__(message)
+        self.field = field
+
+
+class DeploymentError(ValueError):
+    """The saga cannot be deployed as configured; the message is one line."""
+
+
+class StateNotMockedError(Exception):
+    """A task invoked a function that neither the mock config nor the test's handlers cover."""
+
+
+class LocalStackError(RuntimeError):
+    """LocalStack is not installed, or would not start (the message says why, in one line
+    first, then the end of its log)."""
 
 
 # --- the one table: what each error means for an effect, and where it is routed --------
@@ -244,6 +365,9 @@ FATES: Final[Mapping[type[StepSagaError], Fate]] = MappingProxyType(
         IllegalTransitionError: Fate(_F.UNEXPECTED, _R.FAIL),
     }
 )
+for _cls in FATES:
+    _cls._routed_as = _cls
+del _cls
 
 
 def fate_of(error: type[BaseException] | BaseException) -> Fate:
@@ -374,3 +498,15 @@ def is_business_outcome(name: str | None) -> bool:
     """Whether an execution's error is a saga's own ending (``Saga.*``), not a technical
     failure a redrive could fix."""
     return bool(name) and str(name).startswith(SAGA_OUTCOME_PREFIX)
+
+
+#: The public names: every exception class above, and the team's redaction hook (the
+#: routing table and its helpers are what the compiler, the ledger and the handlers share).
+__all__ = sorted(
+    [
+        name
+        for name, value in list(globals().items())
+        if isinstance(value, type) and issubclass(value, BaseException) and name[0] != "_"
+    ]
+    + ["set_message_redactor"]
+)

@@ -1,9 +1,17 @@
-"""The Lambda handler of every stepsaga function: ``stepsaga.lambda_handler.handler``.
+"""Deprecated since 0.2 (deprecated-shim): use ``stepsaga.lambdas.step``.
 
-Set ``STEPSAGA_SAGA``, ``STEPSAGA_FUNCTION`` and ``STEPSAGA_DEPENDENCIES`` in the function's
-environment (the CDK construct does); see ``stepsaga.handlers.entrypoint``.
+``stepsaga.lambda_handler.handler`` is kept for one release,
+so functions deployed with it keep working.
 """
 
-from stepsaga.handlers.entrypoint import handler
+import warnings
+
+from stepsaga.lambdas import step as handler
+
+warnings.warn(
+    "stepsaga.lambda_handler.handler is deprecated: use stepsaga.lambdas.step",
+    DeprecationWarning,
+    stacklevel=2,
+)
 
 __all__ = ["handler"]

@@ -3,7 +3,7 @@ config test case per route, and what each must do on any backend
 (``stepsaga.testing.Scenario``; ``ordered=False``: lines and branches run at once).
 
 The same three routes run for real through the CLI in
-``tests/functional/test_cli_multi_warehouse.py``; here every Task is mocked, so another
+``tests/framework/functional/test_cli_multi_warehouse.py``; here every Task is mocked, so another
 backend (Step Functions Local, LocalStack) runs them without our functions.
 ``python -m tests.multi_warehouse_scenarios`` prints the mock config file.
 """
@@ -12,15 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from stepsaga.testing import (
-    MockConfigBuilder,
-    Return,
-    Scenario,
-    mock_config,
-    reconciliation_result,
-    step_result,
-    task_error,
-)
+from stepsaga.testing import MockConfigBuilder, Return, step_result
+from stepsaga.testing._scenarios import Scenario, mock_config, reconciliation_result, task_error
 from workflows.multi_warehouse import parse_case, saga
 
 _KEY = "acme:CASE-2001:r1"

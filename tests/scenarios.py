@@ -13,19 +13,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from stepsaga.testing import (
-    MockConfigBuilder,
-    Return,
-    Scenario,
-    mock_config,
-    reconciliation_result,
-    step_result,
-    task_error,
-)
+from stepsaga.testing import MockConfigBuilder, Return, step_result
+from stepsaga.testing._scenarios import Scenario, mock_config, reconciliation_result, task_error
 from workflows.case import parse_case
 from workflows.replacement_order import saga
 
-#: A valid case (``stepsaga.case.Case``) as the execution input the scenarios run with.
+#: A valid case (``stepsaga._model.case.Case``) as the execution input the scenarios run with.
 REPLACEMENT_ORDER_CASE: Mapping[str, Any] = {
     "tenant_id": "acme",
     "case_id": "CASE-1001",

@@ -1,4 +1,4 @@
-"""The replacement-order case (the file format in docs/design.md): the approved intent
+"""The replacement-order case (the file format in docs/explanation/design.md): the approved intent
 plus what each step needs — a reservation, a refund, a shipment."""
 
 from __future__ import annotations
@@ -7,20 +7,17 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Annotated, Any
 
-from pydantic import Field, StringConstraints, field_validator, model_validator
-
-from stepsaga import (
-    Amount,
-    ApprovedCase,
-    Currency,
-    InvalidActionError,
-    Money,
-    Reference,
-    StrictModel,
-    Text,
+from pydantic import (
+    Field,
+    StringConstraints,
+    field_validator,
+    model_validator,
 )
+
+from stepsaga import Amount, ApprovedCase, Currency, Money, Reference, StrictModel, Text
 from stepsaga import load_case as _load
 from stepsaga import parse_case as _parse
+from stepsaga.errors import InvalidActionError
 
 Country = Annotated[str, StringConstraints(pattern=r"^[A-Z]{2}$")]
 

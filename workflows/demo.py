@@ -21,8 +21,8 @@ import typer
 from rich.table import Table
 
 from services import Effect, load_faults, open_simulation
-from stepsaga import Clock, InvalidInputError, Project, StateHome, SystemClock
-from stepsaga.backends import CaseOutcome, ExecutionView, LocalBackend, to_json
+from stepsaga import Clock, Project, StateHome, SystemClock
+from stepsaga.backends import CaseOutcome, ExecutionView, LocalBackend, ReconOutcome, to_json
 from stepsaga.cli import (
     JsonOption,
     OutputOption,
@@ -38,7 +38,7 @@ from stepsaga.cli import (
     stdout,
     wants_json,
 )
-from stepsaga.ledger import ReconOutcome
+from stepsaga.errors import InvalidInputError
 from workflows.case import Case, load_case
 
 #: Exit code when the services' own count contradicts "exactly once".

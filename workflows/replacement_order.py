@@ -1,4 +1,5 @@
-"""The replacement-order saga (seed 002 in docs/background.md): reserve stock → refund the
+"""The replacement-order saga (seed 002 in docs/explanation/background.md): reserve stock → refund
+the
 damaged item → create the replacement shipment.
 
 * ``ReserveStock`` (``keyed_write``: inventory reserves by a reservation id derived from

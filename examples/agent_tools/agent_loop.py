@@ -42,7 +42,6 @@ from pydantic_ai.messages import (
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from stepsaga.agents import KeyBook
-from stepsaga.agents.results import SAME_KEY
 from stepsaga.ledger import open_ledger
 
 HERE = Path(__file__).resolve().parent
@@ -143,7 +142,8 @@ class Link:
                     "retryable": True,
                     "reuse_same_key": True,
                     "message": "no reply within 30 s; the call may have been applied",
-                    "advice": SAME_KEY,
+                    "advice": "retry this call with the SAME idempotencyKey; "
+                    "do not request a new key",
                 }
             self.trace.append({"tool": name, "arguments": arguments, "answer": answer})
             return answer

@@ -15,9 +15,19 @@ from typing import Any
 
 from payments import Payments
 
-from stepsaga.handlers.metrics import RecordingMetrics
-from stepsaga.ledger import ActionScope, EffectClass, Intent, Record, ledgered_tool, open_ledger
-from stepsaga.ledger.writes import ExtraWrite, Writes, absent, equals
+from stepsaga import EffectClass
+from stepsaga.agents import RecordingMetrics
+from stepsaga.ledger import (
+    ActionScope,
+    ExtraWrite,
+    Intent,
+    Record,
+    Writes,
+    absent,
+    equals,
+    ledgered_tool,
+    open_ledger,
+)
 
 folder = Path(sys.argv[1] if len(sys.argv) > 1 else ".stepsaga-agent")
 ledger = open_ledger(f"sqlite:///{folder / 'ledger.sqlite3'}")

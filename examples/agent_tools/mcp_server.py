@@ -21,17 +21,16 @@ from mcp.server.mcpserver import MCPServer
 from payments import Payments
 from pydantic import Field
 
-from stepsaga import Absent, Found, metric_names
-from stepsaga.agents import LedgeredTools
-from stepsaga.handlers.metrics import EmfMetrics
-from stepsaga.ledger import ActionScope, EffectClass, open_ledger
+from stepsaga import Absent, EffectClass, Found
+from stepsaga.agents import EmfMetrics, LedgeredTools
+from stepsaga.ledger import ActionScope, open_ledger
 
 folder = Path(sys.argv[1] if len(sys.argv) > 1 else ".stepsaga-agent")
 payments = Payments(folder)  # creates the folder
 ledger = open_ledger(f"sqlite:///{folder / 'ledger.sqlite3'}")
 metrics = EmfMetrics(
-    metric_names.NAMESPACE,
-    metric_names.SERVICE_NAME,
+    "stepsaga",  # the namespace and service the stack's alarms select
+    "stepsaga",
     write=lambda line: print(line, file=sys.stderr, flush=True),
 )
 

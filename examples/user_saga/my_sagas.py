@@ -1,6 +1,6 @@
-"""A user's saga (the README's "Writing a saga" example): issue a return label, refund."""
+"""A user's saga (the example of docs/how-to/write-a-saga.md): issue a return label, refund."""
 
-from stepsaga.workflow import Compensate, EffectClass, Escalate, Saga, Step
+from stepsaga import Compensate, EffectClass, Escalate, Saga, Step
 
 returns = Saga(
     "returns",

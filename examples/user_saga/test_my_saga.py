@@ -3,9 +3,9 @@ import pytest
 from my_sagas import returns
 
 from stepsaga.testing import (
-    Backend,
     MockConfigBuilder,
     Return,
+    SagaRunner,
     Throw,
     assert_caught,
     assert_outcome,
@@ -58,7 +58,7 @@ def stepsaga_mock_config() -> MockConfigBuilder:
 # `saga_backend` runs each test on the embedded engine, moto, LocalStack (marked `localstack`:
 # skipped, with the reason, when it is not installed) and Step Functions Local (marked
 # `docker`: skipped, with the reason, when no Docker daemon answers).
-def test_a_throttled_refund_is_retried(saga_backend: Backend) -> None:
+def test_a_throttled_refund_is_retried(saga_backend: SagaRunner) -> None:
     arn = saga_backend.deploy_saga(returns)
     history = saga_backend.run(arn, CASE, test_case="RefundThrottled").history
     assert_path(history, ["IssueLabel", "RefundPayment"])
@@ -66,7 +66,7 @@ def test_a_throttled_refund_is_retried(saga_backend: Backend) -> None:
     assert_outcome(history, "SUCCEEDED")
 
 
-def test_a_rejected_refund_voids_the_label(saga_backend: Backend) -> None:
+def test_a_rejected_refund_voids_the_label(saga_backend: SagaRunner) -> None:
     arn = saga_backend.deploy_saga(returns)
     history = saga_backend.run(arn, CASE, test_case="RefundRejected").history
     assert_path(history, ["IssueLabel", "RefundPayment", "VoidLabel", "Compensated"])

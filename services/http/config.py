@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 import httpx
 
-from stepsaga import InvalidInputError
+from stepsaga.errors import InvalidInputError
 
 ENV_URLS = {
     "inventory_url": "STEPSAGA_INVENTORY_URL",

@@ -7,7 +7,8 @@ from urllib.parse import quote
 from services.http import wire
 from services.http.client import HttpService
 from services.values import Operation, Reservation, ReserveRequest
-from stepsaga import CallContext, NotFoundError
+from stepsaga import CallContext
+from stepsaga.errors import NotFoundError
 
 
 def _path(reservation_id: str) -> str:

@@ -21,7 +21,8 @@ from services.values import (
     ShipmentRecord,
     ShipmentRequest,
 )
-from stepsaga import InvalidActionError, Money
+from stepsaga import Money
+from stepsaga.errors import InvalidActionError
 
 
 class WireFormatError(ValueError):

@@ -12,7 +12,8 @@ from services.faults import Faults, faults_from_json
 from services.simulated.db import TABLES, ServicesDb, to_text
 from services.simulated.effects import Effect, list_effects
 from services.values import Operation
-from stepsaga import Clock, InvalidInputError
+from stepsaga import Clock
+from stepsaga.errors import InvalidInputError
 
 
 class Simulation:

@@ -13,7 +13,8 @@ from services.simulated.db import ServicesDb, from_text, to_text
 from services.simulated.effects import record_effect
 from services.simulated.injector import FaultInjector
 from services.values import Operation, Reservation, ReservationStatus, ReserveRequest
-from stepsaga import ActionConflictError, BusinessRejectedError, CallContext, Clock, NotFoundError
+from stepsaga import CallContext, Clock
+from stepsaga.errors import ActionConflictError, BusinessRejectedError, NotFoundError
 
 DEFAULT_STOCK = 1000
 

@@ -19,7 +19,8 @@ from services.simulated.db import ServicesDb, from_text, to_text
 from services.simulated.effects import record_effect
 from services.simulated.injector import FaultInjector
 from services.values import Operation, RefundRecord, RefundRequest
-from stepsaga import ActionConflictError, BusinessRejectedError, CallContext, Clock, Money
+from stepsaga import CallContext, Clock, Money
+from stepsaga.errors import ActionConflictError, BusinessRejectedError
 
 KEY_WINDOW = timedelta(hours=24)
 

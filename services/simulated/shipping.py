@@ -16,7 +16,8 @@ from services.simulated.db import ServicesDb, from_text, to_text
 from services.simulated.effects import record_effect
 from services.simulated.injector import FaultInjector
 from services.values import Operation, ShipmentRecord, ShipmentRequest
-from stepsaga import BusinessRejectedError, CallContext, Clock
+from stepsaga import CallContext, Clock
+from stepsaga.errors import BusinessRejectedError
 
 
 def new_shipment_id() -> str:

@@ -1,73 +1,60 @@
-"""Backends the CLI drives: the embedded engine (``local.py``) and AWS (``aws/``).
+"""The operator's verbs, on the embedded engine (:class:`LocalBackend`) or the deployed
+stack (:class:`AwsBackend`), both a :class:`SagaBackend`.
 
-``base.py`` is the contract (:class:`SagaBackend`), ``views.py`` what ``--json`` prints,
-``outcome.py`` the one rule naming what became of a case, ``naming.py`` the execution
-name of a case, ``progress.py`` the live notices, ``assemble.py`` the view builders both
-backends share.
+The views are what ``--json`` prints (:func:`to_json`): :class:`ExecutionView`,
+:class:`CaseOutcome` (what became of a case), :class:`ReconItemView`; :class:`ReconFilter`
+selects items and :class:`ReconOutcome` is a person's decision on one.
 """
+
+from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from stepsaga.backends.assemble import CaseIdentity, execution_view, item_view, planned_actions
-from stepsaga.backends.base import SagaBackend, SupportsRetryDelays
-from stepsaga.backends.naming import execution_name
-from stepsaga.backends.outcome import OutcomeFacts, derive_outcome
-from stepsaga.backends.progress import (
-    Progress,
-    ProgressKind,
-    ProgressListener,
-    entered_states,
-    from_history_event,
-)
-from stepsaga.backends.views import (
-    CancelView,
-    CaseOutcome,
-    ExecutionView,
-    ReconFilter,
-    ReconItemView,
-    ReconPage,
-    ResolutionView,
-    StepKind,
-    StepView,
-    to_json,
-)
+from stepsaga._util.lazy import lazy_getattr
 
 if TYPE_CHECKING:
-    from stepsaga.backends.local import LocalBackend
+    from stepsaga.backends._aws.backend import AwsBackend
+    from stepsaga.backends._base import SagaBackend
+    from stepsaga.backends._local import LocalBackend
+    from stepsaga.backends._views import (
+        CaseOutcome,
+        ExecutionView,
+        ReconFilter,
+        ReconItemView,
+        to_json,
+    )
+    from stepsaga.ledger._models import ReconOutcome
 
+#: Where each public name is defined; loaded on first use (PEP 562).
+_WHERE = {
+    "AwsBackend": "stepsaga.backends._aws.backend",
+    "SagaBackend": "stepsaga.backends._base",
+    "LocalBackend": "stepsaga.backends._local",
+    "CaseOutcome": "stepsaga.backends._views",
+    "ExecutionView": "stepsaga.backends._views",
+    "ReconFilter": "stepsaga.backends._views",
+    "ReconItemView": "stepsaga.backends._views",
+    "to_json": "stepsaga.backends._views",
+    "ReconOutcome": "stepsaga.ledger._models",
+}
+
+#: The same names (a literal, so linters and type checkers read it; a test keeps the
+#: three statements equal).
 __all__ = [
-    "CancelView",
-    "CaseIdentity",
+    "AwsBackend",
     "CaseOutcome",
     "ExecutionView",
     "LocalBackend",
-    "OutcomeFacts",
-    "Progress",
-    "ProgressKind",
-    "ProgressListener",
     "ReconFilter",
     "ReconItemView",
-    "ReconPage",
-    "ResolutionView",
+    "ReconOutcome",
     "SagaBackend",
-    "StepKind",
-    "StepView",
-    "SupportsRetryDelays",
-    "derive_outcome",
-    "entered_states",
-    "execution_name",
-    "execution_view",
-    "from_history_event",
-    "item_view",
-    "planned_actions",
     "to_json",
 ]
 
+if not TYPE_CHECKING:  # so mypy sees only the names imported above
+    __getattr__ = lazy_getattr(__name__, _WHERE)
 
-def __getattr__(name: str) -> object:
-    """``LocalBackend`` loads on first use (it imports the engine)."""
-    if name == "LocalBackend":
-        from stepsaga.backends.local import LocalBackend
 
-        return LocalBackend
-    raise AttributeError(f"module 'stepsaga.backends' has no attribute {name!r}")
+def __dir__() -> list[str]:
+    return __all__

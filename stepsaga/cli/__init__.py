@@ -1,4 +1,4 @@
-"""The ``stepsaga`` command line (typer). One module per command group.
+"""The ``stepsaga`` command line (typer): ``main`` runs it. One module per command group.
 
 A project may add its own commands (``[tool.stepsaga.commands] name = "module:attr"``, a
 ``typer.Typer`` or a function). They get the same conventions through this toolkit:
@@ -11,66 +11,64 @@ A project may add its own commands (``[tool.stepsaga.commands] name = "module:at
   ``--output json|table`` convention (``--json`` its alias);
 - ``live(console, title, enabled)`` — live progress of a running execution;
   ``checked_time_scale`` — the ``--time-scale`` option's check;
-- ``render_execution``, ``render_items``, ``render_resolution``, ``outcome_text`` — the
-  tables ``stepsaga status`` and ``recon list`` print.
+- ``render_items``, ``render_resolution``, ``outcome_text`` — the tables ``recon list``
+  and ``recon resolve`` print; ``log_level`` — the ``--log-level`` option's check;
+- ``BackendKind`` — ``--backend``'s values.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from stepsaga._lazy import lazy_getattr
+from stepsaga._util.lazy import lazy_getattr
 
 if TYPE_CHECKING:
-    from stepsaga.cli.backend import command_errors, log_level, open_backend, print_json
-    from stepsaga.cli.common import Backend, CliContext, cli_context, stdout, usage_error
-    from stepsaga.cli.output import JsonOption, OutputFormat, OutputOption, wants_json
-    from stepsaga.cli.progress import live
-    from stepsaga.cli.run import checked_time_scale
-    from stepsaga.cli.tables import (
-        outcome_text,
-        render_execution,
-        render_items,
-        render_resolution,
-    )
+    from stepsaga.cli._app import main
+    from stepsaga.cli._backend import command_errors, log_level, open_backend, print_json
+    from stepsaga.cli._common import BackendKind, CliContext, cli_context, stdout, usage_error
+    from stepsaga.cli._output import JsonOption, OutputOption, wants_json
+    from stepsaga.cli._progress import live
+    from stepsaga.cli._run import checked_time_scale
+    from stepsaga.cli._tables import outcome_text, render_items, render_resolution
 
+#: Where each public name is defined; loaded on first use (PEP 562).
 _WHERE = {
-    "command_errors": "stepsaga.cli.backend",
-    "log_level": "stepsaga.cli.backend",
-    "open_backend": "stepsaga.cli.backend",
-    "print_json": "stepsaga.cli.backend",
-    "Backend": "stepsaga.cli.common",
-    "CliContext": "stepsaga.cli.common",
-    "cli_context": "stepsaga.cli.common",
-    "stdout": "stepsaga.cli.common",
-    "usage_error": "stepsaga.cli.common",
-    "JsonOption": "stepsaga.cli.output",
-    "OutputFormat": "stepsaga.cli.output",
-    "OutputOption": "stepsaga.cli.output",
-    "wants_json": "stepsaga.cli.output",
-    "live": "stepsaga.cli.progress",
-    "checked_time_scale": "stepsaga.cli.run",
-    "outcome_text": "stepsaga.cli.tables",
-    "render_execution": "stepsaga.cli.tables",
-    "render_items": "stepsaga.cli.tables",
-    "render_resolution": "stepsaga.cli.tables",
+    "main": "stepsaga.cli._app",
+    "command_errors": "stepsaga.cli._backend",
+    "log_level": "stepsaga.cli._backend",
+    "open_backend": "stepsaga.cli._backend",
+    "print_json": "stepsaga.cli._backend",
+    "BackendKind": "stepsaga.cli._common",
+    "CliContext": "stepsaga.cli._common",
+    "cli_context": "stepsaga.cli._common",
+    "stdout": "stepsaga.cli._common",
+    "usage_error": "stepsaga.cli._common",
+    "JsonOption": "stepsaga.cli._output",
+    "OutputOption": "stepsaga.cli._output",
+    "wants_json": "stepsaga.cli._output",
+    "live": "stepsaga.cli._progress",
+    "checked_time_scale": "stepsaga.cli._run",
+    "outcome_text": "stepsaga.cli._tables",
+    "render_items": "stepsaga.cli._tables",
+    "render_resolution": "stepsaga.cli._tables",
 }
 
+#: The same names (a literal, so linters and type checkers read it; a test keeps the
+#: three statements equal).
 __all__ = [
-    "Backend",
+    "BackendKind",
     "CliContext",
     "JsonOption",
-    "OutputFormat",
     "OutputOption",
     "checked_time_scale",
     "cli_context",
     "command_errors",
     "live",
     "log_level",
+    "main",
     "open_backend",
     "outcome_text",
     "print_json",
-    "render_execution",
     "render_items",
     "render_resolution",
     "stdout",
@@ -78,5 +76,9 @@ __all__ = [
     "wants_json",
 ]
 
+if not TYPE_CHECKING:  # so mypy sees only the names imported above
+    __getattr__ = lazy_getattr(__name__, _WHERE)
 
-__getattr__ = lazy_getattr(__name__, _WHERE)
+
+def __dir__() -> list[str]:
+    return __all__

@@ -1,23 +1,39 @@
 """``stepsaga console``: a local web app over the backend the CLI uses.
 
-``app.py`` holds the pages, ``security.py`` the token, CSRF and header rules,
-``layout.py`` the saga graph's geometry, ``timeline.py`` the history as a person reads it,
-``serve.py`` the uvicorn runner. Templates and static files ship in the wheel
-(``templates/``, ``static/``); nothing is loaded from anywhere else. Needs the ``console``
-extra (Starlette, Jinja2, uvicorn, python-multipart).
+:func:`create_app` builds it from a :class:`ConsoleConfig`; :func:`serve` runs it with
+uvicorn. Templates and static files ship in the wheel (``templates/``, ``static/``);
+nothing is loaded from anywhere else. Needs the ``console`` extra (Starlette, Jinja2,
+uvicorn, python-multipart).
 """
 
-from stepsaga.console.app import ConsoleConfig, create_app
-from stepsaga.console.security import csrf_token, new_token
-from stepsaga.console.serve import bind, running, serve, url_of
+from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+from stepsaga._util.lazy import lazy_getattr
+
+if TYPE_CHECKING:
+    from stepsaga.console._app import ConsoleConfig, create_app
+    from stepsaga.console._serve import serve
+
+#: Where each public name is defined; loaded on first use (PEP 562).
+_WHERE = {
+    "ConsoleConfig": "stepsaga.console._app",
+    "create_app": "stepsaga.console._app",
+    "serve": "stepsaga.console._serve",
+}
+
+#: The same names (a literal, so linters and type checkers read it; a test keeps the
+#: three statements equal).
 __all__ = [
     "ConsoleConfig",
-    "bind",
     "create_app",
-    "csrf_token",
-    "new_token",
-    "running",
     "serve",
-    "url_of",
 ]
+
+if not TYPE_CHECKING:  # so mypy sees only the names imported above
+    __getattr__ = lazy_getattr(__name__, _WHERE)
+
+
+def __dir__() -> list[str]:
+    return __all__

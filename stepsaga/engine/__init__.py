@@ -1,122 +1,48 @@
 """The embedded Step Functions engine: ASL (JSONPath or JSONata) on SQLite with AWS semantics.
 
-Public API: :class:`LocalEngine` (boto3-flavoured), :class:`MockConfig` (Step Functions Local
-mock files), the progress notices for ``on_event``, the error classes, and :data:`REFUSED` /
-:data:`STATE_FIELDS`: the one statement of what the engine does not / does implement.
+:class:`LocalEngine` (boto3-flavoured), :func:`load` (parse and check a definition),
+:class:`MockConfig` (Step Functions Local mock files), :data:`Handler` (what a Lambda task
+calls), and :data:`REFUSED` / :data:`STATE_FIELDS`: the one statement of what the engine
+does not / does implement. Its API errors (``ExecutionDoesNotExist``…) are in
+``stepsaga.errors``.
 """
+
+from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from stepsaga._lazy import lazy_getattr
-from stepsaga.engine.engine import (
-    SYNCHRONOUS_ENV,
-    TIME_SCALE_ENV,
-    LocalEngine,
-    check_name,
-    check_time_scale,
-    substitute,
-    synchronous_from_env,
-    time_scale_from_env,
-)
-from stepsaga.engine.errors import (
-    INTERRUPTED,
-    ExecutionAlreadyExists,
-    ExecutionDoesNotExist,
-    ExecutionNotRedrivable,
-    InvalidDefinition,
-    InvalidExecutionInput,
-    InvalidName,
-    InvalidOutput,
-    InvalidToken,
-    MockConfigError,
-    StateMachineAlreadyExists,
-    StateMachineDoesNotExist,
-    TaskDoesNotExist,
-    TaskTimedOut,
-)
-from stepsaga.engine.lambda_invoke import Handler, LambdaContext
-from stepsaga.engine.mockconfig import MockConfig, MockedResponse, MockTestCase
-from stepsaga.engine.models import (
-    Delay,
-    DelayChosen,
-    DelayKind,
-    EngineEvent,
-    ExecutionStatus,
-    HistoryRecorded,
-    WaitingTask,
-)
-from stepsaga.engine.store import ExecutionPageQuery
+from stepsaga._util.lazy import lazy_getattr
 
 if TYPE_CHECKING:
-    from stepsaga.engine.definition import (
-        LAMBDA_INVOKE,
-        LAMBDA_INVOKE_WAIT,
-        REFUSED,
-        STATE_FIELDS,
-        Definition,
-        Refusal,
-        load,
-    )
+    from stepsaga.engine._definition import REFUSED, STATE_FIELDS, load
+    from stepsaga.engine._engine import LocalEngine
+    from stepsaga.engine._lambda_invoke import Handler
+    from stepsaga.engine._mockconfig import MockConfig
 
+#: Where each public name is defined; loaded on first use (PEP 562).
+_WHERE = {
+    "REFUSED": "stepsaga.engine._definition",
+    "STATE_FIELDS": "stepsaga.engine._definition",
+    "load": "stepsaga.engine._definition",
+    "LocalEngine": "stepsaga.engine._engine",
+    "Handler": "stepsaga.engine._lambda_invoke",
+    "MockConfig": "stepsaga.engine._mockconfig",
+}
+
+#: The same names (a literal, so linters and type checkers read it; a test keeps the
+#: three statements equal).
 __all__ = [
-    "INTERRUPTED",
-    "LAMBDA_INVOKE",
-    "LAMBDA_INVOKE_WAIT",
     "REFUSED",
     "STATE_FIELDS",
-    "SYNCHRONOUS_ENV",
-    "TIME_SCALE_ENV",
-    "Definition",
-    "Delay",
-    "DelayChosen",
-    "DelayKind",
-    "EngineEvent",
-    "ExecutionAlreadyExists",
-    "ExecutionDoesNotExist",
-    "ExecutionNotRedrivable",
-    "ExecutionPageQuery",
-    "ExecutionStatus",
     "Handler",
-    "HistoryRecorded",
-    "InvalidDefinition",
-    "InvalidExecutionInput",
-    "InvalidName",
-    "InvalidOutput",
-    "InvalidToken",
-    "LambdaContext",
     "LocalEngine",
     "MockConfig",
-    "MockConfigError",
-    "MockTestCase",
-    "MockedResponse",
-    "Refusal",
-    "StateMachineAlreadyExists",
-    "StateMachineDoesNotExist",
-    "TaskDoesNotExist",
-    "TaskTimedOut",
-    "WaitingTask",
-    "check_name",
-    "check_time_scale",
     "load",
-    "substitute",
-    "synchronous_from_env",
-    "time_scale_from_env",
 ]
 
-#: The ASL parser's names load on first use: an engine opened to describe or list
-#: executions (``stepsaga status``) never parses a definition.
-__getattr__ = lazy_getattr(
-    __name__,
-    {
-        name: "stepsaga.engine.definition"
-        for name in (
-            "LAMBDA_INVOKE",
-            "LAMBDA_INVOKE_WAIT",
-            "REFUSED",
-            "STATE_FIELDS",
-            "Definition",
-            "Refusal",
-            "load",
-        )
-    },
-)
+if not TYPE_CHECKING:  # so mypy sees only the names imported above
+    __getattr__ = lazy_getattr(__name__, _WHERE)
+
+
+def __dir__() -> list[str]:
+    return __all__

@@ -1,27 +1,20 @@
-"""Test helpers for sagas: mock configs, history assertions, backends, containers, scenarios.
+"""Test helpers for sagas: one step alone, a whole saga on the engine or a Step Functions
+API, mock configs and history assertions.
 
 Install with ``pip install "stepsaga[testing]"``; the pytest plugin
 (``stepsaga.testing.pytest_plugin``) then loads itself and provides the fixtures.
 
-- :class:`MockConfigBuilder`, :class:`Return`, :class:`Throw` — write Step Functions Local
-  ``MockConfigFile.json`` files in Python.
-- :func:`assert_path`, :func:`assert_visits`, :func:`assert_retries`, :func:`assert_caught`,
-  :func:`assert_outcome`, :class:`History` — assertions over any backend's history.
-- :class:`EngineBackend`, :class:`StepFunctionsBackend` — deploy and run a saga the same way
-  on the embedded engine and on a Step Functions API; :func:`strict_handlers`.
-- :class:`StepFunctionsLocalContainer`, :class:`DynamoDBLocalContainer`,
-  :func:`docker_available` — testcontainers, and a probe that never hangs.
-- :class:`LocalStack` — LocalStack's Step Functions in host mode (no Docker), a second
-  reference interpreter; :func:`moto_stepfunctions` — moto's interpreter serving mock
-  configs. With the engine and Step Functions Local, ``saga_backend`` runs a test on each.
-- :func:`moto_deployment`, :class:`MotoDeployment` — your synthesized stack on moto, every
-  Lambda invocation running the function's real handler in-process (end-to-end tests).
-- :class:`LedgerTable`, :func:`create_ledger_table` — a ledger table on any DynamoDB.
 - :class:`StepEnvironment` — one step's real handler alone, with fake clients and a real
   ledger (like Temporal's ``ActivityEnvironment``).
-- :class:`Scenario`, :func:`mock_config` — test cases with their expected paths;
-  :func:`step_result`, :func:`reconciliation_result`, :func:`task_error` — every mocked
-  task result a saga's mock config needs.
+- :class:`SagaRunner` (the contract), :class:`EngineBackend`, :class:`StepFunctionsBackend`
+  — deploy and run a saga the same way on the embedded engine and on a Step Functions API.
+- :class:`MockConfigBuilder`, :class:`Return`, :class:`Throw`, :func:`step_result` — write
+  Step Functions Local ``MockConfigFile.json`` files in Python.
+- :func:`assert_path`, :func:`assert_retries`, :func:`assert_caught`,
+  :func:`assert_outcome`, :class:`History` — assertions over any runner's history.
+- :func:`moto_deployment` — your synthesized stack on moto, every Lambda invocation running
+  the function's real handler in-process (end-to-end tests).
+- :func:`create_ledger_table` — a ledger table on any DynamoDB.
 
 Names load lazily, so importing the plugin costs nothing until a fixture is used.
 """
@@ -30,144 +23,65 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from stepsaga._lazy import lazy_getattr
+from stepsaga._util.lazy import lazy_getattr
 
 if TYPE_CHECKING:
-    from stepsaga.testing.backends import (
-        Backend,
-        EngineBackend,
-        Execution,
-        StateNotMockedError,
-        StepFunctionsBackend,
-        cap_retry_delays,
-        lambda_arn,
-        strict_handlers,
-    )
-    from stepsaga.testing.containers import (
-        DockerStatus,
-        DynamoDBLocalContainer,
-        StepFunctionsLocalContainer,
-        docker_available,
-    )
-    from stepsaga.testing.history import (
-        Caught,
-        ExecutionEnd,
+    from stepsaga.testing._backends import EngineBackend, SagaRunner, StepFunctionsBackend
+    from stepsaga.testing._history import (
         History,
         assert_caught,
         assert_outcome,
         assert_path,
         assert_retries,
-        assert_visits,
     )
-    from stepsaga.testing.ledger import LedgerTable, create_ledger_table
-    from stepsaga.testing.localstack import LocalStack, LocalStackError, localstack_python
-    from stepsaga.testing.mockconfig import MockConfigBuilder, Return, Throw
-    from stepsaga.testing.moto import moto_stepfunctions
-    from stepsaga.testing.moto_stack import (
-        DeployedFunction,
-        FunctionCall,
-        MotoDeployment,
-        moto_deployment,
-    )
-    from stepsaga.testing.scenarios import (
-        Scenario,
-        mock_config,
-        reconciliation_result,
-        step_result,
-        task_error,
-    )
-    from stepsaga.testing.step import StepEnvironment
+    from stepsaga.testing._ledger import create_ledger_table
+    from stepsaga.testing._mockconfig import MockConfigBuilder, Return, Throw
+    from stepsaga.testing._moto_stack import moto_deployment
+    from stepsaga.testing._scenarios import step_result
+    from stepsaga.testing._step import StepEnvironment
 
-_MODULES = {
-    "backends": (
-        "Backend",
-        "EngineBackend",
-        "Execution",
-        "StateNotMockedError",
-        "StepFunctionsBackend",
-        "cap_retry_delays",
-        "lambda_arn",
-        "strict_handlers",
-    ),
-    "containers": (
-        "DockerStatus",
-        "DynamoDBLocalContainer",
-        "StepFunctionsLocalContainer",
-        "docker_available",
-    ),
-    "history": (
-        "Caught",
-        "History",
-        "ExecutionEnd",
-        "assert_caught",
-        "assert_outcome",
-        "assert_path",
-        "assert_retries",
-        "assert_visits",
-    ),
-    "ledger": ("LedgerTable", "create_ledger_table"),
-    "localstack": ("LocalStack", "LocalStackError", "localstack_python"),
-    "moto": ("moto_stepfunctions",),
-    "moto_stack": ("DeployedFunction", "FunctionCall", "MotoDeployment", "moto_deployment"),
-    "mockconfig": ("MockConfigBuilder", "Return", "Throw"),
-    "step": ("StepEnvironment",),
-    "scenarios": (
-        "Scenario",
-        "mock_config",
-        "reconciliation_result",
-        "step_result",
-        "task_error",
-    ),
-}
+#: Where each public name is defined; loaded on first use (PEP 562).
 _WHERE = {
-    name: f"stepsaga.testing.{module}" for module, names in _MODULES.items() for name in names
+    "EngineBackend": "stepsaga.testing._backends",
+    "SagaRunner": "stepsaga.testing._backends",
+    "StepFunctionsBackend": "stepsaga.testing._backends",
+    "History": "stepsaga.testing._history",
+    "assert_caught": "stepsaga.testing._history",
+    "assert_outcome": "stepsaga.testing._history",
+    "assert_path": "stepsaga.testing._history",
+    "assert_retries": "stepsaga.testing._history",
+    "create_ledger_table": "stepsaga.testing._ledger",
+    "MockConfigBuilder": "stepsaga.testing._mockconfig",
+    "Return": "stepsaga.testing._mockconfig",
+    "Throw": "stepsaga.testing._mockconfig",
+    "moto_deployment": "stepsaga.testing._moto_stack",
+    "step_result": "stepsaga.testing._scenarios",
+    "StepEnvironment": "stepsaga.testing._step",
 }
 
+#: The same names (a literal, so linters and type checkers read it; a test keeps the
+#: three statements equal).
 __all__ = [
-    "Backend",
-    "Caught",
-    "DeployedFunction",
-    "DockerStatus",
-    "DynamoDBLocalContainer",
     "EngineBackend",
-    "Execution",
-    "ExecutionEnd",
-    "FunctionCall",
     "History",
-    "LedgerTable",
-    "LocalStack",
-    "LocalStackError",
     "MockConfigBuilder",
-    "MotoDeployment",
     "Return",
-    "Scenario",
-    "StateNotMockedError",
+    "SagaRunner",
     "StepEnvironment",
     "StepFunctionsBackend",
-    "StepFunctionsLocalContainer",
     "Throw",
     "assert_caught",
     "assert_outcome",
     "assert_path",
     "assert_retries",
-    "assert_visits",
-    "cap_retry_delays",
     "create_ledger_table",
-    "docker_available",
-    "lambda_arn",
-    "localstack_python",
-    "mock_config",
     "moto_deployment",
-    "moto_stepfunctions",
-    "reconciliation_result",
     "step_result",
-    "strict_handlers",
-    "task_error",
 ]
 
-
-__getattr__ = lazy_getattr(__name__, _WHERE)
+if not TYPE_CHECKING:  # so mypy sees only the names imported above
+    __getattr__ = lazy_getattr(__name__, _WHERE)
 
 
 def __dir__() -> list[str]:
-    return sorted(__all__)
+    return __all__

@@ -22,7 +22,7 @@ on LocalStack — marked ``localstack`` — and on Step Functions Local — mark
 every fixture that needs a container, skip the test with one line saying why when no Docker
 daemon answers (probed once, within 2 s).
 
-LocalStack (``stepsaga.testing.localstack``) starts once per session, on a free port, from
+LocalStack (``stepsaga.testing._localstack``) starts once per session, on a free port, from
 ``$STEPSAGA_LOCALSTACK_PYTHON`` or ``<rootdir>/.venv-localstack``, within
 ``LOCALSTACK_STARTUP_TIMEOUT`` seconds. When it is missing or will not start, its tests skip
 with one line; a project that installs it for its CI sets the ini option
@@ -45,15 +45,15 @@ if TYPE_CHECKING:
     from mypy_boto3_stepfunctions import SFNClient
 
     from stepsaga.engine import Handler, LocalEngine
-    from stepsaga.testing.backends import Backend, EngineBackend, StepFunctionsBackend
-    from stepsaga.testing.containers import (
+    from stepsaga.testing._backends import EngineBackend, SagaRunner, StepFunctionsBackend
+    from stepsaga.testing._containers import (
         DockerStatus,
         DynamoDBLocalContainer,
         StepFunctionsLocalContainer,
     )
-    from stepsaga.testing.ledger import LedgerTable
-    from stepsaga.testing.localstack import LocalStack
-    from stepsaga.testing.mockconfig import MockConfigBuilder
+    from stepsaga.testing._ledger import CreatedLedgerTable
+    from stepsaga.testing._localstack import LocalStack
+    from stepsaga.testing._mockconfig import MockConfigBuilder
 
 #: How long the Docker probe may take, once per test session.
 DOCKER_PROBE_TIMEOUT = 2.0
@@ -115,7 +115,7 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 def _docker_status(config: pytest.Config) -> DockerStatus:
     status = config.stash.get(_DOCKER_STATUS, None)
     if status is None:
-        from stepsaga.testing.containers import docker_available
+        from stepsaga.testing._containers import docker_available
 
         status = config.stash[_DOCKER_STATUS] = docker_available(DOCKER_PROBE_TIMEOUT)
     return status
@@ -153,9 +153,9 @@ def local_engine(
 ) -> Iterator[LocalEngine]:
     """A ``LocalEngine`` in a fresh state folder, waits skipped (time scale 0), with the
     mock config and the handlers (:func:`~stepsaga.testing.strict_handlers`)."""
+    from stepsaga._project.home import StateHome
     from stepsaga.engine import LocalEngine
-    from stepsaga.home import StateHome
-    from stepsaga.testing.backends import strict_handlers
+    from stepsaga.testing._backends import strict_handlers
 
     engine = LocalEngine(
         StateHome(tmp_path / "stepsaga-engine"),
@@ -169,7 +169,7 @@ def local_engine(
 
 @pytest.fixture
 def engine_backend(local_engine: LocalEngine) -> EngineBackend:
-    from stepsaga.testing.backends import EngineBackend
+    from stepsaga.testing._backends import EngineBackend
 
     return EngineBackend(local_engine)
 
@@ -180,8 +180,8 @@ def engine_backend(local_engine: LocalEngine) -> EngineBackend:
 @pytest.fixture
 def moto_backend(stepsaga_mock_config: MockConfigBuilder | None) -> Iterator[StepFunctionsBackend]:
     """moto's Step Functions interpreter in-process, serving ``stepsaga_mock_config``."""
-    from stepsaga.testing.backends import StepFunctionsBackend
-    from stepsaga.testing.moto import moto_stepfunctions
+    from stepsaga.testing._backends import StepFunctionsBackend
+    from stepsaga.testing._moto import moto_stepfunctions
 
     with moto_stepfunctions(stepsaga_mock_config) as client:
         yield StepFunctionsBackend(client, timeout=60, poll_interval=0.02)
@@ -192,12 +192,8 @@ def localstack(pytestconfig: pytest.Config) -> Iterator[LocalStack]:
     """A running LocalStack (Step Functions only), shared by the session, stopped at its
     end. Skips in one line when missing or not starting; fails instead under ``CI=true``
     when the ini option ``stepsaga_localstack`` is ``required-on-ci``."""
-    from stepsaga.testing.localstack import (
-        LOCALSTACK_VENV,
-        LocalStack,
-        LocalStackError,
-        localstack_python,
-    )
+    from stepsaga.errors import LocalStackError
+    from stepsaga.testing._localstack import LOCALSTACK_VENV, LocalStack, localstack_python
 
     required = under_ci() and pytestconfig.getini("stepsaga_localstack") == "required-on-ci"
     python = localstack_python(pytestconfig.rootpath)
@@ -227,7 +223,7 @@ def localstack_backend(
     localstack: LocalStack, stepsaga_mock_config: MockConfigBuilder | None
 ) -> StepFunctionsBackend:
     """LocalStack's Step Functions, serving ``stepsaga_mock_config`` from now on."""
-    from stepsaga.testing.backends import StepFunctionsBackend
+    from stepsaga.testing._backends import StepFunctionsBackend
 
     if stepsaga_mock_config is not None:
         localstack.use_mock_config(stepsaga_mock_config)
@@ -254,7 +250,7 @@ class _Containers:
         self._dynamodb: DynamoDBLocalContainer | None = None
 
     def stepfunctions(self, mock_config: MockConfigBuilder | None) -> StepFunctionsLocalContainer:
-        from stepsaga.testing.containers import StepFunctionsLocalContainer
+        from stepsaga.testing._containers import StepFunctionsLocalContainer
 
         key = "" if mock_config is None else mock_config.to_json()
         if key not in self._stepfunctions:
@@ -263,7 +259,7 @@ class _Containers:
         return self._stepfunctions[key]
 
     def dynamodb(self) -> DynamoDBLocalContainer:
-        from stepsaga.testing.containers import DynamoDBLocalContainer
+        from stepsaga.testing._containers import DynamoDBLocalContainer
 
         if self._dynamodb is None:
             self._dynamodb = DynamoDBLocalContainer().start()
@@ -301,7 +297,7 @@ def stepfunctions_client(stepfunctions_local: StepFunctionsLocalContainer) -> SF
 
 @pytest.fixture
 def stepfunctions_backend(stepfunctions_client: SFNClient) -> StepFunctionsBackend:
-    from stepsaga.testing.backends import StepFunctionsBackend
+    from stepsaga.testing._backends import StepFunctionsBackend
 
     return StepFunctionsBackend(stepfunctions_client, max_retry_delay=1)
 
@@ -338,12 +334,12 @@ SAGA_BACKENDS = {
         pytest.param("stepfunctions-local", id="stepfunctions-local", marks=pytest.mark.docker),
     ]
 )
-def saga_backend(request: pytest.FixtureRequest) -> Backend:
+def saga_backend(request: pytest.FixtureRequest) -> SagaRunner:
     """Each test using it runs on the embedded engine, moto, LocalStack and Step Functions
     Local (``request.param`` names the one). ``@pytest.mark.deviates(localstack="…")`` on
     the test or on one of its parameters makes that backend's run a strict xfail."""
     expect_deviation(request, request.param)
-    backend: Backend = request.getfixturevalue(SAGA_BACKENDS[request.param])
+    backend: SagaRunner = request.getfixturevalue(SAGA_BACKENDS[request.param])
     return backend
 
 
@@ -360,13 +356,13 @@ def dynamodb_local(
 
 
 @pytest.fixture
-def ledger_table() -> Iterator[LedgerTable]:
+def ledger_table() -> Iterator[CreatedLedgerTable]:
     """A fresh ledger table on moto's in-process DynamoDB (no Docker needed); moto stays
     active for the test, so ``ledger_table.open()`` and any boto3 client reach it."""
     import boto3
     from moto import mock_aws
 
-    from stepsaga.testing.ledger import create_ledger_table
+    from stepsaga.testing._ledger import create_ledger_table
 
     with mock_aws():
         yield create_ledger_table(boto3.client("dynamodb", region_name="us-east-1"))
@@ -375,9 +371,9 @@ def ledger_table() -> Iterator[LedgerTable]:
 @pytest.fixture
 def ledger_table_local(
     dynamodb_local: DynamoDBLocalContainer, monkeypatch: pytest.MonkeyPatch
-) -> LedgerTable:
+) -> CreatedLedgerTable:
     """A fresh ledger table on DynamoDB Local (skips without Docker)."""
-    from stepsaga.testing.ledger import create_ledger_table
+    from stepsaga.testing._ledger import create_ledger_table
 
     for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"):
         if not os.environ.get(name):  # DynamoDB Local takes any key, boto3 wants one

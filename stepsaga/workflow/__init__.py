@@ -1,130 +1,56 @@
-"""Sagas written in Python, compiled to validated Amazon States Language.
+"""Sagas compiled to validated Amazon States Language.
 
-Define a ``Saga`` of ``Step``s, ``Parallel`` groups and ``ForEach`` per-item steps
-(``saga.py``), compile it (``compile``), check it (``check_definition``), fill its
-function placeholders (``render``) and draw it (``stepsaga.workflow.graph``). Handlers
-validate their events with the models in ``events.py``.
+The saga DSL itself (``Saga``, ``Step``, ``Parallel``, ``ForEach``, ``Compensate``,
+``Escalate``, ``EffectClass``, ``RetryPolicy``) is exported by ``stepsaga``. Here: the
+events a step's handler receives (:class:`StepEvent`, :class:`CompensationEvent`,
+:class:`EscalationEvent`), a retry policy's :class:`JitterStrategy`, a saga's
+:class:`QueryLanguage`, :func:`compile` (a saga to its ASL), and the rules a saga's input
+is read with, for the project's own files too: :func:`read_json_file` (strict JSON:
+bounded, regular files only, duplicate keys refused) and :func:`validate_object` (a
+pydantic validation as one-line ``InvalidInputError`` naming the field).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from stepsaga._lazy import lazy_getattr
+from stepsaga._util.lazy import lazy_getattr
 
 if TYPE_CHECKING:
-    from stepsaga.workflow.compiler import compile, compile_saga
-    from stepsaga.workflow.effects import EffectClass
-    from stepsaga.workflow.events import (
-        ActionRef,
-        AwaitDecisionEvent,
-        CaughtError,
-        CompensationEvent,
-        CompensationFailureEvent,
-        EscalationEvent,
-        ExecutionInfo,
-        OperatorDecision,
-        ReconcileEvent,
-        ReconciliationEvent,
-        ReconciliationOutcome,
-        ReconciliationResult,
-        StepEvent,
-        StepResult,
-        parse_event,
-        parse_reconciliation_event,
-    )
-    from stepsaga.workflow.names import QueryLanguage
-    from stepsaga.workflow.retry import (
-        DEFAULT_RETRY,
-        IN_PROGRESS_RETRY,
-        LAMBDA_SERVICE_RETRY,
-        LAMBDA_TIMEOUT_RETRY,
-        TRANSIENT_RETRY,
-        JitterStrategy,
-        RetryPolicy,
-        SagaDefinitionError,
-    )
-    from stepsaga.workflow.saga import Compensate, Escalate, ForEach, Parallel, Saga, Step
-    from stepsaga.workflow.substitutions import placeholders, render
+    from stepsaga._model.inputs import read_json_file, validate_object
+    from stepsaga.workflow._compiler import compile
+    from stepsaga.workflow._events import CompensationEvent, EscalationEvent, StepEvent
+    from stepsaga.workflow._names import QueryLanguage
+    from stepsaga.workflow._retry import JitterStrategy
 
-# Names load on first use: the CLI's read-only verbs never pay for what they do not run.
+#: Where each public name is defined; loaded on first use (PEP 562).
 _WHERE = {
-    "compile": "stepsaga.workflow.compiler",
-    "compile_saga": "stepsaga.workflow.compiler",
-    "EffectClass": "stepsaga.workflow.effects",
-    "ActionRef": "stepsaga.workflow.events",
-    "AwaitDecisionEvent": "stepsaga.workflow.events",
-    "CaughtError": "stepsaga.workflow.events",
-    "CompensationEvent": "stepsaga.workflow.events",
-    "CompensationFailureEvent": "stepsaga.workflow.events",
-    "EscalationEvent": "stepsaga.workflow.events",
-    "ExecutionInfo": "stepsaga.workflow.events",
-    "OperatorDecision": "stepsaga.workflow.events",
-    "ReconcileEvent": "stepsaga.workflow.events",
-    "ReconciliationEvent": "stepsaga.workflow.events",
-    "ReconciliationOutcome": "stepsaga.workflow.events",
-    "ReconciliationResult": "stepsaga.workflow.events",
-    "StepEvent": "stepsaga.workflow.events",
-    "StepResult": "stepsaga.workflow.events",
-    "parse_event": "stepsaga.workflow.events",
-    "parse_reconciliation_event": "stepsaga.workflow.events",
-    "QueryLanguage": "stepsaga.workflow.names",
-    "DEFAULT_RETRY": "stepsaga.workflow.retry",
-    "IN_PROGRESS_RETRY": "stepsaga.workflow.retry",
-    "LAMBDA_SERVICE_RETRY": "stepsaga.workflow.retry",
-    "LAMBDA_TIMEOUT_RETRY": "stepsaga.workflow.retry",
-    "TRANSIENT_RETRY": "stepsaga.workflow.retry",
-    "JitterStrategy": "stepsaga.workflow.retry",
-    "RetryPolicy": "stepsaga.workflow.retry",
-    "SagaDefinitionError": "stepsaga.workflow.retry",
-    "Compensate": "stepsaga.workflow.saga",
-    "Escalate": "stepsaga.workflow.saga",
-    "ForEach": "stepsaga.workflow.saga",
-    "Parallel": "stepsaga.workflow.saga",
-    "Saga": "stepsaga.workflow.saga",
-    "Step": "stepsaga.workflow.saga",
-    "placeholders": "stepsaga.workflow.substitutions",
-    "render": "stepsaga.workflow.substitutions",
+    "read_json_file": "stepsaga._model.inputs",
+    "validate_object": "stepsaga._model.inputs",
+    "compile": "stepsaga.workflow._compiler",
+    "CompensationEvent": "stepsaga.workflow._events",
+    "EscalationEvent": "stepsaga.workflow._events",
+    "StepEvent": "stepsaga.workflow._events",
+    "QueryLanguage": "stepsaga.workflow._names",
+    "JitterStrategy": "stepsaga.workflow._retry",
 }
 
+#: The same names (a literal, so linters and type checkers read it; a test keeps the
+#: three statements equal).
 __all__ = [
-    "DEFAULT_RETRY",
-    "IN_PROGRESS_RETRY",
-    "LAMBDA_SERVICE_RETRY",
-    "LAMBDA_TIMEOUT_RETRY",
-    "TRANSIENT_RETRY",
-    "ActionRef",
-    "AwaitDecisionEvent",
-    "CaughtError",
-    "Compensate",
     "CompensationEvent",
-    "CompensationFailureEvent",
-    "EffectClass",
-    "Escalate",
     "EscalationEvent",
-    "ExecutionInfo",
-    "ForEach",
     "JitterStrategy",
-    "OperatorDecision",
-    "Parallel",
     "QueryLanguage",
-    "ReconcileEvent",
-    "ReconciliationEvent",
-    "ReconciliationOutcome",
-    "ReconciliationResult",
-    "RetryPolicy",
-    "Saga",
-    "SagaDefinitionError",
-    "Step",
     "StepEvent",
-    "StepResult",
     "compile",
-    "compile_saga",
-    "parse_event",
-    "parse_reconciliation_event",
-    "placeholders",
-    "render",
+    "read_json_file",
+    "validate_object",
 ]
 
+if not TYPE_CHECKING:  # so mypy sees only the names imported above
+    __getattr__ = lazy_getattr(__name__, _WHERE)
 
-__getattr__ = lazy_getattr(__name__, _WHERE)
+
+def __dir__() -> list[str]:
+    return __all__

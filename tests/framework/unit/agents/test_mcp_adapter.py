@@ -1,0 +1,331 @@
+"""The MCP adapter in process: scope from the server's tenant and an issued, bound key."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import threading
+from pathlib import Path
+from typing import Annotated, Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from pydantic import Field
+
+try:
+    from mcp.server.mcpserver import Context, MCPServer
+except ImportError:  # pragma: no cover - the dev extra installs it
+    if os.environ.get("CI") == "true":
+        raise
+    pytest.skip("mcp is not installed: pip install 'stepsaga[mcp]'", allow_module_level=True)
+
+from stepsaga import Absent, EffectClass
+from stepsaga.agents import KeyBook, LedgeredTools
+from stepsaga.agents._keys import case_for_key
+from stepsaga.errors import InvalidInputError
+from stepsaga.ledger import ActionScope, Ledger, Status, open_ledger
+
+Order = Annotated[str, Field(description="The order.")]
+Cents = Annotated[int, Field(description="Cents.")]
+
+
+@pytest.fixture
+def ledger(tmp_path: Path) -> Ledger:
+    return open_ledger(f"sqlite:///{tmp_path / 'ledger.sqlite3'}")
+
+
+def serve(
+    ledger: Ledger, tenant: Any = "acme", **options: Any
+) -> tuple[MCPServer[Any], list[ActionScope]]:
+    server: MCPServer[Any] = MCPServer("t")
+    tools = LedgeredTools(server, ledger=ledger, tenant=tenant, **options)
+    scopes: list[ActionScope] = []
+
+    @tools.mutating(effect=EffectClass.KEYED_WRITE)
+    def create_refund(
+        order_id: Order, amount_cents: Cents, *, scope: ActionScope
+    ) -> dict[str, Any]:
+        scopes.append(scope)
+        return {"refund": order_id, "cents": amount_cents}
+
+    @tools.read()
+    def lookup(order_id: Order) -> dict[str, Any]:
+        return {"order_id": order_id}
+
+    return server, scopes
+
+
+def call(server: MCPServer[Any], name: str, arguments: dict[str, Any]) -> Any:
+    return asyncio.run(server.call_tool(name, arguments, None))
+
+
+def issue(ledger: Ledger, tenant: str = "acme", cents: int = 5) -> str:
+    return KeyBook(ledger).issue(
+        tenant, tool="create_refund", args={"order_id": "7", "amount_cents": cents}
+    )
+
+
+def test_the_scope_is_the_servers_tenant_and_the_issued_key(ledger: Ledger) -> None:
+    server, scopes = serve(ledger)
+    key = issue(ledger)
+    result = call(
+        server, "create_refund", {"order_id": "7", "amount_cents": 5, "idempotencyKey": key}
+    )
+    assert result.structured_content == {"refund": "7", "cents": 5}
+    assert scopes[0].tenant_id == "acme"
+    assert scopes[0].intent.case_id == case_for_key(key)
+    assert ledger.list()[0].key == f"acme:{case_for_key(key)}:r1:create_refund"
+
+
+def test_a_key_never_issued_or_issued_to_another_tenant_is_refused(ledger: Ledger) -> None:
+    server, scopes = serve(ledger)
+    for key in ("call_abc123-model-made-this", issue(ledger, "globex")):
+        result = call(
+            server, "create_refund", {"order_id": "7", "amount_cents": 5, "idempotencyKey": key}
+        )
+        assert result.is_error
+        assert result.structured_content["error"] == "NotFoundError"
+        assert "was not issued to tenant acme" in result.structured_content["message"]
+        assert result.structured_content["reuse_same_key"] is False
+    assert scopes == []
+    assert ledger.list() == []
+
+
+def test_the_tenant_can_come_from_the_request_context(ledger: Ledger) -> None:
+    seen: list[object] = []
+
+    def tenant_of(context: Context[Any, Any]) -> str:
+        seen.append(context)
+        return "globex"
+
+    server, scopes = serve(ledger, tenant_of)
+    key = issue(ledger, "globex")
+    call(server, "create_refund", {"order_id": "7", "amount_cents": 5, "idempotencyKey": key})
+    assert scopes[0].tenant_id == "globex"
+    assert len(seen) == 1
+
+
+def test_read_tools_take_no_key_and_write_nothing(ledger: Ledger) -> None:
+    server, _ = serve(ledger)
+    tools = {tool.name: tool for tool in asyncio.run(server.list_tools())}
+    assert "idempotencyKey" not in tools["lookup"].input_schema["properties"]
+    assert tools["lookup"].annotations is not None
+    assert tools["lookup"].annotations.read_only_hint is True
+    assert tools["create_refund"].meta == {"stepsaga/effect": "keyed_write"}
+    assert call(server, "lookup", {"order_id": "7"}).structured_content == {"order_id": "7"}
+    refused = call(server, "lookup", {"order_id": 7, "extra": 1})
+    assert refused.structured_content["error"] == "InvalidInputError"
+    assert tools["lookup"].input_schema["additionalProperties"] is False
+    assert ledger.list() == []
+
+
+def test_a_key_only_from_meta_leaves_the_key_out_of_the_schema(ledger: Ledger) -> None:
+    server, scopes = serve(ledger, key_in_meta=True)
+    (tool,) = [t for t in asyncio.run(server.list_tools()) if t.name == "create_refund"]
+    assert "idempotencyKey" not in tool.input_schema["properties"]
+    result = call(server, "create_refund", {"order_id": "7", "amount_cents": 5})
+    assert result.structured_content["error"] == "InvalidInputError"
+    assert "no idempotencyKey from the host" in result.structured_content["message"]
+    assert scopes == []
+
+
+def test_a_host_injected_key_wins_over_the_models(ledger: Ledger) -> None:
+    key = issue(ledger)
+    server, scopes = serve(ledger, host_key=lambda context: key)
+    result = call(
+        server,
+        "create_refund",
+        {"order_id": "7", "amount_cents": 5, "idempotencyKey": "model-invented-key-123"},
+    )
+    assert result.structured_content == {"refund": "7", "cents": 5}
+    assert scopes[0].intent.case_id == case_for_key(key)
+
+
+def test_the_adapter_refuses_what_would_break_it(ledger: Ledger) -> None:
+    tools = LedgeredTools(MCPServer("t"), ledger=ledger, tenant="acme")
+    with pytest.raises(InvalidInputError, match="use read"):
+        tools.mutating(effect="read")
+    with pytest.raises(InvalidInputError, match="adapter's own"):
+
+        @tools.mutating()
+        def bad(idempotencyKey: str, *, scope: ActionScope) -> dict[str, Any]:  # noqa: N803
+            return {}
+
+    with pytest.raises(InvalidInputError, match="parameter order_id needs a description"):
+
+        @tools.mutating()
+        def undescribed(order_id: str, *, scope: ActionScope) -> dict[str, Any]:
+            return {}
+
+    with pytest.raises(InvalidInputError, match="no parameter 'amount'"):
+
+        @tools.mutating(params=["amount"])
+        def misnamed(order_id: Order, *, scope: ActionScope) -> dict[str, Any]:
+            return {}
+
+    with pytest.raises(InvalidInputError, match="busy_wait_s"):
+        LedgeredTools(MCPServer("t"), ledger=ledger, tenant="acme", busy_wait_s=-1)
+
+
+def test_a_concurrent_duplicate_waits_for_the_holder_and_gets_its_result(ledger: Ledger) -> None:
+    started, release = threading.Event(), threading.Event()
+    waits: list[float] = []
+
+    def sleep(seconds: float) -> None:
+        waits.append(seconds)
+        release.set()  # the holder finishes while the duplicate waits
+
+    server: MCPServer[Any] = MCPServer("t")
+    tools = LedgeredTools(server, ledger=ledger, tenant="acme", sleep=sleep)
+    calls: list[int] = []
+
+    @tools.mutating(effect=EffectClass.KEYED_WRITE)
+    def create_refund(
+        order_id: Order, amount_cents: Cents, *, scope: ActionScope
+    ) -> dict[str, Any]:
+        calls.append(amount_cents)
+        started.set()
+        assert release.wait(10)
+        return {"refund": f"RF-{len(calls)}"}
+
+    key = issue(ledger)
+    arguments = {"order_id": "7", "amount_cents": 5, "idempotencyKey": key}
+    results: list[Any] = []
+    holder = threading.Thread(
+        target=lambda: results.append(call(server, "create_refund", arguments))
+    )
+    holder.start()
+    assert started.wait(10)
+    duplicate = call(server, "create_refund", arguments)
+    holder.join(10)
+    assert duplicate.structured_content == results[0].structured_content == {"refund": "RF-1"}
+    assert calls == [5]
+    assert waits  # it waited, bounded by busy_wait_s
+
+
+def test_a_duplicate_that_outwaits_its_bound_is_told_to_retry_with_the_same_key(
+    ledger: Ledger,
+) -> None:
+    server, _ = serve(ledger, busy_wait_s=0)
+    key = issue(ledger)
+    # A holder that is still running (its claim is live) — as a second process would leave.
+    from stepsaga.agents._keys import KeyBook as Book
+    from stepsaga.ledger import Action
+
+    grant = Book(ledger).grant("acme", key)
+    action = Action("acme", grant.intent, "create_refund", EffectClass.KEYED_WRITE,
+                    {"order_id": "7", "amount_cents": 5})  # fmt: skip
+    ledger.claim(action)
+    result = call(
+        server, "create_refund", {"order_id": "7", "amount_cents": 5, "idempotencyKey": key}
+    )
+    failure = result.structured_content
+    assert failure["error"] == "ActionInProgressError"
+    assert failure["retryable"] is True
+    assert failure["reuse_same_key"] is True
+    assert failure["retry_after_s"] > 0
+    assert (
+        "retry this call with the SAME idempotencyKey; do not request a new key"
+        in failure["advice"]
+    )
+
+
+def test_an_absent_effect_releases_the_key_for_a_retry_with_the_same_key(ledger: Ledger) -> None:
+    server: MCPServer[Any] = MCPServer("t")
+    tools = LedgeredTools(server, ledger=ledger, tenant="acme")
+    attempts: list[int] = []
+
+    def nothing_there(order_id: str, amount_cents: int, *, scope: ActionScope) -> Absent:
+        return Absent("no refund holds our key")
+
+    @tools.mutating(effect=EffectClass.KEYED_WRITE, lookup=nothing_there)
+    def create_refund(
+        order_id: Order, amount_cents: Cents, *, scope: ActionScope
+    ) -> dict[str, Any]:
+        attempts.append(1)
+        if len(attempts) == 1:
+            raise TimeoutError("read timed out")  # unexpected: UNKNOWN for a keyed write
+        return {"refund": "RF-1"}
+
+    key = issue(ledger)
+    arguments = {"order_id": "7", "amount_cents": 5, "idempotencyKey": key}
+    first = call(server, "create_refund", arguments)
+    assert first.structured_content["error"] == "TransientError"
+    assert first.structured_content["reuse_same_key"] is True
+    assert "absent downstream: no refund holds our key" in first.structured_content["message"]
+    assert ledger.list()[0].status is Status.RELEASED
+    assert call(server, "create_refund", arguments).structured_content == {"refund": "RF-1"}
+    assert ledger.list()[0].status is Status.COMPLETED
+
+
+def test_a_broken_lookup_still_answers_a_structured_failure(ledger: Ledger) -> None:
+    server: MCPServer[Any] = MCPServer("t")
+    tools = LedgeredTools(server, ledger=ledger, tenant="acme")
+
+    def broken(order_id: str, amount_cents: int, *, scope: ActionScope) -> Absent:
+        raise ValueError("bug in the lookup")
+
+    @tools.mutating(effect=EffectClass.KEYED_WRITE, lookup=broken)
+    def create_refund(
+        order_id: Order, amount_cents: Cents, *, scope: ActionScope
+    ) -> dict[str, Any]:
+        raise TimeoutError("read timed out")
+
+    key = issue(ledger)
+    result = call(
+        server, "create_refund", {"order_id": "7", "amount_cents": 5, "idempotencyKey": key}
+    )
+    failed = result.structured_content
+    assert result.is_error
+    assert failed["error"] == "StepSagaError"
+    assert failed["reuse_same_key"] is True
+    assert "unexpected ValueError" in failed["message"]
+    assert "bug in the lookup" not in result.content[0].text  # details stay in the log
+    assert ledger.list()[0].status is Status.UNKNOWN
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    calls=st.lists(
+        st.tuples(st.sampled_from(["create_refund", "issue_credit"]), st.sampled_from([5, 6])),
+        min_size=1,
+        max_size=6,
+    ),
+    unbound=st.booleans(),
+)
+def test_one_key_is_at_most_one_effect_whatever_the_model_sends(
+    tmp_path_factory: pytest.TempPathFactory, calls: list[tuple[str, int]], unbound: bool
+) -> None:
+    ledger = open_ledger(f"sqlite:///{tmp_path_factory.mktemp('k') / 'ledger.sqlite3'}")
+    server: MCPServer[Any] = MCPServer("t")
+    tools = LedgeredTools(server, ledger=ledger, tenant="acme")
+    effects: list[tuple[str, int]] = []
+
+    def tool(name: str) -> None:
+        @tools.mutating(effect=EffectClass.KEYED_WRITE, name=name)
+        def run(order_id: Order, amount_cents: Cents, *, scope: ActionScope) -> dict[str, Any]:
+            effects.append((name, amount_cents))
+            return {"tool": name, "cents": amount_cents}
+
+    tool("create_refund")
+    tool("issue_credit")
+    book = KeyBook(ledger)
+    key = (
+        book.issue("acme", unbound=True)
+        if unbound
+        else book.issue("acme", tool="create_refund", args={"order_id": "7", "amount_cents": 5})
+    )
+    answers = [
+        call(server, name, {"order_id": "7", "amount_cents": cents, "idempotencyKey": key})
+        for name, cents in calls
+    ]
+    assert len(effects) <= 1
+    succeeded = [a.structured_content for a in answers if not a.is_error]
+    assert all(answer == succeeded[0] for answer in succeeded)
+    if not unbound:
+        assert set(effects) <= {("create_refund", 5)}
+    for answer in answers:
+        if answer.is_error:
+            assert answer.structured_content["error"] == "ActionConflictError"
+    ledger.close()
