@@ -4,14 +4,8 @@
 so functions deployed with it keep working.
 """
 
-import warnings
+from stepsaga.lambdas import _deprecated_path
 
-from stepsaga.lambdas import audit_copy as handler
-
-warnings.warn(
-    "stepsaga.audit_copy.handler is deprecated: use stepsaga.lambdas.audit_copy",
-    DeprecationWarning,
-    stacklevel=2,
-)
+handler = _deprecated_path("stepsaga.audit_copy.handler", "audit_copy")
 
 __all__ = ["handler"]

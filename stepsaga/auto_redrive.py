@@ -4,14 +4,8 @@
 so functions deployed with it keep working.
 """
 
-import warnings
+from stepsaga.lambdas import _deprecated_path
 
-from stepsaga.lambdas import auto_redrive as handler
-
-warnings.warn(
-    "stepsaga.auto_redrive.handler is deprecated: use stepsaga.lambdas.auto_redrive",
-    DeprecationWarning,
-    stacklevel=2,
-)
+handler = _deprecated_path("stepsaga.auto_redrive.handler", "auto_redrive")
 
 __all__ = ["handler"]

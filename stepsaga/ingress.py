@@ -4,14 +4,8 @@
 so functions deployed with it keep working.
 """
 
-import warnings
+from stepsaga.lambdas import _deprecated_path
 
-from stepsaga.lambdas import ingress as handler
-
-warnings.warn(
-    "stepsaga.ingress.handler is deprecated: use stepsaga.lambdas.ingress",
-    DeprecationWarning,
-    stacklevel=2,
-)
+handler = _deprecated_path("stepsaga.ingress.handler", "ingress")
 
 __all__ = ["handler"]

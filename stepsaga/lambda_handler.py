@@ -4,14 +4,8 @@
 so functions deployed with it keep working.
 """
 
-import warnings
+from stepsaga.lambdas import _deprecated_path
 
-from stepsaga.lambdas import step as handler
-
-warnings.warn(
-    "stepsaga.lambda_handler.handler is deprecated: use stepsaga.lambdas.step",
-    DeprecationWarning,
-    stacklevel=2,
-)
+handler = _deprecated_path("stepsaga.lambda_handler.handler", "step")
 
 __all__ = ["handler"]

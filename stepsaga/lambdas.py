@@ -20,8 +20,11 @@ for one release (see the CHANGELOG).
 
 from __future__ import annotations
 
-from importlib import import_module
+import sys
+import warnings
 from typing import TYPE_CHECKING, Any
+
+from stepsaga._util.lazy import lazy_getattr
 
 if TYPE_CHECKING:
     from stepsaga._aws.audit_copy import handler as audit_copy
@@ -32,12 +35,12 @@ if TYPE_CHECKING:
     from stepsaga._reconciliation.overdue import handler as overdue_check
 
 _WHERE = {
-    "audit_copy": "stepsaga._aws.audit_copy",
-    "auto_redrive": "stepsaga._aws.auto_redrive",
-    "ingress": "stepsaga._aws.ingress",
-    "overdue_check": "stepsaga._reconciliation.overdue",
-    "resolver": "stepsaga._aws.resolver",
-    "step": "stepsaga._handlers.entrypoint",
+    "audit_copy": "stepsaga._aws.audit_copy:handler",
+    "auto_redrive": "stepsaga._aws.auto_redrive:handler",
+    "ingress": "stepsaga._aws.ingress:handler",
+    "overdue_check": "stepsaga._reconciliation.overdue:handler",
+    "resolver": "stepsaga._aws.resolver:handler",
+    "step": "stepsaga._handlers.entrypoint:handler",
 }
 
 #: The same names (a literal, so linters and type checkers read it; a test keeps the
@@ -46,13 +49,14 @@ __all__ = ["audit_copy", "auto_redrive", "ingress", "overdue_check", "resolver",
 
 
 if not TYPE_CHECKING:  # so mypy sees only the names imported above
+    __getattr__ = lazy_getattr(__name__, _WHERE)
 
-    def __getattr__(name: str) -> Any:
-        if name not in _WHERE:
-            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-        entry = import_module(_WHERE[name]).handler
-        globals()[name] = entry
-        return entry
+
+def _deprecated_path(old: str, entry: str) -> Any:
+    """The entry point ``entry``, for a shim at its old handler path ``old``: warns once,
+    where the shim is imported (Lambda's runtime imports it at a cold start)."""
+    warnings.warn(f"{old} is deprecated: use {__name__}.{entry}", DeprecationWarning, 3)
+    return getattr(sys.modules[__name__], entry)
 
 
 def __dir__() -> list[str]:

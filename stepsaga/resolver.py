@@ -4,14 +4,8 @@
 so functions deployed with it keep working.
 """
 
-import warnings
+from stepsaga.lambdas import _deprecated_path
 
-from stepsaga.lambdas import resolver as handler
-
-warnings.warn(
-    "stepsaga.resolver.handler is deprecated: use stepsaga.lambdas.resolver",
-    DeprecationWarning,
-    stacklevel=2,
-)
+handler = _deprecated_path("stepsaga.resolver.handler", "resolver")
 
 __all__ = ["handler"]

@@ -13,13 +13,14 @@ from typing import Any
 
 def lazy_getattr(package: str, where: Mapping[str, str]) -> Callable[[str], Any]:
     """A module ``__getattr__`` for ``package``: ``where[name]`` is the module defining
-    ``name``; the value is imported on first use and kept in the package's namespace."""
+    ``name`` (or ``module:attribute`` when it is defined under another name); the value is
+    imported on first use and kept in the package's namespace."""
 
     def attribute(name: str) -> Any:
-        module = where.get(name)
-        if module is None:
+        if name not in where:
             raise AttributeError(f"module {package!r} has no attribute {name!r}")
-        value = getattr(import_module(module), name)
+        module, _, defined_as = where[name].partition(":")
+        value = getattr(import_module(module), defined_as or name)
         setattr(sys.modules[package], name, value)
         return value
 

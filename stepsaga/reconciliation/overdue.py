@@ -4,14 +4,8 @@
 so functions deployed with it keep working.
 """
 
-import warnings
+from stepsaga.lambdas import _deprecated_path
 
-from stepsaga.lambdas import overdue_check as handler
-
-warnings.warn(
-    "stepsaga.reconciliation.overdue.handler is deprecated: use stepsaga.lambdas.overdue_check",
-    DeprecationWarning,
-    stacklevel=2,
-)
+handler = _deprecated_path("stepsaga.reconciliation.overdue.handler", "overdue_check")
 
 __all__ = ["handler"]

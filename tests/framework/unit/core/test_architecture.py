@@ -48,7 +48,7 @@ ALLOWED: dict[str, set[str]] = {
     | {"ledger", "workflow", "engine", "backends", "console", "scaffold"},
     "scaffold": {"errors"},
     "stepsaga": {"_util", "_model", "_project", "_handlers", "workflow"},
-    "lambdas": {"_aws", "_handlers", "_reconciliation"},
+    "lambdas": {"_util", "_aws", "_handlers", "_reconciliation"},
     "shims": {"lambdas"},
     "__main__": {"cli"},
 }
