@@ -33,6 +33,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from stepsaga.backends._base import SagaBackend
 from stepsaga.backends._progress import ProgressListener
 from stepsaga.backends._views import CaseOutcome, ExecutionView
+from stepsaga.engine._quotas import REDRIVABLE_SECONDS
 from stepsaga.errors import (
     EXECUTION_STOPPED,
     ExecutionNotRedrivable,
@@ -53,8 +54,9 @@ __all__ = [
     "redrive_all_failed",
 ]
 
-#: Step Functions redrives an execution within 14 days of its stop.
-REDRIVE_WINDOW = timedelta(days=14)
+#: Step Functions redrives an execution within 14 days of its stop (the engine's quota
+#: table); checked before the service's own NOT_REDRIVABLE so the reason is the precise one.
+REDRIVE_WINDOW = timedelta(seconds=REDRIVABLE_SECONDS)
 DEFAULT_MAX_REDRIVES = 50
 MAX_REDRIVES = 1000
 #: Failed executions one call reads at most (pages of ``list_executions``).
@@ -104,14 +106,14 @@ RULES: tuple[Rule, ...] = (
         "failed with another error than --error",
     ),
     (
-        RedriveDecision.SKIPPED_NOT_REDRIVABLE,
-        lambda f: f.redrive_status == "NOT_REDRIVABLE",
-        "the service says it cannot be redriven",
-    ),
-    (
         RedriveDecision.SKIPPED_OUTSIDE_WINDOW,
         lambda f: f.stop_date is not None and f.now - f.stop_date > REDRIVE_WINDOW,
         "stopped more than 14 days ago (the redrive window)",
+    ),
+    (
+        RedriveDecision.SKIPPED_NOT_REDRIVABLE,
+        lambda f: f.redrive_status == "NOT_REDRIVABLE",
+        "the service says it cannot be redriven",
     ),
 )
 

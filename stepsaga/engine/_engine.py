@@ -37,7 +37,12 @@ from stepsaga.engine._models import (
     TokenStatus,
     WaitingTask,
 )
-from stepsaga.engine._quotas import PAYLOAD_BYTES, over_payload_limit
+from stepsaga.engine._quotas import (
+    PAYLOAD_BYTES,
+    REDRIVABLE_PERIOD_EXCEEDED,
+    over_payload_limit,
+    redrive_period_over,
+)
 from stepsaga.engine._scheduler import Scheduler, ThreadScheduler
 from stepsaga.engine._services import TOKEN_FORMAT, Services, dumps, role_arn
 from stepsaga.engine._store import (
@@ -186,7 +191,7 @@ class LocalEngine:
     power loss; ``FULL``: survives power loss, one fsync per commit); ``None`` reads
     ``$STEPSAGA_ENGINE_SYNCHRONOUS``. ``scheduler`` interleaves ``Parallel`` branches and
     ``Map`` iterations (real threads by default; a
-    :class:`~stepsaga.engine._scheduler.SeededScheduler` replays one interleaving per seed).
+    :class:`stepsaga.testing.SeededScheduler` replays one interleaving per seed).
 
     One instance per thread (it holds one SQLite connection); any number of instances and
     processes may share a home. Callback deadlines (``TimeoutSeconds``/``HeartbeatSeconds``
@@ -559,11 +564,14 @@ class LocalEngine:
         out["redriveCount"] = row.redrive_count
         if row.redrive_date is not None:
             out["redriveDate"] = _dt(row.redrive_date)
-        if status.redrivable:
-            out["redriveStatus"] = "REDRIVABLE"
-        else:
+        if not status.redrivable:
             out["redriveStatus"] = "NOT_REDRIVABLE"
             out["redriveStatusReason"] = f"Execution is {status.value} and cannot be redriven"
+        elif redrive_period_over(row.stop_date, self._now()):
+            out["redriveStatus"] = "NOT_REDRIVABLE"
+            out["redriveStatusReason"] = REDRIVABLE_PERIOD_EXCEEDED
+        else:
+            out["redriveStatus"] = "REDRIVABLE"
         return out
 
     def list_executions(
@@ -650,6 +658,12 @@ class LocalEngine:
             if not status.redrivable:
                 raise ExecutionNotRedrivable(
                     f"execution {row.name!r} is {status.value} and cannot be redriven",
+                    field="execution_arn",
+                )
+            if redrive_period_over(row.stop_date, now):
+                raise ExecutionNotRedrivable(
+                    f"execution {row.name!r} stopped more than 14 days ago: "
+                    + REDRIVABLE_PERIOD_EXCEEDED,
                     field="execution_arn",
                 )
             if not self.store.claim(row.arn, self._owner_values(now), expected_owner=None):

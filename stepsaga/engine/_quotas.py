@@ -9,6 +9,16 @@ from stepsaga.engine._errors import STATES_DATA_LIMIT_EXCEEDED, StatesError
 #: UTF-8 encoded string" — also each ``Assign`` (all its variables together).
 PAYLOAD_BYTES = 256 * 1024
 
+#: "Restarts unsuccessful executions of Standard workflows that didn't complete successfully
+#: in the last 14 days" (RedriveExecution): counted from the execution's stop date.
+REDRIVABLE_SECONDS = 14 * 24 * 3600
+REDRIVABLE_PERIOD_EXCEEDED = "Execution redrivable period exceeded."
+
+
+def redrive_period_over(stop_date: float | None, now: float) -> bool:
+    """True once an execution that stopped at ``stop_date`` may no longer be redriven."""
+    return stop_date is not None and now - stop_date > REDRIVABLE_SECONDS
+
 
 def utf8_bytes(text: str) -> int:
     return len(text.encode("utf-8"))

@@ -15,6 +15,8 @@ Install with ``pip install "stepsaga[testing]"``; the pytest plugin
 - :func:`moto_deployment` — your synthesized stack on moto, every Lambda invocation running
   the function's real handler in-process (end-to-end tests).
 - :func:`create_ledger_table` — a ledger table on any DynamoDB.
+- :class:`SeededScheduler` — one replayable interleaving of ``Parallel`` branches and
+  ``Map`` iterations per seed (``LocalEngine(scheduler=…)``, ``LocalBackend(…, scheduler=…)``).
 
 Names load lazily, so importing the plugin costs nothing until a fixture is used.
 """
@@ -26,6 +28,7 @@ from typing import TYPE_CHECKING
 from stepsaga._util.lazy import lazy_getattr
 
 if TYPE_CHECKING:
+    from stepsaga.engine._scheduler import SeededScheduler
     from stepsaga.testing._backends import EngineBackend, SagaRunner, StepFunctionsBackend
     from stepsaga.testing._history import (
         History,
@@ -42,6 +45,7 @@ if TYPE_CHECKING:
 
 #: Where each public name is defined; loaded on first use (PEP 562).
 _WHERE = {
+    "SeededScheduler": "stepsaga.engine._scheduler",
     "EngineBackend": "stepsaga.testing._backends",
     "SagaRunner": "stepsaga.testing._backends",
     "StepFunctionsBackend": "stepsaga.testing._backends",
@@ -67,6 +71,7 @@ __all__ = [
     "MockConfigBuilder",
     "Return",
     "SagaRunner",
+    "SeededScheduler",
     "StepEnvironment",
     "StepFunctionsBackend",
     "Throw",

@@ -18,7 +18,7 @@ from stepsaga._project.home import StateHome
 from stepsaga._util.clock import ManualClock
 from stepsaga.backends._local import LocalBackend
 from stepsaga.backends._views import CaseOutcome
-from stepsaga.engine._scheduler import SeededScheduler
+from stepsaga.testing import SeededScheduler
 from tests.framework.unit.engine.helpers import state_of
 from tests.framework.unit.handlers.helpers import NOW
 from workflows import multi_warehouse

@@ -75,9 +75,11 @@ class Trace:
     task_results: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     #: The Parallel and Map states' own events (``…StateStarted/Failed/Succeeded``), in order.
     group_events: list[str] = field(default_factory=list)
+    #: How many ``MapIteration*`` events of each type, with their indexes.
+    iteration_events: list[tuple[str, int]] = field(default_factory=list)
 
     def comparable(self) -> dict[str, Any]:
-        left_out = ("delays", "task_results", "group_events")
+        left_out = ("delays", "task_results", "group_events", "iteration_events")
         return {k: v for k, v in self.__dict__.items() if k not in left_out}
 
 
@@ -152,6 +154,12 @@ def scheduled_calls(events: Sequence[Mapping[str, Any]]) -> list[tuple[str, Any]
     return calls
 
 
+def _iteration_index(event: Mapping[str, Any]) -> int:
+    kind = event["type"]
+    details_key = kind[0].lower() + kind[1:] + "EventDetails"
+    return int(event.get(details_key, {}).get("index", -1))
+
+
 def reduce(events: list[dict[str, Any]], describe: Mapping[str, Any]) -> Trace:
     entered: list[str] = []
     attempts: list[tuple[str, int]] = []
@@ -170,8 +178,14 @@ def reduce(events: list[dict[str, Any]], describe: Mapping[str, Any]) -> Trace:
         if event["type"].startswith(("ParallelState", "MapState"))
         and not event["type"].endswith(("Entered", "Exited"))
     ]
+    iteration_events = sorted(
+        (event["type"], _iteration_index(event))
+        for event in events
+        if event["type"].startswith("MapIteration")
+    )
     return Trace(
         group_events=group_events,
+        iteration_events=iteration_events,
         entered=entered,
         attempts=attempts,
         status=describe["status"],

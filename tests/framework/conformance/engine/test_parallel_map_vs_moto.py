@@ -256,6 +256,31 @@ def test_a_failed_iteration_fails_the_map(reference: Reference, tmp_path: Path) 
     assert Counter(trace.entered)["Work"] == 2  # C never started
 
 
+def test_every_iteration_starts_and_succeeds_once(reference: Reference, tmp_path: Path) -> None:
+    """With MaxConcurrency unset every iteration is started (AWS starts them together); the
+    iteration events are the same on both, whatever the interleaving."""
+    trace, theirs = both(reference, tmp_path, each(WORK, ItemsPath="$.lines"), ECHO, LINES)
+    assert trace.iteration_events == theirs.iteration_events
+    assert trace.iteration_events == sorted(
+        [("MapIterationStarted", i) for i in range(3)]
+        + [("MapIterationSucceeded", i) for i in range(3)]
+    )
+
+
+def test_a_failed_iteration_is_the_last_one_started(reference: Reference, tmp_path: Path) -> None:
+    """MaxConcurrency 1: item B fails, so item C's iteration is never started."""
+    script: Scripts = {"Echo": [Ok({}), Err("BusinessRejectedError", "line B")]}
+    definition = each(WORK, ItemsPath="$.lines", MaxConcurrency=1)
+    trace, theirs = both(reference, tmp_path, definition, script, LINES)
+    assert trace.iteration_events == theirs.iteration_events
+    assert trace.iteration_events == [
+        ("MapIterationFailed", 1),
+        ("MapIterationStarted", 0),
+        ("MapIterationStarted", 1),
+        ("MapIterationSucceeded", 0),
+    ]
+
+
 def test_map_catch_and_retry(reference: Reference, tmp_path: Path) -> None:
     definition = each(
         WORK,

@@ -36,7 +36,7 @@ BUDGET = {
     "stepsaga.ledger": 15,
     "stepsaga.engine": 6,
     "stepsaga.backends": 9,
-    "stepsaga.testing": 15,
+    "stepsaga.testing": 16,
     "stepsaga.cdk": 10,
     "stepsaga.agents": 7,
     "stepsaga.console": 3,
@@ -45,8 +45,8 @@ BUDGET = {
     "stepsaga.scaffold": 1,
 }
 #: All doors together (the author's doors — stepsaga, workflow, ledger, engine, backends,
-#: testing, cdk, agents — are 105 of them; errors 41; the tools' doors 28).
-TOTAL_BUDGET = 176
+#: testing, cdk, agents — are 106 of them; errors 41; the tools' doors 28).
+TOTAL_BUDGET = 177
 
 #: The one top door's names (README and docs import these; errors come from stepsaga.errors).
 TOP = {

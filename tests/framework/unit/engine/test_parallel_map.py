@@ -420,6 +420,38 @@ def test_max_concurrency_zero_runs_all_iterations_at_once(make_engine: MakeEngin
     assert gauge.peak == 5
 
 
+def test_unbounded_means_40_iterations_at_once_and_the_41st_waits_for_a_slot(
+    make_engine: MakeEngine,
+) -> None:
+    """AWS: an inline Map runs at most 40 iterations concurrently, whatever MaxConcurrency
+    says (0 or unset included); the 41st starts when one of them has finished."""
+    first_forty = threading.Barrier(40)
+    lock = threading.Lock()
+    finished = 0
+    finished_when_started: dict[int, int] = {}
+
+    def work(event: Any, context: Any) -> Any:
+        nonlocal finished
+        with lock:
+            finished_when_started[event] = finished
+        if event < 40:
+            first_forty.wait(10)  # raises BrokenBarrierError unless 40 run at once
+        with lock:
+            finished += 1
+        return event
+
+    engine = make_engine({"work": work})
+    definition = machine(
+        {"Each": mapped({"StartAt": "W", "States": {"W": task("work")}}, ItemsPath="$.items")}
+    )
+    arn = engine.create_state_machine("each", definition)
+    done = engine.start_execution(arn, "e", {"items": list(range(41))})
+    assert done["status"] == "SUCCEEDED", done
+    assert len(json.loads(done["output"])) == 41
+    assert set(finished_when_started[i] for i in range(40)) == {0}
+    assert finished_when_started[40] >= 1
+
+
 def test_a_failed_iteration_fails_the_map_and_later_ones_never_start(
     make_engine: MakeEngine,
 ) -> None:

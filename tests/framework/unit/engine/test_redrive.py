@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import json
 from dataclasses import replace
+from datetime import timedelta
 
 import pytest
 
+from stepsaga._util.clock import ManualClock
 from stepsaga.errors import ExecutionNotRedrivable, TransientError
 from tests.framework.unit.engine.conftest import MakeEngine
 from tests.framework.unit.engine.helpers import Script, count, entered, machine, task, types
@@ -99,3 +101,25 @@ def test_stop_requested_while_running_then_redrive(make_engine: MakeEngine) -> N
 
     assert engine.redrive_execution(execution_arn)["status"] == "SUCCEEDED"
     assert entered(engine, execution_arn) == ["W", "A", "A"]
+
+
+def test_an_execution_stopped_more_than_14_days_ago_is_not_redrivable(
+    make_engine: MakeEngine, clock: ManualClock
+) -> None:
+    """RedriveExecution takes executions that ended "in the last 14 days" (AWS API reference),
+    and DescribeExecution says why once the period is over."""
+    engine = make_engine({"refund": Script(TransientError("down"), {"ok": 1})}, time_scale=0)
+    arn = engine.create_state_machine("order", machine({"Refund": task("refund", End=True)}))
+    execution = engine.start_execution(arn, "e", {"case": 1})["executionArn"]
+
+    clock.advance(timedelta(days=14))
+    assert engine.describe_execution(execution)["redriveStatus"] == "REDRIVABLE"
+    clock.advance(timedelta(seconds=1))
+    described = engine.describe_execution(execution)
+    assert (described["redriveStatus"], described["redriveStatusReason"]) == (
+        "NOT_REDRIVABLE",
+        "Execution redrivable period exceeded.",
+    )
+    with pytest.raises(ExecutionNotRedrivable, match="redrivable period exceeded"):
+        engine.redrive_execution(execution)
+    assert engine.describe_execution(execution)["status"] == "FAILED"

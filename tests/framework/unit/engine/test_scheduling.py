@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from stepsaga.engine import LocalEngine
-from stepsaga.engine._scheduler import SeededScheduler
 from stepsaga.errors import BusinessRejectedError
+from stepsaga.testing import SeededScheduler
 from tests.framework.unit.engine.conftest import MakeEngine
 from tests.framework.unit.engine.helpers import machine, state_of, task
 
