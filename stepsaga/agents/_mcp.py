@@ -90,7 +90,7 @@ KEY_DESCRIPTION: Final = (
     "retry: a new key is a new effect."
 )
 
-ToolFn = Callable[..., Mapping[str, Any]]
+ToolFn = Callable[..., Mapping[str, Any] | BaseModel]
 LookupFn = Callable[..., Lookup | None]
 
 
@@ -277,7 +277,7 @@ class LedgeredTools:
                     field = error.data.get("field")
                     return _failed(failure(error, advice=f"fix {field} and call again"))
                 try:
-                    return _success(dict(fn(**arguments)))
+                    return _success(dict(_as_json(fn(**arguments))))
                 except Exception as exc:
                     return _failure_of(tool, exc)
 
@@ -402,7 +402,7 @@ class LedgeredTools:
             def run(_claim: object) -> Mapping[str, Any]:
                 nonlocal entered
                 entered = True
-                return spec.fn(**arguments, scope=scope)
+                return _as_json(spec.fn(**arguments, scope=scope))
 
             try:
                 done = ledger.run(action, run, writes=scope.writes)
@@ -602,6 +602,15 @@ def _validated(model: type[BaseModel], raw: Mapping[str, Any]) -> dict[str, Any]
         field, line = describe_validation_error(exc, "arguments")
         raise InvalidInputError(line, field=field) from None
     return {name: getattr(valid, name) for name in type(valid).model_fields}
+
+
+def _as_json(returned: Mapping[str, Any] | BaseModel) -> Mapping[str, Any]:
+    """A tool's return as the JSON object the ledger stores and every delivery answers: a
+    pydantic model dumped as on the wire (JSON mode, by alias), so the first call and its
+    replays return the same; anything else as returned (the ledger refuses a non-mapping)."""
+    if isinstance(returned, BaseModel):
+        return returned.model_dump(mode="json", by_alias=True)
+    return returned
 
 
 def _unexpected(tool: str, exc: Exception) -> StepSagaError:

@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import threading
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from pydantic import Field
+from pydantic import BaseModel, ConfigDict, Field
 
 try:
     from mcp.server.mcpserver import Context, MCPServer
@@ -329,3 +331,41 @@ def test_one_key_is_at_most_one_effect_whatever_the_model_sends(
         if answer.is_error:
             assert answer.structured_content["error"] == "ActionConflictError"
     ledger.close()
+
+
+class Refund(BaseModel):
+    """A typed result: its JSON form (alias, ISO time) is what the ledger keeps."""
+
+    model_config = ConfigDict(populate_by_name=True)
+
+    refund_id: str = Field(alias="refundId")
+    cents: int
+    at: datetime
+
+
+def test_a_tool_returning_a_model_succeeds_and_its_retry_replays_the_same_result(
+    ledger: Ledger,
+) -> None:
+    server: MCPServer[Any] = MCPServer("t")
+    tools = LedgeredTools(server, ledger=ledger, tenant="acme")
+    calls: list[int] = []
+
+    @tools.mutating(effect=EffectClass.KEYED_WRITE)
+    def create_refund(order_id: Order, amount_cents: Cents, *, scope: ActionScope) -> Refund:
+        calls.append(amount_cents)
+        return Refund(refund_id="RF-1", cents=amount_cents, at=datetime(2026, 1, 2, tzinfo=UTC))
+
+    key = issue(ledger)
+    arguments = {"order_id": "7", "amount_cents": 5, "idempotencyKey": key}
+    first, retry = (call(server, "create_refund", arguments) for _ in range(2))
+    expected = {"refundId": "RF-1", "cents": 5, "at": "2026-01-02T00:00:00Z"}
+    assert not first.is_error, first.content
+    assert first.structured_content == expected
+    assert not retry.is_error
+    assert retry.structured_content == expected
+    assert json.loads(retry.content[0].text) == expected
+    assert calls == [5]
+    (record,) = ledger.list()
+    assert record.status is Status.COMPLETED
+    assert record.result == expected
+    assert ledger.list_items() == []
