@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, TypedDict, cast
 
 from mcp.server.mcpserver import MCPServer
 from payments import Payments
@@ -64,15 +64,25 @@ def issue_credit(order_id: OrderId, amount_cents: Cents, *, scope: ActionScope) 
     return payments.credit(order_id, amount_cents, idempotency_key=scope.key("issue_credit"))
 
 
+class Shipment(TypedDict):
+    """A replacement on its way (the tool's outputSchema, or Reconciled after a person's
+    resolve: the warehouse cannot be asked)."""
+
+    shipment_id: str
+    order_id: str
+    sku: str
+
+
 @tools.mutating(effect=EffectClass.PHYSICAL)
 def ship_replacement(
     order_id: OrderId,
     sku: Annotated[str, Field(description="The item to ship again, e.g. SKU-RED-MUG.")],
     *,
     scope: ActionScope,
-) -> dict[str, Any]:
+) -> Shipment:
     """Ship a replacement item; the warehouse cannot be asked whether a parcel left."""
-    return payments.ship(order_id, sku, idempotency_key=scope.key("ship_replacement"))
+    shipped = payments.ship(order_id, sku, idempotency_key=scope.key("ship_replacement"))
+    return cast(Shipment, shipped)
 
 
 @tools.read()

@@ -39,7 +39,7 @@ import logging
 import time
 import typing
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Annotated, Any, Final
 
 import anyio
@@ -121,6 +121,8 @@ class _Spec:
     params: Sequence[str] | None
     cost: int | None
     lookup: LookupFn | None
+    misfit: Callable[[Mapping[str, Any]], str | None] | None = None
+    """For a typed tool: what in a result does not fit its published ``outputSchema``."""
 
     def validate(self, raw: Mapping[str, Any]) -> dict[str, Any]:
         return _validated(self.arguments, raw)
@@ -226,7 +228,7 @@ class LedgeredTools:
 
             def call(ctx: Context[Any, Any], **raw: Any) -> CallToolResult:
                 try:
-                    return _success(self._call(spec, ctx, raw))
+                    return _success(self._answer(self._specs[tool], ctx, raw))
                 except _Refused as refused:
                     return _failed(refused.failure)
                 except Exception as exc:  # a bug or an unmapped library error: structured too
@@ -241,11 +243,12 @@ class LedgeredTools:
                 if destructive is None
                 else destructive
             )
-            self._add(
+            misfit = self._add(
                 call,
                 tool,
                 spec.arguments,
                 _output_of(fn),
+                reconcilable=True,
                 title=title or _human(tool),
                 description=description or inspect.getdoc(fn) or "",
                 annotations=ToolAnnotations(
@@ -256,6 +259,7 @@ class LedgeredTools:
                 ),
                 meta={EFFECT_META: declared.value},
             )
+            self._specs[tool] = replace(spec, misfit=misfit)
             return fn
 
         return register
@@ -336,6 +340,23 @@ class LedgeredTools:
 
     # --- one call --------------------------------------------------------------------
 
+    def _answer(self, spec: _Spec, ctx: Context[Any, Any], raw: dict[str, Any]) -> dict[str, Any]:
+        """The call's result, held to the published ``outputSchema`` (a lookup's or a
+        person's result included) so the client never meets a result it must reject."""
+        result = self._call(spec, ctx, raw)
+        misfit = spec.misfit(result) if spec.misfit is not None else None
+        if misfit is not None:
+            raise _Refused(
+                failure(
+                    StepSagaError(
+                        f"{spec.name}: the recorded result does not fit the outputSchema ({misfit})"
+                    ),
+                    advice="do not retry; an operator must look at this action's record",
+                    reuse_same_key=True,
+                )
+            )
+        return result
+
     def _call(self, spec: _Spec, ctx: Context[Any, Any], raw: dict[str, Any]) -> dict[str, Any]:
         tenant = self._tenant_of(ctx)
         raw = dict(raw)
@@ -402,7 +423,13 @@ class LedgeredTools:
             def run(_claim: object) -> Mapping[str, Any]:
                 nonlocal entered
                 entered = True
-                return _as_json(spec.fn(**arguments, scope=scope))
+                result = _as_json(spec.fn(**arguments, scope=scope))
+                misfit = spec.misfit(result) if spec.misfit is not None else None
+                if misfit is not None:  # after the effect: unrecorded, as an unstorable result
+                    raise TypeError(
+                        f"{spec.name} returned a result outside its outputSchema: {misfit}"
+                    )
+                return result
 
             try:
                 done = ledger.run(action, run, writes=scope.writes)
@@ -558,10 +585,14 @@ class LedgeredTools:
         tool: str,
         arguments: type[BaseModel],
         output: Any,
+        *,
+        reconcilable: bool = False,
         **details: Any,
-    ) -> None:
+    ) -> Callable[[Mapping[str, Any]], str | None] | None:
         """Register ``call`` under ``tool`` with ``arguments``' schema as its input schema
-        and ``output`` as its output schema; the SDK hands ``call`` the raw arguments."""
+        and ``output`` as its output schema; the SDK hands ``call`` the raw arguments.
+        A ``reconcilable`` tool with a typed result publishes it or ``RECONCILED``
+        (``_or_reconciled``), and the check of that schema is returned."""
         call.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
             [inspect.Parameter(_CONTEXT, inspect.Parameter.KEYWORD_ONLY, annotation=Context)],
             return_annotation=Annotated[CallToolResult, output],
@@ -575,6 +606,16 @@ class LedgeredTools:
         assert registered is not None
         registered.fn_metadata.arg_model = _Raw
         registered.parameters = arguments.model_json_schema()
+        declared = registered.fn_metadata.output_schema
+        if not reconcilable or output == dict[str, Any] or declared is None:
+            return None
+        # A typed result may also be a person's note: publish both, and check results
+        # here (the SDK's check knows only the declared type). FuncMetadata's fields are
+        # read live, and a schema without a model is published and left to its owner.
+        published = _or_reconciled(declared)
+        registered.fn_metadata.output_schema = published
+        registered.fn_metadata.output_model = None
+        return _checker(published)
 
 
 class _Refused(Exception):  # noqa: N818 - a control-flow signal, never raised to callers
@@ -731,6 +772,65 @@ def _approval_model(name: str) -> type[BaseModel]:
     return model
 
 
+#: What a retry answers after a person resolved an uncertain outcome ``applied`` without
+#: the tool's own result (``stepsaga recon resolve ID --outcome applied``; the ledger's
+#: default note): a typed tool's ``outputSchema`` offers it beside the declared type.
+RECONCILED: Final[dict[str, Any]] = {
+    "title": "Reconciled",
+    "description": (
+        "The outcome was uncertain and a person found it applied; the tool's own result "
+        "was not recorded. The reconciliation item has the evidence."
+    ),
+    "type": "object",
+    "properties": {
+        "reconciled": {
+            "type": "object",
+            "properties": {
+                "item_id": {"type": "string", "description": "The reconciliation item."},
+                "outcome": {"const": "applied", "description": "What the person found."},
+                "by": {"type": "string", "description": "Who resolved the item."},
+            },
+            "required": ["item_id", "outcome", "by"],
+        }
+    },
+    "required": ["reconciled"],
+}
+
+
+def _or_reconciled(declared: Mapping[str, Any]) -> dict[str, Any]:
+    """A typed tool's ``outputSchema``: its declared result, or ``RECONCILED``. The root
+    stays an object (MCP requires it); the declared type's ``$defs`` move to the root,
+    where its ``#/$defs/...`` references point."""
+    own = dict(declared)
+    definitions = own.pop("$defs", None)
+    title = own.get("title", "Result")
+    published: dict[str, Any] = {
+        "type": "object",
+        "title": f"{title} or Reconciled",
+        "description": f"The tool's result ({title}), or Reconciled after a person's resolve.",
+        "anyOf": [own, RECONCILED],
+    }
+    if definitions:
+        published["$defs"] = definitions
+    return published
+
+
+def _checker(schema: Mapping[str, Any]) -> Callable[[Mapping[str, Any]], str | None]:
+    """What in a result does not fit ``schema`` (compiled once; ``None``: it fits)."""
+    from jsonschema import exceptions, validators  # the mcp SDK's own dependency
+
+    validator = validators.validator_for(schema)(schema)
+
+    def misfit(result: Mapping[str, Any]) -> str | None:
+        error = exceptions.best_match(validator.iter_errors(result))
+        if error is None:
+            return None
+        where = "/".join(str(part) for part in error.absolute_path) or "the result"
+        return f"{where}: {error.message}"
+
+    return misfit
+
+
 def _output_of(fn: ToolFn) -> Any:
     """The output schema's type: ``fn``'s return annotation (a plain mapping: any object)."""
     returned = typing.get_type_hints(fn, include_extras=True).get("return")
@@ -748,6 +848,7 @@ __all__ = [
     "KEY_ARGUMENT",
     "KEY_DESCRIPTION",
     "KEY_META",
+    "RECONCILED",
     "LedgeredTools",
     "meta_key",
 ]

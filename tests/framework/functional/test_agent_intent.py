@@ -174,13 +174,26 @@ def test_an_uncertain_outcome_becomes_an_item_that_recon_resolve_settles(tmp_pat
     )  # fmt: skip
     assert resolved.returncode == 0, resolved.stderr
 
-    async def after() -> types.CallToolResult:
+    async def after() -> tuple[types.Tool, types.CallToolResult]:
         async with served(tmp_path) as session:
-            return await session.call_tool("ship_replacement", call)
+            (tool,) = [
+                t for t in (await session.list_tools()).tools if t.name == "ship_replacement"
+            ]
+            # The client holds the result to the published outputSchema (it raises if not).
+            return tool, await session.call_tool("ship_replacement", call)
 
-    settled = asyncio.run(after())
-    assert not settled.is_error
-    assert settled.structured_content["reconciled"]["item_id"] == item_id
+    tool, settled = asyncio.run(after())
+    assert tool.output_schema is not None
+    shipment, reconciled = tool.output_schema["anyOf"]
+    assert tool.output_schema["type"] == "object"
+    assert set(shipment["required"]) == {"shipment_id", "order_id", "sku"}  # typed: Shipment
+    assert reconciled["title"] == "Reconciled"
+    assert not settled.is_error, text(settled)
+    assert settled.structured_content["reconciled"] == {
+        "item_id": item_id,
+        "outcome": "applied",
+        "by": "ops@acme.example",
+    }
     assert effects(tmp_path) == [("shipment", "ORD-1", "SKU-MUG")]  # never shipped twice
     with ledger_of(tmp_path) as ledger:
         item = ledger.get_item(item_id)

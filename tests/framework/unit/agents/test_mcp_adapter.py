@@ -13,6 +13,7 @@ from typing import Annotated, Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from jsonschema import validators
 from pydantic import BaseModel, ConfigDict, Field
 
 try:
@@ -23,6 +24,7 @@ except ImportError:  # pragma: no cover - the dev extra installs it
     pytest.skip("mcp is not installed: pip install 'stepsaga[mcp]'", allow_module_level=True)
 
 from stepsaga import Absent, EffectClass
+from stepsaga._reconciliation.operator import resolve
 from stepsaga.agents import KeyBook, LedgeredTools
 from stepsaga.agents._keys import case_for_key
 from stepsaga.errors import InvalidInputError
@@ -369,3 +371,46 @@ def test_a_tool_returning_a_model_succeeds_and_its_retry_replays_the_same_result
     assert record.status is Status.COMPLETED
     assert record.result == expected
     assert ledger.list_items() == []
+
+
+class Parcel(BaseModel):
+    tracking: str
+
+
+class Shipped(BaseModel):
+    shipment_id: str
+    parcel: Parcel  # a nested model: the schema's $defs
+
+
+def test_a_typed_tool_publishes_its_result_or_reconciled_and_a_retry_after_resolve_fits(
+    ledger: Ledger,
+) -> None:
+    server: MCPServer[Any] = MCPServer("t")
+    tools = LedgeredTools(server, ledger=ledger, tenant="acme")
+    shapes: list[dict[str, Any]] = [{"shipment_id": "SH-1"}]  # a bug: no parcel
+
+    @tools.mutating(effect=EffectClass.PHYSICAL, name="create_refund")
+    def ship(order_id: Order, amount_cents: Cents, *, scope: ActionScope) -> Shipped:
+        return shapes.pop(0)  # type: ignore[return-value]
+
+    (tool,) = asyncio.run(server.list_tools())
+    schema = tool.output_schema
+    assert schema is not None
+    assert schema["type"] == "object"
+    assert [branch["title"] for branch in schema["anyOf"]] == ["Shipped", "Reconciled"]
+    assert "Parcel" in schema["$defs"]
+    key = issue(ledger)
+    arguments = {"order_id": "7", "amount_cents": 5, "idempotencyKey": key}
+    first = call(server, "create_refund", arguments)
+    # The effect ran but its result is not the declared type: unrecorded, a person decides.
+    assert first.structured_content["error"] == "OutcomeUnknownError"
+    (item,) = ledger.list_items()
+    assert "outside its outputSchema" in json.dumps(item.evidence)
+    resolve(ledger, item.item_id, "applied", "ops@acme.example", "SH-1 left",
+            send_task_success=None)  # fmt: skip
+    retry = call(server, "create_refund", arguments)
+    assert not retry.is_error, retry.content
+    assert retry.structured_content["reconciled"]["item_id"] == item.item_id
+    validator = validators.validator_for(schema)(schema)  # as an MCP client checks it
+    assert list(validator.iter_errors(retry.structured_content)) == []
+    assert list(validator.iter_errors({"shipment_id": "SH-1"})) != []
