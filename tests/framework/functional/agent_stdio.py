@@ -60,3 +60,9 @@ def key_schema(tool: Any) -> dict[str, Any]:
 
 def env_for(folder: Path) -> dict[str, str]:
     return {**os.environ, "PYTHONPATH": str(REPO), "STEPSAGA_HOME": str(folder)}
+
+
+def downstream_calls(folder: Path) -> list[str]:
+    """Every call that reached the downstream, in order (a deduplicated one too)."""
+    with sqlite3.connect(folder / "payments.sqlite3") as db:
+        return [kind for (kind,) in db.execute("SELECT kind FROM calls ORDER BY n")]

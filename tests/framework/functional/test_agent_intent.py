@@ -32,6 +32,7 @@ from stepsaga.ledger import Ledger, Status, open_ledger
 from stepsaga.ledger._models import ReconStatus
 from tests.framework.functional.agent_stdio import (
     REPO,
+    downstream_calls,
     effects,
     env_for,
     lose_replies,
@@ -202,6 +203,47 @@ def test_an_uncertain_outcome_becomes_an_item_that_recon_resolve_settles(tmp_pat
         assert item.evidence["tool"] == "ship_replacement"
         assert item.evidence["approved"].startswith("ship_replacement with arguments digest")
         assert item.evidence["request_digest"] == ledger.list()[0].digest
+
+
+def test_a_retry_after_not_applied_runs_the_call_again_with_the_same_key(tmp_path: Path) -> None:
+    lose_replies(tmp_path, shipment=[1])
+    with ledger_of(tmp_path) as ledger:
+        key = KeyBook(ledger).issue(
+            "acme", tool="ship_replacement", args={"order_id": "ORD-1", "sku": "SKU-MUG"}
+        )
+    call = {"order_id": "ORD-1", "sku": "SKU-MUG", "idempotencyKey": key}
+
+    async def once() -> types.CallToolResult:
+        async with served(tmp_path) as session:
+            return await session.call_tool("ship_replacement", call)
+
+    first = asyncio.run(once())
+    item_id = first.structured_content["item_id"]
+    assert item_id
+    # The person finds no parcel (wrongly: the warehouse shipped and lost the reply).
+    resolved = stepsaga(
+        tmp_path,
+        "recon", "resolve", item_id, "--outcome", "not-applied",
+        "--note", "no parcel found", "--by", "ops@acme.example",
+    )  # fmt: skip
+    assert resolved.returncode == 0, resolved.stderr
+    with ledger_of(tmp_path) as ledger:
+        assert ledger.list()[0].status is Status.RELEASED
+
+    retry = asyncio.run(once())
+    assert not retry.is_error, text(retry)
+    # Run again, with the same key downstream: the warehouse deduplicates on it.
+    assert downstream_calls(tmp_path) == ["shipment", "shipment"]
+    assert effects(tmp_path) == [("shipment", "ORD-1", "SKU-MUG")]
+    assert retry.structured_content == {
+        "shipment_id": "SH-1",
+        "order_id": "ORD-1",
+        "sku": "SKU-MUG",
+    }
+    with ledger_of(tmp_path) as ledger:
+        (record,) = ledger.list()
+        assert record.status is Status.COMPLETED
+        assert record.attempts == 2
 
 
 def test_a_lost_reply_the_lookup_finds_answers_with_the_effect_and_no_item_waits(
