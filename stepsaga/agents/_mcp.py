@@ -40,6 +40,7 @@ import time
 import typing
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
+from datetime import datetime
 from typing import Annotated, Any, Final
 
 import anyio
@@ -51,7 +52,14 @@ from pydantic.fields import FieldInfo
 
 from stepsaga._model.inputs import describe_validation_error
 from stepsaga._reconciliation.lookup import Lookup
-from stepsaga.agents._keys import MAX_KEY_LENGTH, MIN_KEY_LENGTH, Grant, KeyBook, check_key
+from stepsaga.agents._keys import (
+    MAX_KEY_LENGTH,
+    MIN_KEY_LENGTH,
+    Grant,
+    KeyBook,
+    Limits,
+    check_key,
+)
 from stepsaga.agents._results import SAME_KEY, ToolFailure, failure
 from stepsaga.errors import (
     ActionConflictError,
@@ -301,6 +309,39 @@ class LedgeredTools:
 
         return register
 
+    def issue(
+        self,
+        tenant_id: str,
+        tool: str,
+        *,
+        args: Mapping[str, Any] | None = None,
+        limits: Limits | None = None,
+        approved_by: str | None = None,
+        approved_at: datetime | None = None,
+    ) -> str:
+        """Issue a key bound to one approved call of ``tool`` (``KeyBook.issue``), ``args``
+        taken as a call's are: checked strictly against the tool's schema, its defaults
+        filled in, only its ``params`` digested — so the approved digest is the one the
+        call makes. (``KeyBook.issue(args=...)`` digests ``args`` as given: they must hold
+        every digested argument, defaults included.) ``limits`` must name parameters."""
+        spec = self._spec(tool)
+        if args is not None:
+            args = self._approvable(spec, args)
+        if isinstance(limits, Limits):
+            unknown = sorted({*limits.fixed, *limits.at_most} - set(spec.arguments.model_fields))
+            if unknown:
+                raise InvalidInputError(
+                    f"limits: tool {tool} has no parameter {unknown[0]!r}", field="limits"
+                )
+        return self._keys.issue(
+            tenant_id,
+            tool=tool,
+            args=args,
+            limits=limits,
+            approved_by=approved_by,
+            approved_at=approved_at,
+        )
+
     def approval(self, *, name: str = "request_approval") -> None:
         """An approval tool: the model names a mutating tool and its arguments, a person
         approves them through MCP elicitation, and the server mints a key bound to exactly
@@ -524,24 +565,17 @@ class LedgeredTools:
     async def _approve(
         self, ctx: Context[Any, Any], tool: str, arguments: dict[str, Any]
     ) -> dict[str, Any]:
-        spec = self._specs.get(tool)
-        if spec is None:
-            raise _Refused(
-                failure(
-                    InvalidInputError(f"tool: no mutating tool {tool!r}", field="tool"),
-                    advice="name one of " + ", ".join(sorted(self._specs)),
-                )
-            )
-        tenant = self._tenant_of(ctx)
-        checked = dict(arguments)
-        if not self._key_in_meta:
-            checked[KEY_ARGUMENT] = "k" * MIN_KEY_LENGTH  # the key is what gets minted
         try:
-            valid = spec.validate(checked)
+            spec = self._spec(tool)
+        except InvalidInputError as error:
+            raise _Refused(
+                failure(error, advice="name one of " + ", ".join(sorted(self._specs)))
+            ) from None
+        tenant = self._tenant_of(ctx)
+        try:
+            digest_args = self._approvable(spec, arguments)
         except InvalidInputError as error:
             raise _Refused(failure(error, advice="fix the arguments and ask again")) from None
-        valid.pop(KEY_ARGUMENT, None)
-        digest_args = consequential(valid, spec.params)
         capabilities = _capabilities(ctx)
         if capabilities is None or capabilities.elicitation is None:
             raise _Refused(
@@ -572,6 +606,23 @@ class LedgeredTools:
         }
 
     # --- plumbing --------------------------------------------------------------------
+
+    def _spec(self, tool: str) -> _Spec:
+        spec = self._specs.get(tool)
+        if spec is None:
+            raise InvalidInputError(f"tool: no mutating tool {tool!r}", field="tool")
+        return spec
+
+    def _approvable(self, spec: _Spec, arguments: Mapping[str, Any]) -> dict[str, Any]:
+        """Approved arguments as a call's: strict, defaults filled, the digested ones."""
+        if not isinstance(arguments, Mapping):
+            raise InvalidInputError("args must be a mapping of the tool's arguments", field="args")
+        checked = dict(arguments)
+        if not self._key_in_meta:
+            checked[KEY_ARGUMENT] = "k" * MIN_KEY_LENGTH  # the key is what gets minted
+        valid = spec.validate(checked)
+        valid.pop(KEY_ARGUMENT, None)
+        return consequential(valid, spec.params)
 
     def _target(self) -> Ledger:
         return self._ledger if isinstance(self._ledger, Ledger) else self._ledger()

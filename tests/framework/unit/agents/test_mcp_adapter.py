@@ -25,7 +25,7 @@ except ImportError:  # pragma: no cover - the dev extra installs it
 
 from stepsaga import Absent, EffectClass
 from stepsaga._reconciliation.operator import resolve
-from stepsaga.agents import KeyBook, LedgeredTools
+from stepsaga.agents import KeyBook, LedgeredTools, Limits
 from stepsaga.agents._keys import case_for_key
 from stepsaga.errors import InvalidInputError
 from stepsaga.ledger import ActionScope, Ledger, Status, open_ledger
@@ -414,3 +414,47 @@ def test_a_typed_tool_publishes_its_result_or_reconciled_and_a_retry_after_resol
     validator = validators.validator_for(schema)(schema)  # as an MCP client checks it
     assert list(validator.iter_errors(retry.structured_content)) == []
     assert list(validator.iter_errors({"shipment_id": "SH-1"})) != []
+
+
+def test_a_key_issued_for_a_tool_fills_its_defaults_so_calls_with_or_without_them_match(
+    ledger: Ledger,
+) -> None:
+    server: MCPServer[Any] = MCPServer("t")
+    tools = LedgeredTools(server, ledger=ledger, tenant="acme")
+    refunds: list[tuple[str, int, str]] = []
+
+    @tools.mutating(effect=EffectClass.KEYED_WRITE)
+    def create_refund(
+        order_id: Order,
+        amount_cents: Cents,
+        currency: Annotated[str, Field(description="ISO currency.")] = "EUR",
+        *,
+        scope: ActionScope,
+    ) -> dict[str, Any]:
+        refunds.append((order_id, amount_cents, currency))
+        return {"refund": f"RF-{len(refunds)}"}
+
+    approved = {"order_id": "7", "amount_cents": 5}  # the person approved the default EUR
+    key = tools.issue("acme", "create_refund", args=approved, approved_by="ops@acme.example")
+    answers = [
+        call(server, "create_refund", approved | extra | {"idempotencyKey": key})
+        for extra in ({}, {"currency": "EUR"}, {"currency": "USD"})
+    ]
+    assert [a.structured_content.get("refund") for a in answers[:2]] == ["RF-1", "RF-1"]
+    assert answers[2].structured_content["error"] == "ActionConflictError"
+    assert refunds == [("7", 5, "EUR")]
+    assert KeyBook(ledger).grant("acme", key).approved_by == "ops@acme.example"
+    # What a call would be refused for is refused when issuing, naming the field.
+    for tool, args, field in (
+        ("create_refund", {"order_id": 7, "amount_cents": 5}, "order_id"),
+        ("create_refund", approved | {"note": "x"}, "note"),
+        ("create_refund", {"order_id": "7"}, "amount_cents"),
+        ("issue_credit", approved, "tool"),
+    ):
+        with pytest.raises(InvalidInputError) as refused:
+            tools.issue("acme", tool, args=args)
+        assert refused.value.data["field"] == field
+    with pytest.raises(InvalidInputError, match="no parameter 'amount'"):
+        tools.issue("acme", "create_refund", limits=Limits(at_most={"amount": 5}))
+    bounded = tools.issue("acme", "create_refund", limits=Limits(at_most={"amount_cents": 5}))
+    assert KeyBook(ledger).grant("acme", bounded).limits == Limits(at_most={"amount_cents": 5})
