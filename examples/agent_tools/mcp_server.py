@@ -5,7 +5,8 @@ The host launches one server per authenticated tenant and says which in ``AGENT_
 ledger is its ``ledger.sqlite3``, so ``stepsaga recon list`` shows the items an uncertain
 tool call opens. Every mutating tool needs an idempotency key the approval flow issued for
 exactly that call (the ``idempotencyKey`` argument, or the request's
-``_meta["stepsaga/idempotencyKey"]``); ``request_approval`` asks a person through MCP
+``_meta["stepsaga/idempotencyKey"]``, which wins; with ``AGENT_KEY_IN_META=1`` only the
+latter, and the schemas have no key argument); ``request_approval`` asks a person through MCP
 elicitation and mints one. ``get_refunds`` is a read and never touches the ledger. Metrics
 go to stderr as EMF: stdout is the protocol's channel.
 """
@@ -35,7 +36,14 @@ metrics = EmfMetrics(
 )
 
 server = MCPServer("refunds")
-tools = LedgeredTools(server, ledger=ledger, tenant=os.environ["AGENT_TENANT"], metrics=metrics)
+tools = LedgeredTools(
+    server,
+    ledger=ledger,
+    tenant=os.environ["AGENT_TENANT"],
+    metrics=metrics,
+    # A host that always sends the key in _meta: no key argument for the model to invent.
+    key_in_meta=os.environ.get("AGENT_KEY_IN_META") == "1",
+)
 tools.approval()
 
 OrderId = Annotated[str, Field(description="The order, e.g. ORD-77.")]

@@ -407,11 +407,20 @@ class LedgeredTools:
         try:
             arguments = spec.validate(raw)
         except InvalidInputError as error:
+            field = error.data.get("field")
+            if self._key_in_meta:  # the model holds no key: nothing to keep
+                raise _Refused(
+                    failure(
+                        error,
+                        reuse_same_key=False,
+                        advice=f"nothing was recorded; fix {field} and call again",
+                    )
+                ) from None
             raise _Refused(
                 failure(
                     error,
                     reuse_same_key=True,
-                    advice=f"nothing was recorded; fix {error.data.get('field')} and " + SAME_KEY,
+                    advice=f"nothing was recorded; fix {field} and " + SAME_KEY,
                 )
             ) from None
         key = hosts if self._key_in_meta else arguments.pop(KEY_ARGUMENT)

@@ -20,13 +20,18 @@ EXAMPLE = REPO / "examples" / "agent_tools"
 
 @contextlib.asynccontextmanager
 async def served(
-    folder: Path, *, elicit: ElicitationFnT | None = None, tenant: str = "acme"
+    folder: Path,
+    *,
+    elicit: ElicitationFnT | None = None,
+    tenant: str = "acme",
+    env: dict[str, str] | None = None,
 ) -> AsyncIterator[ClientSession]:
-    """A session with a fresh server process for ``tenant`` over ``folder``."""
+    """A session with a fresh server process for ``tenant`` over ``folder`` (``env``: more
+    of the server's settings)."""
     server = StdioServerParameters(
         command=sys.executable,
         args=[str(EXAMPLE / "mcp_server.py"), str(folder)],
-        env={"AGENT_TENANT": tenant, "PYTHONPATH": str(REPO)},
+        env={"AGENT_TENANT": tenant, "PYTHONPATH": str(REPO), **(env or {})},
     )
     folder.mkdir(parents=True, exist_ok=True)
     with (folder / "server.stderr").open("a") as errlog:

@@ -352,6 +352,47 @@ def test_the_key_from_meta_wins_and_a_made_up_key_is_refused(tmp_path: Path) -> 
     assert len(effects(tmp_path)) == 1
 
 
+def test_a_host_that_sends_the_key_in_meta_leaves_the_model_no_key_to_invent(
+    tmp_path: Path,
+) -> None:
+    with ledger_of(tmp_path) as ledger:
+        key = KeyBook(ledger).issue(
+            "acme", tool="create_refund", args={"order_id": "ORD-1", "amount_cents": 1000}
+        )
+    plain: dict[str, Any] = {"order_id": "ORD-1", "amount_cents": 1000}
+
+    async def scenario() -> dict[str, Any]:
+        async with served(tmp_path, env={"AGENT_KEY_IN_META": "1"}) as session:
+            listed = {tool.name: tool for tool in (await session.list_tools()).tools}
+            meta: Any = {"stepsaga/idempotencyKey": key}
+            return {
+                "schema": listed["create_refund"].input_schema,
+                "by_meta": await session.call_tool("create_refund", plain, meta=meta),
+                "retry": await session.call_tool("create_refund", plain, meta=meta),
+                "no_meta": await session.call_tool("create_refund", plain),
+                "model_key": await session.call_tool(
+                    "create_refund", plain | {"idempotencyKey": key}
+                ),
+            }
+
+    out = asyncio.run(scenario())
+    schema = out["schema"]
+    assert "idempotencyKey" not in schema["properties"]
+    assert set(schema["required"]) == {"order_id", "amount_cents"}
+    assert out["by_meta"].structured_content["refund_id"] == "RF-1"
+    assert out["retry"].structured_content == out["by_meta"].structured_content
+    for case, message in (
+        ("no_meta", "no idempotencyKey from the host"),  # nothing for the model to fix
+        ("model_key", "idempotencyKey: "),  # not an argument here: an extra one
+    ):
+        refused = out[case].structured_content
+        assert out[case].is_error, case
+        assert refused["error"] == "InvalidInputError", case
+        assert refused["reuse_same_key"] is False, case
+        assert refused["message"].startswith(message), refused
+    assert effects(tmp_path) == [("refund", "ORD-1", "1000")]
+
+
 def test_the_approval_tool_mints_a_bound_key_after_a_person_approves(tmp_path: Path) -> None:
     asked: list[str] = []
 

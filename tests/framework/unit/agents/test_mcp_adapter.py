@@ -458,3 +458,28 @@ def test_a_key_issued_for_a_tool_fills_its_defaults_so_calls_with_or_without_the
         tools.issue("acme", "create_refund", limits=Limits(at_most={"amount": 5}))
     bounded = tools.issue("acme", "create_refund", limits=Limits(at_most={"amount_cents": 5}))
     assert KeyBook(ledger).grant("acme", bounded).limits == Limits(at_most={"amount_cents": 5})
+
+
+def test_destructive_overrides_the_effect_classs_default_hint(ledger: Ledger) -> None:
+    server: MCPServer[Any] = MCPServer("t")
+    tools = LedgeredTools(server, ledger=ledger, tenant="acme")
+    cases = {  # tool: (effect, destructive=, published destructiveHint)
+        "refund": (EffectClass.KEYED_WRITE, None, True),
+        "refund_quietly": (EffectClass.KEYED_WRITE, False, False),
+        "ship": (EffectClass.PHYSICAL, None, True),
+        "put_note": (EffectClass.BLIND_WRITE, None, False),
+        "overwrite_note": (EffectClass.BLIND_WRITE, True, True),
+    }
+    for tool, (effect, destructive, _) in cases.items():
+
+        @tools.mutating(effect=effect, name=tool, destructive=destructive)
+        def run(order_id: Order, *, scope: ActionScope) -> dict[str, Any]:
+            return {}
+
+    listed = {tool.name: tool for tool in asyncio.run(server.list_tools())}
+    for tool, (_, _, hint) in cases.items():
+        annotations = listed[tool].annotations
+        assert annotations is not None
+        assert annotations.destructive_hint is hint, tool
+        assert annotations.read_only_hint is False
+        assert annotations.idempotent_hint is True
