@@ -392,7 +392,8 @@ class LedgeredTools:
                     StepSagaError(
                         f"{spec.name}: the recorded result does not fit the outputSchema ({misfit})"
                     ),
-                    advice="do not retry; an operator must look at this action's record",
+                    advice="do not retry now: an operator must look at this action's record; "
+                    + SAME_KEY,
                     reuse_same_key=True,
                 )
             )
@@ -876,7 +877,8 @@ def _or_reconciled(declared: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _checker(schema: Mapping[str, Any]) -> Callable[[Mapping[str, Any]], str | None]:
-    """What in a result does not fit ``schema`` (compiled once; ``None``: it fits)."""
+    """What in a result does not fit ``schema`` (compiled once; ``None``: it fits), named
+    by path and rule, never by value: it reaches the model, the log and the item."""
     from jsonschema import exceptions, validators  # the mcp SDK's own dependency
 
     validator = validators.validator_for(schema)(schema)
@@ -885,8 +887,13 @@ def _checker(schema: Mapping[str, Any]) -> Callable[[Mapping[str, Any]], str | N
         error = exceptions.best_match(validator.iter_errors(result))
         if error is None:
             return None
+        if error.validator == "anyOf" and error.context:  # name what the declared type lacks
+            declared = [e for e in error.context if e.relative_schema_path[0] == 0]
+            error = exceptions.best_match(declared) or error
         where = "/".join(str(part) for part in error.absolute_path) or "the result"
-        return f"{where}: {error.message}"
+        if error.validator == "required":  # "'parcel' is a required property": a name
+            return f"{where}: {error.message}"
+        return f"{where}: fails its schema's {error.validator!r} rule"
 
     return misfit
 

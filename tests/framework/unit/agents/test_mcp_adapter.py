@@ -405,7 +405,9 @@ def test_a_typed_tool_publishes_its_result_or_reconciled_and_a_retry_after_resol
     # The effect ran but its result is not the declared type: unrecorded, a person decides.
     assert first.structured_content["error"] == "OutcomeUnknownError"
     (item,) = ledger.list_items()
-    assert "outside its outputSchema" in json.dumps(item.evidence)
+    evidence = json.dumps(item.evidence)
+    assert "outside its outputSchema: the result: 'parcel' is a required property" in evidence
+    assert "SH-1" not in evidence  # named by path and rule, never by the result's values
     resolve(ledger, item.item_id, "applied", "ops@acme.example", "SH-1 left",
             send_task_success=None)  # fmt: skip
     retry = call(server, "create_refund", arguments)
