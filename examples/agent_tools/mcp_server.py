@@ -5,7 +5,8 @@ The host launches one server per authenticated tenant and says which in ``AGENT_
 ledger is its ``ledger.sqlite3``, so ``stepsaga recon list`` shows the items an uncertain
 tool call opens. Every mutating tool needs an idempotency key the approval flow issued for
 exactly that call (the ``idempotencyKey`` argument, or the request's
-``_meta["stepsaga/idempotencyKey"]``); ``request_approval`` asks a person through MCP
+``_meta["stepsaga/idempotencyKey"]``, which wins; with ``AGENT_KEY_IN_META=1`` only the
+latter, and the schemas have no key argument); ``request_approval`` asks a person through MCP
 elicitation and mints one. ``get_refunds`` is a read and never touches the ledger. Metrics
 go to stderr as EMF: stdout is the protocol's channel.
 """
@@ -15,7 +16,7 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, TypedDict, cast
 
 from mcp.server.mcpserver import MCPServer
 from payments import Payments
@@ -35,7 +36,14 @@ metrics = EmfMetrics(
 )
 
 server = MCPServer("refunds")
-tools = LedgeredTools(server, ledger=ledger, tenant=os.environ["AGENT_TENANT"], metrics=metrics)
+tools = LedgeredTools(
+    server,
+    ledger=ledger,
+    tenant=os.environ["AGENT_TENANT"],
+    metrics=metrics,
+    # A host that always sends the key in _meta: no key argument for the model to invent.
+    key_in_meta=os.environ.get("AGENT_KEY_IN_META") == "1",
+)
 tools.approval()
 
 OrderId = Annotated[str, Field(description="The order, e.g. ORD-77.")]
@@ -64,15 +72,25 @@ def issue_credit(order_id: OrderId, amount_cents: Cents, *, scope: ActionScope) 
     return payments.credit(order_id, amount_cents, idempotency_key=scope.key("issue_credit"))
 
 
+class Shipment(TypedDict):
+    """A replacement on its way (the tool's outputSchema, or Reconciled after a person's
+    resolve: the warehouse cannot be asked)."""
+
+    shipment_id: str
+    order_id: str
+    sku: str
+
+
 @tools.mutating(effect=EffectClass.PHYSICAL)
 def ship_replacement(
     order_id: OrderId,
     sku: Annotated[str, Field(description="The item to ship again, e.g. SKU-RED-MUG.")],
     *,
     scope: ActionScope,
-) -> dict[str, Any]:
+) -> Shipment:
     """Ship a replacement item; the warehouse cannot be asked whether a parcel left."""
-    return payments.ship(order_id, sku, idempotency_key=scope.key("ship_replacement"))
+    shipped = payments.ship(order_id, sku, idempotency_key=scope.key("ship_replacement"))
+    return cast(Shipment, shipped)
 
 
 @tools.read()

@@ -212,7 +212,9 @@ class KeyBook:
         """Record a key for one approved intent (a new random one unless given) and return
         it. ``tool`` with ``args`` (the exact arguments, as the tool's digest takes them)
         or ``limits`` binds it; ``unbound=True`` (and nothing else) issues the weaker
-        kind. Issuing a key twice is refused: a key names one intent."""
+        kind. Issuing a key twice is refused: a key names one intent. ``args`` are
+        digested as given (every digested argument, defaults included):
+        ``LedgeredTools.issue`` checks and completes them against the tool first."""
         check_tenant(tenant_id)
         key = check_key(key) if key is not None else secrets.token_urlsafe(24)
         when = approved_at or self._clock.now()

@@ -39,7 +39,8 @@ import logging
 import time
 import typing
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from datetime import datetime
 from typing import Annotated, Any, Final
 
 import anyio
@@ -51,7 +52,14 @@ from pydantic.fields import FieldInfo
 
 from stepsaga._model.inputs import describe_validation_error
 from stepsaga._reconciliation.lookup import Lookup
-from stepsaga.agents._keys import MAX_KEY_LENGTH, MIN_KEY_LENGTH, Grant, KeyBook, check_key
+from stepsaga.agents._keys import (
+    MAX_KEY_LENGTH,
+    MIN_KEY_LENGTH,
+    Grant,
+    KeyBook,
+    Limits,
+    check_key,
+)
 from stepsaga.agents._results import SAME_KEY, ToolFailure, failure
 from stepsaga.errors import (
     ActionConflictError,
@@ -90,7 +98,7 @@ KEY_DESCRIPTION: Final = (
     "retry: a new key is a new effect."
 )
 
-ToolFn = Callable[..., Mapping[str, Any]]
+ToolFn = Callable[..., Mapping[str, Any] | BaseModel]
 LookupFn = Callable[..., Lookup | None]
 
 
@@ -121,6 +129,8 @@ class _Spec:
     params: Sequence[str] | None
     cost: int | None
     lookup: LookupFn | None
+    misfit: Callable[[Mapping[str, Any]], str | None] | None = None
+    """For a typed tool: what in a result does not fit its published ``outputSchema``."""
 
     def validate(self, raw: Mapping[str, Any]) -> dict[str, Any]:
         return _validated(self.arguments, raw)
@@ -226,7 +236,7 @@ class LedgeredTools:
 
             def call(ctx: Context[Any, Any], **raw: Any) -> CallToolResult:
                 try:
-                    return _success(self._call(spec, ctx, raw))
+                    return _success(self._answer(self._specs[tool], ctx, raw))
                 except _Refused as refused:
                     return _failed(refused.failure)
                 except Exception as exc:  # a bug or an unmapped library error: structured too
@@ -241,11 +251,12 @@ class LedgeredTools:
                 if destructive is None
                 else destructive
             )
-            self._add(
+            misfit = self._add(
                 call,
                 tool,
                 spec.arguments,
                 _output_of(fn),
+                reconcilable=True,
                 title=title or _human(tool),
                 description=description or inspect.getdoc(fn) or "",
                 annotations=ToolAnnotations(
@@ -256,6 +267,7 @@ class LedgeredTools:
                 ),
                 meta={EFFECT_META: declared.value},
             )
+            self._specs[tool] = replace(spec, misfit=misfit)
             return fn
 
         return register
@@ -277,7 +289,7 @@ class LedgeredTools:
                     field = error.data.get("field")
                     return _failed(failure(error, advice=f"fix {field} and call again"))
                 try:
-                    return _success(dict(fn(**arguments)))
+                    return _success(dict(_as_json(fn(**arguments))))
                 except Exception as exc:
                     return _failure_of(tool, exc)
 
@@ -296,6 +308,39 @@ class LedgeredTools:
             return fn
 
         return register
+
+    def issue(
+        self,
+        tenant_id: str,
+        tool: str,
+        *,
+        args: Mapping[str, Any] | None = None,
+        limits: Limits | None = None,
+        approved_by: str | None = None,
+        approved_at: datetime | None = None,
+    ) -> str:
+        """Issue a key bound to one approved call of ``tool`` (``KeyBook.issue``), ``args``
+        taken as a call's are: checked strictly against the tool's schema, its defaults
+        filled in, only its ``params`` digested — so the approved digest is the one the
+        call makes. (``KeyBook.issue(args=...)`` digests ``args`` as given: they must hold
+        every digested argument, defaults included.) ``limits`` must name parameters."""
+        spec = self._spec(tool)
+        if args is not None:
+            args = self._approvable(spec, args)
+        if isinstance(limits, Limits):
+            unknown = sorted({*limits.fixed, *limits.at_most} - set(spec.arguments.model_fields))
+            if unknown:
+                raise InvalidInputError(
+                    f"limits: tool {tool} has no parameter {unknown[0]!r}", field="limits"
+                )
+        return self._keys.issue(
+            tenant_id,
+            tool=tool,
+            args=args,
+            limits=limits,
+            approved_by=approved_by,
+            approved_at=approved_at,
+        )
 
     def approval(self, *, name: str = "request_approval") -> None:
         """An approval tool: the model names a mutating tool and its arguments, a person
@@ -336,6 +381,24 @@ class LedgeredTools:
 
     # --- one call --------------------------------------------------------------------
 
+    def _answer(self, spec: _Spec, ctx: Context[Any, Any], raw: dict[str, Any]) -> dict[str, Any]:
+        """The call's result, held to the published ``outputSchema`` (a lookup's or a
+        person's result included) so the client never meets a result it must reject."""
+        result = self._call(spec, ctx, raw)
+        misfit = spec.misfit(result) if spec.misfit is not None else None
+        if misfit is not None:
+            raise _Refused(
+                failure(
+                    StepSagaError(
+                        f"{spec.name}: the recorded result does not fit the outputSchema ({misfit})"
+                    ),
+                    advice="do not retry now: an operator must look at this action's record; "
+                    + SAME_KEY,
+                    reuse_same_key=True,
+                )
+            )
+        return result
+
     def _call(self, spec: _Spec, ctx: Context[Any, Any], raw: dict[str, Any]) -> dict[str, Any]:
         tenant = self._tenant_of(ctx)
         raw = dict(raw)
@@ -345,11 +408,20 @@ class LedgeredTools:
         try:
             arguments = spec.validate(raw)
         except InvalidInputError as error:
+            field = error.data.get("field")
+            if self._key_in_meta:  # the model holds no key: nothing to keep
+                raise _Refused(
+                    failure(
+                        error,
+                        reuse_same_key=False,
+                        advice=f"nothing was recorded; fix {field} and call again",
+                    )
+                ) from None
             raise _Refused(
                 failure(
                     error,
                     reuse_same_key=True,
-                    advice=f"nothing was recorded; fix {error.data.get('field')} and " + SAME_KEY,
+                    advice=f"nothing was recorded; fix {field} and " + SAME_KEY,
                 )
             ) from None
         key = hosts if self._key_in_meta else arguments.pop(KEY_ARGUMENT)
@@ -402,7 +474,13 @@ class LedgeredTools:
             def run(_claim: object) -> Mapping[str, Any]:
                 nonlocal entered
                 entered = True
-                return spec.fn(**arguments, scope=scope)
+                result = _as_json(spec.fn(**arguments, scope=scope))
+                misfit = spec.misfit(result) if spec.misfit is not None else None
+                if misfit is not None:  # after the effect: unrecorded, as an unstorable result
+                    raise TypeError(
+                        f"{spec.name} returned a result outside its outputSchema: {misfit}"
+                    )
+                return result
 
             try:
                 done = ledger.run(action, run, writes=scope.writes)
@@ -497,24 +575,17 @@ class LedgeredTools:
     async def _approve(
         self, ctx: Context[Any, Any], tool: str, arguments: dict[str, Any]
     ) -> dict[str, Any]:
-        spec = self._specs.get(tool)
-        if spec is None:
-            raise _Refused(
-                failure(
-                    InvalidInputError(f"tool: no mutating tool {tool!r}", field="tool"),
-                    advice="name one of " + ", ".join(sorted(self._specs)),
-                )
-            )
-        tenant = self._tenant_of(ctx)
-        checked = dict(arguments)
-        if not self._key_in_meta:
-            checked[KEY_ARGUMENT] = "k" * MIN_KEY_LENGTH  # the key is what gets minted
         try:
-            valid = spec.validate(checked)
+            spec = self._spec(tool)
+        except InvalidInputError as error:
+            raise _Refused(
+                failure(error, advice="name one of " + ", ".join(sorted(self._specs)))
+            ) from None
+        tenant = self._tenant_of(ctx)
+        try:
+            digest_args = self._approvable(spec, arguments)
         except InvalidInputError as error:
             raise _Refused(failure(error, advice="fix the arguments and ask again")) from None
-        valid.pop(KEY_ARGUMENT, None)
-        digest_args = consequential(valid, spec.params)
         capabilities = _capabilities(ctx)
         if capabilities is None or capabilities.elicitation is None:
             raise _Refused(
@@ -546,6 +617,23 @@ class LedgeredTools:
 
     # --- plumbing --------------------------------------------------------------------
 
+    def _spec(self, tool: str) -> _Spec:
+        spec = self._specs.get(tool)
+        if spec is None:
+            raise InvalidInputError(f"tool: no mutating tool {tool!r}", field="tool")
+        return spec
+
+    def _approvable(self, spec: _Spec, arguments: Mapping[str, Any]) -> dict[str, Any]:
+        """Approved arguments as a call's: strict, defaults filled, the digested ones."""
+        if not isinstance(arguments, Mapping):
+            raise InvalidInputError("args must be a mapping of the tool's arguments", field="args")
+        checked = dict(arguments)
+        if not self._key_in_meta:
+            checked[KEY_ARGUMENT] = "k" * MIN_KEY_LENGTH  # the key is what gets minted
+        valid = spec.validate(checked)
+        valid.pop(KEY_ARGUMENT, None)
+        return consequential(valid, spec.params)
+
     def _target(self) -> Ledger:
         return self._ledger if isinstance(self._ledger, Ledger) else self._ledger()
 
@@ -558,10 +646,14 @@ class LedgeredTools:
         tool: str,
         arguments: type[BaseModel],
         output: Any,
+        *,
+        reconcilable: bool = False,
         **details: Any,
-    ) -> None:
+    ) -> Callable[[Mapping[str, Any]], str | None] | None:
         """Register ``call`` under ``tool`` with ``arguments``' schema as its input schema
-        and ``output`` as its output schema; the SDK hands ``call`` the raw arguments."""
+        and ``output`` as its output schema; the SDK hands ``call`` the raw arguments.
+        A ``reconcilable`` tool with a typed result publishes it or ``RECONCILED``
+        (``_or_reconciled``), and the check of that schema is returned."""
         call.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
             [inspect.Parameter(_CONTEXT, inspect.Parameter.KEYWORD_ONLY, annotation=Context)],
             return_annotation=Annotated[CallToolResult, output],
@@ -575,6 +667,16 @@ class LedgeredTools:
         assert registered is not None
         registered.fn_metadata.arg_model = _Raw
         registered.parameters = arguments.model_json_schema()
+        declared = registered.fn_metadata.output_schema
+        if not reconcilable or output == dict[str, Any] or declared is None:
+            return None
+        # A typed result may also be a person's note: publish both, and check results
+        # here (the SDK's check knows only the declared type). FuncMetadata's fields are
+        # read live, and a schema without a model is published and left to its owner.
+        published = _or_reconciled(declared)
+        registered.fn_metadata.output_schema = published
+        registered.fn_metadata.output_model = None
+        return _checker(published)
 
 
 class _Refused(Exception):  # noqa: N818 - a control-flow signal, never raised to callers
@@ -602,6 +704,15 @@ def _validated(model: type[BaseModel], raw: Mapping[str, Any]) -> dict[str, Any]
         field, line = describe_validation_error(exc, "arguments")
         raise InvalidInputError(line, field=field) from None
     return {name: getattr(valid, name) for name in type(valid).model_fields}
+
+
+def _as_json(returned: Mapping[str, Any] | BaseModel) -> Mapping[str, Any]:
+    """A tool's return as the JSON object the ledger stores and every delivery answers: a
+    pydantic model dumped as on the wire (JSON mode, by alias), so the first call and its
+    replays return the same; anything else as returned (the ledger refuses a non-mapping)."""
+    if isinstance(returned, BaseModel):
+        return returned.model_dump(mode="json", by_alias=True)
+    return returned
 
 
 def _unexpected(tool: str, exc: Exception) -> StepSagaError:
@@ -722,6 +833,71 @@ def _approval_model(name: str) -> type[BaseModel]:
     return model
 
 
+#: What a retry answers after a person resolved an uncertain outcome ``applied`` without
+#: the tool's own result (``stepsaga recon resolve ID --outcome applied``; the ledger's
+#: default note): a typed tool's ``outputSchema`` offers it beside the declared type.
+RECONCILED: Final[dict[str, Any]] = {
+    "title": "Reconciled",
+    "description": (
+        "The outcome was uncertain and a person found it applied; the tool's own result "
+        "was not recorded. The reconciliation item has the evidence."
+    ),
+    "type": "object",
+    "properties": {
+        "reconciled": {
+            "type": "object",
+            "properties": {
+                "item_id": {"type": "string", "description": "The reconciliation item."},
+                "outcome": {"const": "applied", "description": "What the person found."},
+                "by": {"type": "string", "description": "Who resolved the item."},
+            },
+            "required": ["item_id", "outcome", "by"],
+        }
+    },
+    "required": ["reconciled"],
+}
+
+
+def _or_reconciled(declared: Mapping[str, Any]) -> dict[str, Any]:
+    """A typed tool's ``outputSchema``: its declared result, or ``RECONCILED``. The root
+    stays an object (MCP requires it); the declared type's ``$defs`` move to the root,
+    where its ``#/$defs/...`` references point."""
+    own = dict(declared)
+    definitions = own.pop("$defs", None)
+    title = own.get("title", "Result")
+    published: dict[str, Any] = {
+        "type": "object",
+        "title": f"{title} or Reconciled",
+        "description": f"The tool's result ({title}), or Reconciled after a person's resolve.",
+        "anyOf": [own, RECONCILED],
+    }
+    if definitions:
+        published["$defs"] = definitions
+    return published
+
+
+def _checker(schema: Mapping[str, Any]) -> Callable[[Mapping[str, Any]], str | None]:
+    """What in a result does not fit ``schema`` (compiled once; ``None``: it fits), named
+    by path and rule, never by value: it reaches the model, the log and the item."""
+    from jsonschema import exceptions, validators  # the mcp SDK's own dependency
+
+    validator = validators.validator_for(schema)(schema)
+
+    def misfit(result: Mapping[str, Any]) -> str | None:
+        error = exceptions.best_match(validator.iter_errors(result))
+        if error is None:
+            return None
+        if error.validator == "anyOf" and error.context:  # name what the declared type lacks
+            declared = [e for e in error.context if e.relative_schema_path[0] == 0]
+            error = exceptions.best_match(declared) or error
+        where = "/".join(str(part) for part in error.absolute_path) or "the result"
+        if error.validator == "required":  # "'parcel' is a required property": a name
+            return f"{where}: {error.message}"
+        return f"{where}: fails its schema's {error.validator!r} rule"
+
+    return misfit
+
+
 def _output_of(fn: ToolFn) -> Any:
     """The output schema's type: ``fn``'s return annotation (a plain mapping: any object)."""
     returned = typing.get_type_hints(fn, include_extras=True).get("return")
@@ -739,6 +915,7 @@ __all__ = [
     "KEY_ARGUMENT",
     "KEY_DESCRIPTION",
     "KEY_META",
+    "RECONCILED",
     "LedgeredTools",
     "meta_key",
 ]

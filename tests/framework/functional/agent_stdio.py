@@ -20,13 +20,18 @@ EXAMPLE = REPO / "examples" / "agent_tools"
 
 @contextlib.asynccontextmanager
 async def served(
-    folder: Path, *, elicit: ElicitationFnT | None = None, tenant: str = "acme"
+    folder: Path,
+    *,
+    elicit: ElicitationFnT | None = None,
+    tenant: str = "acme",
+    env: dict[str, str] | None = None,
 ) -> AsyncIterator[ClientSession]:
-    """A session with a fresh server process for ``tenant`` over ``folder``."""
+    """A session with a fresh server process for ``tenant`` over ``folder`` (``env``: more
+    of the server's settings)."""
     server = StdioServerParameters(
         command=sys.executable,
         args=[str(EXAMPLE / "mcp_server.py"), str(folder)],
-        env={"AGENT_TENANT": tenant, "PYTHONPATH": str(REPO)},
+        env={"AGENT_TENANT": tenant, "PYTHONPATH": str(REPO), **(env or {})},
     )
     folder.mkdir(parents=True, exist_ok=True)
     with (folder / "server.stderr").open("a") as errlog:
@@ -60,3 +65,9 @@ def key_schema(tool: Any) -> dict[str, Any]:
 
 def env_for(folder: Path) -> dict[str, str]:
     return {**os.environ, "PYTHONPATH": str(REPO), "STEPSAGA_HOME": str(folder)}
+
+
+def downstream_calls(folder: Path) -> list[str]:
+    """Every call that reached the downstream, in order (a deduplicated one too)."""
+    with sqlite3.connect(folder / "payments.sqlite3") as db:
+        return [kind for (kind,) in db.execute("SELECT kind FROM calls ORDER BY n")]

@@ -32,6 +32,7 @@ from stepsaga.ledger import Ledger, Status, open_ledger
 from stepsaga.ledger._models import ReconStatus
 from tests.framework.functional.agent_stdio import (
     REPO,
+    downstream_calls,
     effects,
     env_for,
     lose_replies,
@@ -174,13 +175,26 @@ def test_an_uncertain_outcome_becomes_an_item_that_recon_resolve_settles(tmp_pat
     )  # fmt: skip
     assert resolved.returncode == 0, resolved.stderr
 
-    async def after() -> types.CallToolResult:
+    async def after() -> tuple[types.Tool, types.CallToolResult]:
         async with served(tmp_path) as session:
-            return await session.call_tool("ship_replacement", call)
+            (tool,) = [
+                t for t in (await session.list_tools()).tools if t.name == "ship_replacement"
+            ]
+            # The client holds the result to the published outputSchema (it raises if not).
+            return tool, await session.call_tool("ship_replacement", call)
 
-    settled = asyncio.run(after())
-    assert not settled.is_error
-    assert settled.structured_content["reconciled"]["item_id"] == item_id
+    tool, settled = asyncio.run(after())
+    assert tool.output_schema is not None
+    shipment, reconciled = tool.output_schema["anyOf"]
+    assert tool.output_schema["type"] == "object"
+    assert set(shipment["required"]) == {"shipment_id", "order_id", "sku"}  # typed: Shipment
+    assert reconciled["title"] == "Reconciled"
+    assert not settled.is_error, text(settled)
+    assert settled.structured_content["reconciled"] == {
+        "item_id": item_id,
+        "outcome": "applied",
+        "by": "ops@acme.example",
+    }
     assert effects(tmp_path) == [("shipment", "ORD-1", "SKU-MUG")]  # never shipped twice
     with ledger_of(tmp_path) as ledger:
         item = ledger.get_item(item_id)
@@ -189,6 +203,47 @@ def test_an_uncertain_outcome_becomes_an_item_that_recon_resolve_settles(tmp_pat
         assert item.evidence["tool"] == "ship_replacement"
         assert item.evidence["approved"].startswith("ship_replacement with arguments digest")
         assert item.evidence["request_digest"] == ledger.list()[0].digest
+
+
+def test_a_retry_after_not_applied_runs_the_call_again_with_the_same_key(tmp_path: Path) -> None:
+    lose_replies(tmp_path, shipment=[1])
+    with ledger_of(tmp_path) as ledger:
+        key = KeyBook(ledger).issue(
+            "acme", tool="ship_replacement", args={"order_id": "ORD-1", "sku": "SKU-MUG"}
+        )
+    call = {"order_id": "ORD-1", "sku": "SKU-MUG", "idempotencyKey": key}
+
+    async def once() -> types.CallToolResult:
+        async with served(tmp_path) as session:
+            return await session.call_tool("ship_replacement", call)
+
+    first = asyncio.run(once())
+    item_id = first.structured_content["item_id"]
+    assert item_id
+    # The person finds no parcel (wrongly: the warehouse shipped and lost the reply).
+    resolved = stepsaga(
+        tmp_path,
+        "recon", "resolve", item_id, "--outcome", "not-applied",
+        "--note", "no parcel found", "--by", "ops@acme.example",
+    )  # fmt: skip
+    assert resolved.returncode == 0, resolved.stderr
+    with ledger_of(tmp_path) as ledger:
+        assert ledger.list()[0].status is Status.RELEASED
+
+    retry = asyncio.run(once())
+    assert not retry.is_error, text(retry)
+    # Run again, with the same key downstream: the warehouse deduplicates on it.
+    assert downstream_calls(tmp_path) == ["shipment", "shipment"]
+    assert effects(tmp_path) == [("shipment", "ORD-1", "SKU-MUG")]
+    assert retry.structured_content == {
+        "shipment_id": "SH-1",
+        "order_id": "ORD-1",
+        "sku": "SKU-MUG",
+    }
+    with ledger_of(tmp_path) as ledger:
+        (record,) = ledger.list()
+        assert record.status is Status.COMPLETED
+        assert record.attempts == 2
 
 
 def test_a_lost_reply_the_lookup_finds_answers_with_the_effect_and_no_item_waits(
@@ -295,6 +350,47 @@ def test_the_key_from_meta_wins_and_a_made_up_key_is_refused(tmp_path: Path) -> 
     assert refused["reuse_same_key"] is False
     assert "was not issued to tenant acme" in refused["message"]
     assert len(effects(tmp_path)) == 1
+
+
+def test_a_host_that_sends_the_key_in_meta_leaves_the_model_no_key_to_invent(
+    tmp_path: Path,
+) -> None:
+    with ledger_of(tmp_path) as ledger:
+        key = KeyBook(ledger).issue(
+            "acme", tool="create_refund", args={"order_id": "ORD-1", "amount_cents": 1000}
+        )
+    plain: dict[str, Any] = {"order_id": "ORD-1", "amount_cents": 1000}
+
+    async def scenario() -> dict[str, Any]:
+        async with served(tmp_path, env={"AGENT_KEY_IN_META": "1"}) as session:
+            listed = {tool.name: tool for tool in (await session.list_tools()).tools}
+            meta: Any = {"stepsaga/idempotencyKey": key}
+            return {
+                "schema": listed["create_refund"].input_schema,
+                "by_meta": await session.call_tool("create_refund", plain, meta=meta),
+                "retry": await session.call_tool("create_refund", plain, meta=meta),
+                "no_meta": await session.call_tool("create_refund", plain),
+                "model_key": await session.call_tool(
+                    "create_refund", plain | {"idempotencyKey": key}
+                ),
+            }
+
+    out = asyncio.run(scenario())
+    schema = out["schema"]
+    assert "idempotencyKey" not in schema["properties"]
+    assert set(schema["required"]) == {"order_id", "amount_cents"}
+    assert out["by_meta"].structured_content["refund_id"] == "RF-1"
+    assert out["retry"].structured_content == out["by_meta"].structured_content
+    for case, message in (
+        ("no_meta", "no idempotencyKey from the host"),  # nothing for the model to fix
+        ("model_key", "idempotencyKey: "),  # not an argument here: an extra one
+    ):
+        refused = out[case].structured_content
+        assert out[case].is_error, case
+        assert refused["error"] == "InvalidInputError", case
+        assert refused["reuse_same_key"] is False, case
+        assert refused["message"].startswith(message), refused
+    assert effects(tmp_path) == [("refund", "ORD-1", "1000")]
 
 
 def test_the_approval_tool_mints_a_bound_key_after_a_person_approves(tmp_path: Path) -> None:

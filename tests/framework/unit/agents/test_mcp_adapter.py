@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import threading
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from pydantic import Field
+from jsonschema import validators
+from pydantic import BaseModel, ConfigDict, Field
 
 try:
     from mcp.server.mcpserver import Context, MCPServer
@@ -21,7 +24,8 @@ except ImportError:  # pragma: no cover - the dev extra installs it
     pytest.skip("mcp is not installed: pip install 'stepsaga[mcp]'", allow_module_level=True)
 
 from stepsaga import Absent, EffectClass
-from stepsaga.agents import KeyBook, LedgeredTools
+from stepsaga._reconciliation.operator import resolve
+from stepsaga.agents import KeyBook, LedgeredTools, Limits
 from stepsaga.agents._keys import case_for_key
 from stepsaga.errors import InvalidInputError
 from stepsaga.ledger import ActionScope, Ledger, Status, open_ledger
@@ -329,3 +333,155 @@ def test_one_key_is_at_most_one_effect_whatever_the_model_sends(
         if answer.is_error:
             assert answer.structured_content["error"] == "ActionConflictError"
     ledger.close()
+
+
+class Refund(BaseModel):
+    """A typed result: its JSON form (alias, ISO time) is what the ledger keeps."""
+
+    model_config = ConfigDict(populate_by_name=True)
+
+    refund_id: str = Field(alias="refundId")
+    cents: int
+    at: datetime
+
+
+def test_a_tool_returning_a_model_succeeds_and_its_retry_replays_the_same_result(
+    ledger: Ledger,
+) -> None:
+    server: MCPServer[Any] = MCPServer("t")
+    tools = LedgeredTools(server, ledger=ledger, tenant="acme")
+    calls: list[int] = []
+
+    @tools.mutating(effect=EffectClass.KEYED_WRITE)
+    def create_refund(order_id: Order, amount_cents: Cents, *, scope: ActionScope) -> Refund:
+        calls.append(amount_cents)
+        return Refund(refund_id="RF-1", cents=amount_cents, at=datetime(2026, 1, 2, tzinfo=UTC))
+
+    key = issue(ledger)
+    arguments = {"order_id": "7", "amount_cents": 5, "idempotencyKey": key}
+    first, retry = (call(server, "create_refund", arguments) for _ in range(2))
+    expected = {"refundId": "RF-1", "cents": 5, "at": "2026-01-02T00:00:00Z"}
+    assert not first.is_error, first.content
+    assert first.structured_content == expected
+    assert not retry.is_error
+    assert retry.structured_content == expected
+    assert json.loads(retry.content[0].text) == expected
+    assert calls == [5]
+    (record,) = ledger.list()
+    assert record.status is Status.COMPLETED
+    assert record.result == expected
+    assert ledger.list_items() == []
+
+
+class Parcel(BaseModel):
+    tracking: str
+
+
+class Shipped(BaseModel):
+    shipment_id: str
+    parcel: Parcel  # a nested model: the schema's $defs
+
+
+def test_a_typed_tool_publishes_its_result_or_reconciled_and_a_retry_after_resolve_fits(
+    ledger: Ledger,
+) -> None:
+    server: MCPServer[Any] = MCPServer("t")
+    tools = LedgeredTools(server, ledger=ledger, tenant="acme")
+    shapes: list[dict[str, Any]] = [{"shipment_id": "SH-1"}]  # a bug: no parcel
+
+    @tools.mutating(effect=EffectClass.PHYSICAL, name="create_refund")
+    def ship(order_id: Order, amount_cents: Cents, *, scope: ActionScope) -> Shipped:
+        return shapes.pop(0)  # type: ignore[return-value]
+
+    (tool,) = asyncio.run(server.list_tools())
+    schema = tool.output_schema
+    assert schema is not None
+    assert schema["type"] == "object"
+    assert [branch["title"] for branch in schema["anyOf"]] == ["Shipped", "Reconciled"]
+    assert "Parcel" in schema["$defs"]
+    key = issue(ledger)
+    arguments = {"order_id": "7", "amount_cents": 5, "idempotencyKey": key}
+    first = call(server, "create_refund", arguments)
+    # The effect ran but its result is not the declared type: unrecorded, a person decides.
+    assert first.structured_content["error"] == "OutcomeUnknownError"
+    (item,) = ledger.list_items()
+    evidence = json.dumps(item.evidence)
+    assert "outside its outputSchema: the result: 'parcel' is a required property" in evidence
+    assert "SH-1" not in evidence  # named by path and rule, never by the result's values
+    resolve(ledger, item.item_id, "applied", "ops@acme.example", "SH-1 left",
+            send_task_success=None)  # fmt: skip
+    retry = call(server, "create_refund", arguments)
+    assert not retry.is_error, retry.content
+    assert retry.structured_content["reconciled"]["item_id"] == item.item_id
+    validator = validators.validator_for(schema)(schema)  # as an MCP client checks it
+    assert list(validator.iter_errors(retry.structured_content)) == []
+    assert list(validator.iter_errors({"shipment_id": "SH-1"})) != []
+
+
+def test_a_key_issued_for_a_tool_fills_its_defaults_so_calls_with_or_without_them_match(
+    ledger: Ledger,
+) -> None:
+    server: MCPServer[Any] = MCPServer("t")
+    tools = LedgeredTools(server, ledger=ledger, tenant="acme")
+    refunds: list[tuple[str, int, str]] = []
+
+    @tools.mutating(effect=EffectClass.KEYED_WRITE)
+    def create_refund(
+        order_id: Order,
+        amount_cents: Cents,
+        currency: Annotated[str, Field(description="ISO currency.")] = "EUR",
+        *,
+        scope: ActionScope,
+    ) -> dict[str, Any]:
+        refunds.append((order_id, amount_cents, currency))
+        return {"refund": f"RF-{len(refunds)}"}
+
+    approved = {"order_id": "7", "amount_cents": 5}  # the person approved the default EUR
+    key = tools.issue("acme", "create_refund", args=approved, approved_by="ops@acme.example")
+    answers = [
+        call(server, "create_refund", approved | extra | {"idempotencyKey": key})
+        for extra in ({}, {"currency": "EUR"}, {"currency": "USD"})
+    ]
+    assert [a.structured_content.get("refund") for a in answers[:2]] == ["RF-1", "RF-1"]
+    assert answers[2].structured_content["error"] == "ActionConflictError"
+    assert refunds == [("7", 5, "EUR")]
+    assert KeyBook(ledger).grant("acme", key).approved_by == "ops@acme.example"
+    # What a call would be refused for is refused when issuing, naming the field.
+    for tool, args, field in (
+        ("create_refund", {"order_id": 7, "amount_cents": 5}, "order_id"),
+        ("create_refund", approved | {"note": "x"}, "note"),
+        ("create_refund", {"order_id": "7"}, "amount_cents"),
+        ("issue_credit", approved, "tool"),
+    ):
+        with pytest.raises(InvalidInputError) as refused:
+            tools.issue("acme", tool, args=args)
+        assert refused.value.data["field"] == field
+    with pytest.raises(InvalidInputError, match="no parameter 'amount'"):
+        tools.issue("acme", "create_refund", limits=Limits(at_most={"amount": 5}))
+    bounded = tools.issue("acme", "create_refund", limits=Limits(at_most={"amount_cents": 5}))
+    assert KeyBook(ledger).grant("acme", bounded).limits == Limits(at_most={"amount_cents": 5})
+
+
+def test_destructive_overrides_the_effect_classs_default_hint(ledger: Ledger) -> None:
+    server: MCPServer[Any] = MCPServer("t")
+    tools = LedgeredTools(server, ledger=ledger, tenant="acme")
+    cases = {  # tool: (effect, destructive=, published destructiveHint)
+        "refund": (EffectClass.KEYED_WRITE, None, True),
+        "refund_quietly": (EffectClass.KEYED_WRITE, False, False),
+        "ship": (EffectClass.PHYSICAL, None, True),
+        "put_note": (EffectClass.BLIND_WRITE, None, False),
+        "overwrite_note": (EffectClass.BLIND_WRITE, True, True),
+    }
+    for tool, (effect, destructive, _) in cases.items():
+
+        @tools.mutating(effect=effect, name=tool, destructive=destructive)
+        def run(order_id: Order, *, scope: ActionScope) -> dict[str, Any]:
+            return {}
+
+    listed = {tool.name: tool for tool in asyncio.run(server.list_tools())}
+    for tool, (_, _, hint) in cases.items():
+        annotations = listed[tool].annotations
+        assert annotations is not None
+        assert annotations.destructive_hint is hint, tool
+        assert annotations.read_only_hint is False
+        assert annotations.idempotent_hint is True
