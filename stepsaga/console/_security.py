@@ -213,20 +213,24 @@ _SIGN_IN_AGAIN: Final = """<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>Open the console's URL again · stepsaga</title>
-<link rel="stylesheet" href="/static/console.css"></head>
-<body><header class="top"><span class="brand">stepsaga console</span></header>
+<link rel="stylesheet" href="/static/console.css">
+<script src="/static/console.js" defer></script></head>
+<body data-keep-drafts><header class="top"><span class="brand">stepsaga console</span></header>
 <main id="content"><h1>Open the console's URL again</h1>
 <p class="error" id="error-message">403: this browser has no valid token for this console.</p>
 <p>The console was probably restarted: each start prints a new URL with a new token
 (<code>stepsaga console</code> shows it). Open that URL once and this page works again.</p>
 <p>To keep one URL across restarts, start it with <code>stepsaga console --token-file PATH</code>
 (the token is created there once, readable by you only, and reused).</p>
+<p>What you had typed into a form is kept in this browser and comes back when you open
+the page again.</p>
 </main></body></html>
 """
 
 
 def _sign_in_again() -> Response:
-    """A styled 403 that says why and how to get back (typed input cannot be kept)."""
+    """A styled 403 that says why and how to get back; its script keeps the drafts of a
+    form sent to the restarted console (``static/console.js``)."""
     return HTMLResponse(_SIGN_IN_AGAIN, status_code=403)
 
 
