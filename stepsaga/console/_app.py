@@ -35,7 +35,7 @@ from stepsaga._project.project import Project
 from stepsaga._reconciliation.overdue import is_overdue
 from stepsaga._util.clock import Clock, SystemClock
 from stepsaga.backends import CaseOutcome, ExecutionView, ReconFilter, SagaBackend
-from stepsaga.backends._base import SupportsRetryDelays
+from stepsaga.backends._base import SupportsCount, SupportsRetryDelays, SupportsValueSearch
 from stepsaga.backends._lifecycle import stopped
 from stepsaga.backends._progress import entered_states
 from stepsaga.backends._views import StepView
@@ -69,6 +69,8 @@ LEDGER_LIMIT = 500
 #: The tenant fields' choices: tenants of this many newest executions, looked up again after.
 TENANTS_LOOKED_AT = 200
 TENANTS_KEPT = timedelta(minutes=1)
+#: Executions a search by a case input's value lists at most (newest first).
+SEARCH_SHOWN = 50
 #: The executions list's filters (``list_executions``' keyword arguments).
 _LIST_FILTERS = ("saga", "tenant", "status", "outcome", "since")
 
@@ -283,6 +285,9 @@ class Console:
                     limit=self.config.page_size,
                     next_token=token,
                 )
+                total = None
+                if isinstance(backend, SupportsCount):
+                    total = backend.count_executions(**{k: v or None for k, v in filters.items()})
         except StepSagaError as exc:
             return self.refused(exc)
         given = {k: v for k, v in filters.items() if v}
@@ -308,6 +313,8 @@ class Console:
             next_url=next_url,
             prev_url=prev_url,
             page_number=len(trail) + 1,
+            first=len(trail) * self.config.page_size + 1,
+            total=total,
         )
 
     def execution(self, request: Request) -> Response:
@@ -612,10 +619,13 @@ class Console:
         )
 
     def search(self, request: Request) -> Response:
-        """An execution name or ARN, a case id, or an item id: straight to its page."""
+        """An execution name or ARN, a case id, or an item id: straight to its page; else
+        the executions whose case input has the value as a top-level string (an order id),
+        where the backend can search inputs: one straight to its page, several listed."""
         query = (request.query_params.get("q") or "").strip()
         if not query:
             return RedirectResponse("/executions", 303)
+        found: list[Any] = []
         try:
             with self.backend() as backend:
                 try:
@@ -630,13 +640,20 @@ class Console:
                     return RedirectResponse(f"/reconciliation/{_path(item.id)}", 303)
                 except NotFoundError:
                     pass
+                searchable = isinstance(backend, SupportsValueSearch)
+                if isinstance(backend, SupportsValueSearch):
+                    found = backend.find_executions(query, limit=SEARCH_SHOWN)
         except StepSagaError as exc:
             return self.refused(exc)
-        return self.refused(
-            NotFoundError(
-                f"Nothing found for {query!r}: try an execution name, a case id or an item id."
+        if len(found) == 1:
+            return RedirectResponse(
+                request_url("/executions/" + found[0].name, tenant=found[0].tenant_id), 303
             )
-        )
+        if found:
+            return self.page("search.html", query=query, executions=found, limit=SEARCH_SHOWN)
+        what = "an execution name, a case id, an item id"
+        what += " or a value of a case's input (an order id)" if searchable else ""
+        return self.refused(NotFoundError(f"Nothing found for {query!r}: try {what}."))
 
 
 def _step_of_run(view: ExecutionView, runs: list[StepRun]) -> list[StepView | None]:
