@@ -13,7 +13,7 @@ themselves (``static/console.js``) while something moves.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -44,6 +44,7 @@ from stepsaga.console._fold import Folded, fold
 from stepsaga.console._layout import layout
 from stepsaga.console._security import (
     CSRF_FIELD,
+    OPERATOR_SCOPE_KEY,
     ForbiddenError,
     TokenGate,
     check_csrf,
@@ -94,6 +95,9 @@ class ConsoleConfig:
     #: Executions per page of the list.
     page_size: int = 25
     clock: Clock = field(default_factory=SystemClock)
+    #: ``{SHA-256 of a personal token: who}`` (``--operators-file``, local backend): a
+    #: request signed by one acts as that person; the console's own token as ``whoami``.
+    operators: Mapping[str, str] = field(default_factory=dict)
     #: How long a POST waits for its action before returning to the page (which then shows
     #: the action's progress): enough for a refusal to come back onto the form it came from.
     action_wait: float = 0.3
@@ -203,7 +207,7 @@ class Console:
         ]
         middleware = [
             Middleware(TrustedHostMiddleware, allowed_hosts=list(c.allowed_hosts)),
-            Middleware(TokenGate, token=c.token, port=c.port),
+            Middleware(TokenGate, token=c.token, port=c.port, operators=c.operators),
         ]
         return Starlette(routes=routes, middleware=middleware)
 
@@ -319,13 +323,14 @@ class Console:
 
     def execution(self, request: Request) -> Response:
         return self._execution_page(
-            request.path_params["name"], request.query_params.get("tenant") or None
+            request.path_params["name"], request.query_params.get("tenant") or None, who(request)
         )
 
     def _execution_page(
         self,
         name: str,
         tenant: str | None,
+        person: str | None,
         *,
         form_error: str | None = None,
         form: str = "",
@@ -348,7 +353,7 @@ class Console:
                 # stopped; a superseded one it would leave as it is (its later revision owns
                 # the case's effects)
                 cancellable = view.status == "RUNNING" or (held and superseded_by is None)
-                operator = backend.whoami() if cancellable else None
+                operator = (person or backend.whoami()) if cancellable else None
             records = self._records(view)
         except StepSagaError as exc:
             return self.refused(exc)
@@ -401,10 +406,10 @@ class Console:
             return self.refused(exc)
         tenant = str(form.get("tenant") or "") or None
         return await self._act(
-            ActionRequest("redrive", name, tenant=tenant),
+            ActionRequest("redrive", name, tenant=tenant, by=who(request)),
             request_url("/executions/" + name, tenant=tenant),
             lambda job: self._execution_page(
-                name, tenant, form_error=job.error, code=job.error_code or 400
+                name, tenant, who(request), form_error=job.error, code=job.error_code or 400
             ),
         )
 
@@ -429,15 +434,16 @@ class Console:
         if not note:
             return await run_in_threadpool(
                 lambda: self._execution_page(
-                    name, tenant, form_error=missing, form=action, code=400
+                    name, tenant, who(request), form_error=missing, form=action, code=400
                 )
             )
         return await self._act(
-            ActionRequest(action, name, tenant=tenant, note=note),
+            ActionRequest(action, name, tenant=tenant, note=note, by=who(request)),
             request_url("/executions/" + name, tenant=tenant),
             lambda job: self._execution_page(
                 name,
                 tenant,
+                who(request),
                 form_error=web_wording(job.error or ""),
                 form=action,
                 note=note,
@@ -521,11 +527,12 @@ class Console:
         )
 
     def item(self, request: Request) -> Response:
-        return self._item_page(request.path_params["item_id"])
+        return self._item_page(request.path_params["item_id"], who(request))
 
     def _item_page(
         self,
         item_id: str,
+        person: str | None,
         *,
         form_error: str | None = None,
         outcome: str = "",
@@ -535,7 +542,7 @@ class Console:
         try:
             with self.backend() as backend:
                 item = backend.recon_show(item_id)
-                operator = backend.whoami()
+                operator = person or backend.whoami()
                 continuation = None
                 if item.status == "RESOLVED":
                     continuation = backend.status(item.case_id, tenant=item.tenant_id)
@@ -549,6 +556,7 @@ class Console:
             status_code=code,
             item=item,
             operator=operator,
+            personal=person is not None,
             continuation=continuation,
             age=age_text((now - item.created_at).total_seconds()),
             overdue=item.status == "OPEN"
@@ -578,14 +586,15 @@ class Console:
         if problem is not None:
             return await run_in_threadpool(
                 lambda: self._item_page(
-                    item_id, form_error=problem, outcome=outcome, note=note, code=400
+                    item_id, who(request), form_error=problem, outcome=outcome, note=note, code=400
                 )
             )
         return await self._act(
-            ActionRequest("resolve", item_id, note=note, outcome=outcome),
+            ActionRequest("resolve", item_id, note=note, outcome=outcome, by=who(request)),
             f"/reconciliation/{_path(item_id)}",
             lambda job: self._item_page(
                 item_id,
+                who(request),
                 form_error=job.error,
                 outcome=outcome,
                 note=note,
@@ -654,6 +663,13 @@ class Console:
         what = "an execution name, a case id, an item id"
         what += " or a value of a case's input (an order id)" if searchable else ""
         return self.refused(NotFoundError(f"Nothing found for {query!r}: try {what}."))
+
+
+def who(request: Request) -> str | None:
+    """The person whose personal token signed ``request`` (``TokenGate``); ``None``: the
+    console's own token, so the backend's operator acts."""
+    person = request.scope.get(OPERATOR_SCOPE_KEY)
+    return person if isinstance(person, str) else None
 
 
 def _step_of_run(view: ExecutionView, runs: list[StepRun]) -> list[StepView | None]:
