@@ -98,6 +98,10 @@ def test_the_search_box_finds_an_execution_by_its_order_reference(page: Page, co
     from tests.framework.functional.test_console_operator import _serious
 
     assert _serious(page, axe_script()) == []
+    page.set_viewport_size({"width": 390, "height": 844})
+    assert _serious(page, axe_script()) == []
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390
+    page.set_viewport_size({"width": 1280, "height": 720})
 
     _search(page, "CASE-5")  # a case id, and an execution name, still go straight there
     assert page.url.endswith("/executions/acme-CASE-5-r1?tenant=acme")
