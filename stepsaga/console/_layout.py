@@ -351,7 +351,7 @@ def layout(graph: StateGraph, visited: Visited | None = None) -> GraphPicture:
         a, b = boxes[edge.source], boxes[edge.target]
         pair = work.lifted[n]
         if pair is None:
-            path, lx, ly = _inside(a, b, work.parent[edge.target] == edge.source)
+            path, lx, ly = _inside(a, b, edge.source in work._ancestry(edge.target))
         else:
             level = work.levels[work.parent[pair[0]]]
             sa, sb = boxes[pair[0]], boxes[pair[1]]
