@@ -115,8 +115,8 @@ def test_groups_hold_their_states_and_nothing_else_overlaps(graph: StateGraph) -
         (b, a) for a in placed for b in ancestors(a)
     }
     assert [pair for pair in _overlaps(picture) if pair not in related] == []
-    for node in picture.nodes:
-        assert node.x >= 0
-        assert node.x + node.width <= picture.width
-        assert node.y >= 0
-        assert node.y + node.height <= picture.height
+    for drawn in picture.nodes:
+        assert drawn.x >= 0
+        assert drawn.x + drawn.width <= picture.width
+        assert drawn.y >= 0
+        assert drawn.y + drawn.height <= picture.height
