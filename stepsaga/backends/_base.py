@@ -38,6 +38,7 @@ from stepsaga.backends._progress import ProgressListener
 from stepsaga.backends._views import (
     CancelView,
     ExecutionPage,
+    ExecutionSummary,
     ExecutionView,
     ReconFilter,
     ReconItemView,
@@ -208,4 +209,32 @@ class SupportsRetryDelays(Protocol):
 
     def retry_delays(self, ref: str, *, tenant: str | None = None) -> dict[int, float]:
         """``{id of the failure event: seconds chosen before the retry}``."""
+        ...
+
+
+@runtime_checkable
+class SupportsCount(Protocol):
+    """A backend that can count what ``list_executions`` pages through (the local store's
+    ``COUNT``; ``ListExecutions`` cannot count, so the AWS backend does not offer it)."""
+
+    def count_executions(
+        self,
+        *,
+        saga: str | None = None,
+        tenant: str | None = None,
+        status: str | None = None,
+        outcome: str | None = None,
+        since: str | datetime | None = None,
+    ) -> int | None:
+        """The total, or ``None`` for filters it cannot count (an outcome)."""
+        ...
+
+
+@runtime_checkable
+class SupportsValueSearch(Protocol):
+    """A backend that can find executions by a value of their case input (the local store
+    reads its executions' inputs; ``ListExecutions`` returns none, so AWS does not)."""
+
+    def find_executions(self, value: str, *, limit: int = 50) -> list[ExecutionSummary]:
+        """Executions whose case input has ``value`` as a top-level string, newest first."""
         ...

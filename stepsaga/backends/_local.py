@@ -105,6 +105,9 @@ if TYPE_CHECKING:
 HandlersFactory = Callable[["HandlerDeps", Saga], Mapping[str, Handler]]
 
 _REGION = "us-east-1"
+#: How many of the newest executions a search by a case input's value looks at
+#: (``find_executions``): a bounded scan, measured in docs/how-to/console.md.
+SEARCH_WINDOW = 10_000
 _ACCOUNT = "123456789012"
 
 
@@ -363,6 +366,56 @@ class LocalBackend:
                 after=found[query.limit - 1][1],
             ).encode()
         return ExecutionPage(items=items, next_token=following)
+
+    def find_executions(self, value: str, *, limit: int = 50) -> list[ExecutionSummary]:
+        """Executions among the newest :data:`SEARCH_WINDOW` whose case input has ``value``
+        as a top-level string (an order id, a customer reference), case-insensitive,
+        newest first: one query over a bounded slice of the start-time index."""
+        if not self.home.executions_path.exists():
+            return []
+        reader = self._read_engine()
+        waiting: dict[str, list[str]] = {}
+        for task in reader.list_waiting_tasks():
+            waiting.setdefault(task.execution_arn, []).append(task.state_name)
+        found = []
+        for row, _ in reader.find_by_value(value, within=SEARCH_WINDOW, limit=limit):
+            states = waiting.get(row["executionArn"], ())
+            summary = listed_summary(row, saga_of(row), waiting_for=states)
+            if summary is not None:
+                found.append(summary)
+        return found
+
+    def count_executions(
+        self,
+        *,
+        saga: str | None = None,
+        tenant: str | None = None,
+        status: str | None = None,
+        outcome: str | None = None,
+        since: str | datetime | None = None,
+    ) -> int | None:
+        """How many executions ``list_executions`` pages through with these filters: one
+        ``COUNT`` over the index the pages use. ``None`` with ``outcome``: an outcome is
+        decided row by row (the ledger's word), which a count query cannot."""
+        query = ExecutionQuery.build(
+            now=self.clock.now(), saga=saga, tenant=tenant, status=status, since=since
+        )
+        if outcome:
+            return None
+        if query.saga is not None:
+            self.project.saga(query.saga)
+        if not self.home.executions_path.exists():
+            return 0
+        start = first_since(query, None)
+        return self._read_engine().count_executions(
+            ExecutionPageQuery(
+                limit=1,
+                state_machine_arn=state_machine_arn(query.saga) if query.saga else None,
+                statuses=query.statuses(),
+                tenant=query.tenant,
+                since=start.timestamp() if start is not None else None,
+            )
+        )
 
     def stop(self, ref: str, *, tenant: str | None = None, by: str, note: str) -> ExecutionView:
         by, note = check_person(by, "--by"), check_note(note)

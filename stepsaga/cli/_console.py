@@ -42,11 +42,28 @@ def console(
             "restarts.",
         ),
     ] = None,
+    operators_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--operators-file",
+            help="Personal tokens (hashed, 0600): a request signed by one acts as that person, "
+            "so two people on this console can complete dual control (local backend).",
+        ),
+    ] = None,
+    add_operator: Annotated[
+        str | None,
+        typer.Option(
+            "--add-operator",
+            metavar="NAME",
+            help="Give NAME a personal token in --operators-file (replacing theirs), print "
+            "their URL and exit.",
+        ),
+    ] = None,
 ) -> None:
     """Serve the operator console: executions, reconciliation queue, ledger."""
     try:
         from stepsaga.console import ConsoleConfig, serve
-        from stepsaga.console._security import new_token, token_from_file
+        from stepsaga.console._security import new_token, read_operators, token_from_file
         from stepsaga.console._serve import bind, url_of
     except ModuleNotFoundError as exc:
         usage_error(f"console needs the console extra (pip install 'stepsaga[console]'): {exc}")
@@ -56,6 +73,27 @@ def console(
     cli = cli_context(ctx)
     if backend is not None:
         cli = dataclasses.replace(cli, backend=backend)
+    if operators_file is not None and cli.backend is BackendKind.aws:
+        usage_error(
+            "--operators-file: on the aws backend who acts is the caller's IAM identity "
+            "(the server-side resolver); use it with the local backend"
+        )
+    if add_operator is not None:
+        if operators_file is None:
+            usage_error("--add-operator: name the file with --operators-file PATH")
+        with exit_codes():
+            from stepsaga._model.person import check_person
+            from stepsaga.console._security import TOKEN_PARAMETER
+            from stepsaga.console._security import add_operator as add
+
+            personal = add(operators_file, check_person(add_operator, "--add-operator"))
+        shown = f"[{host}]" if ":" in host else host
+        typer.echo(
+            f"{add_operator} signs in to the console (once started with --operators-file "
+            f"{operators_file}) at:\n    http://{shown}:{port}/?{TOKEN_PARAMETER}={personal}"
+        )
+        typer.echo("Only its digest is kept; run this again to replace a lost one.")
+        return
     with exit_codes():
         project = cli.project()
         try:
@@ -63,6 +101,7 @@ def console(
         except OSError as exc:
             usage_error(f"--port {port}: cannot listen on {host}:{port} ({exc.strerror})")
         token = token_from_file(token_file) if token_file is not None else new_token()
+        operators = read_operators(operators_file) if operators_file is not None else {}
         config = ConsoleConfig(
             project=project,
             open_backend=lambda: open_backend(cli),
@@ -72,7 +111,11 @@ def console(
             backend_name=cli.backend.value,
             allowed_hosts=tuple(dict.fromkeys(("127.0.0.1", "localhost", host))),
             overdue_after=timedelta(hours=overdue_hours),
+            operators=operators,
         )
     typer.echo(f"stepsaga console ({cli.backend.value} backend), open:\n    {url_of(sock, token)}")
+    if operators:
+        people = ", ".join(sorted(set(operators.values())))
+        typer.echo(f"Personal URLs also sign in ({people}): each acts as that person.")
     typer.echo("Ctrl-C stops it.")
     serve(config, sock)

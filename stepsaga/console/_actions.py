@@ -40,14 +40,21 @@ class ActionRequest:
     tenant: str | None = None
     note: str = ""
     outcome: str = ""
+    #: Who asked: a person the console's ``--operators-file`` names (their token signed the
+    #: request); ``None``: the backend's own operator (``whoami``).
+    by: str | None = None
 
 
-#: The backend operation behind each action (``by`` is always the backend's own identity).
+def _by(backend: SagaBackend, request: ActionRequest) -> str:
+    return request.by or backend.whoami()
+
+
+#: The backend operation behind each action, as the person who asked (:func:`_by`).
 ACTIONS: dict[str, Callable[[SagaBackend, ActionRequest], object]] = {
     "redrive": lambda b, r: b.redrive(r.target, tenant=r.tenant),
-    "stop": lambda b, r: b.stop(r.target, tenant=r.tenant, by=b.whoami(), note=r.note),
-    "cancel": lambda b, r: b.cancel(r.target, tenant=r.tenant, by=b.whoami(), note=r.note),
-    "resolve": lambda b, r: b.recon_resolve(r.target, parse_outcome(r.outcome), b.whoami(), r.note),
+    "stop": lambda b, r: b.stop(r.target, tenant=r.tenant, by=_by(b, r), note=r.note),
+    "cancel": lambda b, r: b.cancel(r.target, tenant=r.tenant, by=_by(b, r), note=r.note),
+    "resolve": lambda b, r: b.recon_resolve(r.target, parse_outcome(r.outcome), _by(b, r), r.note),
 }
 
 

@@ -13,7 +13,7 @@ themselves (``static/console.js``) while something moves.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -35,7 +35,7 @@ from stepsaga._project.project import Project
 from stepsaga._reconciliation.overdue import is_overdue
 from stepsaga._util.clock import Clock, SystemClock
 from stepsaga.backends import CaseOutcome, ExecutionView, ReconFilter, SagaBackend
-from stepsaga.backends._base import SupportsRetryDelays
+from stepsaga.backends._base import SupportsCount, SupportsRetryDelays, SupportsValueSearch
 from stepsaga.backends._lifecycle import stopped
 from stepsaga.backends._progress import entered_states
 from stepsaga.backends._views import StepView
@@ -44,6 +44,7 @@ from stepsaga.console._fold import Folded, fold
 from stepsaga.console._layout import layout
 from stepsaga.console._security import (
     CSRF_FIELD,
+    OPERATOR_SCOPE_KEY,
     ForbiddenError,
     TokenGate,
     check_csrf,
@@ -69,6 +70,8 @@ LEDGER_LIMIT = 500
 #: The tenant fields' choices: tenants of this many newest executions, looked up again after.
 TENANTS_LOOKED_AT = 200
 TENANTS_KEPT = timedelta(minutes=1)
+#: Executions a search by a case input's value lists at most (newest first).
+SEARCH_SHOWN = 50
 #: The executions list's filters (``list_executions``' keyword arguments).
 _LIST_FILTERS = ("saga", "tenant", "status", "outcome", "since")
 
@@ -92,6 +95,9 @@ class ConsoleConfig:
     #: Executions per page of the list.
     page_size: int = 25
     clock: Clock = field(default_factory=SystemClock)
+    #: ``{SHA-256 of a personal token: who}`` (``--operators-file``, local backend): a
+    #: request signed by one acts as that person; the console's own token as ``whoami``.
+    operators: Mapping[str, str] = field(default_factory=dict)
     #: How long a POST waits for its action before returning to the page (which then shows
     #: the action's progress): enough for a refusal to come back onto the form it came from.
     action_wait: float = 0.3
@@ -201,7 +207,7 @@ class Console:
         ]
         middleware = [
             Middleware(TrustedHostMiddleware, allowed_hosts=list(c.allowed_hosts)),
-            Middleware(TokenGate, token=c.token, port=c.port),
+            Middleware(TokenGate, token=c.token, port=c.port, operators=c.operators),
         ]
         return Starlette(routes=routes, middleware=middleware)
 
@@ -283,6 +289,9 @@ class Console:
                     limit=self.config.page_size,
                     next_token=token,
                 )
+                total = None
+                if isinstance(backend, SupportsCount):
+                    total = backend.count_executions(**{k: v or None for k, v in filters.items()})
         except StepSagaError as exc:
             return self.refused(exc)
         given = {k: v for k, v in filters.items() if v}
@@ -308,17 +317,20 @@ class Console:
             next_url=next_url,
             prev_url=prev_url,
             page_number=len(trail) + 1,
+            first=len(trail) * self.config.page_size + 1,
+            total=total,
         )
 
     def execution(self, request: Request) -> Response:
         return self._execution_page(
-            request.path_params["name"], request.query_params.get("tenant") or None
+            request.path_params["name"], request.query_params.get("tenant") or None, who(request)
         )
 
     def _execution_page(
         self,
         name: str,
         tenant: str | None,
+        person: str | None,
         *,
         form_error: str | None = None,
         form: str = "",
@@ -341,7 +353,7 @@ class Console:
                 # stopped; a superseded one it would leave as it is (its later revision owns
                 # the case's effects)
                 cancellable = view.status == "RUNNING" or (held and superseded_by is None)
-                operator = backend.whoami() if cancellable else None
+                operator = (person or backend.whoami()) if cancellable else None
             records = self._records(view)
         except StepSagaError as exc:
             return self.refused(exc)
@@ -394,10 +406,10 @@ class Console:
             return self.refused(exc)
         tenant = str(form.get("tenant") or "") or None
         return await self._act(
-            ActionRequest("redrive", name, tenant=tenant),
+            ActionRequest("redrive", name, tenant=tenant, by=who(request)),
             request_url("/executions/" + name, tenant=tenant),
             lambda job: self._execution_page(
-                name, tenant, form_error=job.error, code=job.error_code or 400
+                name, tenant, who(request), form_error=job.error, code=job.error_code or 400
             ),
         )
 
@@ -422,15 +434,16 @@ class Console:
         if not note:
             return await run_in_threadpool(
                 lambda: self._execution_page(
-                    name, tenant, form_error=missing, form=action, code=400
+                    name, tenant, who(request), form_error=missing, form=action, code=400
                 )
             )
         return await self._act(
-            ActionRequest(action, name, tenant=tenant, note=note),
+            ActionRequest(action, name, tenant=tenant, note=note, by=who(request)),
             request_url("/executions/" + name, tenant=tenant),
             lambda job: self._execution_page(
                 name,
                 tenant,
+                who(request),
                 form_error=web_wording(job.error or ""),
                 form=action,
                 note=note,
@@ -514,11 +527,12 @@ class Console:
         )
 
     def item(self, request: Request) -> Response:
-        return self._item_page(request.path_params["item_id"])
+        return self._item_page(request.path_params["item_id"], who(request))
 
     def _item_page(
         self,
         item_id: str,
+        person: str | None,
         *,
         form_error: str | None = None,
         outcome: str = "",
@@ -528,7 +542,7 @@ class Console:
         try:
             with self.backend() as backend:
                 item = backend.recon_show(item_id)
-                operator = backend.whoami()
+                operator = person or backend.whoami()
                 continuation = None
                 if item.status == "RESOLVED":
                     continuation = backend.status(item.case_id, tenant=item.tenant_id)
@@ -542,6 +556,7 @@ class Console:
             status_code=code,
             item=item,
             operator=operator,
+            personal=person is not None,
             continuation=continuation,
             age=age_text((now - item.created_at).total_seconds()),
             overdue=item.status == "OPEN"
@@ -571,14 +586,15 @@ class Console:
         if problem is not None:
             return await run_in_threadpool(
                 lambda: self._item_page(
-                    item_id, form_error=problem, outcome=outcome, note=note, code=400
+                    item_id, who(request), form_error=problem, outcome=outcome, note=note, code=400
                 )
             )
         return await self._act(
-            ActionRequest("resolve", item_id, note=note, outcome=outcome),
+            ActionRequest("resolve", item_id, note=note, outcome=outcome, by=who(request)),
             f"/reconciliation/{_path(item_id)}",
             lambda job: self._item_page(
                 item_id,
+                who(request),
                 form_error=job.error,
                 outcome=outcome,
                 note=note,
@@ -612,10 +628,13 @@ class Console:
         )
 
     def search(self, request: Request) -> Response:
-        """An execution name or ARN, a case id, or an item id: straight to its page."""
+        """An execution name or ARN, a case id, or an item id: straight to its page; else
+        the executions whose case input has the value as a top-level string (an order id),
+        where the backend can search inputs: one straight to its page, several listed."""
         query = (request.query_params.get("q") or "").strip()
         if not query:
             return RedirectResponse("/executions", 303)
+        found: list[Any] = []
         try:
             with self.backend() as backend:
                 try:
@@ -630,13 +649,27 @@ class Console:
                     return RedirectResponse(f"/reconciliation/{_path(item.id)}", 303)
                 except NotFoundError:
                     pass
+                searchable = isinstance(backend, SupportsValueSearch)
+                if isinstance(backend, SupportsValueSearch):
+                    found = backend.find_executions(query, limit=SEARCH_SHOWN)
         except StepSagaError as exc:
             return self.refused(exc)
-        return self.refused(
-            NotFoundError(
-                f"Nothing found for {query!r}: try an execution name, a case id or an item id."
+        if len(found) == 1:
+            return RedirectResponse(
+                request_url("/executions/" + found[0].name, tenant=found[0].tenant_id), 303
             )
-        )
+        if found:
+            return self.page("search.html", query=query, executions=found, limit=SEARCH_SHOWN)
+        what = "an execution name, a case id, an item id"
+        what += " or a value of a case's input (an order id)" if searchable else ""
+        return self.refused(NotFoundError(f"Nothing found for {query!r}: try {what}."))
+
+
+def who(request: Request) -> str | None:
+    """The person whose personal token signed ``request`` (``TokenGate``); ``None``: the
+    console's own token, so the backend's operator acts."""
+    person = request.scope.get(OPERATOR_SCOPE_KEY)
+    return person if isinstance(person, str) else None
 
 
 def _step_of_run(view: ExecutionView, runs: list[StepRun]) -> list[StepView | None]:

@@ -4,6 +4,11 @@
   ``?token=…`` (the console then sets an HttpOnly, SameSite=Strict cookie and redirects to
   the same URL without it, so the token leaves the address bar and the history), as the
   cookie, or as ``Authorization: Token …``. Anything else gets 403.
+* **Who** (``--operators-file``): each person may have a personal token, stored hashed
+  (SHA-256) in a 0600 file; a request that shows one acts as that person (the console takes
+  the identity from the credential, never from a form), so two people on one local console
+  can complete dual control. The console's own token acts as the backend's operator (the
+  OS user), as without the file.
 * **Cross-site requests**: every state change is a POST whose form carries ``csrf``, an
   HMAC of the token (a page of another origin cannot read it), and whose ``Origin`` and
   ``Sec-Fetch-Site`` headers, when the browser sends them, say this origin. Ports do not
@@ -21,7 +26,7 @@ import hmac
 import os
 import re
 import secrets
-from collections.abc import Awaitable, Callable, MutableMapping
+from collections.abc import Awaitable, Callable, Mapping, MutableMapping
 from http.cookies import SimpleCookie
 from pathlib import Path
 from typing import Any, Final
@@ -109,6 +114,73 @@ def token_from_file(path: Path) -> str:
     return text
 
 
+#: The request scope's key for who sent it: a name from ``--operators-file``, or ``None``
+#: for the console's own token (the backend's operator acts).
+OPERATOR_SCOPE_KEY: Final = "stepsaga.operator"
+
+
+_NAME: Final = re.compile(r"[^\t\x00-\x1f\x7f]{1,200}")
+
+
+def _digest(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+def _private(path: Path, option: str) -> None:
+    if path.stat().st_mode & 0o077:
+        raise InvalidInputError(
+            f"{option}: {path} is readable by other users (chmod 600 {path})", field=option
+        )
+
+
+def read_operators(path: Path) -> dict[str, str]:
+    """``--operators-file``: ``{SHA-256 of a personal token: who}``, one ``name<TAB>digest``
+    a line. Refused (one line naming the option) when absent, readable by others or
+    malformed."""
+    option = "--operators-file"
+    try:
+        _private(path, option)
+        lines = path.read_text().splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InvalidInputError(f"{option}: cannot read {path} ({exc})", field=option) from None
+    found: dict[str, str] = {}
+    for number, line in enumerate(lines, 1):
+        name, _, digest = line.partition("\t")
+        if not re.fullmatch(r"[0-9a-f]{64}", digest):
+            raise InvalidInputError(
+                f"{option}: {path} line {number} is not 'name<TAB>token digest' "
+                "(add people with --add-operator)",
+                field=option,
+            )
+        if not _NAME.fullmatch(name):
+            raise InvalidInputError(f"{option}: {path} line {number} has no name", field=option)
+        found[digest] = name
+    return found
+
+
+def add_operator(path: Path, name: str) -> str:
+    """Give ``name`` (the CLI checked it is a person's id) a new personal token, replacing
+    theirs if any, and return it; only its digest is written, to ``path`` (created 0600 if
+    absent)."""
+    who = name.strip()
+    if not _NAME.fullmatch(who):
+        raise InvalidInputError("--add-operator: a name, without tabs", field="--add-operator")
+    try:
+        descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        os.close(descriptor)
+    except FileExistsError:
+        pass
+    except OSError as exc:
+        raise InvalidInputError(
+            f"--operators-file: cannot create {path} ({exc.strerror})", field="--operators-file"
+        ) from None
+    kept = {digest: person for digest, person in read_operators(path).items() if person != who}
+    token = new_token()
+    kept[_digest(token)] = who
+    path.write_text("".join(f"{person}\t{digest}\n" for digest, person in kept.items()))
+    return token
+
+
 def csrf_token(token: str) -> str:
     """The value every form carries: derived from the token, so it needs no state."""
     return hmac.new(token.encode(), b"stepsaga-console-csrf", hashlib.sha256).hexdigest()
@@ -133,10 +205,14 @@ def check_csrf(form: FormData, token: str) -> None:
 class TokenGate:
     """ASGI middleware enforcing the token, the cross-site rules for POSTs and the headers."""
 
-    def __init__(self, app: ASGIApp, *, token: str, port: int) -> None:
+    def __init__(
+        self, app: ASGIApp, *, token: str, port: int, operators: Mapping[str, str] | None = None
+    ) -> None:
         self.app = app
         self.token = token
         self.cookie = cookie_name(port)
+        #: ``{digest of a personal token: who}`` (``read_operators``).
+        self.operators = dict(operators or {})
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -144,6 +220,7 @@ class TokenGate:
             return
         request = Request(scope)
         response = self._refusal(request)
+        scope[OPERATOR_SCOPE_KEY] = self._who(request.headers)
         if response is not None:
             await _with_headers(response)(scope, receive, send)
             return
@@ -160,11 +237,11 @@ class TokenGate:
     def _refusal(self, request: Request) -> Response | None:
         shown = request.query_params.get(TOKEN_PARAMETER)
         if shown is not None:
-            if not hmac.compare_digest(shown, self.token):
+            if not self._valid(shown):
                 return _forbidden("403: wrong token")
             if request.method not in _SAFE_METHODS:
                 return _forbidden("403: the token goes in the URL of a page, not of a POST")
-            return self._login(request.url)
+            return self._login(request.url, shown)
         if not self._authenticated(request.headers):
             if request.method in _SAFE_METHODS and request.url.path.startswith(PUBLIC_PREFIX):
                 return None  # the stylesheet and script ship in the wheel: nothing secret
@@ -173,24 +250,40 @@ class TokenGate:
             return _cross_site(request)
         return None
 
-    def _authenticated(self, headers: Headers) -> bool:
+    def _valid(self, token: str) -> bool:
+        return hmac.compare_digest(token, self.token) or self._person(token) is not None
+
+    def _person(self, token: str) -> str | None:
+        """Who holds this personal token (its digest looked up; digests are not secret)."""
+        return self.operators.get(_digest(token)) if self.operators else None
+
+    def _presented(self, headers: Headers) -> str | None:
         authorization = headers.get("authorization", "")
         if authorization.startswith("Token "):
-            return hmac.compare_digest(authorization[6:].strip(), self.token)
+            return authorization[6:].strip()
         cookies = SimpleCookie()
         try:
             cookies.load(headers.get("cookie", ""))
         except Exception:  # a malformed Cookie header is no token
-            return False
+            return None
         morsel = cookies.get(self.cookie)
-        return morsel is not None and hmac.compare_digest(morsel.value, self.token)
+        return morsel.value if morsel is not None else None
 
-    def _login(self, url: URL) -> Response:
+    def _authenticated(self, headers: Headers) -> bool:
+        presented = self._presented(headers)
+        return presented is not None and self._valid(presented)
+
+    def _who(self, headers: Headers) -> str | None:
+        """The person a personal token names; ``None`` for the console's own token."""
+        presented = self._presented(headers)
+        return self._person(presented) if presented is not None else None
+
+    def _login(self, url: URL, token: str) -> Response:
         query = urlencode([(k, v) for k, v in parse_qsl(url.query) if k != TOKEN_PARAMETER])
         response = RedirectResponse(
             url.replace(query=query).path + (f"?{query}" if query else ""), 303
         )
-        response.set_cookie(self.cookie, self.token, httponly=True, samesite="strict", path="/")
+        response.set_cookie(self.cookie, token, httponly=True, samesite="strict", path="/")
         return response
 
 
@@ -213,20 +306,24 @@ _SIGN_IN_AGAIN: Final = """<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>Open the console's URL again · stepsaga</title>
-<link rel="stylesheet" href="/static/console.css"></head>
-<body><header class="top"><span class="brand">stepsaga console</span></header>
+<link rel="stylesheet" href="/static/console.css">
+<script src="/static/console.js" defer></script></head>
+<body data-keep-drafts><header class="top"><span class="brand">stepsaga console</span></header>
 <main id="content"><h1>Open the console's URL again</h1>
 <p class="error" id="error-message">403: this browser has no valid token for this console.</p>
 <p>The console was probably restarted: each start prints a new URL with a new token
 (<code>stepsaga console</code> shows it). Open that URL once and this page works again.</p>
 <p>To keep one URL across restarts, start it with <code>stepsaga console --token-file PATH</code>
 (the token is created there once, readable by you only, and reused).</p>
+<p>What you had typed into a form is kept in this browser and comes back when you open
+the page again.</p>
 </main></body></html>
 """
 
 
 def _sign_in_again() -> Response:
-    """A styled 403 that says why and how to get back (typed input cannot be kept)."""
+    """A styled 403 that says why and how to get back; its script keeps the drafts of a
+    form sent to the restarted console (``static/console.js``)."""
     return HTMLResponse(_SIGN_IN_AGAIN, status_code=403)
 
 

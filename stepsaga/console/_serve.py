@@ -48,10 +48,12 @@ def serve(config: ConsoleConfig, sock: socket.socket) -> None:
 
 
 @contextmanager
-def running(make_config: Callable[[int], ConsoleConfig], host: str = DEFAULT_HOST) -> Iterator[str]:
-    """The console in a background thread on a free port; yields its base URL (no token).
-    ``make_config`` gets the port (the token cookie is named after it)."""
-    sock = bind(host, 0)
+def running(
+    make_config: Callable[[int], ConsoleConfig], host: str = DEFAULT_HOST, port: int = 0
+) -> Iterator[str]:
+    """The console in a background thread on ``port`` (0: a free one); yields its base URL
+    (no token). ``make_config`` gets the port (the token cookie is named after it)."""
+    sock = bind(host, port)
     server = _server(make_config(sock.getsockname()[1]))
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()

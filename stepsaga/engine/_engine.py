@@ -605,6 +605,24 @@ class LocalEngine:
             found.append((item, (row.start_date, row.arn)))
         return found
 
+    def find_by_value(
+        self, value: str, *, within: int, limit: int
+    ) -> list[tuple[dict[str, Any], tuple[float, str]]]:
+        """:meth:`Store.find_by_value` as :meth:`page_executions` returns rows."""
+        self.recover_interrupted()
+        found = []
+        for row in self.store.find_by_value(value, within=within, limit=limit):
+            item = _listed(row)
+            item["input"] = row.input
+            if row.error is not None:
+                item["error"] = row.error
+            found.append((item, (row.start_date, row.arn)))
+        return found
+
+    def count_executions(self, page: ExecutionPageQuery) -> int:
+        """How many executions :meth:`page_executions` pages through (one ``COUNT``)."""
+        return self.store.count_executions(page)
+
     def executions_of_case(self, case_id: str) -> list[str]:
         """ARNs of the executions whose input is a case with this ``case_id`` (any tenant,
         revision or state machine), through an index: one lookup, not a scan of them all."""

@@ -40,7 +40,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -249,6 +249,15 @@ class ExecutionPageQuery:
 
 
 def _page_sql(page: ExecutionPageQuery) -> tuple[str, list[Any]]:
+    where, args = _page_where(page)
+    sql = (
+        f"SELECT {', '.join(_EXECUTION_COLUMNS)} FROM executions{where} "
+        "ORDER BY start_date DESC, arn LIMIT ?"
+    )
+    return sql, [*args, int(page.limit)]
+
+
+def _page_where(page: ExecutionPageQuery) -> tuple[str, list[Any]]:
     clauses: list[str] = []
     args: list[Any] = []
     if page.state_machine_arn is not None:
@@ -268,11 +277,7 @@ def _page_sql(page: ExecutionPageQuery) -> tuple[str, list[Any]]:
         clauses.append("start_date <= ? AND (start_date < ? OR arn > ?)")
         args.extend([page.after[0], page.after[0], page.after[1]])
     where = f" WHERE {' AND '.join(clauses)}" if clauses else ""
-    sql = (
-        f"SELECT {', '.join(_EXECUTION_COLUMNS)} FROM executions{where} "
-        "ORDER BY start_date DESC, arn LIMIT ?"
-    )
-    return sql, [*args, int(page.limit)]
+    return where, args
 
 
 class LostOwnershipError(RuntimeError):
@@ -449,6 +454,30 @@ class Store:
             return []
         sql, args = _page_sql(page)
         return [ExecutionRow(*row) for row in self._db.execute(sql, args).fetchall()]
+
+    def count_executions(self, page: ExecutionPageQuery) -> int:
+        """How many rows :meth:`page_executions` would page through from the first page
+        (``page.after`` and ``page.limit`` ignored): one ``COUNT`` over the same index."""
+        if page.statuses is not None and not page.statuses:
+            return 0
+        where, args = _page_where(replace(page, after=None))
+        row = self._db.execute(f"SELECT COUNT(*) FROM executions{where}", args).fetchone()
+        return int(row[0])
+
+    def find_by_value(self, value: str, *, within: int, limit: int) -> list[ExecutionRow]:
+        """Of the newest ``within`` executions (the start-time index), those whose input
+        has ``value`` as one of its top-level strings (case-insensitive), newest first, at
+        most ``limit``: a bounded scan, whatever the store's size."""
+        columns = ", ".join(_EXECUTION_COLUMNS)
+        sql = (
+            f"SELECT {columns} FROM (SELECT {columns} FROM executions "
+            "ORDER BY start_date DESC LIMIT ?) AS newest WHERE EXISTS ("
+            "SELECT 1 FROM json_each(newest.input) AS field "
+            "WHERE field.type = 'text' AND field.value = ? COLLATE NOCASE) "
+            "ORDER BY start_date DESC, arn LIMIT ?"
+        )
+        rows = self._db.execute(sql, (int(within), value, int(limit))).fetchall()
+        return [ExecutionRow(*row) for row in rows]
 
     def page_plan(self, page: ExecutionPageQuery) -> list[str]:
         """``EXPLAIN QUERY PLAN`` of :meth:`page_executions` (tests check it uses an index)."""

@@ -95,3 +95,47 @@ def test_a_bad_token_file_is_one_line_and_exit_2(
     assert said in result.err
     assert len(result.err.strip().splitlines()) == 1
     assert path.read_text() == content
+
+
+def test_add_operator_prints_a_personal_url_and_keeps_only_its_digest(
+    home: StateHome, tmp_path: Path
+) -> None:
+    path = tmp_path / "operators"
+    first = cli(home, "console", "--operators-file", str(path), "--add-operator", "alice")
+    assert first.code == 0, first.err
+    found = re.search(r"http://127\.0\.0\.1:8765/\?token=([\w-]{40,})", first.out)
+    assert found is not None, first.out
+    token = found.group(1)
+    assert path.stat().st_mode & 0o777 == 0o600
+    assert token not in path.read_text()
+    assert path.read_text().startswith("alice\t")
+    again = cli(home, "console", "--operators-file", str(path), "--add-operator", "alice")
+    assert again.code == 0
+    assert token not in again.out  # a new token replaces the old one
+    assert cli(home, "console", "--operators-file", str(path), "--add-operator", "bob").code == 0
+    assert [line.split("\t")[0] for line in path.read_text().splitlines()] == ["alice", "bob"]
+    assert not home.root.exists()  # nothing else written
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (["--add-operator", "alice"], "--add-operator: name the file with --operators-file"),
+        (["--add-operator", " ", "--operators-file", "OPS"], "--add-operator: "),
+        (["--operators-file", "OPS", "--backend", "aws"], "--operators-file: on the aws backend"),
+        (["--operators-file", "MISSING"], "--operators-file: cannot read"),
+        (["--operators-file", "BAD"], "--operators-file: "),
+    ],
+)
+def test_a_bad_operators_option_is_one_line_and_exit_2(
+    home: StateHome, tmp_path: Path, args: list[str], said: str
+) -> None:
+    bad = tmp_path / "bad"
+    bad.write_text("alice\tnot-a-digest\n")
+    bad.chmod(0o600)
+    paths = {"OPS": str(tmp_path / "ops"), "MISSING": str(tmp_path / "none"), "BAD": str(bad)}
+    result = cli(home, "console", "--port", "0", *[paths.get(a, a) for a in args])
+    assert result.code == 2, result.out
+    assert result.err.startswith(f"error: {said}"), result.err
+    assert len(result.err.strip().splitlines()) == 1
+    assert not (tmp_path / "ops").exists()
