@@ -37,6 +37,7 @@ from stepsaga.cdk import (
     StageSettings,
 )
 from stepsaga.cdk._alarms import RULES
+from stepsaga.cdk._stack import BACKUP_BACKUP_ACTIONS, BACKUP_TABLE_ACTIONS
 from stepsaga.errors import DeploymentError
 from tests.framework.infra.test_cfn_lint import IGNORED
 
@@ -306,6 +307,55 @@ def test_a_backup_plan_when_asked_and_canary_releases_unless_turned_off(
     kinds = ("AWS::Backup::", "AWS::CodeDeploy::")
     assert not [r for r in beta.values() if r["Type"].startswith(kinds)]
     assert not [r for r in beta.values() if "UpdatePolicy" in r]
+
+
+def test_the_backup_role_is_inline_on_the_ledger_table_and_nag_and_cfn_lint_clean(
+    two_sagas: TwoSagas,
+) -> None:
+    """No AWS managed policy (``AWSBackupServiceRolePolicyForBackup`` reaches every table of
+    the account): the selection's role names the backup actions on this table and its
+    backups, nothing else; cdk-nag finds nothing on the backup resources and cfn-lint passes
+    the template that has them."""
+    (table_id,) = two_sagas.resources(two_sagas.alpha, "AWS::DynamoDB::Table")
+    (selection,) = two_sagas.resources(two_sagas.alpha, "AWS::Backup::BackupSelection").values()
+    role_id = selection["Properties"]["BackupSelection"]["IamRoleArn"]["Fn::GetAtt"][0]
+    role = two_sagas.template(two_sagas.alpha)["Resources"][role_id]
+    assert "ManagedPolicyArns" not in role["Properties"]
+    principal = role["Properties"]["AssumeRolePolicyDocument"]["Statement"][0]["Principal"]
+    assert principal == {"Service": "backup.amazonaws.com"}
+    (policy,) = role["Properties"]["Policies"]
+    table_arn = {"Fn::GetAtt": [table_id, "Arn"]}
+    assert policy["PolicyDocument"]["Statement"] == [
+        {
+            "Sid": "BackUpTheLedger",
+            "Effect": "Allow",
+            "Action": list(BACKUP_TABLE_ACTIONS),
+            "Resource": table_arn,
+        },
+        {
+            "Sid": "ItsBackups",
+            "Effect": "Allow",
+            "Action": list(BACKUP_BACKUP_ACTIONS),
+            "Resource": {"Fn::Join": ["", [table_arn, "/backup/*"]]},
+        },
+    ]
+    # Only the selection uses the role: no other policy attaches to it.
+    policies = two_sagas.resources(two_sagas.alpha, "AWS::IAM::Policy").values()
+    assert not [p for p in policies if {"Ref": role_id} in p["Properties"]["Roles"]]
+    rules = json.dumps(two_sagas.template(two_sagas.alpha))
+    assert "AwsSolutions-IAM4" not in rules
+    assert "AWSBackupServiceRolePolicyForBackup" not in rules
+    nag = Annotations.from_stack(two_sagas.alpha)
+    for found in (
+        nag.find_error("*", Match.string_like_regexp("AwsSolutions-.*")),
+        nag.find_warning("*", Match.string_like_regexp("AwsSolutions-.*")),
+    ):
+        assert [m.id for m in found if "Backup" in m.id] == []
+    matches = lint(
+        json.dumps(two_sagas.template(two_sagas.alpha)),
+        config=ManualArgs(regions=["us-east-1"], ignore_checks=IGNORED),
+    )
+    assert [str(m) for m in matches if "Backup" in str(m)] == []
 
 
 def test_the_apps_grant_reaches_only_its_function(two_sagas: TwoSagas) -> None:
