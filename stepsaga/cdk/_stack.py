@@ -46,7 +46,7 @@ from stepsaga.cdk._function import (
 from stepsaga.cdk._ingress import SagaIngress
 from stepsaga.cdk._ledger_table import LedgerTable
 from stepsaga.cdk._operators import OperatorPolicy, OperatorRole
-from stepsaga.cdk._releases import ROLLBACK_ALARMS, CanaryReleases
+from stepsaga.cdk._releases import OWN_ROLLBACK_ALARMS, ROLLBACK_ALARMS, CanaryReleases
 from stepsaga.cdk._resolver import SagaResolver
 from stepsaga.cdk._saga_deployment import SagaDeployment
 from stepsaga.cdk._settings import Backup, FunctionSettings, StageSettings
@@ -285,6 +285,9 @@ class SagaResources(Construct):
             ]
             if settings.canary is not None
             else [],
+            released_starter=self.ingress.starter
+            if settings.canary is not None and self.ingress is not None
+            else None,
         )
         service = metric_names.service_name(settings.stage, saga.name)
         self.dashboard = SagaDashboard(
@@ -316,7 +319,11 @@ class SagaResources(Construct):
                 },
                 canary=settings.canary,
                 alarms=[self.alarms.alarms[name] for name in ROLLBACK_ALARMS],
-
+                own_alarms={
+                    function: [self.alarms.alarms[name] for name in names]
+                    for function, names in OWN_ROLLBACK_ALARMS.items()
+                    if all(name in self.alarms.alarms for name in names)
+                },
             )
 
         self.backup: backup.BackupPlan | None = None

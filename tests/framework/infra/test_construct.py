@@ -478,8 +478,8 @@ def test_alarm_texts_name_the_saga(two_sagas: TwoSagas) -> None:
         alarms = two_sagas.resources(stack, "AWS::CloudWatch::Alarm").values()
         texts = [a["Properties"]["AlarmDescription"] for a in alarms]
         # beta runs without the automatic redrive (no alarm on its dead letters, its queue's
-        # age, its refusals) and without canary releases (no alarm to roll them back)
-        assert len(texts) == len(RULES) - 4 * (stack is two_sagas.beta)
+        # age, its refusals) and without canary releases (no alarms to roll them back)
+        assert len(texts) == len(RULES) - 5 * (stack is two_sagas.beta)
         assert all(saga in text for text in texts), texts
         assert not any("replacement" in text for text in texts)
 
