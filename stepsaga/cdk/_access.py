@@ -32,6 +32,7 @@ from stepsaga.ledger._table import (
 from stepsaga.workflow._saga import RECONCILER_FUNCTION, RECONCILER_HANDLER
 
 __all__ = [
+    "APP_WRITE_ACTIONS",
     "DELETE_ITEM",
     "INVOKE_RESOLVER",
     "INVOKE_SIGNED",
@@ -73,6 +74,12 @@ _KNOWN_DYNAMODB_ACTIONS: Final = frozenset(
 #: The item actions that write (or condition a write on) one item: granted only under
 #: ``dynamodb:LeadingKeys`` (:func:`leading_key_conditions`), never table-wide.
 WRITE_ACTIONS: Final = frozenset({PUT_ITEM, UPDATE_ITEM, DELETE_ITEM, CONDITION_CHECK_ITEM})
+
+
+#: What the app's own extra writes (``stepsaga.ledger._writes``: ``Writes``, ``ExtraWrite``)
+#: are, item by item in the ledger's transaction: an ``Update``, or a ``ConditionCheck``
+#: for a write with no attributes. Granted on ``FunctionSettings.ledger_write_prefixes``.
+APP_WRITE_ACTIONS: Final = (UPDATE_ITEM, CONDITION_CHECK_ITEM)
 
 
 #: Case pointers (``stepsaga.backends._aws.pointers``): what a start path writes and a lookup

@@ -36,6 +36,7 @@ from stepsaga.cdk import (
     SignedService,
     StageSettings,
 )
+from stepsaga.cdk._access import APP_WRITE_ACTIONS
 from stepsaga.cdk._alarms import RULES
 from stepsaga.cdk._stack import BACKUP_BACKUP_ACTIONS, BACKUP_TABLE_ACTIONS
 from stepsaga.errors import DeploymentError
@@ -181,6 +182,7 @@ def two_sagas(project: Project, tmp_path_factory: pytest.TempPathFactory) -> Two
                 signed_apis={"ACME_PAYMENTS_API_URL": PAYMENTS_API},
             ),
             "Notify": FunctionSettings(
+                ledger_write_prefixes=("SESSION#",),
                 secrets={"ACME_TOKEN_ARN": token},
                 signed_apis={"ACME_NOTIFIER_URL": NOTIFIER_API},
             ),
@@ -356,6 +358,32 @@ def test_the_backup_role_is_inline_on_the_ledger_table_and_nag_and_cfn_lint_clea
         config=ManualArgs(regions=["us-east-1"], ignore_checks=IGNORED),
     )
     assert [str(m) for m in matches if "Backup" in str(m)] == []
+
+
+def test_the_apps_own_write_prefixes_reach_only_its_function_under_leading_keys(
+    two_sagas: TwoSagas,
+) -> None:
+    """``ledger_write_prefixes`` adds one statement to that function's role: the extra
+    writes' actions on the table, only for items whose key starts with the prefix; the
+    framework's own write statement is unchanged."""
+    (table_id,) = two_sagas.resources(two_sagas.alpha, "AWS::DynamoDB::Table")
+    found = {}
+    for policy in two_sagas.resources(two_sagas.alpha, "AWS::IAM::Policy").values():
+        (role,) = policy["Properties"]["Roles"]
+        for statement in policy["Properties"]["PolicyDocument"]["Statement"]:
+            if statement.get("Sid") == "LedgerWritesOfTheAppsItemKinds":
+                found[role["Ref"].split("Role")[0]] = statement
+            if statement.get("Sid") == "LedgerWritesOfItsItemKinds":
+                keys = statement["Condition"]["ForAllValues:StringLike"]["dynamodb:LeadingKeys"]
+                assert "SESSION#*" not in keys
+    assert set(found) == {"Notify"}
+    statement = found["Notify"]
+    assert sorted(statement["Action"]) == sorted(APP_WRITE_ACTIONS)
+    assert statement["Resource"] == {"Fn::GetAtt": [table_id, "Arn"]}
+    assert statement["Condition"] == {
+        "ForAllValues:StringLike": {"dynamodb:LeadingKeys": ["SESSION#*"]},
+        "Null": {"dynamodb:LeadingKeys": "false"},
+    }
 
 
 def test_the_apps_grant_reaches_only_its_function(two_sagas: TwoSagas) -> None:
