@@ -32,7 +32,9 @@ from stepsaga.ledger._table import (
 from stepsaga.workflow._saga import RECONCILER_FUNCTION, RECONCILER_HANDLER
 
 __all__ = [
+    "APP_WRITE_ACTIONS",
     "DELETE_ITEM",
+    "INGRESS_POINTER_ACTIONS",
     "INVOKE_RESOLVER",
     "INVOKE_SIGNED",
     "LEDGER_WRITER",
@@ -75,6 +77,12 @@ _KNOWN_DYNAMODB_ACTIONS: Final = frozenset(
 WRITE_ACTIONS: Final = frozenset({PUT_ITEM, UPDATE_ITEM, DELETE_ITEM, CONDITION_CHECK_ITEM})
 
 
+#: What the app's own extra writes (``stepsaga.ledger._writes``: ``Writes``, ``ExtraWrite``)
+#: are, item by item in the ledger's transaction: an ``Update``, or a ``ConditionCheck``
+#: for a write with no attributes. Granted on ``FunctionSettings.ledger_write_prefixes``.
+APP_WRITE_ACTIONS: Final = (UPDATE_ITEM, CONDITION_CHECK_ITEM)
+
+
 #: Case pointers (``stepsaga.backends._aws.pointers``): what a start path writes and a lookup
 #: reads, granted on the ledger table under :data:`POINTER_CONDITIONS` only.
 POINTER_ACTIONS: Final = (GET_ITEM, PUT_ITEM, QUERY)
@@ -90,6 +98,11 @@ def leading_key_conditions(*prefixes: str) -> Mapping[str, Mapping[str, object]]
         "Null": {"dynamodb:LeadingKeys": "false"},
     }
 
+
+#: The ingress starter's: it reads the case's pointers (one ``Query``: the start rule for
+#: revisions) and records the start's (a conditional ``PutItem`` whose refusal returns the
+#: stored pointer); never a ``GetItem``.
+INGRESS_POINTER_ACTIONS: Final = (PUT_ITEM, QUERY)
 
 #: Only items whose partition key starts ``CASE#``.
 POINTER_CONDITIONS: Final = leading_key_conditions(CASE_PREFIX)
@@ -150,27 +163,28 @@ LEDGER_WRITER: Final = FunctionAccess(
 
 #: The saga's own reconciler: opens reconciliation items with the record's outcome (one
 #: transaction), and records automatic decisions (``stepsaga:auto``, looked up by the
-#: action key) with their audit record; notifies the topic and resumes a waiting case.
+#: action key) with their audit record; reads the tenant's budget shards (``Query``) before
+#: releasing an action refused for money; notifies the topic and resumes a waiting case.
+#: No index: it reads records and items by key only.
 RECONCILER: Final = FunctionAccess(
     table_actions=(GET_ITEM, QUERY),
     write_actions=(PUT_ITEM, UPDATE_ITEM),
     write_prefixes=(ACTION_PREFIX, BUDGET_PREFIX, RECON_PREFIX, AUDIT_PREFIX),
-    index_actions=(QUERY,),
-    indexes=(BY_CASE_INDEX,),
     publish_reconciliation=True,
     send_task_success=True,
 )
 
 #: The resolver (``stepsaga._aws.resolver``): people's decisions. Resolving writes the item, its
-#: record, the refund and the audit record in one transaction; stopping settles the case's
-#: records and opens items for their unknown outcomes. It reads what ``status`` reads
-#: (pointers, records, the indexes) to find and check an execution.
+#: record (or checks an unclaimed action's absent), the refund and the audit record in one
+#: transaction; stopping settles the case's records and opens items for their unknown
+#: outcomes. It finds and checks an execution as ``status`` does: the case's pointers
+#: (``Query``), its records and items (``by-case``); never a listing index.
 RESOLVER: Final = FunctionAccess(
     table_actions=(GET_ITEM, QUERY),
     write_actions=(PUT_ITEM, UPDATE_ITEM, CONDITION_CHECK_ITEM),
     write_prefixes=(ACTION_PREFIX, BUDGET_PREFIX, RECON_PREFIX, AUDIT_PREFIX),
     index_actions=(QUERY,),
-    indexes=tuple(GSIS),
+    indexes=(BY_CASE_INDEX,),
     send_task_success=True,
 )
 

@@ -109,13 +109,19 @@ RULES: Final[Mapping[str, AlarmRule]] = {
     ),
     # What rolls a canary release back (``stepsaga.cdk._releases``): the faults of the
     # functions a release changes, without a notification of its own (``LambdaErrors``
-    # notifies). The ingress starter is left out: it starts cases on the state machine's
-    # alias, which depends on the functions' aliases this alarm guards (a cycle).
+    # notifies). The ingress starter has an alarm of its own: it starts cases on the state
+    # machine's alias, which depends on the functions' aliases this alarm guards, so one
+    # alarm over both would be a CloudFormation cycle.
     "ReleaseFaults": AlarmRule(
         3,
         False,
         "functions other than the ingress starter failed with faults (not routed outcomes): "
         "a canary release in progress rolls back",
+    ),
+    "IngressReleaseFaults": AlarmRule(
+        3,
+        False,
+        "the ingress starter failed with faults: its canary release in progress rolls back",
     ),
     "LambdaThrottles": AlarmRule(5, True, "Lambda throttled the saga's functions"),
     "LedgerThrottles": AlarmRule(5, True, "DynamoDB throttled requests to the ledger"),
@@ -233,10 +239,13 @@ class SagaAlarms(Construct):
         queue: sqs.IQueue | None = None,
         redrive_queue: sqs.IQueue | None = None,
         released: Iterable[lambda_.IFunction] = (),
+        released_starter: lambda_.IFunction | None = None,
     ) -> None:
         """``queue``/``dead_letters``: the ingress's; ``redrive_*``: the automatic redrive's
         (each None when that part is not deployed); ``released``: the functions whose
-        faults roll a canary release back (``ReleaseFaults``; none: no such alarm)."""
+        faults roll a canary release back (``ReleaseFaults``; none: no such alarm);
+        ``released_starter``: the ingress starter, when its release is a canary too
+        (``IngressReleaseFaults``: its faults alone, no routed outcomes to subtract)."""
         super().__init__(scope, construct_id)
         self._stage = stage
         self._saga = saga
@@ -277,6 +286,17 @@ class SagaAlarms(Construct):
                     )
                 }
                 if released
+                else {}
+            ),
+            **(
+                {
+                    "IngressReleaseFaults": _sum_minus(
+                        {"e0": released_starter.metric_errors(period=_PERIOD)},
+                        None,
+                        "faults in the ingress starter",
+                    )
+                }
+                if released_starter is not None
                 else {}
             ),
             "LambdaThrottles": _sum_minus(

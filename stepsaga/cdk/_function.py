@@ -19,7 +19,12 @@ from stepsaga._aws import metric_names
 from stepsaga._aws.secrets import ENV_SECRET_SOURCES, SecretStore
 from stepsaga._aws.signing import ENV_SIGNED_APIS
 from stepsaga._project import deployment
-from stepsaga.cdk._access import INVOKE_SIGNED, FunctionAccess, leading_key_conditions
+from stepsaga.cdk._access import (
+    APP_WRITE_ACTIONS,
+    INVOKE_SIGNED,
+    FunctionAccess,
+    leading_key_conditions,
+)
 from stepsaga.cdk._bundling import ARCHITECTURE, RUNTIME
 from stepsaga.cdk._ledger_table import LedgerTable
 from stepsaga.cdk._settings import (
@@ -148,6 +153,18 @@ class SagaFunction(Construct):
                     actions=[action],
                     resources=list(api.resources),
                     conditions=conditions or None,
+                )
+            )
+        if settings.ledger_write_prefixes:
+            # The app's own extra writes (``Writes``): an ``Update`` or a ``ConditionCheck``
+            # in the ledger's transaction, on its own item kinds only.
+            own_kinds = leading_key_conditions(*settings.ledger_write_prefixes)
+            self.role.add_to_principal_policy(
+                iam.PolicyStatement(
+                    sid="LedgerWritesOfTheAppsItemKinds",
+                    actions=list(APP_WRITE_ACTIONS),
+                    resources=[shared.ledger.table.table_arn],
+                    conditions={k: dict(v) for k, v in own_kinds.items()},
                 )
             )
         if settings.grant is not None:

@@ -25,7 +25,7 @@ from constructs import Construct
 
 from stepsaga._aws import ingress
 from stepsaga._project import deployment
-from stepsaga.cdk._access import FunctionAccess
+from stepsaga.cdk._access import INGRESS_POINTER_ACTIONS, FunctionAccess
 from stepsaga.cdk._function import (
     SagaFunction,
     SharedResources,
@@ -96,7 +96,9 @@ class SagaIngress(Construct):
                 resources=[executions_arn(self, state_machine_name)],
             )
         )
-        function.role.add_to_principal_policy(shared.ledger.pointer_statement("RecordCasePointers"))
+        function.role.add_to_principal_policy(
+            shared.ledger.pointer_statement("RecordCasePointers", INGRESS_POINTER_ACTIONS)
+        )
         self.dead_letters.grant_send_messages(self.starter)
         # The released version runs (the alias), never $LATEST.
         self.alias.add_event_source(

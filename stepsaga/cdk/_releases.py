@@ -10,10 +10,11 @@ alias goes back to the previous version and the stack update fails.
 The rollback alarm is ``ReleaseFaults`` (faults in the functions: errors minus the outcomes
 a ``Catch`` routes), the one that a bad release trips first. Execution-level alarms
 (``TechnicalFailures``) are left out on purpose: a release that fixes an incident must not
-be rolled back for the incident it fixes. The ingress starter's faults are not in it (the
-starter depends on the state machine's alias, which depends on the functions' aliases:
-CloudFormation would see a cycle); its own release is guarded by the others' faults. All
-groups share one application, one deployment configuration and one service role.
+be rolled back for the incident it fixes. The ingress starter's faults have an alarm of
+their own, ``IngressReleaseFaults``, which only the starter's group adds (the starter depends
+on the state machine's alias, which depends on the functions' aliases: one alarm over all
+would be a CloudFormation cycle). All groups share one application, one deployment
+configuration and one service role.
 """
 
 from __future__ import annotations
@@ -29,10 +30,12 @@ from constructs import Construct
 
 from stepsaga.cdk._settings import Canary
 
-__all__ = ["ROLLBACK_ALARMS", "CanaryReleases"]
+__all__ = ["OWN_ROLLBACK_ALARMS", "ROLLBACK_ALARMS", "CanaryReleases"]
 
-#: The alarms (``stepsaga.cdk._alarms.RULES``) that roll a release back.
+#: The alarms (``stepsaga.cdk._alarms.RULES``) that roll every release back, and those that
+#: roll back one function's only (logical function name → alarm names).
 ROLLBACK_ALARMS = ("ReleaseFaults",)
+OWN_ROLLBACK_ALARMS = {"IngressStarter": ("IngressReleaseFaults",)}
 
 
 class CanaryReleases(Construct):
@@ -46,8 +49,12 @@ class CanaryReleases(Construct):
         aliases: Mapping[str, lambda_.Alias],
         canary: Canary,
         alarms: Sequence[cloudwatch.IAlarm],
+        own_alarms: Mapping[str, Sequence[cloudwatch.IAlarm]] | None = None,
     ) -> None:
+        """``alarms`` roll back every group; ``own_alarms`` (logical function name →
+        alarms) are added to that function's group only."""
         super().__init__(scope, construct_id)
+        own_alarms = own_alarms or {}
         self.application = codedeploy.LambdaApplication(self, "Application")
         self.config = codedeploy.LambdaDeploymentConfig(
             self,
@@ -80,11 +87,12 @@ class CanaryReleases(Construct):
                 resources=live,
             )
         )
+        own = [alarm for name in aliases for alarm in own_alarms.get(name, ())]
         role.add_to_principal_policy(
             iam.PolicyStatement(
                 sid="ReadRollbackAlarms",
                 actions=["cloudwatch:DescribeAlarms"],
-                resources=[alarm.alarm_arn for alarm in alarms],
+                resources=[alarm.alarm_arn for alarm in [*alarms, *own]],
             )
         )
         self.groups: dict[str, codedeploy.LambdaDeploymentGroup] = {
@@ -94,7 +102,7 @@ class CanaryReleases(Construct):
                 application=self.application,
                 alias=alias,
                 deployment_config=self.config,
-                alarms=list(alarms),
+                alarms=[*alarms, *own_alarms.get(name, ())],
                 # CDK would attach AWSCodeDeployRoleForLambdaLimited (Resource "*"); the
                 # role has its exact statements above instead.
                 role=role.without_policy_updates(),

@@ -20,6 +20,7 @@ from stepsaga._aws.signing import SignedService
 from stepsaga._project.deployment import DEFAULT_STAGE
 from stepsaga.errors import DeploymentError
 from stepsaga.ledger._table import GSIS
+from stepsaga.ledger._writes import RESERVED_PREFIXES
 
 if TYPE_CHECKING:
     from aws_cdk import aws_lambda as lambda_
@@ -298,9 +299,15 @@ class FunctionSettings:
     * ``grant`` — grants on the app's own resources.
     * ``timeout_seconds`` / ``memory_mb`` — unset: the defaults (30 s, 512 MB).
     * ``reserved_concurrency`` — unset: ``StageSettings.reserved_concurrency``.
+    * ``ledger_write_prefixes`` — the ``pk`` prefixes of the ledger items the app's own
+      extra writes touch (``Writes``/``ExtraWrite``: a session cursor, a quota), e.g.
+      ``("SESSION#",)``. The function may ``UpdateItem``/``ConditionCheckItem`` items whose
+      partition key starts with one of them (``dynamodb:LeadingKeys``), beside the
+      framework's own kinds; a prefix that is, or could match, one of the ledger's own
+      (``ACTION#``, ``BUDGET#``, ``RECON#``, ``AUDIT#``, ``CASE#``) is refused.
 
     Per-function settings are merged over the defaults: environments, secrets and signed
-    APIs key by key,
+    APIs key by key, write prefixes together,
     both grants apply.
     """
 
@@ -312,8 +319,11 @@ class FunctionSettings:
     timeout_seconds: int | None = None
     memory_mb: int | None = None
     reserved_concurrency: int | None = None
+    ledger_write_prefixes: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
+        for prefix in self.ledger_write_prefixes:
+            _check_write_prefix(prefix)
         named = [*self.environment, *self.secrets, *self.parameters, *self.signed_apis]
         for name in named:
             if not _ENV_NAME.match(name):
@@ -349,4 +359,26 @@ class FunctionSettings:
             timeout_seconds=self.timeout_seconds or defaults.timeout_seconds,
             memory_mb=self.memory_mb or defaults.memory_mb,
             reserved_concurrency=self.reserved_concurrency or defaults.reserved_concurrency,
+            ledger_write_prefixes=tuple(
+                dict.fromkeys([*defaults.ledger_write_prefixes, *self.ledger_write_prefixes])
+            ),
+        )
+
+
+#: What a ``ledger_write_prefixes`` entry may hold: it becomes ``<prefix>*`` in a
+#: ``StringLike`` condition, so no wildcard of its own.
+_WRITE_PREFIX = re.compile(r"^[A-Za-z0-9_\-.:#]{1,64}$")
+
+
+def _check_write_prefix(prefix: object) -> None:
+    """A prefix the app's own items may have: not the ledger's, and matching none of its
+    keys (``"A"`` would grant ``ACTION#…``)."""
+    if not isinstance(prefix, str) or not _WRITE_PREFIX.match(prefix):
+        raise DeploymentError(
+            f"ledger_write_prefixes {prefix!r}: 1 to 64 letters, digits or _-.:# (no wildcard)"
+        )
+    clash = [own for own in RESERVED_PREFIXES if own.startswith(prefix) or prefix.startswith(own)]
+    if clash:
+        raise DeploymentError(
+            f"ledger_write_prefixes {prefix!r}: would reach the ledger's own {clash[0]} items"
         )

@@ -19,6 +19,7 @@ from aws_cdk import aws_backup as backup
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_events as events
 from aws_cdk import aws_events_targets as targets
+from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
 from aws_cdk import aws_stepfunctions as sfn
@@ -45,7 +46,7 @@ from stepsaga.cdk._function import (
 from stepsaga.cdk._ingress import SagaIngress
 from stepsaga.cdk._ledger_table import LedgerTable
 from stepsaga.cdk._operators import OperatorPolicy, OperatorRole
-from stepsaga.cdk._releases import ROLLBACK_ALARMS, CanaryReleases
+from stepsaga.cdk._releases import OWN_ROLLBACK_ALARMS, ROLLBACK_ALARMS, CanaryReleases
 from stepsaga.cdk._resolver import SagaResolver
 from stepsaga.cdk._saga_deployment import SagaDeployment
 from stepsaga.cdk._settings import Backup, FunctionSettings, StageSettings
@@ -53,7 +54,14 @@ from stepsaga.cdk._state_machine import SagaStateMachine
 from stepsaga.cdk._topic import ReconciliationTopic
 from stepsaga.errors import DeploymentError
 
-__all__ = ["OVERDUE_CHECK_HANDLER", "OVERDUE_CHECK_RATE", "SagaResources", "SagaStack"]
+__all__ = [
+    "BACKUP_BACKUP_ACTIONS",
+    "BACKUP_TABLE_ACTIONS",
+    "OVERDUE_CHECK_HANDLER",
+    "OVERDUE_CHECK_RATE",
+    "SagaResources",
+    "SagaStack",
+]
 
 OVERDUE_CHECK_RATE: Final = Duration.minutes(15)
 OVERDUE_CHECK_HANDLER: Final = "stepsaga.lambdas.overdue_check"
@@ -277,6 +285,9 @@ class SagaResources(Construct):
             ]
             if settings.canary is not None
             else [],
+            released_starter=self.ingress.starter
+            if settings.canary is not None and self.ingress is not None
+            else None,
         )
         service = metric_names.service_name(settings.stage, saga.name)
         self.dashboard = SagaDashboard(
@@ -308,6 +319,11 @@ class SagaResources(Construct):
                 },
                 canary=settings.canary,
                 alarms=[self.alarms.alarms[name] for name in ROLLBACK_ALARMS],
+                own_alarms={
+                    function: [self.alarms.alarms[name] for name in names]
+                    for function, names in OWN_ROLLBACK_ALARMS.items()
+                    if all(name in self.alarms.alarms for name in names)
+                },
             )
 
         self.backup: backup.BackupPlan | None = None
@@ -327,11 +343,27 @@ def _tag(scope: Construct, settings: StageSettings, saga: str) -> None:
         Tags.of(scope).add(key, value)
 
 
+#: What AWS Backup's role calls to back up the ledger table (a DynamoDB on-demand backup,
+#: or an AWS Backup job for an account with advanced DynamoDB backup), on the table; and on
+#: the backups it made, to describe them and delete them when the rule's retention ends.
+#: The subset of ``AWSBackupServiceRolePolicyForBackup`` a DynamoDB table needs, on one table.
+BACKUP_TABLE_ACTIONS: Final = (
+    "dynamodb:CreateBackup",
+    "dynamodb:DescribeTable",
+    "dynamodb:ListTagsOfResource",
+    "dynamodb:StartAwsBackupJob",
+)
+BACKUP_BACKUP_ACTIONS: Final = ("dynamodb:DeleteBackup", "dynamodb:DescribeBackup")
+
+
 def _backup_plan(
     scope: Construct, settings: Backup, table: dynamodb.ITable, removal: RemovalPolicy
 ) -> backup.BackupPlan:
     """A daily backup of the ledger table into a vault of its own, kept
-    ``settings.retention_days`` (the table's point-in-time recovery stays on regardless)."""
+    ``settings.retention_days`` (the table's point-in-time recovery stays on regardless).
+
+    The plan's role is ours, with an inline policy naming the table (not AWS's managed
+    ``AWSBackupServiceRolePolicyForBackup``, which reaches every table of the account)."""
     vault = backup.BackupVault(scope, "BackupVault", removal_policy=removal)
     plan = backup.BackupPlan(
         scope,
@@ -345,27 +377,48 @@ def _backup_plan(
             )
         ],
     )
+    backups = f"{table.table_arn}/backup/*"
+    role = iam.Role(
+        scope,
+        "BackupRole",
+        assumed_by=iam.ServicePrincipal("backup.amazonaws.com"),
+        description="AWS Backup of the ledger table: this table and its backups only",
+        inline_policies={
+            "BackupLedger": iam.PolicyDocument(
+                statements=[
+                    iam.PolicyStatement(
+                        sid="BackUpTheLedger",
+                        actions=list(BACKUP_TABLE_ACTIONS),
+                        resources=[table.table_arn],
+                    ),
+                    iam.PolicyStatement(
+                        sid="ItsBackups",
+                        actions=list(BACKUP_BACKUP_ACTIONS),
+                        resources=[backups],
+                    ),
+                ]
+            )
+        },
+    )
     plan.add_selection(
         "Ledger",
         resources=[backup.BackupResource.from_dynamo_db_table(table)],
         allow_restores=False,
+        role=role,
+        disable_default_backup_policy=True,
     )
     NagSuppressions.add_resource_suppressions(
-        plan,
+        role,
         [
             {
-                "id": "AwsSolutions-IAM4",
+                "id": "AwsSolutions-IAM5",
                 "reason": (
-                    "AWSBackupServiceRolePolicyForBackup is AWS's policy for the Backup "
-                    "service to back up the selected table; AWS maintains it with the service."
+                    "The backups of the ledger table only (<table ARN>/backup/*): their names "
+                    "are made by DynamoDB when AWS Backup runs, so no ARN is known before."
                 ),
-                "appliesTo": [
-                    "Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/"
-                    "AWSBackupServiceRolePolicyForBackup"
-                ],
+                "appliesTo": [{"regex": "/^Resource::<.*Arn>/backup/\\*$/g"}],
             }
         ],
-        apply_to_children=True,
     )
     return plan
 

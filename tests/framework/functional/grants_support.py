@@ -44,7 +44,10 @@ class Calls:
     table: dict[str, dict[str, set[str]]] = field(
         default_factory=lambda: defaultdict(lambda: defaultdict(set))
     )
-    index: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
+    #: Per role: index actions → the indexes they read.
+    index: dict[str, dict[str, set[str]]] = field(
+        default_factory=lambda: defaultdict(lambda: defaultdict(set))
+    )
     #: Step Functions and Lambda actions, and the ``FunctionName`` s invoked.
     api: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
     invoked: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
@@ -67,7 +70,7 @@ class Calls:
             for entry in params["TransactItems"]:
                 self._item("GetItem", entry["Get"])
         elif name in ("Query", "Scan") and params.get("IndexName"):
-            self.index[self.acting_as].add(f"dynamodb:{name}")
+            self.index[self.acting_as][f"dynamodb:{name}"].add(params["IndexName"])
         elif name == "Query":
             pk = params.get("ExpressionAttributeValues", {}).get(":pk", {}).get("S", "?#")
             self.table[self.acting_as]["dynamodb:Query"].add(kind_of(pk))
@@ -103,14 +106,19 @@ class Calls:
 
 
 def assert_granted_exactly(calls: Calls, role: str, access: FunctionAccess) -> None:
-    """The role's writes are exactly its ``write_actions`` on exactly its ``write_prefixes``
-    (every grant used, nothing used that is not granted); its reads are within its reads."""
+    """What the role called is exactly what ``access`` grants, every grant used and nothing
+    used that is not granted: its writes are its ``write_actions`` on its
+    ``write_prefixes`` (the ``dynamodb:LeadingKeys`` of the write statement), its reads its
+    ``table_actions``, its index reads its ``index_actions`` on its ``indexes``."""
     writes = calls.writes(role)
     assert set(writes) == set(access.write_actions), (role, sorted(writes))
     kinds = set().union(*writes.values()) if writes else set()
     assert kinds == set(access.write_prefixes), (role, sorted(kinds))
-    assert calls.reads(role) <= set(access.table_actions), (role, calls.reads(role))
-    assert calls.index[role] <= set(access.index_actions), (role, calls.index[role])
+    assert calls.reads(role) == set(access.table_actions), (role, calls.reads(role))
+    indexed = calls.index.get(role, {})
+    assert set(indexed) == set(access.index_actions), (role, sorted(indexed))
+    read = set().union(*indexed.values()) if indexed else set()
+    assert read == set(access.indexes), (role, sorted(read))
 
 
 @pytest.fixture

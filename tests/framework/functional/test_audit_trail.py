@@ -29,10 +29,11 @@ from stepsaga.ledger._models import ResolutionAudit
 from stepsaga.ledger._table import AUDIT_PREFIX, AUDIT_SORT
 from tests.framework.functional.aws_support import REGION, TABLE, FakeAws, fake_aws, run_locally
 from tests.framework.functional.cli_support import EXAMPLES, cli, write_case
+from tests.framework.functional.grants_support import Calls, calls
 from tests.framework.functional.resolver_support import RESOLVER_URL, Deployed, stack
 from tests.framework.functional.test_aws_cli import aws_cli
 
-__all__ = ["stack"]  # the fixture
+__all__ = ["calls", "stack"]  # the fixtures
 
 UNVERIFIABLE = EXAMPLES / "faults-shipment-unverifiable.json"
 NOW = datetime(2026, 12, 2, tzinfo=UTC)
@@ -206,8 +207,14 @@ def test_the_stream_copy_is_locked_in_compliance_mode_and_a_rewrite_keeps_the_or
 
 
 def test_the_copiers_entry_point_builds_from_its_environment(
-    stack: Deployed, home: StateHome, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    calls: Calls,
+    stack: Deployed,
+    home: StateHome,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    """It copies from the stream's event alone: no ledger call (its role has no ledger
+    grant, ``FunctionAccess()`` in ``stepsaga.cdk._audit``)."""
     item_id = _resolved_on_aws(stack, home, tmp_path)
     s3 = boto3.client("s3", region_name=REGION)
     s3.create_bucket(Bucket="audit-copies", ObjectLockEnabledForBucket=True)
@@ -216,7 +223,11 @@ def test_the_copiers_entry_point_builds_from_its_environment(
     monkeypatch.setenv(audit_copy.ENV_AUDIT_RETENTION_DAYS, "7")
     monkeypatch.setenv("AWS_REGION", REGION)
 
-    assert audit_copy.handler(_stream_event(_audit_item(stack.aws, item_id)), None) == {"copied": 1}
+    event = _stream_event(_audit_item(stack.aws, item_id))
+    with calls.role("copier"):
+        assert audit_copy.handler(event, None) == {"copied": 1}
+    assert not calls.table.get("copier")
+    assert not calls.index.get("copier")
     key = object_key(AUDIT_PREFIX + item_id, AUDIT_SORT)
     assert s3.head_object(Bucket="audit-copies", Key=key)["ObjectLockMode"] == "COMPLIANCE"
 

@@ -36,6 +36,7 @@ from stepsaga._project.deployment import ENV_LEDGER_TABLE_NAME, ENV_SAGA, ENV_ST
 from stepsaga._util.clock import Clock, ManualClock, SystemClock
 from stepsaga.backends._assemble import CaseIdentity, planned_actions
 from stepsaga.backends._aws.backend import redrive_token
+from stepsaga.cdk._auto_redrive import REDRIVER_ACCESS
 from stepsaga.errors import InvalidInputError
 from stepsaga.ledger import Ledger, LedgerPolicy, Record, Status
 from stepsaga.ledger._dynamodb import DynamoDBStore
@@ -49,8 +50,11 @@ from tests.framework.functional.aws_support import (
     fake_aws,
 )
 from tests.framework.functional.cli_support import case_data
+from tests.framework.functional.grants_support import Calls, assert_granted_exactly, calls
 from workflows.case import parse_case
 from workflows.replacement_order import saga
+
+__all__ = ["calls"]  # the fixture
 
 DETAIL_TYPE = "Step Functions Execution Status Change"
 
@@ -497,6 +501,24 @@ def test_a_timed_out_execution_is_redriven(aws: FakeAws, queues: Queues) -> None
 
     assert sfn.redrives[arn] == 1
     assert sfn.describe_execution(executionArn=arn)["status"] == "RUNNING"
+
+
+def test_the_redriver_calls_exactly_its_grants(calls: Calls, aws: FakeAws, queues: Queues) -> None:
+    """A redrive, then a refusal for a later revision: the attempt-budget check reads the
+    case's records, the revision check its pointer, both ``GetItem``; no write, no index
+    (``REDRIVER_ACCESS``, every grant used)."""
+    sfn = RedrivingSfn(aws.sfn)
+    name = _started(aws, "CASE-1")
+    arn = _failed(aws, name, "TransientError", ago=LONG_AGO)
+    calls.clear()
+    with calls.role("redriver"):
+        assert _one(_redriver(aws, sfn, queues), {"executionArn": arn}) is RedriveVerdict.REDRIVEN
+    _failed(aws, name, "TransientError", ago=LONG_AGO)
+    _started(aws, "CASE-1", revision=2)
+    with calls.role("redriver"):
+        refused = _one(_redriver(aws, sfn, queues), {"executionArn": arn})
+    assert refused is RedriveVerdict.REFUSED_SUPERSEDED
+    assert_granted_exactly(calls, "redriver", REDRIVER_ACCESS)
 
 
 def test_the_later_revision_is_read_from_its_pointer_not_described(

@@ -111,7 +111,7 @@ def test_the_operator_commands_need_only_the_operator_policys_actions(
 
     # The operator reads; writes only budget shards (PutItem/DeleteItem under BUDGET#).
     assert calls.reads("operator") <= set(OPERATOR.table_actions), calls.reads("operator")
-    assert calls.index["operator"] <= set(OPERATOR.index_actions)
+    assert set(calls.index["operator"]) <= set(OPERATOR.index_actions)
     assert calls.writes("operator") == {
         "dynamodb:PutItem": {OPERATOR.budget_key_prefix},
         "dynamodb:DeleteItem": {OPERATOR.budget_key_prefix},
@@ -121,8 +121,12 @@ def test_the_operator_commands_need_only_the_operator_policys_actions(
     writes = calls.writes("resolver")
     assert set(writes) <= set(RESOLVER.write_actions), writes
     assert set().union(*writes.values()) <= set(RESOLVER.write_prefixes), writes
+    assert calls.reads("resolver") == set(RESOLVER.table_actions)
+    assert calls.index["resolver"] == {"dynamodb:Query": set(RESOLVER.indexes)}
     assert {"RECON#", "AUDIT#", "ACTION#"} <= set().union(*writes.values())
-    assert calls.reads("resolver") <= set(RESOLVER.table_actions)
+    # Its reads and index exactly (its other writes: test_role_grants.py).
+    assert calls.reads("resolver") == set(RESOLVER.table_actions)
+    assert calls.index["resolver"] == {"dynamodb:Query": set(RESOLVER.indexes)}
 
 
 def test_cancel_is_the_resolvers_within_its_grants_and_the_operator_only_reads(
@@ -172,3 +176,5 @@ def test_cancel_is_the_resolvers_within_its_grants_and_the_operator_only_reads(
     writes = calls.writes("resolver")
     assert set(writes) <= set(RESOLVER.write_actions), writes
     assert set().union(*writes.values()) <= set(RESOLVER.write_prefixes), writes
+    assert calls.reads("resolver") == set(RESOLVER.table_actions)
+    assert calls.index["resolver"] == {"dynamodb:Query": set(RESOLVER.indexes)}

@@ -17,6 +17,8 @@ from stepsaga import EffectClass, Saga, Step
 from stepsaga._aws.ingress import REASON_ATTRIBUTE, Starter, StartVerdict
 from stepsaga.backends._aws.pointers import Pointer, case_pointers, record_pointer
 from stepsaga.backends._naming import execution_name
+from stepsaga.cdk._access import INGRESS_POINTER_ACTIONS
+from stepsaga.ledger._table import CASE_PREFIX
 from tests.framework.functional.aws_support import (
     REGION,
     TABLE,
@@ -25,6 +27,7 @@ from tests.framework.functional.aws_support import (
     fake_aws,
 )
 from tests.framework.functional.cli_support import case_data
+from tests.framework.functional.grants_support import Calls, calls
 from workflows.replacement_order import saga
 
 
@@ -80,6 +83,23 @@ def ingress() -> Iterator[Ingress]:
 
 
 NAME = execution_name("acme", "CASE-1001", 1)
+
+__all__ = ["calls"]  # the fixture
+
+
+def test_the_starter_calls_exactly_its_grants(calls: Calls, ingress: Ingress) -> None:
+    """A start and a duplicate: the case's pointers read (one ``Query``, the start rule for
+    revisions) and one conditional ``PutItem`` of a ``CASE#`` pointer each (the refusal
+    returns the stored one): exactly ``INGRESS_POINTER_ACTIONS`` under ``CASE#``, the
+    starter's only ledger grant (``tests/framework/infra/test_ingress.py``)."""
+    body = json.dumps(case_data())
+    calls.clear()
+    with calls.role("ingress"):
+        ingress.deliver(body)
+        ingress.deliver(body)
+    assert ingress.executions() == [NAME]
+    assert dict(calls.table["ingress"]) == {a: {CASE_PREFIX} for a in INGRESS_POINTER_ACTIONS}
+    assert not calls.index.get("ingress")
 
 
 def test_a_case_starts_its_derived_execution(ingress: Ingress) -> None:

@@ -107,8 +107,13 @@ def test_technical_alarms_notify_and_recover_business_ones_stay_silent(
     # The reconciler publishes one notice per opened item: an alarm on the same event
     # would be a second notification.
     silent = {n for n, r in RULES.items() if not r.notify}
-    # (ReleaseFaults rolls canary releases back; LambdaErrors notifies the same faults.)
-    assert silent == {"OutcomeUnknown", "ReconciliationOpened", "ReleaseFaults"}
+    # (The *ReleaseFaults roll canary releases back; LambdaErrors notifies the same faults.)
+    assert silent == {
+        "OutcomeUnknown",
+        "ReconciliationOpened",
+        "ReleaseFaults",
+        "IngressReleaseFaults",
+    }
     overdue = alarms[alarm_name("dev", synthesized.saga.name, "ReconciliationOverdue")]
     assert overdue["TreatMissingData"] == "breaching"
 

@@ -36,7 +36,9 @@ from stepsaga.cdk import (
     SignedService,
     StageSettings,
 )
+from stepsaga.cdk._access import APP_WRITE_ACTIONS
 from stepsaga.cdk._alarms import RULES
+from stepsaga.cdk._stack import BACKUP_BACKUP_ACTIONS, BACKUP_TABLE_ACTIONS
 from stepsaga.errors import DeploymentError
 from tests.framework.infra.test_cfn_lint import IGNORED
 
@@ -180,6 +182,7 @@ def two_sagas(project: Project, tmp_path_factory: pytest.TempPathFactory) -> Two
                 signed_apis={"ACME_PAYMENTS_API_URL": PAYMENTS_API},
             ),
             "Notify": FunctionSettings(
+                ledger_write_prefixes=("SESSION#",),
                 secrets={"ACME_TOKEN_ARN": token},
                 signed_apis={"ACME_NOTIFIER_URL": NOTIFIER_API},
             ),
@@ -308,6 +311,81 @@ def test_a_backup_plan_when_asked_and_canary_releases_unless_turned_off(
     assert not [r for r in beta.values() if "UpdatePolicy" in r]
 
 
+def test_the_backup_role_is_inline_on_the_ledger_table_and_nag_and_cfn_lint_clean(
+    two_sagas: TwoSagas,
+) -> None:
+    """No AWS managed policy (``AWSBackupServiceRolePolicyForBackup`` reaches every table of
+    the account): the selection's role names the backup actions on this table and its
+    backups, nothing else; cdk-nag finds nothing on the backup resources and cfn-lint passes
+    the template that has them."""
+    (table_id,) = two_sagas.resources(two_sagas.alpha, "AWS::DynamoDB::Table")
+    (selection,) = two_sagas.resources(two_sagas.alpha, "AWS::Backup::BackupSelection").values()
+    role_id = selection["Properties"]["BackupSelection"]["IamRoleArn"]["Fn::GetAtt"][0]
+    role = two_sagas.template(two_sagas.alpha)["Resources"][role_id]
+    assert "ManagedPolicyArns" not in role["Properties"]
+    principal = role["Properties"]["AssumeRolePolicyDocument"]["Statement"][0]["Principal"]
+    assert principal == {"Service": "backup.amazonaws.com"}
+    (policy,) = role["Properties"]["Policies"]
+    table_arn = {"Fn::GetAtt": [table_id, "Arn"]}
+    assert policy["PolicyDocument"]["Statement"] == [
+        {
+            "Sid": "BackUpTheLedger",
+            "Effect": "Allow",
+            "Action": list(BACKUP_TABLE_ACTIONS),
+            "Resource": table_arn,
+        },
+        {
+            "Sid": "ItsBackups",
+            "Effect": "Allow",
+            "Action": list(BACKUP_BACKUP_ACTIONS),
+            "Resource": {"Fn::Join": ["", [table_arn, "/backup/*"]]},
+        },
+    ]
+    # Only the selection uses the role: no other policy attaches to it.
+    policies = two_sagas.resources(two_sagas.alpha, "AWS::IAM::Policy").values()
+    assert not [p for p in policies if {"Ref": role_id} in p["Properties"]["Roles"]]
+    rules = json.dumps(two_sagas.template(two_sagas.alpha))
+    assert "AwsSolutions-IAM4" not in rules
+    assert "AWSBackupServiceRolePolicyForBackup" not in rules
+    nag = Annotations.from_stack(two_sagas.alpha)
+    for found in (
+        nag.find_error("*", Match.string_like_regexp("AwsSolutions-.*")),
+        nag.find_warning("*", Match.string_like_regexp("AwsSolutions-.*")),
+    ):
+        assert [m.id for m in found if "Backup" in m.id] == []
+    matches = lint(
+        json.dumps(two_sagas.template(two_sagas.alpha)),
+        config=ManualArgs(regions=["us-east-1"], ignore_checks=IGNORED),
+    )
+    assert [str(m) for m in matches if "Backup" in str(m)] == []
+
+
+def test_the_apps_own_write_prefixes_reach_only_its_function_under_leading_keys(
+    two_sagas: TwoSagas,
+) -> None:
+    """``ledger_write_prefixes`` adds one statement to that function's role: the extra
+    writes' actions on the table, only for items whose key starts with the prefix; the
+    framework's own write statement is unchanged."""
+    (table_id,) = two_sagas.resources(two_sagas.alpha, "AWS::DynamoDB::Table")
+    found = {}
+    for policy in two_sagas.resources(two_sagas.alpha, "AWS::IAM::Policy").values():
+        (role,) = policy["Properties"]["Roles"]
+        for statement in policy["Properties"]["PolicyDocument"]["Statement"]:
+            if statement.get("Sid") == "LedgerWritesOfTheAppsItemKinds":
+                found[role["Ref"].split("Role")[0]] = statement
+            if statement.get("Sid") == "LedgerWritesOfItsItemKinds":
+                keys = statement["Condition"]["ForAllValues:StringLike"]["dynamodb:LeadingKeys"]
+                assert "SESSION#*" not in keys
+    assert set(found) == {"Notify"}
+    statement = found["Notify"]
+    assert sorted(statement["Action"]) == sorted(APP_WRITE_ACTIONS)
+    assert statement["Resource"] == {"Fn::GetAtt": [table_id, "Arn"]}
+    assert statement["Condition"] == {
+        "ForAllValues:StringLike": {"dynamodb:LeadingKeys": ["SESSION#*"]},
+        "Null": {"dynamodb:LeadingKeys": "false"},
+    }
+
+
 def test_the_apps_grant_reaches_only_its_function(two_sagas: TwoSagas) -> None:
     policies = two_sagas.resources(two_sagas.alpha, "AWS::IAM::Policy").values()
     with_send = [p for p in policies if "sqs:SendMessage" in json.dumps(p)]
@@ -428,8 +506,8 @@ def test_alarm_texts_name_the_saga(two_sagas: TwoSagas) -> None:
         alarms = two_sagas.resources(stack, "AWS::CloudWatch::Alarm").values()
         texts = [a["Properties"]["AlarmDescription"] for a in alarms]
         # beta runs without the automatic redrive (no alarm on its dead letters, its queue's
-        # age, its refusals) and without canary releases (no alarm to roll them back)
-        assert len(texts) == len(RULES) - 4 * (stack is two_sagas.beta)
+        # age, its refusals) and without canary releases (no alarms to roll them back)
+        assert len(texts) == len(RULES) - 5 * (stack is two_sagas.beta)
         assert all(saga in text for text in texts), texts
         assert not any("replacement" in text for text in texts)
 

@@ -131,16 +131,24 @@ def test_every_functions_live_alias_is_released_as_a_canary_with_alarm_rollback(
     (config_id,) = synthesized.resources("AWS::CodeDeploy::DeploymentConfig")
     (application_id,) = synthesized.resources("AWS::CodeDeploy::Application")
     groups = synthesized.resources("AWS::CodeDeploy::DeploymentGroup")
-    rollback_id = next(
-        k
-        for k, a in synthesized.resources("AWS::CloudWatch::Alarm").items()
-        if a["Properties"]["AlarmName"] == alarm_name("dev", synthesized.saga.name, "ReleaseFaults")
-    )
-    for properties in (g["Properties"] for g in groups.values()):
+    alarms = synthesized.resources("AWS::CloudWatch::Alarm").items()
+
+    def alarm_id(rule: str) -> str:
+        wanted = alarm_name("dev", synthesized.saga.name, rule)
+        return next(k for k, a in alarms if a["Properties"]["AlarmName"] == wanted)
+
+    rollback_id, starter_rollback_id = alarm_id("ReleaseFaults"), alarm_id("IngressReleaseFaults")
+    starter_alias = synthesized.live_alias(_starter_id(synthesized))
+    starter_group = synthesized.json["Resources"][starter_alias]["UpdatePolicy"][
+        "CodeDeployLambdaAliasUpdate"
+    ]["DeploymentGroupName"]["Ref"]
+    for group_id, properties in ((k, g["Properties"]) for k, g in groups.items()):
         assert properties["ApplicationName"] == {"Ref": application_id}
         assert properties["DeploymentConfigName"] == {"Ref": config_id}
+        # Every group rolls back on the functions' faults; the starter's on its own too.
+        own = [{"Name": {"Ref": starter_rollback_id}}] if group_id == starter_group else []
         assert properties["AlarmConfiguration"] == {
-            "Alarms": [{"Name": {"Ref": rollback_id}}],
+            "Alarms": [{"Name": {"Ref": rollback_id}}, *own],
             "Enabled": True,
         }
         assert set(properties["AutoRollbackConfiguration"]["Events"]) == {
@@ -160,23 +168,50 @@ def test_every_functions_live_alias_is_released_as_a_canary_with_alarm_rollback(
     assert named == set(groups)
 
 
-def test_the_rollback_alarm_counts_faults_of_every_function_but_the_ingress_starter(
-    synthesized: Synthesized,
-) -> None:
-    alarm = _alarm(synthesized, "ReleaseFaults")
-    assert "AlarmActions" not in alarm  # LambdaErrors notifies; this one rolls back
-    counted = {
+def _starter_id(synthesized: Synthesized) -> str:
+    functions = synthesized.resources("AWS::Lambda::Function")
+    (starter,) = [k for k, f in functions.items() if f["Properties"]["Handler"] == INGRESS_HANDLER]
+    return starter
+
+
+def _counted(alarm: dict[str, Any]) -> set[str]:
+    return {
         m["MetricStat"]["Metric"]["Dimensions"][0]["Value"]["Ref"]
         for m in alarm["Metrics"]
         if "MetricStat" in m and m["MetricStat"]["Metric"]["MetricName"] == "Errors"
     }
+
+
+def test_every_function_with_a_canary_alias_is_watched_by_a_rollback_alarm_of_its_group(
+    synthesized: Synthesized,
+) -> None:
+    """``ReleaseFaults`` counts every function's faults but the ingress starter's (less the
+    routed outcomes); ``IngressReleaseFaults`` counts the starter's, and only its group
+    rolls back on it (one alarm over both would be a CloudFormation cycle)."""
+    alarm = _alarm(synthesized, "ReleaseFaults")
+    assert "AlarmActions" not in alarm  # LambdaErrors notifies; this one rolls back
     functions = synthesized.resources("AWS::Lambda::Function")
-    starter = {k for k, f in functions.items() if f["Properties"]["Handler"] == INGRESS_HANDLER}
-    assert counted == set(functions) - starter
+    starter = _starter_id(synthesized)
+    assert _counted(alarm) == set(functions) - {starter}
     assert any(
         "MetricStat" in m and m["MetricStat"]["Metric"]["MetricName"] == metric_names.ROUTED_ERROR
         for m in alarm["Metrics"]
     )
+    own = _alarm(synthesized, "IngressReleaseFaults")
+    assert "AlarmActions" not in own
+    assert _counted(own) == {starter}
+    assert own["Threshold"] == 3
+    # Each group's alarms together watch its function.
+    alarm_ids = {
+        k: a["Properties"] for k, a in synthesized.resources("AWS::CloudWatch::Alarm").items()
+    }
+    groups = synthesized.resources("AWS::CodeDeploy::DeploymentGroup")
+    for function_id in functions:
+        alias = synthesized.json["Resources"][synthesized.live_alias(function_id)]
+        group_id = alias["UpdatePolicy"]["CodeDeployLambdaAliasUpdate"]["DeploymentGroupName"]
+        configured = groups[group_id["Ref"]]["Properties"]["AlarmConfiguration"]["Alarms"]
+        watched = set().union(*(_counted(alarm_ids[a["Name"]["Ref"]]) for a in configured))
+        assert function_id in watched, function_id
 
 
 def test_every_taggable_resource_carries_the_saga_and_stage(synthesized: Synthesized) -> None:
@@ -222,9 +257,10 @@ def test_codedeploy_may_shift_exactly_the_live_aliases_and_read_the_rollback_ala
     ) == sorted((f, ":live") for f in functions)
     read = by_sid["ReadRollbackAlarms"]
     assert read["Action"] == "cloudwatch:DescribeAlarms"
-    (rollback_id,) = [
+    rollback_ids = sorted(
         k
         for k, a in synthesized.resources("AWS::CloudWatch::Alarm").items()
-        if a["Properties"]["AlarmName"].endswith("-ReleaseFaults")
-    ]
-    assert read["Resource"] == {"Fn::GetAtt": [rollback_id, "Arn"]}
+        if a["Properties"]["AlarmName"].endswith("ReleaseFaults")
+    )
+    assert sorted(r["Fn::GetAtt"][0] for r in read["Resource"]) == rollback_ids
+    assert len(rollback_ids) == 2

@@ -15,10 +15,14 @@ from stepsaga._aws import metric_names
 from stepsaga._project import deployment
 from stepsaga._reconciliation import overdue as check
 from stepsaga._util.clock import ManualClock
+from stepsaga.cdk._access import OVERDUE_CHECK
 from stepsaga.ledger import _table as layout
+from tests.framework.functional.grants_support import Calls, assert_granted_exactly, calls
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
+
+__all__ = ["calls"]  # the fixture
 
 NOW = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
 TABLE = "ledger"
@@ -78,6 +82,14 @@ def test_counts_only_open_items_older_than_the_threshold(client: DynamoDBClient)
     _put(client, "old-resolved", "2026-11-01T12:00:00Z", open_=False)
     overdue = check.check(client, TABLE, timedelta(hours=24), ManualClock(NOW))
     assert overdue == 1
+
+
+def test_the_check_calls_exactly_its_grants(calls: Calls, client: DynamoDBClient) -> None:
+    """One ``Scan`` of the open-items index, nothing else (``OVERDUE_CHECK``)."""
+    _put(client, "old-open", "2026-11-27T12:00:00Z", open_=True)
+    with calls.role("overdue"):
+        check.check(client, TABLE, timedelta(hours=24), ManualClock(NOW))
+    assert_granted_exactly(calls, "overdue", OVERDUE_CHECK)
 
 
 def test_an_item_of_unknown_age_counts_as_overdue() -> None:

@@ -136,6 +136,30 @@ def test_bad_release_and_backup_settings_are_refused(make: Any, message: str) ->
         make()
 
 
+@pytest.mark.parametrize(
+    ("prefix", "message"),
+    [
+        ("ACTION#", "would reach the ledger's own ACTION# items"),
+        ("A", "would reach the ledger's own ACTION# items"),  # "A*" matches ACTION#…
+        ("CASE#x", "would reach the ledger's own CASE# items"),
+        ("SESSION*", "no wildcard"),
+        ("", "1 to 64"),
+    ],
+)
+def test_a_write_prefix_reaching_the_ledgers_own_items_is_refused(
+    prefix: str, message: str
+) -> None:
+    with pytest.raises(DeploymentError, match=message):
+        FunctionSettings(ledger_write_prefixes=(prefix,))
+
+
+def test_write_prefixes_merge_over_the_defaults() -> None:
+    merged = FunctionSettings(ledger_write_prefixes=("SESSION#", "QUOTA#")).over(
+        FunctionSettings(ledger_write_prefixes=("QUOTA#",))
+    )
+    assert merged.ledger_write_prefixes == ("QUOTA#", "SESSION#")
+
+
 def test_production_stage_defaults() -> None:
     assert StageSettings.for_stage("prod").deletion_protection
     assert StageSettings.for_stage("prod").log_retention_days == 365
