@@ -22,9 +22,13 @@ DEFAULT = ".stepsaga"
 
 @dataclass(frozen=True)
 class StateHome:
-    """One folder, one SQLite file per concern, so each store can be inspected alone."""
+    """One folder, one SQLite file per concern, so each store can be inspected alone;
+    ``one_file``: the ledger's tables live in the engine's ``executions.sqlite3``, so a
+    step's outcome and the engine's checkpoint share one durable commit
+    (``docs/explanation/performance.md``)."""
 
     root: Path
+    one_file: bool = False
 
     def __post_init__(self) -> None:
         try:
@@ -43,7 +47,7 @@ class StateHome:
 
     @property
     def ledger_path(self) -> Path:
-        return self.root / "ledger.sqlite3"
+        return self.executions_path if self.one_file else self.root / "ledger.sqlite3"
 
     @property
     def ledger_url(self) -> str:
