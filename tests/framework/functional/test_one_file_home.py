@@ -97,3 +97,22 @@ def test_a_one_file_home_reads_back_what_it_recorded(tmp_path: Path) -> None:
     with sqlite3.connect(tmp_path / "executions.sqlite3") as conn:
         rows = conn.execute("SELECT status, COUNT(*) FROM actions GROUP BY status").fetchall()
     assert rows == [("COMPLETED", 3)]
+
+
+def test_a_home_is_never_split_between_two_ledger_files(tmp_path: Path) -> None:
+    """Opened without ``one_file``, a one-file home still finds its ledger in
+    ``executions.sqlite3`` (a second ledger would claim its cases' actions again); opened
+    with it, a two-file home keeps its ``ledger.sqlite3``."""
+    one, two = tmp_path / "one", tmp_path / "two"
+    with LocalBackend(StateHome(one, one_file=True), reference_project()) as backend:
+        backend.start(parse_case({**CASE, "case_id": "C-1"}), time_scale=0)
+    with LocalBackend(StateHome(two), reference_project()) as backend:
+        backend.start(parse_case({**CASE, "case_id": "C-1"}), time_scale=0)
+    assert StateHome(one).ledger_path == one / "executions.sqlite3"
+    assert StateHome(two, one_file=True).ledger_path == two / "ledger.sqlite3"
+    assert StateHome(tmp_path / "new").ledger_path.name == "ledger.sqlite3"
+    for root, one_file in ((one, False), (two, True)):
+        with LocalBackend(StateHome(root, one_file=one_file), reference_project()) as backend:
+            steps = backend.status("C-1").steps
+        assert {s.ledger_status for s in steps if s.kind == "step"} == {"COMPLETED"}, root
+    assert not (one / "ledger.sqlite3").exists()
