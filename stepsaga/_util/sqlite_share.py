@@ -13,9 +13,12 @@ the engine lends its connection to the ledger while a top-level task's handler r
   which the lease rules already settle (takeover of a keyed write, ``UNKNOWN`` → a person
   for a physical one).
 
-SQLite refuses to change ``PRAGMA synchronous`` inside a transaction, so whoever begins a
-transaction that will carry a ledger write raises the level first (``durable``) and
-:meth:`SharedConnection.commit` restores the engine's own level afterwards.
+SQLite refuses to change ``PRAGMA synchronous`` inside a transaction, so a ledger write
+that begins the transaction raises the level to the ledger's first (``FULL`` by default;
+the engine runs ``NORMAL``), and :meth:`SharedConnection.commit` restores the engine's own
+level once the transaction is committed. Only top-level tasks lend: the handlers of
+``Parallel`` branches and ``Map`` iterations run at the same time as each other, and keep
+the ledger's own connections and commits.
 """
 
 from __future__ import annotations
