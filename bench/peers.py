@@ -343,7 +343,13 @@ class StartSide:
     ``fresh`` a backend per start, as one ``stepsaga start`` process has."""
 
     def __init__(
-        self, root: Path, synchronous: str | None, *, reject: bool, fresh: bool = False
+        self,
+        root: Path,
+        synchronous: str | None,
+        *,
+        reject: bool,
+        fresh: bool = False,
+        one_file: bool = False,
     ) -> None:
         from services.faults import parse_faults
         from stepsaga import StateHome
@@ -358,7 +364,8 @@ class StartSide:
         project = reference_project(faults=faults, default_stock=10**9)
 
         def open_backend() -> LocalBackend:
-            return LocalBackend(StateHome(root), project, engine_synchronous=synchronous)
+            home = StateHome(root, one_file=one_file)
+            return LocalBackend(home, project, engine_synchronous=synchronous)
 
         self.open = open_backend
         self.backend = open_backend()
@@ -396,14 +403,20 @@ PATHS = {"happy": False, "compensation": True}
 
 
 def peer_table(
-    tmp: Path, rounds: int, n_dbos: int, n_engine: int, n_start: int, template: Path
+    tmp: Path,
+    rounds: int,
+    n_dbos: int,
+    n_engine: int,
+    n_start: int,
+    templates: tuple[Path, Path],
 ) -> None:
+    """``templates``: the lived-in home with two files and with one (``one_file``)."""
     workflow = _registered_workflow()
 
-    def lived_root(name: str) -> Path:
+    def lived_root(name: str, one_file: bool) -> Path:
         """A copy of the lived-in home for one start side (it writes to it)."""
         root = tmp / name
-        shutil.copytree(template, root)
+        shutil.copytree(templates[one_file], root)
         return root
 
     cells: dict[tuple[str, str, str], Cell] = {}
@@ -446,17 +459,24 @@ def peer_table(
                 engine.close()
             if mode != "WAL + NORMAL":
                 variants = (
-                    {"start": None, "start, new backend each": None}
+                    {"start": None, "start, new backend each": None, "start, one file": None}
                     if mode == "as shipped"
-                    else {"start": None, "start engine FULL": "FULL"}
+                    else {
+                        "start": None,
+                        "start engine FULL": "FULL",
+                        "start one file, engine FULL": "FULL",
+                    }
                 )
                 for label, sync in variants.items():
+                    one_file = "one file" in label
                     for path, reject in PATHS.items():
+                        name = f"{label}-{r}-{mode[:3]}-{path}".replace(" ", "")
                         side = StartSide(
-                            lived_root(f"{label}-{r}-{mode[:3]}-{path}".replace(" ", "")),
+                            lived_root(name.replace(",", ""), one_file),
                             sync,
                             reject=reject,
                             fresh=label.endswith("each"),
+                            one_file=one_file,
                         )
                         elapsed, counts = measure(side.run, n_start)
                         side.close()
@@ -466,7 +486,7 @@ def peer_table(
 
     print("## Peers: workflows/s, DBOS 3.4.0 vs stepsaga (same 3-step saga)")
     print(f"{rounds} interleaved rounds; ratio = ours / DBOS, min / median / max")
-    print(f"the start path runs in copies of a home that has lived ({template.name})\n")
+    print(f"the start path runs in copies of a home that has lived ({templates[0].name})\n")
     for (who, mode, path), c in sorted(
         cells.items(), key=lambda kv: (kv[0][1], kv[0][2], kv[0][0])
     ):
@@ -478,6 +498,8 @@ def peer_table(
         "start": "`stepsaga start` path (ours as shipped: engine NORMAL, ledger FULL)",
         "start engine FULL": "`stepsaga start` path, engine FULL too",
         "start, new backend each": "`stepsaga start` path, a new LocalBackend per start",
+        "start, one file": "`stepsaga start` path on a one-file home (outcome + checkpoint)",
+        "start one file, engine FULL": "`stepsaga start` path on a one-file home, engine FULL",
     }
     for (who, mode, path), values in ratios.items():
         print(f"  {labels[who]} vs DBOS {mode}, {path}: {spread(values)}")
@@ -641,15 +663,16 @@ LIVED = Lived(50_000, open_items=3_000, records=150_000)
 LIVED_QUICK = Lived(10_000, open_items=1_000, records=30_000)
 
 
-def _lived_home(root: Path, lived: Lived) -> str:
+def _lived_home(root: Path, lived: Lived, *, one_file: bool = False) -> str:
     """``_home_with`` plus the open items and ledger history ``lived`` asks for."""
+    from stepsaga import StateHome
     from stepsaga.ledger._sqlite import SqliteStore
     from stepsaga.testing._bulk import history, open_backlog
 
-    case_id = _home_with(root, lived.executions)
+    case_id = _home_with(root, lived.executions, one_file=one_file)
     now = datetime.now(UTC) - timedelta(days=1)
     records, _ = history(lived.records, now=now)
-    store = SqliteStore(root / "ledger.sqlite3")
+    store = SqliteStore(StateHome(root, one_file=one_file).ledger_path)
     store.bulk_insert(records, open_backlog(lived.open_items, tenant=CASE["tenant_id"], now=now))
     store.close()
     for path in root.glob("*.sqlite3"):  # a copy starts with an empty WAL
@@ -659,7 +682,7 @@ def _lived_home(root: Path, lived: Lived) -> str:
     return case_id
 
 
-def _home_with(root: Path, total: int) -> str:
+def _home_with(root: Path, total: int, *, one_file: bool = False) -> str:
     """A home with one real case (its ledger records too) and ``total - 1`` copies of its
     execution row under other case ids; returns the real case's id."""
     from stepsaga import StateHome
@@ -668,7 +691,7 @@ def _home_with(root: Path, total: int) -> str:
     from workflows.project import reference_project
 
     case_id = "CASE-REAL"
-    with LocalBackend(StateHome(root), reference_project()) as backend:
+    with LocalBackend(StateHome(root, one_file=one_file), reference_project()) as backend:
         backend.start(parse_case({**CASE, "case_id": case_id}), time_scale=0)
     db = _real_connect(root / "executions.sqlite3", isolation_level=None)
     db.execute("BEGIN")
@@ -813,8 +836,10 @@ def main() -> None:
         )
         template = tmp / "lived-template"
         lived_case = _lived_home(template, large)
+        one_file = tmp / "lived-template-one-file"
+        _lived_home(one_file, large, one_file=True)
         print(f"a home that has lived: {large}\n")
-        peer_table(tmp, rounds, n_dbos, n_engine, n_start, template)
+        peer_table(tmp, rounds, n_dbos, n_engine, n_start, (template, one_file))
         ledger_floor(tmp, max(rounds, 5), 40 if args.quick else 200)
         storage(tmp, 200 if args.quick else 1_000)
         wal_bytes(tmp, template)

@@ -86,6 +86,8 @@ class ChaosConfig:
     settled completed or compensated is re-approved as revision 2 (half of them with the
     refund's amount changed) and run again under the kills still pending; a revision
     conflict is decided from the services' table (the earlier effect exists: applied)."""
+    one_file: bool = False
+    """The home keeps its ledger in the engine's file: outcome and checkpoint share a commit."""
 
 
 @dataclass
@@ -184,7 +186,7 @@ def run_chaos(
 
     ``plans`` replaces the seeded plans (hand-written scenarios, approved now)."""
     started = time.monotonic()
-    space = Workspace(root).create()
+    space = Workspace(root, one_file=config.one_file).create()
     if plans is None:
         plans = make_plans(config.seed, config.cases, approval_time())
     if config.only:

@@ -98,6 +98,8 @@ class KillingStore(ForwardingStore):
         budget_delta: int = 0,
         extra: Sequence[ExtraWrite] = (),
     ) -> WriteOutcome:
+        if record.status is Status.IN_PROGRESS:
+            self._switch.maybe_fire(KillSite.BEFORE_CLAIM, operation_of(record))
         outcome = self._inner.put(record, expect=expect, budget_delta=budget_delta, extra=extra)
         if outcome.result is WriteResult.WRITTEN:
             claimed = record.status is Status.IN_PROGRESS

@@ -74,7 +74,12 @@ class KillSite(StrEnum):
     AFTER_CLAIM = "after_claim"
     """The ledger committed a claim (``IN_PROGRESS``); nothing was sent downstream yet."""
     AFTER_RECORD = "after_record"
-    """The ledger recorded the outcome; the engine has not recorded the task's success."""
+    """The ledger recorded the outcome; the engine has not recorded the task's success.
+    On a one-file home this is inside the shared transaction: the outcome is not committed
+    yet, and dies with the process."""
+    BEFORE_CLAIM = "before_claim"
+    """About to claim: the previous step's outcome and the engine's checkpoint are
+    committed (on a one-file home, by one shared commit); this step's effect not sent."""
     STATE_ENTERED = "state_entered"
     """The engine entered a state (between states of the execution)."""
     AFTER_RESOLVE = "after_resolve"

@@ -16,10 +16,12 @@ from stepsaga import StateHome
 @dataclass(frozen=True)
 class Workspace:
     root: Path
+    one_file: bool = False
+    """The home keeps its ledger in the engine's file (one shared commit per step)."""
 
     @property
     def home(self) -> StateHome:
-        return StateHome(self.root / "home")
+        return StateHome(self.root / "home", one_file=self.one_file)
 
     @property
     def kill_notes(self) -> Path:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 import stat
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -22,9 +23,13 @@ DEFAULT = ".stepsaga"
 
 @dataclass(frozen=True)
 class StateHome:
-    """One folder, one SQLite file per concern, so each store can be inspected alone."""
+    """One folder, one SQLite file per concern, so each store can be inspected alone;
+    ``one_file``: the ledger's tables live in the engine's ``executions.sqlite3``, so a
+    step's outcome and the engine's checkpoint share one durable commit
+    (``docs/explanation/performance.md``)."""
 
     root: Path
+    one_file: bool = False
 
     def __post_init__(self) -> None:
         try:
@@ -43,7 +48,15 @@ class StateHome:
 
     @property
     def ledger_path(self) -> Path:
-        return self.root / "ledger.sqlite3"
+        """Where the ledger is: wherever a home keeps it already (a ``ledger.sqlite3``, or
+        the ledger's tables in ``executions.sqlite3``), whatever ``one_file`` says, so a
+        home is never split across the two; a new home by ``one_file``."""
+        own = self.root / "ledger.sqlite3"
+        if own.exists():
+            return own
+        if self.one_file or _holds_ledger(self.executions_path):
+            return self.executions_path
+        return own
 
     @property
     def ledger_url(self) -> str:
@@ -74,3 +87,22 @@ class StateHome:
         return InvalidInputError(
             f"state home {shown} {why} (set --home or ${ENV_VAR} to a folder)", field="home"
         )
+
+
+def _holds_ledger(path: Path) -> bool:
+    """Whether ``path`` is an executions file that keeps the ledger's tables (read-only)."""
+    if not path.exists():
+        return False
+    try:
+        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+    except sqlite3.Error:
+        return False
+    try:
+        found = conn.execute(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'actions'"
+        ).fetchone()
+    except sqlite3.Error:
+        return False
+    finally:
+        conn.close()
+    return found is not None

@@ -124,6 +124,15 @@ class Run(RunGroups):
 
     def _guard(self, body: Callable[[], None]) -> None:
         try:
+            self._guarded(body)
+        finally:
+            shared = self.store.shared
+            if shared.pending:  # a ledger outcome no commit of this run carried (it stopped)
+                with self.lock:
+                    shared.commit()
+
+    def _guarded(self, body: Callable[[], None]) -> None:
+        try:
             body()
         except (_StoppedError, LostOwnershipError):
             return

@@ -39,11 +39,12 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
+from stepsaga._util.sqlite_share import SharedConnection, lending
 from stepsaga._util.sqlite_wal import enable_wal
 from stepsaga.engine import _event_codec as event_codec
 from stepsaga.errors import InvalidInputError, StoreUnavailableError
@@ -302,6 +303,7 @@ class Store:
         )
         self._depth = 0
         self._busy_timeout = busy_timeout_seconds
+        self._shared = SharedConnection(self._db, str(path), self.synchronous)
         #: Per execution: its last event id and the plain bytes of its last details, the
         #: dictionary the next event is deflated against (checked against the table first).
         self._tails: dict[str, tuple[int, bytes]] = {}
@@ -374,6 +376,10 @@ class Store:
             finally:
                 self._depth -= 1
             return
+        if self._db.in_transaction:  # a ledger's outcome waits in it (one-file home)
+            with self._joined():
+                yield
+            return
         try:
             self._db.execute("BEGIN IMMEDIATE")
         except sqlite3.OperationalError as exc:  # locked past the busy timeout
@@ -383,12 +389,46 @@ class Store:
             yield
         except BaseException:
             self._depth = 0
-            self._tails.clear()  # they may name events the rollback just removed
-            self._ids.clear()
-            self._db.execute("ROLLBACK")
+            self._forget()
+            self._shared.rollback()
             raise
         self._depth = 0
-        self._db.execute("COMMIT")
+        self._shared.commit()
+
+    @contextmanager
+    def _joined(self) -> Iterator[None]:
+        """Join the transaction a ledger's outcome opened: one commit makes both durable.
+        If the engine's part fails (e.g. another process took the execution over), only
+        that part is rolled back: the outcome is true whatever the engine does with it."""
+        self._depth = 1
+        self._db.execute("SAVEPOINT engine")
+        try:
+            yield
+        except BaseException:
+            self._depth = 0
+            self._forget()
+            self._db.execute("ROLLBACK TO engine")
+            self._db.execute("RELEASE engine")
+            self._shared.commit()
+            raise
+        self._depth = 0
+        self._db.execute("RELEASE engine")
+        self._shared.commit()
+
+    def _forget(self) -> None:
+        """After a rollback: the cached tails and ids may name rows it just removed."""
+        self._tails.clear()
+        self._ids.clear()
+
+    def lend(self) -> AbstractContextManager[None]:
+        """While the block runs, a ledger kept in this same file writes through this
+        store's connection (``stepsaga._util.sqlite_share``): its claims commit at once,
+        its outcomes wait for this store's next commit."""
+        return lending(self._shared)
+
+    @property
+    def shared(self) -> SharedConnection:
+        return self._shared
 
     # --- definitions and state machines --------------------------------------------
 

@@ -262,7 +262,11 @@ class RunTasks(RunBase):
             payload = json.loads(
                 dumps(parameters.get("Payload", {}))
             )  # the handler gets its own copy
-            invocation = lambda_invoke.invoke(handler, payload, context)
+            if f.path:  # a branch: its siblings' handlers may be writing at the same time
+                invocation = lambda_invoke.invoke(handler, payload, context)
+            else:  # a ledger in this file joins the commit that records the task's result
+                with self.store.lend():
+                    invocation = lambda_invoke.invoke(handler, payload, context)
         self.s.scheduler.checkpoint()
         if f.cancelled():  # AWS: the function ran, the stopped task's result is discarded
             if token is not None:
