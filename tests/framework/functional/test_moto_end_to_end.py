@@ -33,6 +33,7 @@ from stepsaga.ledger._models import ReconStatus
 from stepsaga.testing import moto_deployment
 from stepsaga.testing._moto_stack import FunctionCall, MotoDeployment
 from stepsaga.testing.pytest_plugin import under_ci
+from tasks.refund_payment import RefundPayment
 from tests.framework.functional.cli_support import (
     EXAMPLES,
     Result,
@@ -386,3 +387,44 @@ def test_a_throttled_refund_is_retried_by_the_state_machine_and_refunded_once(
     assert errors_raised(deployed, "RefundPayment") == [TransientError.__name__] * 2 + [None]
     assert effects(home, CASE) == {"reserve": 1, "refund": 1, "create_shipment": 1}
     assert records(deployed)["refund_payment"] == Status.COMPLETED
+
+
+BUG = "refund request not built: bug in our client code"
+
+
+def buggy_perform(self: RefundPayment, services: Any, call: Any) -> Any:
+    raise RuntimeError(BUG)
+
+
+def test_a_bug_in_a_deployed_handler_keeps_its_message_in_the_history_and_the_evidence(
+    deployed: MotoDeployment, home: StateHome, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A bug (an unexpected exception) in the deployed RefundPayment function: the
+    Lambda error's cause in the execution history and the reconciliation item's evidence
+    keep its type, message and raising frame, as on the embedded backend
+    (``test_error_messages.py``)."""
+    monkeypatch.setattr(RefundPayment, "perform", buggy_perform)
+    # The payments lookup is throttled, so the first attempt's item waits for a person.
+    unverifiable = write_faults(
+        tmp_path, {"service": "payments", "operation": "find_refund_by_key", "fault": "throttle"}
+    )
+    arn = start(deployed, home, tmp_path, unverifiable)
+
+    def waiting(_: Any) -> bool:
+        return any(i.task_token for i in ledger(deployed).list_items(status=ReconStatus.OPEN))
+
+    deployed.wait(arn, until=waiting)
+
+    frame = f"test_moto_end_to_end.py:{buggy_perform.__code__.co_firstlineno + 1} in buggy_perform"
+    said = f"RuntimeError: {BUG} (at tests/framework/functional/{frame})"
+    # The bug may have left an effect behind: the ledger routes it as an unknown outcome.
+    assert errors_raised(deployed, "RefundPayment") == ["OutcomeUnknownError"]
+    client = boto3.client("stepfunctions", region_name=deployed.region)
+    events = client.get_execution_history(executionArn=arn, maxResults=1000)["events"]
+    causes = [e["taskFailedEventDetails"] for e in events if e["type"] == "TaskFailed"]
+    assert causes
+    assert all(said in json.loads(c["cause"])["errorMessage"] for c in causes)
+    items = ledger(deployed).list_items()
+    assert items
+    assert all(said in item.evidence["last_error"]["message"] for item in items)
+    assert "refund" not in effects(home, CASE)
