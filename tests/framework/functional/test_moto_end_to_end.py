@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -366,13 +366,52 @@ def test_with_two_sagas_and_no_default_every_verb_finds_the_stacks_saga(
     graph = verb("graph", "--execution", CASE)
     assert graph.code == 0, graph.err
     assert verb("redrive", "--all-failed", "--json").code == 0
-    wrong = verb("status", CASE, "--saga", "multi-warehouse-replacement")
-    assert wrong.code == 2
-    assert "runs saga replacement-order" in wrong.err
+    history = verb("history", CASE, "--json")
+    assert history.code == 0, history.err
+    assert any(e["type"] == "TaskFailed" for e in printed_json(history.out)["events"])
+    who = ("--by", "ops@acme.example", "--note", "customer cancelled")
+    other = ("--saga", "multi-warehouse-replacement")
+    for wrong in (
+        verb("status", CASE, *other),
+        verb("history", CASE, *other),
+        verb("stop", "--case", CASE, *who, *other),
+        verb("cancel", "--case", CASE, *who, *other),
+    ):
+        assert wrong.code == 2, wrong.err
+        assert "runs saga replacement-order" in wrong.err
+    # The refused stop and cancel wrote nothing: the case still waits on its one item.
+    assert deployed.wait(arn, until=lambda _: True)["status"] == "RUNNING"
+    assert status_of(verb, CASE) not in ("stopped", "cancelled")
+    assert resolver_calls(deployed) == []
+    assert "release" not in effects(home, CASE)
     (item,) = ledger(deployed).list_items(status=ReconStatus.OPEN)
     resolved = verb("recon", "resolve", item.item_id, "--outcome", "applied", "--note", "seen")
     assert resolved.code == 0, resolved.err
     assert deployed.wait(arn)["status"] == "SUCCEEDED"
+
+    second = "CASE-1002"
+    open_simulation(home).attach_faults("acme", second, load_faults(unverifiable))
+    started = verb("start", "--saga", "replacement-order", str(write_case(tmp_path, second)))
+    assert started.code == 0, started.err
+    deployed.wait(f"{arn.rsplit(':', 1)[0]}:acme-{second}-r1", until=waiting)
+    stopped = verb("stop", "--case", second, *who, "--json")
+    assert stopped.code == 0, stopped.err
+    # (moto's interpreter does not end a task-token wait on StopExecution, so the stop is
+    # asserted by the one request the stack's resolver served, as in the cancel test.)
+    (request,) = resolver_calls(deployed)[1:]
+    assert json.loads(request.event["body"]) == {
+        "action": "stop",
+        "ref": second,
+        "note": "customer cancelled",
+    }
+    assert request.error is None
+
+
+def status_of(verb: Callable[..., Result], case: str) -> str:
+    """The case's outcome as ``status --json`` prints it (no ``--saga``)."""
+    status = verb("status", case, "--json")
+    assert status.code == 0, status.err
+    return str(status.json()["outcome"])
 
 
 def test_a_throttled_refund_is_retried_by_the_state_machine_and_refunded_once(
