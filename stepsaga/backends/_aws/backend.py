@@ -196,6 +196,11 @@ class AwsBackend:
             self._saga = self.project.saga(deployed or self._saga_name)
         return self._saga
 
+    def _check_saga(self) -> None:
+        """Refuse a ``--saga`` the stack does not run before anything is read or sent (a
+        stop through the resolver would otherwise stop the case, then exit 2)."""
+        _ = self.saga
+
     def _stack_saga(self) -> str | None:
         machine = self.settings.state_machine_name
         found = [name for name in self.project.saga_names if machine.endswith(f"-{name}")]
@@ -293,6 +298,7 @@ class AwsBackend:
         return self._view(self._locate(ref, tenant))
 
     def history(self, ref: str, *, tenant: str | None = None) -> dict[str, Any]:
+        self._check_saga()
         sfn = self._sfn()
         described = self._locate(ref, tenant)
         return {"events": all_events(sfn, described["executionArn"])}
@@ -416,6 +422,7 @@ class AwsBackend:
         settled (``lifecycle.settle_stopped``); AWS closes the execution's task tokens.
         Through the resolver when the stack has one: then the stopper is the signer, and
         ``by`` is ignored like ``recon resolve --by``."""
+        self._check_saga()
         resolver = self._resolver()
         if resolver is None:
             return self.stop_as(ref, tenant=tenant, by=by, note=note)
@@ -434,6 +441,7 @@ class AwsBackend:
         """``stop``, then the completed steps undone last first (``cancel_as``). Through the
         resolver when the stack has one: then the canceller is the signer (``by`` is
         ignored, as for ``stop``) and the undo runs under the resolver's role."""
+        self._check_saga()
         resolver = self._resolver()
         if resolver is None:
             return self.cancel_as(ref, tenant=tenant, by=by, note=note)

@@ -89,6 +89,9 @@ def test_1_open_the_list(page: Page, console: str, cases: Cases) -> None:
 def test_2_a_compensated_execution_shows_its_path(page: Page, console: str, cases: Cases) -> None:
     page.goto(f"{console}executions/{cases.compensated['name']}?tenant=acme")
     assert page.locator("#execution-outcome").inner_text() == "compensated"
+    # The refusal's reason, as ``status`` prints it (test_cli_refusal_reason.py).
+    reason = page.locator("#execution-reason").inner_text()
+    assert reason.startswith("CreateShipment: BusinessRejectedError: shipping.create_shipment: ")
     visited = page.locator("svg#saga-graph g.node.visited")
     names = visited.evaluate_all("nodes => nodes.map(n => n.dataset.state)")
     assert {"CreateShipment", "EscalateRefundPayment", "ReleaseReservation", "Compensated"} <= set(

@@ -1,6 +1,7 @@
 """``reconciliation_result`` mocks every reconciler state, ``AwaitDecision…`` included:
 there the mock config holds the operator's decision (the ``SendTaskSuccess`` output), not a
-Lambda ``Payload``, and the execution goes on as a real decision would take it."""
+Lambda ``Payload``, and the execution goes on as a real decision would take it, on the
+embedded engine and on a Step Functions API (moto's interpreter)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from dataclasses import replace
 
 import pytest
 
-from stepsaga.testing import EngineBackend, MockConfigBuilder
+from stepsaga.testing import MockConfigBuilder, SagaRunner
 from stepsaga.testing._scenarios import reconciliation_result
 from tests.scenarios import REPLACEMENT_ORDER_SCENARIOS, replacement_order_input
 from workflows.replacement_order import saga
@@ -30,9 +31,13 @@ def stepsaga_mock_config() -> MockConfigBuilder:
     return MockConfigBuilder().test_case(saga.name, SCENARIO.name, SCENARIO.mocks)
 
 
-def test_a_mocked_decision_lets_the_waiting_case_go_on(engine_backend: EngineBackend) -> None:
-    arn = engine_backend.deploy_saga(saga)
-    execution = engine_backend.run(arn, replacement_order_input(), test_case=SCENARIO.name)
+@pytest.mark.parametrize("runner", ["engine_backend", "moto_backend"])
+def test_a_mocked_decision_lets_the_waiting_case_go_on(
+    runner: str, request: pytest.FixtureRequest
+) -> None:
+    backend: SagaRunner = request.getfixturevalue(runner)
+    arn = backend.deploy_saga(saga)
+    execution = backend.run(arn, replacement_order_input(), test_case=SCENARIO.name)
     SCENARIO.check(execution.history)
     assert (execution.status, execution.error) == ("SUCCEEDED", None)
 
