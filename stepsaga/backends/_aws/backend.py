@@ -313,6 +313,7 @@ class AwsBackend:
     ) -> ExecutionView:
         """Through the resolver when the stack has one (``decisions.py``), else directly."""
         _refuse_local_only(time_scale=time_scale)
+        self._check_saga()
         sfn = self._sfn()
         described = self._locate(ref, tenant)
         resolver = self._resolver()
@@ -570,6 +571,7 @@ class AwsBackend:
         first ``SendTaskSuccess`` failed, and is a no-op (``TaskTimedOut``) otherwise.
         """
         _refuse_local_only(time_scale=time_scale)
+        self._check_saga()
         resolver = self._resolver()
         if resolver is None:
             caller = CallerIdentity.of(self._clients.sts(self.settings.region))

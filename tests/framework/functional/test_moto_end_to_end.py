@@ -371,21 +371,24 @@ def test_with_two_sagas_and_no_default_every_verb_finds_the_stacks_saga(
     assert any(e["type"] == "TaskFailed" for e in printed_json(history.out)["events"])
     who = ("--by", "ops@acme.example", "--note", "customer cancelled")
     other = ("--saga", "multi-warehouse-replacement")
+    (item,) = ledger(deployed).list_items(status=ReconStatus.OPEN)
+    decision = ("--outcome", "applied", "--note", "seen")
     for wrong in (
         verb("status", CASE, *other),
         verb("history", CASE, *other),
+        verb("redrive", CASE, *other),
         verb("stop", "--case", CASE, *who, *other),
         verb("cancel", "--case", CASE, *who, *other),
+        verb("recon", "resolve", item.item_id, *decision, *other),
     ):
         assert wrong.code == 2, wrong.err
         assert "runs saga replacement-order" in wrong.err
-    # The refused stop and cancel wrote nothing: the case still waits on its one item.
+    # The refused redrive, stop, cancel and resolve sent nothing: the case still waits.
     assert deployed.wait(arn, until=lambda _: True)["status"] == "RUNNING"
     assert status_of(verb, CASE) not in ("stopped", "cancelled")
     assert resolver_calls(deployed) == []
     assert "release" not in effects(home, CASE)
-    (item,) = ledger(deployed).list_items(status=ReconStatus.OPEN)
-    resolved = verb("recon", "resolve", item.item_id, "--outcome", "applied", "--note", "seen")
+    resolved = verb("recon", "resolve", item.item_id, *decision)
     assert resolved.code == 0, resolved.err
     assert deployed.wait(arn)["status"] == "SUCCEEDED"
 
