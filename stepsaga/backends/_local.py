@@ -44,7 +44,6 @@ from stepsaga.backends._assemble import (
     recon_list,
     recon_page,
 )
-from stepsaga.backends._cancel import cancel_cause, undo, undo_plan, undone_view
 from stepsaga.backends._lifecycle import (
     Sibling,
     redrive_refusal,
@@ -55,9 +54,7 @@ from stepsaga.backends._lifecycle import (
     stopped,
     superseding,
 )
-from stepsaga.backends._listing import ExecutionQuery, PageToken, empty_page, first_since
 from stepsaga.backends._naming import execution_name
-from stepsaga.backends._progress import Progress, ProgressKind, ProgressListener, from_history_event
 from stepsaga.backends._references import Candidate, choose
 from stepsaga.backends._views import (
     CancelView,
@@ -69,7 +66,7 @@ from stepsaga.backends._views import (
     ReconPage,
     ResolutionView,
 )
-from stepsaga.engine import Handler, LocalEngine, MockConfig
+from stepsaga.engine import Handler, LocalEngine
 from stepsaga.engine._engine import check_time_scale, time_scale_from_env
 from stepsaga.engine._lambda_invoke import LambdaContext
 from stepsaga.engine._models import (
@@ -97,8 +94,10 @@ from stepsaga.ledger import Ledger, LedgerPolicy, Record, open_ledger
 from stepsaga.ledger._models import ReconOutcome, ReconStatus
 from stepsaga.workflow._saga import Saga
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # and what only some verbs use loads in them (#26: status start-up)
     from stepsaga._handlers.deps import HandlerDeps
+    from stepsaga.backends._progress import ProgressListener
+    from stepsaga.engine import MockConfig
     from stepsaga.engine._scheduler import Scheduler
 
 #: Builds the in-process handlers: logical function name → ``(event, context) -> result``.
@@ -313,6 +312,8 @@ class LocalBackend:
         limit: int | None = None,
         next_token: str | None = None,
     ) -> ExecutionPage:
+        from stepsaga.backends._listing import ExecutionQuery, PageToken, empty_page, first_since
+
         query = ExecutionQuery.build(
             now=self.clock.now(),
             saga=saga,
@@ -370,6 +371,8 @@ class LocalBackend:
         return self._view(reader, reader.describe_execution(arn))
 
     def cancel(self, ref: str, *, tenant: str | None = None, by: str, note: str) -> CancelView:
+        from stepsaga.backends._cancel import cancel_cause, undo, undo_plan, undone_view
+
         by, note = check_person(by, "--by"), check_note(note)
         reason = cancel_cause(by, note)
         reader, arn, saga, case = self._stop_settled(ref, tenant, by, note, reason, "cancel")
@@ -799,6 +802,7 @@ def _check_input_model(saga: Saga, case: ApprovedCase) -> None:
 
 def _translate(listener: ProgressListener) -> Callable[[EngineEvent], None]:
     """Engine notices → backend-neutral progress notices."""
+    from stepsaga.backends._progress import Progress, ProgressKind, from_history_event
 
     def on_event(event: EngineEvent) -> None:
         if isinstance(event, HistoryRecorded):

@@ -27,7 +27,6 @@ from stepsaga.engine import _history as history
 from stepsaga.engine import _lambda_invoke as lambda_invoke
 from stepsaga.engine._errors import INTERRUPTED, STATES_HEARTBEAT_TIMEOUT, STATES_TIMEOUT
 from stepsaga.engine._liveness import Owner, owner_alive
-from stepsaga.engine._mockconfig import MockConfig, MockTestCase
 from stepsaga.engine._models import (
     Delay,
     DelayKind,
@@ -66,6 +65,7 @@ from stepsaga.errors import (
 
 if TYPE_CHECKING:
     from stepsaga.engine import _definition as asl
+    from stepsaga.engine._mockconfig import MockConfig, MockTestCase
     from stepsaga.engine._runner import Run
 
 log = logging.getLogger(__name__)
