@@ -176,6 +176,7 @@ class LocalBackend:
         self._log_level = log_level
         self._synchronous = engine_synchronous
         self._definitions: dict[str, dict[str, Any]] = {}
+        self._texts: dict[str, str] = {}
         self._ledger: Ledger | None = None
         self._reader: LocalEngine | None = None
         self._kept: _Running | None = None
@@ -191,6 +192,13 @@ class LocalBackend:
                 saga.definition_substitutions(lambda function: function_arn(saga.name, function)),
             )
         return self._definitions[saga.name]
+
+    def _definition_text(self, saga: Saga) -> str:
+        """:meth:`definition` as JSON text, encoded once: the engine knows a text it has
+        seen without encoding the definition again on every start."""
+        if saga.name not in self._texts:
+            self._texts[saga.name] = json.dumps(self.definition(saga))
+        return self._texts[saga.name]
 
     # --- lifecycle ---------------------------------------------------------------------
 
@@ -256,7 +264,7 @@ class LocalBackend:
         if existing is None and supports is not None:
             supports.attach_faults(self._context(scale), case.tenant_id, case.case_id, faults)
         with self._running(chosen, scale, on_event, mock_config) as engine:
-            arn = engine.ensure_state_machine(chosen.name, self.definition(chosen))
+            arn = engine.ensure_state_machine(chosen.name, self._definition_text(chosen))
             described = engine.start_execution(
                 arn, name, execution_input, test_case=test_case if mock_config else None
             )

@@ -241,6 +241,9 @@ class LocalEngine:
             scheduler=scheduler or ThreadScheduler(),
         )
         self._definitions: dict[str, asl.Definition] = {}
+        #: By the definition's JSON text as given: a caller that passes the same text on
+        #: every start (``LocalBackend``) skips re-encoding it to find its digest (#26).
+        self._texts: dict[str, asl.Definition] = {}
 
     def close(self) -> None:
         self.store.close()
@@ -367,6 +370,18 @@ class LocalEngine:
         }
 
     def _load(
+        self, definition: Mapping[str, Any] | str, substitutions: Mapping[str, str] | None
+    ) -> asl.Definition:
+        if isinstance(definition, str) and not substitutions:
+            known = self._texts.get(definition)  # the same text again: no JSON round-trip
+            if known is not None:
+                return known
+            loaded = self._load_new(definition, None)
+            self._texts[definition] = loaded
+            return loaded
+        return self._load_new(definition, substitutions)
+
+    def _load_new(
         self, definition: Mapping[str, Any] | str, substitutions: Mapping[str, str] | None
     ) -> asl.Definition:
         from stepsaga.engine import _definition as asl
