@@ -38,6 +38,10 @@ execution; WAL bytes per happy start in the lived-in home; ``stepsaga status CAS
 the lived-in home vs 1k executions; and CLI start-up (``python -m stepsaga status CASE_ID``)
 against ``aws --version`` if the AWS CLI is installed, timing its real executable (a pyenv
 or asdf shim adds 50-60 ms of its own).
+
+The start path is printed next to its floor: the same one-row commits a happy start makes
+(``FLOOR_COMMITS``), on three WAL files at the same ``synchronous``, with no other Python.
+``--only SECTION`` (repeatable) runs some sections, e.g. ``--only cli --rounds 15``.
 """
 
 from __future__ import annotations
