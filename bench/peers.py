@@ -38,6 +38,10 @@ execution; WAL bytes per happy start in the lived-in home; ``stepsaga status CAS
 the lived-in home vs 1k executions; and CLI start-up (``python -m stepsaga status CASE_ID``)
 against ``aws --version`` if the AWS CLI is installed, timing its real executable (a pyenv
 or asdf shim adds 50-60 ms of its own).
+
+The start path is printed next to its floor: the same one-row commits a happy start makes
+(``FLOOR_COMMITS``), on three WAL files at the same ``synchronous``, with no other Python.
+``--only SECTION`` (repeatable) runs some sections, e.g. ``--only cli --rounds 15``.
 """
 
 from __future__ import annotations
@@ -389,6 +393,48 @@ class StartSide:
         self.backend.close()
 
 
+class FloorSide:
+    """The start path's floor: the same one-row commits a happy start makes (from its SQL
+    trace: the engine 5 at its ``synchronous``, the simulated services 6 at ``NORMAL``, the
+    ledger 6 at ``FULL``; ``FLOOR_COMMITS``), on three WAL files, and no other Python: what
+    a start would cost if its Python were free (#26 item 5)."""
+
+    def __init__(self, root: Path, engine_synchronous: str) -> None:
+        root.mkdir(parents=True, exist_ok=True)
+        self.dbs: dict[str, sqlite3.Connection] = {}
+        for name, sync in (
+            ("engine", engine_synchronous),
+            ("services", "NORMAL"),
+            ("ledger", "FULL"),
+        ):
+            db = _connect(root / f"{name}.sqlite3", isolation_level=None)
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute(f"PRAGMA synchronous={sync}")
+            db.execute("CREATE TABLE IF NOT EXISTS t (k TEXT PRIMARY KEY, n INTEGER, v TEXT)")
+            self.dbs[name] = db
+        self.seq = 0
+
+    def run(self, n: int) -> None:
+        value = json.dumps(CASE)
+        for _ in range(n):
+            self.seq += 1
+            for name, commits in FLOOR_COMMITS.items():
+                db = self.dbs[name]
+                key = f"{name}-{self.seq}"
+                db.execute("INSERT INTO t VALUES (?, 0, ?)", (key, value))
+                for i in range(1, commits):
+                    db.execute("UPDATE t SET n = ?, v = ? WHERE k = ?", (i, value, key))
+
+    def close(self) -> None:
+        for db in self.dbs.values():
+            db.close()
+
+
+#: Transactions per happy start by store (the SQL trace of ``LocalBackend.start``; the
+#: bench prints the measured total next to the floor's).
+FLOOR_COMMITS = {"engine": 5, "services": 6, "ledger": 6}
+
+
 # --- the peer table -----------------------------------------------------------------------
 
 WAL_FULL = ["PRAGMA journal_mode=WAL", "PRAGMA synchronous=FULL"]
@@ -469,6 +515,13 @@ def peer_table(
                 )
                 for label, sync in variants.items():
                     one_file = "one file" in label
+                    if label != "start, new backend each" and not one_file:
+                        floor = FloorSide(
+                            tmp / f"floor-{r}-{mode[:3]}-{label[-4:]}", sync or "NORMAL"
+                        )
+                        elapsed, counts = measure(floor.run, n_start)
+                        floor.close()
+                        cell(f"{label} floor", mode, "happy").add(elapsed, n_start, counts)
                     for path, reject in PATHS.items():
                         name = f"{label}-{r}-{mode[:3]}-{path}".replace(" ", "")
                         side = StartSide(
@@ -503,6 +556,23 @@ def peer_table(
     }
     for (who, mode, path), values in ratios.items():
         print(f"  {labels[who]} vs DBOS {mode}, {path}: {spread(values)}")
+    print()
+    total = sum(FLOOR_COMMITS.values())
+    print(
+        f"  the start path against its floor ({total} one-row commits per happy start, "
+        f"no Python: {FLOOR_COMMITS}), ms per start, min / median / max:"
+    )
+    for (who, mode, path), c in sorted(cells.items(), key=lambda kv: kv[0][1]):
+        if not who.endswith(" floor"):
+            continue
+        measured = cells[who.removesuffix(" floor"), mode, path]
+        ms = [1000 / rate for rate in measured.rates]
+        floor_ms = [1000 / rate for rate in c.rates]
+        shares = [f / m for f, m in zip(floor_ms, ms, strict=True)]
+        print(
+            f"    {labels[who.removesuffix(' floor')]}, {mode}: {spread(ms, ' ms')}; floor "
+            f"{spread(floor_ms, ' ms')}; floor / start {spread(shares)}"
+        )
     print()
 
 
@@ -820,7 +890,14 @@ def main() -> None:
     )
     parser.add_argument("--quick", action="store_true", help="smaller N (smoke run)")
     parser.add_argument("--rounds", type=int, default=None, help="interleaved rounds")
+    parser.add_argument(
+        "--only",
+        choices=["peers", "ledger", "storage", "wal", "status", "cli"],
+        action="append",
+        help="run only these sections (repeatable; default: all)",
+    )
     args = parser.parse_args()
+    only = set(args.only or ["peers", "ledger", "storage", "wal", "status", "cli"])
     _preload_fsync_counter()
     rounds = args.rounds or (2 if args.quick else 3)
     n_dbos, n_engine, n_start = (30, 60, 20) if args.quick else (150, 300, 100)
@@ -835,16 +912,23 @@ def main() -> None:
             "answered from it), AWS-shaped history\n"
         )
         template = tmp / "lived-template"
-        lived_case = _lived_home(template, large)
-        one_file = tmp / "lived-template-one-file"
-        _lived_home(one_file, large, one_file=True)
-        print(f"a home that has lived: {large}\n")
-        peer_table(tmp, rounds, n_dbos, n_engine, n_start, (template, one_file))
-        ledger_floor(tmp, max(rounds, 5), 40 if args.quick else 200)
-        storage(tmp, 200 if args.quick else 1_000)
-        wal_bytes(tmp, template)
-        status_scale(tmp, max(rounds, 7), small, template, lived_case)
-        cli_startup(tmp, max(rounds, 7))
+        if only & {"peers", "wal", "status"}:
+            lived_case = _lived_home(template, large)
+            print(f"a home that has lived: {large}\n")
+        if "peers" in only:
+            one_file = tmp / "lived-template-one-file"
+            _lived_home(one_file, large, one_file=True)
+            peer_table(tmp, rounds, n_dbos, n_engine, n_start, (template, one_file))
+        if "ledger" in only:
+            ledger_floor(tmp, max(rounds, 5), 40 if args.quick else 200)
+        if "storage" in only:
+            storage(tmp, 200 if args.quick else 1_000)
+        if "wal" in only:
+            wal_bytes(tmp, template)
+        if "status" in only:
+            status_scale(tmp, max(rounds, 7), small, template, lived_case)
+        if "cli" in only:
+            cli_startup(tmp, max(rounds, 7))
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"process peak RSS: {rss:.0f} MiB; whole run {time.perf_counter() - started:.0f} s")
 

@@ -31,10 +31,9 @@ from __future__ import annotations
 
 from datetime import datetime
 from types import TracebackType
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from stepsaga._model.case import ApprovedCase
-from stepsaga.backends._progress import ProgressListener
 from stepsaga.backends._views import (
     CancelView,
     ExecutionPage,
@@ -45,8 +44,11 @@ from stepsaga.backends._views import (
     ReconPage,
     ResolutionView,
 )
-from stepsaga.engine._mockconfig import MockConfig
 from stepsaga.ledger._models import ReconOutcome
+
+if TYPE_CHECKING:  # annotations only: ``status`` loads neither
+    from stepsaga.backends._progress import ProgressListener
+    from stepsaga.engine._mockconfig import MockConfig
 
 
 class SagaBackend(Protocol):

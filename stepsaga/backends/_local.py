@@ -44,7 +44,6 @@ from stepsaga.backends._assemble import (
     recon_list,
     recon_page,
 )
-from stepsaga.backends._cancel import cancel_cause, undo, undo_plan, undone_view
 from stepsaga.backends._lifecycle import (
     Sibling,
     redrive_refusal,
@@ -55,9 +54,7 @@ from stepsaga.backends._lifecycle import (
     stopped,
     superseding,
 )
-from stepsaga.backends._listing import ExecutionQuery, PageToken, empty_page, first_since
 from stepsaga.backends._naming import execution_name
-from stepsaga.backends._progress import Progress, ProgressKind, ProgressListener, from_history_event
 from stepsaga.backends._references import Candidate, choose
 from stepsaga.backends._views import (
     CancelView,
@@ -69,7 +66,7 @@ from stepsaga.backends._views import (
     ReconPage,
     ResolutionView,
 )
-from stepsaga.engine import Handler, LocalEngine, MockConfig
+from stepsaga.engine import Handler, LocalEngine
 from stepsaga.engine._engine import check_time_scale, time_scale_from_env
 from stepsaga.engine._lambda_invoke import LambdaContext
 from stepsaga.engine._models import (
@@ -97,8 +94,10 @@ from stepsaga.ledger import Ledger, LedgerPolicy, Record, open_ledger
 from stepsaga.ledger._models import ReconOutcome, ReconStatus
 from stepsaga.workflow._saga import Saga
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # and what only some verbs use loads in them (#26: status start-up)
     from stepsaga._handlers.deps import HandlerDeps
+    from stepsaga.backends._progress import ProgressListener
+    from stepsaga.engine import MockConfig
     from stepsaga.engine._scheduler import Scheduler
 
 #: Builds the in-process handlers: logical function name → ``(event, context) -> result``.
@@ -180,6 +179,7 @@ class LocalBackend:
         self._log_level = log_level
         self._synchronous = engine_synchronous
         self._definitions: dict[str, dict[str, Any]] = {}
+        self._texts: dict[str, str] = {}
         self._ledger: Ledger | None = None
         self._reader: LocalEngine | None = None
         self._kept: _Running | None = None
@@ -195,6 +195,13 @@ class LocalBackend:
                 saga.definition_substitutions(lambda function: function_arn(saga.name, function)),
             )
         return self._definitions[saga.name]
+
+    def _definition_text(self, saga: Saga) -> str:
+        """:meth:`definition` as JSON text, encoded once: the engine knows a text it has
+        seen without encoding the definition again on every start."""
+        if saga.name not in self._texts:
+            self._texts[saga.name] = json.dumps(self.definition(saga))
+        return self._texts[saga.name]
 
     # --- lifecycle ---------------------------------------------------------------------
 
@@ -260,7 +267,7 @@ class LocalBackend:
         if existing is None and supports is not None:
             supports.attach_faults(self._context(scale), case.tenant_id, case.case_id, faults)
         with self._running(chosen, scale, on_event, mock_config) as engine:
-            arn = engine.ensure_state_machine(chosen.name, self.definition(chosen))
+            arn = engine.ensure_state_machine(chosen.name, self._definition_text(chosen))
             described = engine.start_execution(
                 arn, name, execution_input, test_case=test_case if mock_config else None
             )
@@ -316,6 +323,8 @@ class LocalBackend:
         limit: int | None = None,
         next_token: str | None = None,
     ) -> ExecutionPage:
+        from stepsaga.backends._listing import ExecutionQuery, PageToken, empty_page, first_since
+
         query = ExecutionQuery.build(
             now=self.clock.now(),
             saga=saga,
@@ -397,6 +406,8 @@ class LocalBackend:
         """How many executions ``list_executions`` pages through with these filters: one
         ``COUNT`` over the index the pages use. ``None`` with ``outcome``: an outcome is
         decided row by row (the ledger's word), which a count query cannot."""
+        from stepsaga.backends._listing import ExecutionQuery, first_since
+
         query = ExecutionQuery.build(
             now=self.clock.now(), saga=saga, tenant=tenant, status=status, since=since
         )
@@ -423,6 +434,8 @@ class LocalBackend:
         return self._view(reader, reader.describe_execution(arn))
 
     def cancel(self, ref: str, *, tenant: str | None = None, by: str, note: str) -> CancelView:
+        from stepsaga.backends._cancel import cancel_cause, undo, undo_plan, undone_view
+
         by, note = check_person(by, "--by"), check_note(note)
         reason = cancel_cause(by, note)
         reader, arn, saga, case = self._stop_settled(ref, tenant, by, note, reason, "cancel")
@@ -852,6 +865,7 @@ def _check_input_model(saga: Saga, case: ApprovedCase) -> None:
 
 def _translate(listener: ProgressListener) -> Callable[[EngineEvent], None]:
     """Engine notices → backend-neutral progress notices."""
+    from stepsaga.backends._progress import Progress, ProgressKind, from_history_event
 
     def on_event(event: EngineEvent) -> None:
         if isinstance(event, HistoryRecorded):

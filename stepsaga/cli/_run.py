@@ -9,7 +9,7 @@ fields plus ``tenant_id``, ``case_id``, ``outcome``, ``steps``…) or ``{"events
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -21,9 +21,11 @@ from stepsaga.cli._backend import command_errors, open_backend, print_json
 from stepsaga.cli._common import cli_context, stdout, usage_error
 from stepsaga.cli._output import JsonOption, OutputOption, wants_json
 from stepsaga.cli._tables import render_execution, render_history
-from stepsaga.engine import MockConfig
 from stepsaga.engine._engine import MAX_TIME_SCALE, TIME_SCALE_ENV, check_time_scale
 from stepsaga.errors import InvalidInputError
+
+if TYPE_CHECKING:
+    from stepsaga.engine import MockConfig
 
 TenantOption = Annotated[
     str | None,
@@ -69,6 +71,8 @@ TimeScaleOption = Annotated[
 
 def load_mock_config(path: Path) -> MockConfig:
     """A Step Functions Local ``MockConfigFile.json``; every failure is one line."""
+    from stepsaga.engine import MockConfig  # only ``start --mock-config`` reads one
+
     return MockConfig.from_file(path)
 
 

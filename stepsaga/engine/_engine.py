@@ -27,7 +27,6 @@ from stepsaga.engine import _history as history
 from stepsaga.engine import _lambda_invoke as lambda_invoke
 from stepsaga.engine._errors import INTERRUPTED, STATES_HEARTBEAT_TIMEOUT, STATES_TIMEOUT
 from stepsaga.engine._liveness import Owner, owner_alive
-from stepsaga.engine._mockconfig import MockConfig, MockTestCase
 from stepsaga.engine._models import (
     Delay,
     DelayKind,
@@ -71,6 +70,7 @@ from stepsaga.errors import (
 
 if TYPE_CHECKING:
     from stepsaga.engine import _definition as asl
+    from stepsaga.engine._mockconfig import MockConfig, MockTestCase
     from stepsaga.engine._runner import Run
 
 log = logging.getLogger(__name__)
@@ -246,6 +246,9 @@ class LocalEngine:
             scheduler=scheduler or ThreadScheduler(),
         )
         self._definitions: dict[str, asl.Definition] = {}
+        #: By the definition's JSON text as given: a caller that passes the same text on
+        #: every start (``LocalBackend``) skips re-encoding it to find its digest (#26).
+        self._texts: dict[str, asl.Definition] = {}
 
     def close(self) -> None:
         self.store.close()
@@ -372,6 +375,18 @@ class LocalEngine:
         }
 
     def _load(
+        self, definition: Mapping[str, Any] | str, substitutions: Mapping[str, str] | None
+    ) -> asl.Definition:
+        if isinstance(definition, str) and not substitutions:
+            known = self._texts.get(definition)  # the same text again: no JSON round-trip
+            if known is not None:
+                return known
+            loaded = self._load_new(definition, None)
+            self._texts[definition] = loaded
+            return loaded
+        return self._load_new(definition, substitutions)
+
+    def _load_new(
         self, definition: Mapping[str, Any] | str, substitutions: Mapping[str, str] | None
     ) -> asl.Definition:
         from stepsaga.engine import _definition as asl

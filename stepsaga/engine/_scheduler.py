@@ -21,9 +21,11 @@ from __future__ import annotations
 import random
 import threading
 from collections.abc import Callable, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future
 
 Job = Callable[[], None]
 
@@ -41,6 +43,8 @@ class ThreadScheduler:
     """Real threads: a pool of ``workers`` per fan-out; checkpoints do nothing."""
 
     def run_all(self, jobs: Sequence[Job], workers: int) -> list[BaseException | None]:
+        from concurrent.futures import ThreadPoolExecutor, wait  # only a fan-out needs them
+
         pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="stepsaga-branch")
         futures: list[Future[None]] = []
         try:

@@ -15,8 +15,6 @@ from __future__ import annotations
 import unicodedata
 from enum import StrEnum
 
-from disarm import skeleton_key
-
 from stepsaga.ledger._models import ReconItem, ReconOutcome, Signoff
 
 __all__ = [
@@ -71,6 +69,8 @@ def identity_keys(identity: str) -> frozenset[str]:
     text folds ``I`` to ``l`` (``paypaI`` is ``paypal``) while that of folded text keeps
     ``i`` (``KIM`` is ``kim``): each catches a look-alike the other misses.
     """
+    from disarm import skeleton_key  # Unicode tables: loaded by the verbs that compare people
+
     text = unicodedata.normalize("NFKC", identity).strip()
     keys = set()
     for form in (text, text.casefold()):
