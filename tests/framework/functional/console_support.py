@@ -25,11 +25,22 @@ from tests.framework.functional.cli_support import EXAMPLES, ROOT, cli, write_ca
 from workflows.project import reference_project
 
 if TYPE_CHECKING:
-    from playwright.sync_api import Browser, Page
+    from playwright.sync_api import Browser, Page, ViewportSize
 
 TOKEN = "test-token-0123456789abcdef"
 REJECTED = EXAMPLES / "faults-shipment-rejected.json"
 UNVERIFIABLE = EXAMPLES / "faults-shipment-unverifiable.json"
+#: The two viewports the browser tests check pages at (#27: a laptop and a phone).
+DESKTOP: ViewportSize = {"width": 1440, "height": 900}
+PHONE: ViewportSize = {"width": 390, "height": 844}
+
+
+def start_case(home: StateHome, folder: Path, case: str, faults: Path) -> dict[str, Any]:
+    """``stepsaga start`` of case ``case`` under ``faults``: what ``--json`` printed."""
+    result = cli(home, "start", str(write_case(folder, case)), "--faults", str(faults), "--json")
+    assert result.code == 0, result.err
+    data: dict[str, Any] = result.json()
+    return data
 
 
 def local_config(home: StateHome, port: int = 8765) -> ConsoleConfig:

@@ -19,6 +19,7 @@ from stepsaga.console._serve import running
 from tests.framework.functional.aws_support import fake_aws
 from tests.framework.functional.cli_support import case_data, cli, write_case
 from tests.framework.functional.console_support import (
+    PHONE,
     TOKEN,
     aws_config,
     axe_script,
@@ -98,7 +99,7 @@ def test_the_search_box_finds_an_execution_by_its_order_reference(page: Page, co
     from tests.framework.functional.test_console_operator import _serious
 
     assert _serious(page, axe_script()) == []
-    page.set_viewport_size({"width": 390, "height": 844})
+    page.set_viewport_size(PHONE)
     assert _serious(page, axe_script()) == []
     assert page.evaluate("document.documentElement.scrollWidth") <= 390
     page.set_viewport_size({"width": 1280, "height": 720})

@@ -19,6 +19,8 @@ from stepsaga._util.clock import SystemClock
 from stepsaga.console._serve import running
 from tests.framework.functional.cli_support import EXAMPLES, cli, write_case, write_json
 from tests.framework.functional.console_support import (
+    DESKTOP,
+    PHONE,
     REJECTED,
     TOKEN,
     launched_chromium,
@@ -30,9 +32,6 @@ if TYPE_CHECKING:
     from playwright.sync_api import Browser, Page, ViewportSize
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
-
-DESKTOP: ViewportSize = {"width": 1440, "height": 900}
-PHONE: ViewportSize = {"width": 390, "height": 844}
 
 
 @dataclass(frozen=True)

@@ -24,11 +24,12 @@ from tests.framework.functional.cli_support import (
     EXAMPLES,
     case_data,
     cli,
-    write_case,
     write_faults,
     write_json,
 )
 from tests.framework.functional.console_support import (
+    DESKTOP,
+    PHONE,
     REJECTED,
     TOKEN,
     UNVERIFIABLE,
@@ -36,15 +37,14 @@ from tests.framework.functional.console_support import (
     launched_chromium,
     local_config,
     screenshot,
+    start_case,
 )
 
 if TYPE_CHECKING:
-    from playwright.sync_api import Browser, BrowserContext, Dialog, Page, ViewportSize
+    from playwright.sync_api import Browser, BrowserContext, Dialog, Page
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
-DESKTOP: ViewportSize = {"width": 1440, "height": 900}
-PHONE: ViewportSize = {"width": 390, "height": 844}
 #: The start's 8 refund attempts are throttled (it fails); its redrive's first two too, so it
 #: waits out TRANSIENT_RETRY's real (jittered) delays, and the attempt that succeeds is slow
 #: (3 s) so the redrive lasts long enough to watch whatever the jitter drew.
@@ -72,23 +72,16 @@ class Home:
     to_cancel: dict[str, Any]
 
 
-def _start(home: StateHome, folder: Path, case: str, faults: Path) -> dict[str, Any]:
-    result = cli(home, "start", str(write_case(folder, case)), "--faults", str(faults), "--json")
-    assert result.code == 0, result.err
-    data: dict[str, Any] = result.json()
-    return data
-
-
 @pytest.fixture(scope="module")
 def shared(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Home]:
     """One home for the module: compensated, waiting, failed and dual-control cases."""
     folder = tmp_path_factory.mktemp("console")
     home = StateHome(folder / "home")
-    compensated = _start(home, folder, "CASE-1", REJECTED)
-    waiting = _start(home, folder, "CASE-2", UNVERIFIABLE)
-    failed = _start(home, folder, "CASE-3", write_faults(folder, *THROTTLED))
-    dual = _start(home, folder, "CASE-4", write_faults(folder, *REFUND_UNKNOWN))
-    to_cancel = _start(home, folder, "CASE-5", UNVERIFIABLE)
+    compensated = start_case(home, folder, "CASE-1", REJECTED)
+    waiting = start_case(home, folder, "CASE-2", UNVERIFIABLE)
+    failed = start_case(home, folder, "CASE-3", write_faults(folder, *THROTTLED))
+    dual = start_case(home, folder, "CASE-4", write_faults(folder, *REFUND_UNKNOWN))
+    to_cancel = start_case(home, folder, "CASE-5", UNVERIFIABLE)
     assert (failed["status"], dual["outcome"]) == ("FAILED", "awaiting_reconciliation")
     case = json.loads((EXAMPLES / "case-multi-warehouse.json").read_text())
     case["approval"]["approved_at"] = SystemClock().now().strftime("%Y-%m-%dT%H:%M:%SZ")

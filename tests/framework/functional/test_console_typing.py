@@ -11,19 +11,19 @@ import dataclasses
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from stepsaga._project.home import StateHome
 from stepsaga.console._serve import running
-from tests.framework.functional.cli_support import cli, write_case, write_faults
+from tests.framework.functional.cli_support import write_faults
 from tests.framework.functional.console_support import (
     TOKEN,
     UNVERIFIABLE,
     launched_chromium,
     local_config,
+    start_case,
 )
 
 if TYPE_CHECKING:
@@ -47,19 +47,12 @@ class Home:
     failed: dict[str, Any]
 
 
-def _start(home: StateHome, folder: Path, case: str, faults: Path) -> dict[str, Any]:
-    result = cli(home, "start", str(write_case(folder, case)), "--faults", str(faults), "--json")
-    assert result.code == 0, result.err
-    data: dict[str, Any] = result.json()
-    return data
-
-
 @pytest.fixture(scope="module")
 def shared(tmp_path_factory: pytest.TempPathFactory) -> Home:
     folder = tmp_path_factory.mktemp("typing")
     home = StateHome(folder / "home")
-    waiting = _start(home, folder, "CASE-2", UNVERIFIABLE)
-    failed = _start(home, folder, "CASE-3", write_faults(folder, *SLOW_REDRIVE))
+    waiting = start_case(home, folder, "CASE-2", UNVERIFIABLE)
+    failed = start_case(home, folder, "CASE-3", write_faults(folder, *SLOW_REDRIVE))
     assert failed["status"] == "FAILED"
     return Home(home, waiting, failed)
 
