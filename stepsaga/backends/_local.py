@@ -96,6 +96,7 @@ from stepsaga.workflow._saga import Saga
 
 if TYPE_CHECKING:  # and what only some verbs use loads in them (#26: status start-up)
     from stepsaga._handlers.deps import HandlerDeps
+    from stepsaga.backends._listing import ExecutionQuery, PageToken
     from stepsaga.backends._progress import ProgressListener
     from stepsaga.engine import MockConfig
     from stepsaga.engine._scheduler import Scheduler
@@ -323,7 +324,7 @@ class LocalBackend:
         limit: int | None = None,
         next_token: str | None = None,
     ) -> ExecutionPage:
-        from stepsaga.backends._listing import ExecutionQuery, PageToken, empty_page, first_since
+        from stepsaga.backends._listing import ExecutionQuery, PageToken, empty_page
 
         query = ExecutionQuery.build(
             now=self.clock.now(),
@@ -340,15 +341,7 @@ class LocalBackend:
         if not self.home.executions_path.exists():
             return empty_page()
         reader = self._read_engine()
-        start = first_since(query, token)
-        page = ExecutionPageQuery(
-            limit=query.limit + 1,
-            state_machine_arn=state_machine_arn(query.saga) if query.saga is not None else None,
-            statuses=query.statuses(),
-            tenant=query.tenant,
-            since=start.timestamp() if start is not None else None,
-            after=token.after if token is not None else None,
-        )
+        page = _page_query(query, token, limit=query.limit + 1)
         waiting: dict[str, list[str]] = {}
         for task in reader.list_waiting_tasks():
             waiting.setdefault(task.execution_arn, []).append(task.state_name)
@@ -371,7 +364,7 @@ class LocalBackend:
             following = PageToken(
                 backend="local",
                 filters=query.filters,
-                since=start.timestamp() if start is not None else None,
+                since=page.since,
                 after=found[query.limit - 1][1],
             ).encode()
         return ExecutionPage(items=items, next_token=following)
@@ -406,7 +399,7 @@ class LocalBackend:
         """How many executions ``list_executions`` pages through with these filters: one
         ``COUNT`` over the index the pages use. ``None`` with ``outcome``: an outcome is
         decided row by row (the ledger's word), which a count query cannot."""
-        from stepsaga.backends._listing import ExecutionQuery, first_since
+        from stepsaga.backends._listing import ExecutionQuery
 
         query = ExecutionQuery.build(
             now=self.clock.now(), saga=saga, tenant=tenant, status=status, since=since
@@ -417,16 +410,7 @@ class LocalBackend:
             self.project.saga(query.saga)
         if not self.home.executions_path.exists():
             return 0
-        start = first_since(query, None)
-        return self._read_engine().count_executions(
-            ExecutionPageQuery(
-                limit=1,
-                state_machine_arn=state_machine_arn(query.saga) if query.saga else None,
-                statuses=query.statuses(),
-                tenant=query.tenant,
-                since=start.timestamp() if start is not None else None,
-            )
-        )
+        return self._read_engine().count_executions(_page_query(query, None, limit=1))
 
     def stop(self, ref: str, *, tenant: str | None = None, by: str, note: str) -> ExecutionView:
         by, note = check_person(by, "--by"), check_note(note)
@@ -831,6 +815,24 @@ class LocalBackend:
             waiting_for=waiting,
             open_items=open_items,
         )
+
+
+def _page_query(
+    query: ExecutionQuery, token: PageToken | None, *, limit: int
+) -> ExecutionPageQuery:
+    """The store's page query for a listing's filters: what ``list_executions`` pages
+    through and ``count_executions`` counts, so the two cannot disagree."""
+    from stepsaga.backends._listing import first_since
+
+    start = first_since(query, token)
+    return ExecutionPageQuery(
+        limit=limit,
+        state_machine_arn=state_machine_arn(query.saga) if query.saga is not None else None,
+        statuses=query.statuses(),
+        tenant=query.tenant,
+        since=start.timestamp() if start is not None else None,
+        after=token.after if token is not None else None,
+    )
 
 
 @dataclass
