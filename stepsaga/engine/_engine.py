@@ -153,6 +153,16 @@ def _listed(row: ExecutionRow) -> dict[str, Any]:
     return item
 
 
+def _listed_case(row: ExecutionRow) -> tuple[dict[str, Any], tuple[float, str]]:
+    """A ``ListExecutions`` item plus its ``input`` and ``error`` (what a listing of cases
+    reads), with its keyset position (the next page's ``after``)."""
+    item = _listed(row)
+    item["input"] = row.input
+    if row.error is not None:
+        item["error"] = row.error
+    return item, (row.start_date, row.arn)
+
+
 def _dt(ts: float | None) -> datetime | None:
     return None if ts is None else datetime.fromtimestamp(ts, UTC)
 
@@ -611,28 +621,15 @@ class LocalEngine:
         next page's ``after``. Interrupted ones are reaped first, as ``describe_execution``
         does, so they show as ``ABORTED``."""
         self.recover_interrupted()
-        found = []
-        for row in self.store.page_executions(page):
-            item = _listed(row)
-            item["input"] = row.input
-            if row.error is not None:
-                item["error"] = row.error
-            found.append((item, (row.start_date, row.arn)))
-        return found
+        return [_listed_case(row) for row in self.store.page_executions(page)]
 
     def find_by_value(
         self, value: str, *, within: int, limit: int
     ) -> list[tuple[dict[str, Any], tuple[float, str]]]:
         """:meth:`Store.find_by_value` as :meth:`page_executions` returns rows."""
         self.recover_interrupted()
-        found = []
-        for row in self.store.find_by_value(value, within=within, limit=limit):
-            item = _listed(row)
-            item["input"] = row.input
-            if row.error is not None:
-                item["error"] = row.error
-            found.append((item, (row.start_date, row.arn)))
-        return found
+        rows = self.store.find_by_value(value, within=within, limit=limit)
+        return [_listed_case(row) for row in rows]
 
     def count_executions(self, page: ExecutionPageQuery) -> int:
         """How many executions :meth:`page_executions` pages through (one ``COUNT``)."""
